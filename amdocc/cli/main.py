@@ -1,0 +1,58 @@
+"""Entry point: ``amdocc <command> ...``. Commands are imported only when chosen."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from ..errors import AmdoccError
+
+# name → (module, one-line help). Each module has add_arguments(parser) and run(args) -> int.
+COMMANDS = {
+    "inspect": ("amdocc.cli.inspect", "show code objects, kernels, resources and findings"),
+}
+
+EXIT_OK, EXIT_INPUT, EXIT_RUNTIME = 0, 2, 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="amdocc",
+        description="Read AMD GPU code objects (.co/.hsaco, offload bundles, fat .so/.dll) and "
+                    "report what each kernel uses and how many workgroups fit on a CU.",
+        epilog="Exit status: 0 success, 2 bad usage or unreadable input, 3 HIP runtime needed "
+               "but unavailable. PATH may be '-' for standard input.")
+    parser.add_argument("--version", action="version", version=f"amdocc {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        importlib.import_module(module).add_arguments(cmd)
+        cmd.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT
+    try:
+        return importlib.import_module(args._module).run(args)
+    except AmdoccError as exc:
+        print(f"amdocc: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        # Output piped into head(1) and closed early: not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

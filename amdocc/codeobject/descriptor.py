@@ -1,0 +1,251 @@
+"""The 64-byte kernel descriptor (CO v3+), declared once and decoded field by field.
+
+The byte layout is the same on every target; what the bits of ``compute_pgm_rsrc1/2/3`` mean
+depends on the generation, which the targets table names as ``descriptor_layout``. Field names
+follow the ``.amdhsa_*`` directive names that ``llvm-objdump`` prints for a ``.kd`` symbol, so a
+user can compare the two directly (llvm-amdgpu-rules.md §3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..binary import Layout
+from ..errors import Origin
+from ..targets import Target
+
+KERNEL_DESCRIPTOR = Layout("KernelDescriptor", [
+    ("group_segment_fixed_size", "I"),
+    ("private_segment_fixed_size", "I"),
+    ("kernarg_size", "I"),
+    ("reserved0", "4s"),
+    ("kernel_code_entry_byte_offset", "q"),
+    ("reserved1", "20s"),
+    ("compute_pgm_rsrc3", "I"),
+    ("compute_pgm_rsrc1", "I"),
+    ("compute_pgm_rsrc2", "I"),
+    ("kernel_code_properties", "H"),
+    ("kernarg_preload", "H"),
+    ("reserved3", "4s"),
+])
+assert KERNEL_DESCRIPTOR.size == 64
+
+ALL = frozenset({"gfx6", "gfx90a", "gfx10", "gfx11", "gfx12", "gfx1250"})
+GFX10_PLUS = frozenset({"gfx10", "gfx11", "gfx12", "gfx1250"})
+UP_TO_GFX11 = ALL - {"gfx12", "gfx1250"}
+GFX12_PLUS = frozenset({"gfx12", "gfx1250"})
+
+
+@dataclass(frozen=True, slots=True)
+class BitField:
+    name: str
+    word: str
+    lo: int
+    hi: int
+    layouts: frozenset = ALL
+
+
+def _f(name, word, lo, hi=None, layouts=ALL):
+    return BitField(name, word, lo, lo if hi is None else hi, frozenset(layouts))
+
+
+R1, R2, R3 = "compute_pgm_rsrc1", "compute_pgm_rsrc2", "compute_pgm_rsrc3"
+KCP, PRELOAD = "kernel_code_properties", "kernarg_preload"
+
+# Every named bit range, with the generations in which it has that meaning.
+BIT_FIELDS: tuple[BitField, ...] = (
+    _f("granulated_workitem_vgpr_count", R1, 0, 5),
+    _f("granulated_wavefront_sgpr_count", R1, 6, 9),
+    _f("priority", R1, 10, 11),
+    _f("float_round_mode_32", R1, 12, 13),
+    _f("float_round_mode_16_64", R1, 14, 15),
+    _f("float_denorm_mode_32", R1, 16, 17),
+    _f("float_denorm_mode_16_64", R1, 18, 19),
+    _f("priv", R1, 20),
+    _f("dx10_clamp", R1, 21, layouts=UP_TO_GFX11),
+    _f("round_robin_scheduling", R1, 21, layouts=GFX12_PLUS),
+    _f("debug_mode", R1, 22),
+    _f("ieee_mode", R1, 23, layouts=UP_TO_GFX11),
+    _f("disable_perf", R1, 23, layouts=GFX12_PLUS),
+    _f("bulky", R1, 24),
+    _f("cdbg_user", R1, 25),
+    _f("fp16_overflow", R1, 26),
+    _f("flat_scratch_is_nv", R1, 27, layouts={"gfx1250"}),
+    _f("workgroup_processor_mode", R1, 29, layouts={"gfx10", "gfx11", "gfx12"}),
+    _f("memory_ordered", R1, 30, layouts=GFX10_PLUS),
+    _f("forward_progress", R1, 31, layouts=GFX10_PLUS),
+
+    _f("enable_private_segment", R2, 0),
+    _f("user_sgpr_count", R2, 1, 5, layouts=ALL - {"gfx1250"}),
+    _f("user_sgpr_count", R2, 1, 6, layouts={"gfx1250"}),
+    _f("enable_trap_handler", R2, 6, layouts=UP_TO_GFX11),
+    _f("enable_dynamic_vgpr", R2, 6, layouts={"gfx12"}),
+    _f("system_sgpr_workgroup_id_x", R2, 7),
+    _f("system_sgpr_workgroup_id_y", R2, 8),
+    _f("system_sgpr_workgroup_id_z", R2, 9),
+    _f("system_sgpr_workgroup_info", R2, 10),
+    _f("system_vgpr_workitem_id", R2, 11, 12),
+    _f("enable_exception_address_watch", R2, 13),
+    _f("enable_exception_memory", R2, 14),
+    _f("granulated_lds_size", R2, 15, 23),
+    _f("exception_fp_ieee_invalid_op", R2, 24),
+    _f("exception_fp_denorm_src", R2, 25),
+    _f("exception_fp_ieee_div_zero", R2, 26),
+    _f("exception_fp_ieee_overflow", R2, 27),
+    _f("exception_fp_ieee_underflow", R2, 28),
+    _f("exception_fp_ieee_inexact", R2, 29),
+    _f("exception_int_div_zero", R2, 30),
+
+    _f("accum_offset_granules", R3, 0, 5, layouts={"gfx90a"}),
+    _f("tg_split", R3, 16, layouts={"gfx90a"}),
+    _f("shared_vgpr_count", R3, 0, 3, layouts={"gfx10", "gfx11"}),
+    _f("inst_pref_size", R3, 4, 9, layouts={"gfx11"}),
+    _f("inst_pref_size", R3, 4, 11, layouts=GFX12_PLUS),
+    _f("trap_on_start", R3, 10, layouts={"gfx11"}),
+    _f("trap_on_end", R3, 11, layouts={"gfx11"}),
+    _f("glg_en", R3, 13, layouts=GFX12_PLUS),
+    _f("named_barrier_count", R3, 14, 16, layouts={"gfx1250"}),
+    _f("enable_dynamic_vgpr", R3, 17, layouts={"gfx1250"}),
+    _f("tcp_split", R3, 18, 20, layouts={"gfx1250"}),
+    _f("enable_didt_throttle", R3, 21, layouts={"gfx1250"}),
+    _f("image_op", R3, 31, layouts={"gfx11", "gfx12", "gfx1250"}),
+
+    _f("user_sgpr_private_segment_buffer", KCP, 0),
+    _f("user_sgpr_dispatch_ptr", KCP, 1),
+    _f("user_sgpr_queue_ptr", KCP, 2),
+    _f("user_sgpr_kernarg_segment_ptr", KCP, 3),
+    _f("user_sgpr_dispatch_id", KCP, 4),
+    _f("user_sgpr_flat_scratch_init", KCP, 5),
+    _f("user_sgpr_private_segment_size", KCP, 6),
+    _f("wavefront_size32", KCP, 10, layouts=GFX10_PLUS),
+    _f("uses_dynamic_stack", KCP, 11),
+
+    _f("user_sgpr_kernarg_preload_length", PRELOAD, 0, 6, layouts=ALL - {"gfx6"}),
+    _f("user_sgpr_kernarg_preload_offset", PRELOAD, 7, 15, layouts=ALL - {"gfx6"}),
+)
+
+WORDS = (R1, R2, R3, KCP, PRELOAD)
+
+
+def _fields_by_layout() -> dict[str, tuple[tuple[BitField, ...], dict[str, int]]]:
+    """Per layout: the applicable fields, and the mask of defined bits in each word."""
+    out = {}
+    for layout in ALL:
+        fields = tuple(f for f in BIT_FIELDS if layout in f.layouts)
+        masks = {w: 0 for w in WORDS}
+        for f in fields:
+            masks[f.word] |= ((1 << (f.hi - f.lo + 1)) - 1) << f.lo
+        out[layout] = (fields, masks)
+    return out
+
+
+_BY_LAYOUT = _fields_by_layout()
+# Fields that hold a count in "granules"; the decoded value is what the directives print.
+SGPR_ENCODE_GRANULE = 8  # LLVM writes ceil(n/8)-1 on every generation (§3.6)
+
+
+@dataclass(slots=True)
+class Descriptor:
+    """One decoded kernel descriptor."""
+
+    offset: int                     # byte offset of the descriptor inside the code object
+    words: dict[str, int]           # the raw record (sizes, entry offset, rsrc words)
+    fields: dict[str, int]          # named bit fields and decoded directive values
+    wave_size: int | None           # from ENABLE_WAVEFRONT_SIZE32 (gfx10+), else 64
+    problems: list[str] = field(default_factory=list)  # reserved bits set, undecodable parts
+
+    def as_dict(self) -> dict:
+        return {"offset": self.offset, **self.words, **self.fields}
+
+
+def decode_descriptor(data: bytes, offset: int, target: Target | None, origin: Origin) -> Descriptor:
+    """Decode the v3+ descriptor at ``offset``; without a known target only the raw words decode."""
+    raw = KERNEL_DESCRIPTOR.read(data, offset, origin, "kernel descriptor")
+    words = {
+        "group_segment_fixed_size": raw.group_segment_fixed_size,
+        "private_segment_fixed_size": raw.private_segment_fixed_size,
+        "kernarg_size": raw.kernarg_size,
+        "kernel_code_entry_byte_offset": raw.kernel_code_entry_byte_offset,
+        R1: raw.compute_pgm_rsrc1,
+        R2: raw.compute_pgm_rsrc2,
+        R3: raw.compute_pgm_rsrc3,
+        KCP: raw.kernel_code_properties,
+        PRELOAD: raw.kernarg_preload,
+    }
+    problems = []
+    if raw.reserved0 != b"\0" * 4 or raw.reserved1 != b"\0" * 20 or raw.reserved3 != b"\0" * 4:
+        problems.append("descriptor reserved bytes (12-15, 24-43 or 60-63) are not zero")
+    return _decode_words(offset, words, target, problems)
+
+
+# CO v2 kept a 256-byte amd_kernel_code_t in front of the kernel's code (§3.7). Only the fields
+# that matter for resources are declared; the rest of the record is skipped.
+AMD_KERNEL_CODE = Layout("AmdKernelCode", [
+    ("version_major", "I"), ("version_minor", "I"), ("machine_kind", "H"),
+    ("machine_version_major", "H"), ("machine_version_minor", "H"),
+    ("machine_version_stepping", "H"), ("kernel_code_entry_byte_offset", "q"),
+    ("kernel_code_prefetch_byte_offset", "q"), ("kernel_code_prefetch_byte_size", "Q"),
+    ("max_scratch_backing_memory_byte_size", "Q"), ("compute_pgm_rsrc1", "I"),
+    ("compute_pgm_rsrc2", "I"), ("code_properties", "I"),
+    ("workitem_private_segment_byte_size", "I"), ("workgroup_group_segment_byte_size", "I"),
+    ("gds_segment_byte_size", "I"), ("kernarg_segment_byte_size", "Q"),
+    ("workgroup_fbarrier_count", "I"), ("wavefront_sgpr_count", "H"),
+    ("workitem_vgpr_count", "H"), ("debug_fields", "12s"), ("kernarg_segment_alignment", "B"),
+    ("group_segment_alignment", "B"), ("private_segment_alignment", "B"),
+    ("wavefront_size_log2", "B"), ("call_convention", "i"), ("reserved", "12s"),
+    ("runtime_loader_kernel_symbol", "Q"), ("control_directives", "128s"),
+])
+assert AMD_KERNEL_CODE.size == 256
+
+
+def decode_amd_kernel_code(data: bytes, offset: int, target: Target | None, origin: Origin) -> Descriptor:
+    """Decode a CO v2 amd_kernel_code_t into the same field names as a v3+ descriptor."""
+    raw = AMD_KERNEL_CODE.read(data, offset, origin, "amd_kernel_code_t")
+    words = {
+        "group_segment_fixed_size": raw.workgroup_group_segment_byte_size,
+        "private_segment_fixed_size": raw.workitem_private_segment_byte_size,
+        "kernarg_size": raw.kernarg_segment_byte_size,
+        "kernel_code_entry_byte_offset": raw.kernel_code_entry_byte_offset,
+        R1: raw.compute_pgm_rsrc1,
+        R2: raw.compute_pgm_rsrc2,
+        R3: 0,
+        # Bits 0-6 of code_properties match kernel_code_properties; the rest differ in v2.
+        KCP: raw.code_properties & 0x7F,
+        PRELOAD: 0,
+        "amd_kernel_code_version": (raw.version_major, raw.version_minor),
+        "code_properties": raw.code_properties,
+        "wavefront_sgpr_count": raw.wavefront_sgpr_count,
+        "workitem_vgpr_count": raw.workitem_vgpr_count,
+        "wavefront_size": 1 << raw.wavefront_size_log2 if raw.wavefront_size_log2 < 16 else None,
+    }
+    problems = []
+    if raw.version_major != 1:
+        problems.append(f"amd_kernel_code_t version {raw.version_major}.{raw.version_minor} is not 1.x")
+    desc = _decode_words(offset, words, target, problems)
+    if words["wavefront_size"] in (32, 64):
+        desc.wave_size = words["wavefront_size"]
+    return desc
+
+
+def _decode_words(offset: int, words: dict, target: Target | None, problems: list[str]) -> Descriptor:
+    if target is None:
+        return Descriptor(offset, words, {}, None, problems + ["processor unknown: bit fields not decoded"])
+    fields_for_layout, masks = _BY_LAYOUT[target.descriptor_layout]
+    fields = {}
+    for f in fields_for_layout:
+        fields[f.name] = (words[f.word] >> f.lo) & ((1 << (f.hi - f.lo + 1)) - 1)
+    for word, mask in masks.items():
+        stray = words[word] & ~mask
+        if stray:
+            problems.append(f"{word} has reserved bits {stray:#x} set for {target.descriptor_layout}")
+
+    wave = 32 if fields.get("wavefront_size32") else 64
+    if wave not in target.wave_sizes:
+        problems.append(f"descriptor asks for wave{wave}, which {target.name} does not support")
+        granule = target.vgpr_encode_granule[target.default_wave]
+    else:
+        granule = target.vgpr_encode_granule[wave]
+    fields["next_free_vgpr"] = (fields["granulated_workitem_vgpr_count"] + 1) * granule
+    fields["next_free_sgpr"] = (fields["granulated_wavefront_sgpr_count"] + 1) * SGPR_ENCODE_GRANULE
+    if "accum_offset_granules" in fields:
+        fields["accum_offset"] = (fields["accum_offset_granules"] + 1) * 4
+    return Descriptor(offset, words, fields, wave, problems)

@@ -1,0 +1,77 @@
+"""Decoding of the AMDGPU and AMD notes (llvm-amdgpu-rules.md §2).
+
+CO v3+ keep all metadata in one ``NT_AMDGPU_METADATA`` note (owner "AMDGPU", type 32) holding a
+MessagePack map. CO v2 spread it over several "AMD" notes: the code-object version, the ISA
+(the only place a v2 object names its processor) and YAML metadata.
+"""
+from __future__ import annotations
+
+import msgpack
+
+from ..binary import Layout
+from ..elf import Note
+from ..errors import FormatError, Origin
+from . import yaml_subset
+
+NT_AMDGPU_METADATA = 32
+NT_AMD_HSA_CODE_OBJECT_VERSION = 1
+NT_AMD_HSA_ISA_VERSION = 3
+NT_AMD_HSA_METADATA = 10
+NT_AMD_HSA_ISA_NAME = 11
+
+V2_VERSION = Layout("CodeObjectVersion", [("major", "I"), ("minor", "I")])
+V2_ISA = Layout("IsaVersion", [("vendor_size", "H"), ("arch_size", "H"), ("major", "I"),
+                               ("minor", "I"), ("stepping", "I")])
+
+_MSGPACK_ERRORS = (ValueError, TypeError, UnicodeDecodeError, OverflowError,
+                   msgpack.exceptions.UnpackException, RecursionError)
+
+
+def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict, list[str]]:
+    """The metadata map of an NT_AMDGPU_METADATA note, and any problems met while decoding it."""
+    problems = []
+    try:
+        value = msgpack.unpackb(note.desc, raw=False, strict_map_key=False)
+    except msgpack.exceptions.ExtraData as extra:
+        value = extra.unpacked
+        problems.append(f"{len(extra.extra)} bytes after the metadata map were ignored")
+    except _MSGPACK_ERRORS as exc:
+        raise FormatError(f"malformed MessagePack in the AMDGPU metadata note: {exc}",
+                          origin, note.desc_offset) from None
+    if not isinstance(value, dict):
+        raise FormatError(f"AMDGPU metadata note holds a {type(value).__name__}, not a map",
+                          origin, note.desc_offset)
+    return value, problems
+
+
+def decode_v2_version(note: Note, origin: Origin) -> tuple[int, int]:
+    v = V2_VERSION.read(note.desc, 0, origin.at(note.desc_offset).within("NT_AMD_HSA_CODE_OBJECT_VERSION note"))
+    return v.major, v.minor
+
+
+def decode_v2_isa(note: Note, origin: Origin) -> tuple[tuple[int, int, int], str, str]:
+    """(major, minor, stepping), vendor and architecture names of an NT_AMD_HSA_ISA_VERSION note."""
+    where = origin.at(note.desc_offset).within("NT_AMD_HSA_ISA_VERSION note")
+    isa = V2_ISA.read(note.desc, 0, where)
+    names = note.desc[V2_ISA.size:]
+    if isa.vendor_size + isa.arch_size > len(names):
+        raise FormatError("ISA note names run past the note", where, V2_ISA.size)
+    vendor = names[:isa.vendor_size].rstrip(b"\0").decode("latin-1")
+    arch = names[isa.vendor_size:isa.vendor_size + isa.arch_size].rstrip(b"\0").decode("latin-1")
+    return (isa.major, isa.minor, isa.stepping), vendor, arch
+
+
+def decode_v2_metadata(note: Note, origin: Origin) -> dict:
+    """The YAML metadata of a v2 code object, as a map (only the YAML subset LLVM emitted)."""
+    where = origin.at(note.desc_offset).within("NT_AMD_HSA_METADATA note")
+    try:
+        text = note.desc.rstrip(b"\0").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"v2 metadata is not UTF-8 text: {exc}", where, exc.start) from None
+    try:
+        value = yaml_subset.loads(text)
+    except yaml_subset.YamlSubsetError as exc:
+        raise FormatError(f"v2 metadata YAML: {exc}", where) from None
+    if not isinstance(value, dict):
+        raise FormatError("v2 metadata is not a YAML map", where)
+    return value

@@ -1,0 +1,248 @@
+"""One AMDGPU ELF → :class:`CodeObject` with every kernel decoded and cross-checked.
+
+The reader decodes (ELF header, notes, symbols, descriptors) and then resolves each kernel's
+resources from all the views it has, recording a finding wherever the views disagree.
+"""
+from __future__ import annotations
+
+from ..elf import (EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile)
+from ..errors import FormatError, Origin
+from ..targets import target_by_isa_version
+from . import notes as N
+from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, decode_amd_kernel_code, decode_descriptor
+from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
+from .resources import resolve
+from .target_id import EF_V2_XNACK, TargetId, decode_e_flags
+
+ELFOSABI_AMDGPU_HSA, ELFOSABI_AMDGPU_PAL, ELFOSABI_AMDGPU_MESA3D = 64, 65, 66
+# EI_ABIVERSION under ELFOSABI_AMDGPU_HSA → code-object version
+HSA_ABI_VERSIONS = {0: 2, 1: 3, 2: 4, 3: 5, 4: 6}
+STT_AMDGPU_HSA_KERNEL = 10
+ELF_TYPES = {ET_REL: "rel", ET_EXEC: "exec", ET_DYN: "dyn"}
+
+# Resource symbols LLVM 20+ emits per function as "<fn>.<suffix>" (MCResourceInfo).
+RESOURCE_SUFFIXES = ("num_vgpr", "num_agpr", "numbered_sgpr", "num_named_barrier",
+                     "private_seg_size", "uses_vcc", "uses_flat_scratch", "has_dyn_sized_stack",
+                     "has_recursion", "has_indirect_call")
+
+
+class NotAnHsaCodeObject(FormatError):
+    """An AMDGPU ELF that is not an HSA code object (PAL or Mesa graphics); containers skip it."""
+
+
+def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
+    """Parse one AMDGPU code object held entirely in ``data``."""
+    elf = ElfFile(data, origin)
+    h, ident = elf.header, elf.ident
+    if h.e_machine != EM_AMDGPU:
+        raise FormatError(f"ELF machine {h.e_machine} is not EM_AMDGPU (224)", origin, 0x12)
+    if elf.elf_class != 2:
+        raise FormatError("32-bit AMDGPU ELF (r600) is not supported", origin, 4)
+    if ident.osabi in (ELFOSABI_AMDGPU_PAL, ELFOSABI_AMDGPU_MESA3D):
+        kind = "PAL" if ident.osabi == ELFOSABI_AMDGPU_PAL else "Mesa3D"
+        raise NotAnHsaCodeObject(f"AMDGPU {kind} graphics object, not an HSA code object", origin, 7)
+
+    all_notes = elf.notes()
+    findings: list[Finding] = []
+    if ident.osabi == ELFOSABI_AMDGPU_HSA:
+        if ident.abiversion not in HSA_ABI_VERSIONS:
+            raise FormatError(f"unsupported HSA ABI version {ident.abiversion} (code-object versions "
+                              "2-6 are known)", origin, 8)
+        co_version = HSA_ABI_VERSIONS[ident.abiversion]
+    elif any(n.owner == "AMD" and n.type == N.NT_AMD_HSA_ISA_VERSION for n in all_notes):
+        co_version = 2  # early v2 objects left EI_OSABI at 0 and said who they were in notes
+        findings.append(Finding("elf-osabi", INFO, f"EI_OSABI is {ident.osabi}, not HSA (64); "
+                                "treated as code-object v2 because it carries an AMD ISA note"))
+    else:
+        raise FormatError(f"EI_OSABI {ident.osabi} is not AMDGPU HSA (64)", origin, 7)
+
+    if co_version == 2:
+        target_id, target, generic_version, metadata, md_version = _v2_identity(elf, all_notes, origin, findings)
+    else:
+        flags = decode_e_flags(h.e_flags, co_version)
+        target_id, target, generic_version = flags.target_id, flags.target, flags.generic_version
+        for problem in flags.problems:
+            code = "unknown-processor" if flags.target is None and "MACH" in problem else "e-flags"
+            findings.append(Finding(code, ERROR if code == "unknown-processor" else WARNING, problem))
+        metadata, md_version = _v3_metadata(all_notes, origin, findings)
+        _check_declared_target(metadata, target_id, findings)
+
+    co = CodeObject(origin=origin, size=len(data), target_id=target_id, target=target,
+                    code_object_version=co_version, elf_type=ELF_TYPES.get(h.e_type, f"type-{h.e_type}"),
+                    e_flags=h.e_flags, generic_version=generic_version, metadata=metadata,
+                    metadata_version=md_version, findings=findings)
+    symbols = _symbols(elf)
+    if co_version == 2:
+        co.kernels = _v2_kernels(elf, data, co, symbols, origin)
+    else:
+        co.kernels = _v3_kernels(elf, data, co, symbols, origin)
+    return co
+
+
+# -- identity and metadata -----------------------------------------------------------------
+
+def _v3_metadata(all_notes, origin, findings):
+    notes = [n for n in all_notes if n.owner == "AMDGPU" and n.type == N.NT_AMDGPU_METADATA]
+    if not notes:
+        findings.append(Finding("no-metadata", WARNING, "no NT_AMDGPU_METADATA note: kernels are "
+                                "known only from their descriptors"))
+        return None, None
+    if len(notes) > 1:
+        findings.append(Finding("metadata-notes", WARNING, f"{len(notes)} metadata notes; the first is used"))
+    metadata, problems = N.decode_msgpack_metadata(notes[0], origin)
+    for p in problems:
+        findings.append(Finding("metadata-trailing-bytes", WARNING, p))
+    version = metadata.get("amdhsa.version")
+    md_version = tuple(version) if isinstance(version, list) and all(isinstance(v, int) for v in version) else None
+    return metadata, md_version
+
+
+def _check_declared_target(metadata, target_id, findings):
+    declared = metadata.get("amdhsa.target") if metadata else None
+    if isinstance(declared, str) and declared:
+        if str(TargetId.parse(declared)) != str(target_id):  # "any" is absent from both strings
+            findings.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target says "
+                                    f"{declared!r} but e_flags say {target_id}"))
+
+
+def _v2_identity(elf, all_notes, origin, findings):
+    isa_notes = [n for n in all_notes if n.owner == "AMD" and n.type == N.NT_AMD_HSA_ISA_VERSION]
+    if not isa_notes:
+        raise FormatError("code-object v2 without an NT_AMD_HSA_ISA_VERSION note: its processor "
+                          "cannot be known", origin)
+    version, vendor, arch = N.decode_v2_isa(isa_notes[0], origin)
+    target = target_by_isa_version(version)
+    if target is None:
+        processor = f"unknown-isa-{version[0]}.{version[1]}.{version[2]}"
+        findings.append(Finding("unknown-processor", ERROR, f"ISA version {version} "
+                                f"({vendor}:{arch}) is not a known processor"))
+    else:
+        processor = target.name
+    xnack = ("on" if elf.header.e_flags & EF_V2_XNACK else "off") if target and target.xnack else None
+    metadata = None
+    md_notes = [n for n in all_notes if n.owner == "AMD" and n.type == N.NT_AMD_HSA_METADATA]
+    if md_notes:
+        metadata = N.decode_v2_metadata(md_notes[0], origin)
+    else:
+        findings.append(Finding("no-metadata", WARNING, "no NT_AMD_HSA_METADATA note"))
+    md_version = None
+    if metadata and isinstance(metadata.get("Version"), list):
+        md_version = tuple(v for v in metadata["Version"] if isinstance(v, int))
+    return TargetId(processor, None, xnack), target, 0, metadata, md_version
+
+
+# -- symbols -------------------------------------------------------------------------------
+
+class _Symbols:
+    __slots__ = ("by_name", "resources", "all")
+
+    def __init__(self, symbols):
+        self.all = symbols
+        self.by_name = {}
+        self.resources: dict[str, dict[str, int]] = {}
+        for s in symbols:
+            if not s.name:
+                continue
+            self.by_name.setdefault(s.name, s)
+            if s.shndx == SHN_ABS:
+                fn, dot, suffix = s.name.rpartition(".")
+                if dot and suffix in RESOURCE_SUFFIXES:
+                    self.resources.setdefault(fn, {})[suffix] = s.value
+
+
+STT_OBJECT, STT_FUNC = 1, 2
+
+
+def _interesting(info: int, shndx: int) -> bool:
+    """Descriptors (objects), kernels (functions, v2 HSA kernels) and resource counts (absolute)."""
+    return shndx == SHN_ABS or (info & 0xF) in (STT_OBJECT, STT_FUNC, STT_AMDGPU_HSA_KERNEL)
+
+
+def _symbols(elf: ElfFile) -> _Symbols:
+    # .symtab is a superset of .dynsym when both exist; stripped images only have .dynsym.
+    table = next((s for s in elf.sections if s.type == SHT_SYMTAB), None) or \
+        next((s for s in elf.sections if s.type == SHT_DYNSYM), None)
+    return _Symbols(elf.symbols(table, _interesting) if table else [])
+
+
+# -- kernels -------------------------------------------------------------------------------
+
+def _v3_kernels(elf, data, co, symbols, origin):
+    kernels = []
+    entries = co.metadata.get("amdhsa.kernels") if co.metadata else None
+    if co.metadata is not None and not isinstance(entries, list):
+        co.findings.append(Finding("metadata-type", ERROR, "amdhsa.kernels is missing or not a list"))
+        entries = []
+    seen = set()
+    for index, md in enumerate(entries or []):
+        findings = []
+        if not isinstance(md, dict):
+            co.findings.append(Finding("metadata-type", ERROR, f"amdhsa.kernels[{index}] is not a map"))
+            continue
+        symbol = md.get(".symbol")
+        name = md.get(".name")
+        if not isinstance(symbol, str):
+            findings.append(Finding("metadata-missing-key", ERROR, "kernel entry has no .symbol string"))
+            symbol = f"{name}.kd" if isinstance(name, str) else f"<kernel {index}>"
+        if not isinstance(name, str):
+            findings.append(Finding("metadata-missing-key", WARNING, "kernel entry has no .name string"))
+            name = symbol[:-3] if symbol.endswith(".kd") else symbol
+        seen.add(symbol)
+        descriptor = _descriptor_for(elf, data, co, symbols, symbol, findings)
+        kernels.append(_kernel(co, name, symbol, md, descriptor, symbols, findings))
+    # Descriptors the metadata does not describe still name kernels the loader can find.
+    for s in symbols.all:
+        if s.name.endswith(".kd") and s.name not in seen and s.size == KERNEL_DESCRIPTOR.size:
+            seen.add(s.name)
+            findings = [Finding("metadata-missing", WARNING, "kernel descriptor without a metadata "
+                                "entry: resources come from the descriptor alone")]
+            descriptor = _descriptor_for(elf, data, co, symbols, s.name, findings)
+            kernels.append(_kernel(co, s.name[:-3], s.name, {}, descriptor, symbols, findings))
+    return kernels
+
+
+def _descriptor_for(elf, data, co, symbols, symbol, findings):
+    sym = symbols.by_name.get(symbol)
+    if sym is None:
+        findings.append(Finding("descriptor-missing", ERROR, f"descriptor symbol {symbol} is not in the symbol table"))
+        return None
+    if sym.size not in (0, KERNEL_DESCRIPTOR.size):
+        findings.append(Finding("descriptor-size", WARNING, f"descriptor symbol {symbol} has size "
+                                f"{sym.size}, not {KERNEL_DESCRIPTOR.size}"))
+    offset = elf.symbol_file_offset(sym, KERNEL_DESCRIPTOR.size)
+    return decode_descriptor(data, offset, co.target, co.origin)
+
+
+def _v2_kernels(elf, data, co, symbols, origin):
+    listed = {}
+    if co.metadata and isinstance(co.metadata.get("Kernels"), list):
+        for md in co.metadata["Kernels"]:
+            if isinstance(md, dict) and isinstance(md.get("SymbolName"), str):
+                listed[md["SymbolName"]] = md
+    kernels = []
+    for s in symbols.all:
+        if s.type != STT_AMDGPU_HSA_KERNEL:
+            continue
+        findings = []
+        md = listed.pop(s.name, None)
+        if md is None:
+            findings.append(Finding("metadata-missing", WARNING, "v2 kernel symbol without a metadata entry"))
+        offset = elf.symbol_file_offset(s, AMD_KERNEL_CODE.size)
+        descriptor = decode_amd_kernel_code(data, offset, co.target, co.origin)
+        name = md.get("Name") if md and isinstance(md.get("Name"), str) else s.name
+        kernels.append(_kernel(co, name, s.name, md or {}, descriptor, symbols, findings))
+    for symbol in listed:
+        co.findings.append(Finding("descriptor-missing", ERROR, f"v2 metadata kernel {symbol} has no kernel symbol"))
+    return kernels
+
+
+def _kernel(co, name, symbol, md, descriptor, symbols, findings):
+    if descriptor is not None:
+        for problem in descriptor.problems:
+            findings.append(Finding("descriptor-bits", WARNING, problem))
+    fn = symbol[:-3] if symbol.endswith(".kd") else symbol
+    resource_symbols = symbols.resources.get(fn, {})
+    resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings)
+    return Kernel(name=name, symbol=symbol, metadata=md, descriptor=descriptor,
+                  resource_symbols=resource_symbols, resources=resources, findings=findings,
+                  target_id=co.target_id, target=co.target, code_object_version=co.code_object_version)

@@ -1,0 +1,122 @@
+"""A reader for the small YAML subset LLVM wrote as CO v2 metadata (NT_AMD_HSA_METADATA).
+
+LLVM's YAML writer produced only block mappings, block sequences, flow sequences of scalars
+("[ 1, 0 ]") and plain or quoted scalars, one key per line. Supporting exactly that keeps a YAML
+library out of amdocc's dependencies; anything else is reported as an error, not guessed at.
+"""
+from __future__ import annotations
+
+MAX_DEPTH = 64
+
+
+class YamlSubsetError(ValueError):
+    pass
+
+
+def loads(text: str):
+    lines = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.rstrip()
+        if not stripped.strip() or stripped.strip() in ("---", "...") or stripped.lstrip().startswith("#"):
+            continue
+        if "\t" in raw[: len(raw) - len(raw.lstrip())]:
+            raise YamlSubsetError(f"line {number}: tab in indentation")
+        lines.append([len(stripped) - len(stripped.lstrip(" ")), stripped.lstrip(" "), number])
+    if not lines:
+        return {}
+    value, end = _block(lines, 0, lines[0][0], 0)
+    if end != len(lines):
+        raise YamlSubsetError(f"line {lines[end][2]}: unexpected indentation")
+    return value
+
+
+def _block(lines, i, indent, depth):
+    if depth > MAX_DEPTH:
+        raise YamlSubsetError("nesting too deep")
+    if lines[i][1].startswith("-") and lines[i][1][1:2] in ("", " "):
+        return _sequence(lines, i, indent, depth)
+    return _mapping(lines, i, indent, depth)
+
+
+def _sequence(lines, i, indent, depth):
+    out = []
+    while i < len(lines) and lines[i][0] == indent and lines[i][1][:1] == "-" and lines[i][1][1:2] in ("", " "):
+        rest = lines[i][1][1:]
+        if not rest.strip():
+            i += 1
+            if i < len(lines) and lines[i][0] > indent:
+                value, i = _block(lines, i, lines[i][0], depth + 1)
+            else:
+                value = None
+            out.append(value)
+            continue
+        # "- key: value" starts a mapping whose keys line up after the dash.
+        pad = len(rest) - len(rest.lstrip(" "))
+        lines[i] = [indent + 1 + pad, rest.lstrip(" "), lines[i][2]]
+        if _split_key(lines[i][1]) is None:
+            out.append(_scalar(lines[i][1], lines[i][2]))
+            i += 1
+        else:
+            value, i = _mapping(lines, i, lines[i][0], depth + 1)
+            out.append(value)
+    return out, i
+
+
+def _mapping(lines, i, indent, depth):
+    out = {}
+    while i < len(lines) and lines[i][0] == indent:
+        content, number = lines[i][1], lines[i][2]
+        if content[:1] == "-" and content[1:2] in ("", " "):
+            break
+        pair = _split_key(content)
+        if pair is None:
+            raise YamlSubsetError(f"line {number}: expected 'key: value'")
+        key, rest = pair
+        i += 1
+        if rest:
+            out[key] = _scalar(rest, number)
+        elif i < len(lines) and (lines[i][0] > indent or (lines[i][0] == indent and lines[i][1][:1] == "-")):
+            out[key], i = _block(lines, i, lines[i][0], depth + 1)
+        else:
+            out[key] = None
+    return out, i
+
+
+def _split_key(content):
+    if content[:1] in ("'", '"'):
+        quote = content[0]
+        end = content.find(quote, 1)
+        while end > 0 and quote == "'" and content[end + 1:end + 2] == "'":
+            end = content.find(quote, end + 2)
+        if end < 0 or content[end + 1:end + 2] != ":":
+            return None
+        return _scalar(content[:end + 1], 0), content[end + 2:].strip()
+    colon = content.find(": ")
+    if colon < 0:
+        if content.endswith(":"):
+            return content[:-1], ""
+        return None
+    return content[:colon], content[colon + 2:].strip()
+
+
+def _scalar(text, number):
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        return [_scalar(part, number) for part in inner.split(",")] if inner else []
+    if text.startswith("'"):
+        if not text.endswith("'") or len(text) < 2:
+            raise YamlSubsetError(f"line {number}: unterminated quoted scalar")
+        return text[1:-1].replace("''", "'")
+    if text.startswith('"'):
+        if not text.endswith('"') or len(text) < 2:
+            raise YamlSubsetError(f"line {number}: unterminated quoted scalar")
+        return text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+    if text in ("true", "True"):
+        return True
+    if text in ("false", "False"):
+        return False
+    try:
+        return int(text, 0)
+    except ValueError:
+        return text

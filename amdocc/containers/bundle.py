@@ -1,0 +1,151 @@
+"""Clang offload bundles: ``__CLANG_OFFLOAD_BUNDLE__`` and the compressed ``CCOB`` form.
+
+Uncompressed layout (all u64 LE; llvm-amdgpu-rules.md §5.1): magic, entry count, then per entry
+offset (from the bundle start), size, id length and id; the payloads follow at their offsets.
+Compressed layout (§5.3): "CCOB", u16 version, u16 method (0 zlib, 1 zstd), then sizes whose
+widths depend on the version, then the low 64 bits of the MD5 of the uncompressed bundle.
+"""
+from __future__ import annotations
+
+import hashlib
+import zlib
+from dataclasses import dataclass
+
+from ..binary import Buffer, Layout, need_bytes
+from ..errors import FormatError, LimitError, Origin
+from .model import Limits
+
+BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
+CCOB_MAGIC = b"CCOB"
+
+BUNDLE_HEADER = Layout("BundleHeader", [("magic", "24s"), ("count", "Q")])
+ENTRY_HEADER = Layout("BundleEntry", [("offset", "Q"), ("size", "Q"), ("id_length", "Q")])
+
+CCOB_PREFIX = Layout("CcobPrefix", [("magic", "4s"), ("version", "H"), ("method", "H")])
+CCOB_HEADERS = {
+    1: Layout("CcobV1", [("magic", "4s"), ("version", "H"), ("method", "H"),
+                         ("uncompressed_size", "I"), ("hash", "Q")]),
+    2: Layout("CcobV2", [("magic", "4s"), ("version", "H"), ("method", "H"),
+                         ("total_size", "I"), ("uncompressed_size", "I"), ("hash", "Q")]),
+    3: Layout("CcobV3", [("magic", "4s"), ("version", "H"), ("method", "H"),
+                         ("total_size", "Q"), ("uncompressed_size", "Q"), ("hash", "Q")]),
+}
+METHODS = {0: "zlib", 1: "zstd"}
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class BundleEntry:
+    entry_id: str
+    offset: int          # from the start of the bundle
+    size: int
+
+
+def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits):
+    """The entries of the bundle at ``start`` and the offset just past its last payload."""
+    header = BUNDLE_HEADER.read(buf, start, origin, "offload bundle header")
+    if header.count > limits.max_entries:
+        raise LimitError(f"offload bundle declares {header.count} entries (limit "
+                         f"{limits.max_entries})", origin, start + 24)
+    pos = start + BUNDLE_HEADER.size
+    entries, extent = [], pos
+    for index in range(header.count):
+        e = ENTRY_HEADER.read(buf, pos, origin, f"offload bundle entry {index}")
+        pos += ENTRY_HEADER.size
+        if e.id_length > 4096:
+            raise FormatError(f"bundle entry {index} id length {e.id_length} is implausible", origin, pos - 8)
+        need_bytes(buf, pos, e.id_length, origin, f"bundle entry {index} id")
+        entry_id = bytes(buf[pos:pos + e.id_length]).decode("utf-8", "replace")
+        pos += e.id_length
+        if e.size and (e.offset < BUNDLE_HEADER.size or start + e.offset + e.size > end):
+            raise FormatError(f"bundle entry {entry_id!r} claims {e.size} bytes at bundle offset "
+                              f"{e.offset:#x}, past the end of its data ({end - start:#x} bytes)",
+                              origin, pos - e.id_length - ENTRY_HEADER.size)
+        entries.append(BundleEntry(entry_id, e.offset, e.size))
+        extent = max(extent, pos, start + e.offset + e.size)
+    return entries, extent
+
+
+@dataclass(frozen=True, slots=True)
+class Ccob:
+    version: int
+    method: str
+    payload: bytes       # the decompressed bundle
+    extent: int          # offset just past the compressed data
+
+    @property
+    def label(self) -> str:
+        return f"CCOB v{self.version} {self.method}"
+
+
+def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> Ccob:
+    prefix = CCOB_PREFIX.read(buf, start, origin, "compressed bundle header")
+    layout = CCOB_HEADERS.get(prefix.version)
+    if layout is None:
+        raise FormatError(f"compressed bundle version {prefix.version} is not 1, 2 or 3", origin, start + 4)
+    if prefix.method not in METHODS:
+        raise FormatError(f"compressed bundle method {prefix.method} is neither zlib (0) nor zstd (1)",
+                          origin, start + 6)
+    h = layout.read(buf, start, origin, f"CCOB v{prefix.version} header")
+    if h.uncompressed_size > limits.max_decompressed:
+        raise LimitError(f"compressed bundle declares {h.uncompressed_size} uncompressed bytes, over the "
+                         f"limit of {limits.max_decompressed} (AMDOCC_MAX_DECOMPRESSED)", origin, start)
+    data_start = start + layout.size
+    if prefix.version >= 2:
+        if h.total_size < layout.size or start + h.total_size > end:
+            raise FormatError(f"compressed bundle total size {h.total_size} runs past the end of its "
+                              f"data ({end - start} bytes left)", origin, start + 8)
+        data_end = start + h.total_size
+    else:
+        data_end = end  # v1 has no total size: the stream ends where the decompressor says
+    payload, consumed = _decompress(buf, data_start, data_end, METHODS[prefix.method],
+                                    h.uncompressed_size, origin, start)
+    if len(payload) != h.uncompressed_size:
+        raise FormatError(f"compressed bundle expands to {len(payload)} bytes, not the declared "
+                          f"{h.uncompressed_size}", origin, start)
+    digest = int.from_bytes(hashlib.md5(payload).digest()[:8], "little")
+    if digest != h.hash:
+        raise FormatError(f"compressed bundle hash mismatch: header {h.hash:#018x}, MD5 of the "
+                          f"payload gives {digest:#018x}", origin, start + layout.size - 8)
+    extent = data_end if prefix.version >= 2 else data_start + consumed
+    return Ccob(prefix.version, METHODS[prefix.method], payload, extent)
+
+
+# zstd's streaming decompressor has no output bound, so input is fed in pieces small enough that
+# one piece can overshoot the declared size by a bounded amount (a 4-byte RLE block expands to at
+# most 128 KiB, so 1 KiB of input yields at most 32 MiB).
+_ZSTD_PIECE = 1024
+
+
+def _decompress(buf, start, end, method, declared, origin, header_at):
+    """Decompress at most ``declared`` bytes; more than that is an error, never an allocation."""
+    import zstandard  # only compressed bundles need it; keeps `import amdocc` light
+
+    out = bytearray()
+    if method == "zlib":
+        d = zlib.decompressobj()
+        feed = lambda piece: d.decompress(piece, declared + 1 - len(out))
+    else:
+        d = zstandard.ZstdDecompressor().decompressobj()
+        feed = d.decompress
+    pos = start
+    try:
+        while pos < end and not d.eof and len(out) <= declared:
+            chunk = bytes(buf[pos:min(end, pos + _CHUNK)])
+            pos += len(chunk)
+            step = _ZSTD_PIECE if method == "zstd" else len(chunk)
+            for at in range(0, len(chunk), step):
+                out += feed(chunk[at:at + step])
+                while method == "zlib" and d.unconsumed_tail and len(out) <= declared:
+                    out += d.decompress(d.unconsumed_tail, declared + 1 - len(out))
+                if d.eof or len(out) > declared:
+                    pos -= len(chunk) - min(len(chunk), at + step)
+                    break
+    except (zlib.error, zstandard.ZstdError) as exc:
+        raise FormatError(f"corrupt {method} data in compressed bundle: {exc}", origin, header_at) from None
+    if len(out) > declared:
+        raise LimitError(f"compressed bundle expands beyond its declared {declared} bytes", origin, header_at)
+    if not d.eof:
+        raise FormatError(f"{method} stream of compressed bundle is truncated", origin, header_at)
+    unused = len(d.unused_data) + (len(d.unconsumed_tail) if method == "zlib" else 0)
+    return bytes(out), pos - start - unused

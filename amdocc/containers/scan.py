@@ -1,0 +1,256 @@
+"""Turn any file, directory or buffer into code-object blobs, each with its origin.
+
+Recognised by magic, at any nesting: a bare AMDGPU ELF; ``__CLANG_OFFLOAD_BUNDLE__``; ``CCOB``
+(v1-v3, zlib/zstd); an OffloadBinary; a host ELF's ``.hip_fatbin`` / ``.llvm.offloading`` /
+``__CLANG_OFFLOAD_BUNDLE__*`` sections; a PE image's or COFF object's ``.hip_fat`` section.
+Sections may hold several containers back to back with zero padding between them.
+
+The scanner yields :class:`Blob`, :class:`Skipped` and :class:`Failed` items. Below the top
+level it never raises on bad input, so one corrupt bundle does not hide the rest of a library.
+
+Every function here works on absolute offsets into one buffer (the file, or a decompressed
+payload) and receives that buffer's :class:`Origin`, whose hops say where in it we are.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import sys
+from collections.abc import Iterator
+
+from ..binary import Buffer
+from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile
+from ..errors import AmdoccError, FormatError, LimitError, Origin
+from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, parse_bundle
+from .model import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped
+from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
+from .pe import coff_sections, looks_like_coff_object
+
+Item = Blob | Skipped | Failed
+
+BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+# Host sections that carry device code, by name, type and prefix.
+FATBIN_SECTIONS = (".hip_fatbin", ".hip_fat", ".llvm.offloading")
+BUNDLE_SECTION_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
+_NON_ZERO = re.compile(rb"[^\x00]")
+_CONTAINER_MAGICS = (BUNDLE_MAGIC, CCOB_MAGIC, OFFLOAD_MAGIC)
+
+
+# -- entry points ---------------------------------------------------------------------------
+
+def scan(source, limits: Limits = DEFAULT_LIMITS) -> Iterator[Item]:
+    """Scan a path (file or directory), ``"-"`` for stdin, or a bytes-like buffer."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        yield from _scan_top(bytes(source), Origin("<bytes>"), limits)
+        return
+    path = os.fspath(source)
+    if path == "-":
+        yield from _scan_top(sys.stdin.buffer.read(), Origin("-"), limits)
+    elif os.path.isdir(path):
+        for file in iter_files(path):
+            yield from scan_file(file, limits, in_directory=True)
+    else:
+        yield from scan_file(path, limits)
+
+
+def iter_files(root: str) -> Iterator[str]:
+    """Every regular file below ``root``, in a stable order, without following directory links."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        raise AmdoccError(f"cannot list directory: {exc.strerror}", Origin(root)) from None
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from iter_files(entry.path)
+        elif entry.is_file():
+            yield entry.path
+
+
+def scan_file(path: str, limits: Limits = DEFAULT_LIMITS, in_directory: bool = False) -> Iterator[Item]:
+    """Scan one file. Inside a directory walk, files that start like nothing amdocc reads
+    (sources, CSVs, scripts) are passed over silently instead of failing."""
+    origin = Origin(path)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise AmdoccError(f"cannot open: {exc.strerror}", origin) from None
+    with fh:
+        if in_directory and not recognised(fh.read(64)):
+            return
+        fh.seek(0)
+        size = os.fstat(fh.fileno()).st_size
+        buf = None
+        if size >= limits.mmap_threshold:
+            try:
+                buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                buf = None
+        if buf is None:
+            buf = fh.read()
+    try:
+        yield from _scan_top(buf, origin, limits)
+    finally:
+        if isinstance(buf, mmap.mmap):
+            buf.close()
+
+
+def recognised(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is something the scanner reads."""
+    return (head[:4] == b"\x7fELF" or head.startswith(_CONTAINER_MAGICS) or head[:2] == b"MZ"
+            or looks_like_coff_object(head))
+
+
+def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
+    if len(buf) == 0:
+        raise FormatError("empty file", origin, 0)
+    if not recognised(bytes(buf[:64])):
+        raise FormatError(f"not a code object or a container amdocc reads (starts with "
+                          f"{bytes(buf[:8]).hex(' ')})", origin, 0)
+    yield from _scan_blob(buf, 0, len(buf), origin, limits, depth=0)
+
+
+# -- one blob -------------------------------------------------------------------------------
+
+def _scan_blob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int,
+               entry_id: str | None = None) -> Iterator[Item]:
+    """Dispatch on the magic of ``buf[start:end]``."""
+    if depth > limits.max_depth:
+        raise LimitError(f"containers nested deeper than {limits.max_depth} levels", origin, start)
+    head = bytes(buf[start:min(end, start + 24)])
+    if head[:4] == b"\x7fELF":
+        machine = int.from_bytes(bytes(buf[start + 18:start + 20]), "little") if end - start >= 20 else None
+        if machine == EM_AMDGPU:
+            data = buf if (start == 0 and end == len(buf) and isinstance(buf, bytes)) else bytes(buf[start:end])
+            yield Blob(data, origin.at(start), entry_id)
+        else:
+            yield from _scan_host_elf(buf, start, end, origin, limits, depth)
+    elif head.startswith(_CONTAINER_MAGICS):
+        yield from _scan_region(buf, start, end, origin, limits, depth)
+    elif head[:2] == b"MZ" or (start == 0 and looks_like_coff_object(head)):
+        yield from _scan_coff(buf, start, origin, limits, depth)
+    elif head.startswith(BITCODE_MAGICS):
+        yield Skipped(origin.at(start), "LLVM bitcode (relocatable device code), not a code object", entry_id)
+    else:
+        yield Failed(origin.at(start), FormatError(f"unrecognised data (starts with {head[:8].hex(' ')})",
+                                                   origin, start))
+
+
+def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits,
+                 depth: int) -> Iterator[Item]:
+    """Containers back to back (a .hip_fatbin section), with zero padding between them."""
+    pos, count = start, 0
+    while pos < end:
+        found = _NON_ZERO.search(buf, pos, end)
+        if found is None:
+            return
+        pos = found.start()
+        count += 1
+        if count > limits.max_entries:
+            yield Failed(origin.at(pos), LimitError(f"more than {limits.max_entries} containers in one "
+                                                    "region", origin, pos))
+            return
+        head = bytes(buf[pos:pos + 24])
+        try:
+            if head.startswith(BUNDLE_MAGIC):
+                pos = yield from _scan_bundle(buf, pos, end, origin, limits, depth)
+            elif head.startswith(CCOB_MAGIC):
+                pos = yield from _scan_ccob(buf, pos, end, origin, limits, depth)
+            elif head.startswith(OFFLOAD_MAGIC):
+                pos = yield from _scan_offload(buf, pos, end, origin, limits, depth)
+            else:
+                raise FormatError(f"unrecognised data in a fat-binary region (starts with "
+                                  f"{head[:8].hex(' ')}); the rest of the region is not read", origin, pos)
+        except AmdoccError as exc:
+            # The region's layout is lost after a bad container: report it and stop here.
+            yield Failed(origin.at(pos), exc)
+            return
+
+
+def _scan_bundle(buf, pos, end, origin, limits, depth):
+    here = origin.within(f"bundle@{origin.mark(pos)}")
+    entries, extent = parse_bundle(buf, pos, end, here, limits)
+    for entry in entries:
+        at = pos + entry.offset
+        inner = here.within(entry.entry_id)
+        kind = entry.entry_id.split("-", 1)[0]
+        if kind == "host":
+            yield Skipped(inner.at(at), "host entry", entry.entry_id)
+        elif "amdgcn-amd-amdhsa" not in entry.entry_id:
+            yield Skipped(inner.at(at), "not an AMDGPU entry", entry.entry_id)
+        elif entry.size == 0:
+            yield Skipped(inner.at(at), "empty entry", entry.entry_id)
+        else:
+            yield from _guard(_scan_blob(buf, at, at + entry.size, inner, limits, depth + 1,
+                                         entry.entry_id), inner.at(at))
+    return extent
+
+
+def _scan_ccob(buf, pos, end, origin, limits, depth):
+    ccob = decompress_ccob(buf, pos, end, origin.within(f"CCOB@{origin.mark(pos)}"), limits)
+    inner = origin.decompressed(f"{ccob.label}@{origin.mark(pos)}")
+    if not ccob.payload.startswith(BUNDLE_MAGIC):
+        yield Failed(inner, FormatError("compressed bundle does not hold an offload bundle", inner, 0))
+    else:
+        yield from _scan_region(ccob.payload, 0, len(ccob.payload), inner, limits, depth + 1)
+    return ccob.extent
+
+
+def _scan_offload(buf, pos, end, origin, limits, depth):
+    here = origin.within(f"OffloadBinary@{origin.mark(pos)}")
+    image = parse_offload_binary(buf, pos, end, here, limits)
+    inner = here.within(image.label)
+    if image.image_kind != "object":
+        yield Skipped(inner.at(image.start), f"{image.image_kind} image, not a code object", image.label)
+    elif "amdgcn" not in image.strings.get("triple", ""):
+        yield Skipped(inner.at(image.start), f"image for {image.strings.get('triple', 'an unknown triple')}",
+                      image.label)
+    else:
+        yield from _guard(_scan_blob(buf, image.start, image.start + image.size, inner, limits,
+                                     depth + 1, image.label), inner.at(image.start))
+    return image.extent
+
+
+def _guard(items: Iterator[Item], origin: Origin) -> Iterator[Item]:
+    """Pass items through; an error inside one entry becomes a Failed item, not an exception."""
+    try:
+        yield from items
+    except AmdoccError as exc:
+        yield Failed(origin, exc)
+
+
+# -- host binaries --------------------------------------------------------------------------
+
+def _scan_host_elf(buf, start, end, origin, limits, depth):
+    if start != 0:
+        yield Skipped(origin.at(start), "embedded non-AMDGPU ELF")
+        return
+    elf = ElfFile(buf, origin)
+    regions = [s for s in elf.sections if s.type != SHT_NOBITS and s.size and
+               (s.name in FATBIN_SECTIONS or s.type == SHT_LLVM_OFFLOADING
+                or s.name.startswith(BUNDLE_SECTION_PREFIX))]
+    if not regions:
+        yield Skipped(origin, f"host ELF (machine {elf.header.e_machine}) without device code")
+        return
+    for s in regions:
+        lo, hi = elf.section_range(s)
+        here = origin.within(f"section {s.name}")
+        if s.name.startswith(BUNDLE_SECTION_PREFIX):
+            # RDC objects name one bundle entry per section; the section holds the entry itself.
+            entry_id = s.name[len(BUNDLE_SECTION_PREFIX):]
+            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, entry_id), here.at(lo))
+        else:
+            yield from _scan_region(buf, lo, hi, here, limits, depth + 1)
+
+
+def _scan_coff(buf, start, origin, limits, depth):
+    if start != 0:
+        yield Skipped(origin.at(start), "embedded PE/COFF image")
+        return
+    machine, sections = coff_sections(buf, origin)
+    regions = [s for s in sections if s.name in FATBIN_SECTIONS and s.end > s.start]
+    if not regions:
+        yield Skipped(origin, f"PE/COFF ({machine}) without a .hip_fat section")
+        return
+    for s in regions:
+        yield from _scan_region(buf, s.start, s.end, origin.within(f"section {s.name}"), limits, depth + 1)

@@ -1,0 +1,73 @@
+"""Plain JSON-ready records of parsed code objects (the v1 ``inspect --json`` contract).
+
+Kept apart from the parsers, as pyelftools keeps descriptions apart from structs: the parsers
+decide what a file says, this module decides how it is written down.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .codeobject import CodeObject, Kernel
+from .codeobject.resources import note_view
+from .containers import Failed, Skipped
+from .errors import Origin
+
+# Metadata keys every kernel record carries at top level (null when the note lacks them).
+KERNEL_NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size",
+                    "private_segment_fixed_size", "kernarg_segment_size", "wavefront_size",
+                    "max_flat_workgroup_size", "workgroup_processor_mode", "sgpr_spill_count",
+                    "vgpr_spill_count", "uses_dynamic_stack")
+
+
+def jsonable(value: Any) -> Any:
+    """Metadata as JSON can hold it: bytes become hex strings, map keys strings."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value
+
+
+def origin_record(origin: Origin) -> dict:
+    return {"path": origin.path, "origin": origin.chain, "offset": origin.base}
+
+
+def kernel_record(kernel: Kernel) -> dict:
+    note = note_view(kernel.metadata, kernel.code_object_version)
+    out = {"name": kernel.name, "symbol": kernel.symbol}
+    for key in KERNEL_NOTE_KEYS:
+        out[key] = jsonable(note.get("." + key))
+    out["descriptor"] = kernel.descriptor.as_dict() if kernel.descriptor is not None else None
+    out["resources"] = kernel.resources.as_dict()
+    out["resource_symbols"] = dict(kernel.resource_symbols)
+    out["findings"] = [f.as_dict() for f in kernel.findings]
+    out["metadata"] = jsonable(kernel.metadata)
+    return out
+
+
+def code_object_record(co: CodeObject) -> dict:
+    top = {k: v for k, v in (co.metadata or {}).items() if k not in ("amdhsa.kernels", "Kernels")}
+    return {
+        **origin_record(co.origin),
+        "target": str(co.target_id),
+        "processor": co.processor,
+        "code_object_version": co.code_object_version,
+        "generic_version": co.generic_version or None,
+        "elf_type": co.elf_type,
+        "e_flags": co.e_flags,
+        "size": co.size,
+        "metadata_version": list(co.metadata_version) if co.metadata_version else None,
+        "metadata": jsonable(top),
+        "findings": [f.as_dict() for f in co.findings],
+        "kernels": [kernel_record(k) for k in co.kernels],
+    }
+
+
+def skipped_record(item: Skipped) -> dict:
+    return {**origin_record(item.origin), "entry_id": item.entry_id, "reason": item.reason}
+
+
+def failed_record(item: Failed) -> dict:
+    return {**origin_record(item.origin), "error": str(item.error)}

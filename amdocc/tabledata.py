@@ -1,0 +1,33 @@
+"""Locate and read the TOML tables shipped with amdocc.
+
+In a wheel the tables sit in ``amdocc/tables/``; in a source checkout they sit in the top-level
+``tables/`` directory next to the package. Tables are parsed on first use and cached, so
+``import amdocc`` stays cheap.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=None)
+def tables_dir() -> Path:
+    for candidate in (_PACKAGE_DIR / "tables", _PACKAGE_DIR.parent / "tables"):
+        if (candidate / "targets.toml").is_file():
+            return candidate
+    raise FileNotFoundError("amdocc's tables/ directory is missing from this installation")
+
+
+@functools.lru_cache(maxsize=None)
+def load_table(name: str) -> dict:
+    """Parse ``tables/<name>`` once."""
+    with open(tables_dir() / name, "rb") as fh:
+        return tomllib.load(fh)
