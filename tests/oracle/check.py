@@ -1,0 +1,100 @@
+"""Check amdocc against LLVM 22 over a set of code-object files, field by field.
+
+Used by the fixture tier, the fresh-object tier and the real-corpus test. Every code object
+must be a bare AMDGPU ELF file (containers are checked separately against extracted entries).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from . import llvm22
+from .compare import descriptor_mismatches, metadata_mismatches, target_features_from_readelf
+
+ABI_TO_CO = {0: 2, 1: 3, 2: 4, 3: 5, 4: 6}
+
+
+@dataclass
+class Report:
+    files: int = 0
+    kernels: int = 0
+    metadata_fields: int = 0
+    descriptor_fields: int = 0
+    mismatches: list[str] = field(default_factory=list)
+
+    def merge(self, other: "Report") -> None:
+        self.files += other.files
+        self.kernels += other.kernels
+        self.metadata_fields += other.metadata_fields
+        self.descriptor_fields += other.descriptor_fields
+        self.mismatches += other.mismatches
+
+
+def _count_leaves(value) -> int:
+    if isinstance(value, dict):
+        return sum(_count_leaves(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_leaves(v) for v in value) or 1
+    return 1
+
+
+def check_files(paths: list[str], chunk: int = 400) -> Report:
+    import amdocc  # the code under test, imported only here
+
+    report = Report()
+    parsed = {}
+    for p in paths:
+        cos = amdocc.load(p)
+        if len(cos) != 1:
+            report.mismatches.append(f"{p}: amdocc found {len(cos)} code objects, expected 1")
+            continue
+        parsed[p] = cos[0]
+    report.files = len(parsed)
+
+    # 1. Header and metadata, from llvm-readelf (any mix of processors per run).
+    names = list(parsed)
+    for i in range(0, len(names), chunk):
+        group = names[i:i + chunk]
+        for name, seen in llvm22.readelf(group).items():
+            co = parsed[name]
+            hdr = seen["header"]
+            co_version = ABI_TO_CO.get(hdr["abi_version"])
+            if co_version != co.code_object_version:
+                report.mismatches.append(f"{name}: CO version LLVM {co_version}, amdocc {co.code_object_version}")
+            if hdr["processor"] != co.processor:
+                report.mismatches.append(f"{name}: processor LLVM {hdr['processor']}, amdocc {co.processor}")
+            feats = target_features_from_readelf(hdr["features"], co_version or 0)
+            mine = {k: v for k, v in (("xnack", co.target_id.xnack), ("sramecc", co.target_id.sramecc)) if v}
+            if feats != mine:
+                report.mismatches.append(f"{name}: features LLVM {feats}, amdocc {mine}")
+            docs = seen["metadata"]
+            if len(docs) != (1 if co.metadata is not None else 0):
+                report.mismatches.append(f"{name}: LLVM shows {len(docs)} metadata notes")
+            elif docs:
+                report.metadata_fields += _count_leaves(docs[0])
+                report.mismatches += [f"{name}: metadata {m}" for m in metadata_mismatches(co.metadata, docs[0])]
+
+    # 2. Descriptors, from llvm-objdump, one run per processor (see llvm22.objdump_descriptors).
+    by_processor = defaultdict(list)
+    for name, co in parsed.items():
+        by_processor[co.processor].append(name)
+    for processor, group_names in by_processor.items():
+        for i in range(0, len(group_names), chunk):
+            group = group_names[i:i + chunk]
+            symbols = sorted({k.symbol for n in group for k in parsed[n].kernels})
+            dumped = llvm22.objdump_descriptors(group, symbols)
+            for name in group:
+                seen = dumped.get(name, {})
+                for k in parsed[name].kernels:
+                    report.kernels += 1
+                    if k.descriptor is None:
+                        if k.symbol in seen:
+                            report.mismatches.append(f"{name}: {k.symbol}: LLVM decodes a descriptor amdocc lacks")
+                        continue
+                    if k.symbol not in seen:
+                        report.mismatches.append(f"{name}: {k.symbol}: llvm-objdump printed no descriptor")
+                        continue
+                    report.descriptor_fields += len(seen[k.symbol])
+                    report.mismatches += [f"{name}: {k.symbol}: {m}"
+                                          for m in descriptor_mismatches(k.descriptor.as_dict(), seen[k.symbol])]
+    return report

@@ -1,0 +1,73 @@
+"""Compare amdocc's view of a kernel with LLVM's, field by field; return readable mismatches."""
+from __future__ import annotations
+
+import math
+
+# Directives objdump prints that the descriptor does not encode: the disassembler always writes 0
+# so that reassembling its text reproduces the same descriptor bits.
+NOT_ENCODED = {"reserve_vcc", "reserve_flat_scratch", "reserve_xnack_mask"}
+# objdump names bit 0 of rsrc2 by its pre-gfx940 meaning on targets without architected flat scratch.
+ALIASES = {"system_sgpr_private_segment_wavefront_offset": "enable_private_segment"}
+
+
+def descriptor_mismatches(amdocc_descriptor: dict, directives: dict) -> list[str]:
+    if "__error__" in directives:
+        return [f"llvm-objdump could not decode: {directives['__error__']}"]
+    out = []
+    for name, value in directives.items():
+        if name in NOT_ENCODED:
+            continue
+        key = ALIASES.get(name, name)
+        if key not in amdocc_descriptor:
+            out.append(f".amdhsa_{name} {value}: amdocc does not decode this field")
+        elif amdocc_descriptor[key] != value:
+            out.append(f".amdhsa_{name}: llvm-objdump {value}, amdocc {amdocc_descriptor[key]}")
+    return out
+
+
+def same_value(a, b) -> bool:
+    """Deep equality where msgpack and YAML may differ only in container types."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return a == b
+
+
+def metadata_mismatches(amdocc_metadata: dict, llvm_metadata: dict, path: str = "") -> list[str]:
+    out = []
+    if isinstance(amdocc_metadata, dict) and isinstance(llvm_metadata, dict):
+        for k in sorted(set(amdocc_metadata) | set(llvm_metadata), key=str):
+            if k not in llvm_metadata:
+                out.append(f"{path}{k}: only amdocc has it")
+            elif k not in amdocc_metadata:
+                out.append(f"{path}{k}: only LLVM has it")
+            else:
+                out += metadata_mismatches(amdocc_metadata[k], llvm_metadata[k], f"{path}{k}.")
+    elif isinstance(amdocc_metadata, list) and isinstance(llvm_metadata, list) and len(amdocc_metadata) == len(llvm_metadata):
+        for i, (x, y) in enumerate(zip(amdocc_metadata, llvm_metadata)):
+            out += metadata_mismatches(x, y, f"{path}[{i}].")
+    elif not same_value(amdocc_metadata, llvm_metadata):
+        out.append(f"{path.rstrip('.')}: amdocc {amdocc_metadata!r}, LLVM {llvm_metadata!r}")
+    return out
+
+
+LLVM_FEATURE_STATE = {"": "any", "+": "on", "-": "off"}
+
+
+def target_features_from_readelf(features: list[str], co_version: int) -> dict:
+    """llvm-readelf's feature words → {"xnack": state, "sramecc": state} (absent = unsupported).
+
+    For v4+ it prints "xnack" for any, "xnack+" for on, "xnack-" for off; for v3 "xnack" means on.
+    """
+    out = {}
+    for word in features:
+        base = word.rstrip("+-")
+        if base in ("xnack", "sramecc"):
+            suffix = word[len(base):]
+            out[base] = "on" if co_version == 3 and not suffix else LLVM_FEATURE_STATE[suffix]
+    return out

@@ -1,0 +1,127 @@
+"""amdocc against the LLVM 22 output stored next to each fixture (tools/make_fixtures.py).
+
+These tests need no LLVM at run time: the oracle is the text llvm-readelf-22 and llvm-objdump-22
+printed when the fixtures were made. Every metadata field and every descriptor field is compared.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+import amdocc
+from amdocc.containers import Blob, Skipped, scan
+from conftest import FIXTURES, ROOT
+from oracle.compare import descriptor_mismatches, metadata_mismatches, target_features_from_readelf
+from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
+
+ABI_TO_CO = {0: 2, 1: 3, 2: 4, 3: 5, 4: 6}
+
+
+def _load_manifest():
+    import json
+    with open(FIXTURES / "manifest.json") as fh:
+        return json.load(fh)
+
+
+MANIFEST = _load_manifest()
+BARE = [f for f in MANIFEST["fixtures"] if f["kind"] in ("elf", "elf-rel")]
+CONTAINERS = [f for f in MANIFEST["fixtures"] if f["kind"] not in ("elf", "elf-rel")]
+
+
+def _oracle_mismatches(co, oracle: dict) -> list[str]:
+    """Everything LLVM printed for one code object, against amdocc's parse of it."""
+    out = []
+    text = (FIXTURES / oracle["readelf"]).read_text()
+    hdr = header_flags(text)
+    co_version = ABI_TO_CO[hdr["abi_version"]]
+    if co.code_object_version != co_version:
+        out.append(f"CO version: LLVM {co_version}, amdocc {co.code_object_version}")
+    if co.processor != hdr["processor"] or co.e_flags != hdr["e_flags"]:
+        out.append(f"processor/e_flags: LLVM {hdr['processor']} {hdr['e_flags']:#x}, amdocc {co.processor} {co.e_flags:#x}")
+    mine = {k: v for k, v in (("xnack", co.target_id.xnack), ("sramecc", co.target_id.sramecc)) if v}
+    if mine != target_features_from_readelf(hdr["features"], co_version):
+        out.append(f"features: LLVM {hdr['features']}, amdocc {mine}")
+    docs = metadata_documents(text)
+    assert len(docs) == 1, "each fixture has exactly one metadata note"
+    out += metadata_mismatches(co.metadata, docs[0])
+    dumped = parse_descriptor_dump((FIXTURES / oracle["kd"]).read_text())
+    assert len(dumped) == 1
+    (descriptors,) = dumped.values()
+    if {k.symbol for k in co.kernels} != set(descriptors):
+        out.append(f"kernels: LLVM {sorted(descriptors)}, amdocc {sorted(k.symbol for k in co.kernels)}")
+    for k in co.kernels:
+        if k.symbol in descriptors:
+            out += [f"{k.symbol}: {m}" for m in descriptor_mismatches(k.descriptor.as_dict(), descriptors[k.symbol])]
+    return out
+
+
+@pytest.mark.parametrize("fixture", BARE, ids=[f["file"] for f in BARE])
+def test_bare_code_object_matches_llvm(fixture):
+    cos = amdocc.load(FIXTURES / fixture["file"])
+    assert len(cos) == 1
+    co = cos[0]
+    assert [k.name for k in co.kernels] == fixture["kernels"] or \
+        sorted(k.name for k in co.kernels) == sorted(fixture["kernels"])
+    assert _oracle_mismatches(co, fixture["oracle"]) == []
+
+
+def _expected_entries(fixture):
+    """(entry id or label, sha256) of every code object the fixture's manifest lists, and the
+    skipped entries, from LLVM's own extraction (clang-offload-bundler / llvm-objcopy)."""
+    expected, skipped, oracles = [], [], {}
+    for bundle in fixture.get("bundles", []):
+        for e in bundle["entries"]:
+            if "skipped" in e:
+                skipped.append(e["entry_id"])
+            else:
+                expected.append((e["entry_id"], e["sha256"]))
+                oracles[e["sha256"]] = e["oracle"]
+    for image in fixture.get("offload_images", []):
+        if "skipped" in image:
+            skipped.append(image["arch"])
+        else:
+            expected.append((image["arch"], image["sha256"]))
+            oracles[image["sha256"]] = image["oracle"]
+    return expected, skipped, oracles
+
+
+@pytest.mark.parametrize("fixture", CONTAINERS, ids=[f["file"] for f in CONTAINERS])
+def test_container_entries_match_llvm_extraction(fixture):
+    expected, expected_skips, _ = _expected_entries(fixture)
+    found, skipped = [], []
+    for item in scan(FIXTURES / fixture["file"]):
+        assert not hasattr(item, "error"), f"{item.origin}: {getattr(item, 'error', '')}"
+        if isinstance(item, Blob):
+            label = item.entry_id if "arch" not in str(item.entry_id) and "hip-amdgcn" not in str(item.entry_id) \
+                else item.entry_id
+            found.append((label, hashlib.sha256(item.data).hexdigest()))
+        elif isinstance(item, Skipped):
+            skipped.append(item)
+    # OffloadBinary images are labelled "<kind>-<triple>-<arch>" by amdocc; the manifest keys by arch.
+    normalized = sorted((eid.rsplit("-", 1)[-1] if fixture.get("offload_images") else eid, sha)
+                        for eid, sha in found)
+    assert normalized == sorted(expected)
+    assert len(skipped) == len(expected_skips)
+
+
+@pytest.mark.parametrize("fixture", CONTAINERS, ids=[f["file"] for f in CONTAINERS])
+def test_container_code_objects_match_llvm(fixture):
+    _, _, oracles = _expected_entries(fixture)
+    for item in scan(FIXTURES / fixture["file"]):
+        if isinstance(item, Blob):
+            (co,) = amdocc.load(item.data)
+            oracle = oracles[hashlib.sha256(item.data).hexdigest()]
+            assert _oracle_mismatches(co, oracle) == [], str(item.origin)
+
+
+def test_sample_shipped_in_package_matches_llvm():
+    sample = MANIFEST["sample"]
+    cos = amdocc.load(ROOT / sample["file"])
+    assert sorted(co.processor for co in cos) == sorted(sample["targets"])
+    by_sha = {e["sha256"]: e for b in sample["bundles"] for e in b["entries"] if "sha256" in e}
+    for item in scan(ROOT / sample["file"]):
+        if isinstance(item, Blob):
+            entry = by_sha[hashlib.sha256(item.data).hexdigest()]
+            (co,) = amdocc.load(item.data)
+            assert _oracle_mismatches(co, entry["oracle"]) == []
