@@ -5,6 +5,7 @@ decide what a file says, this module decides how it is written down.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .codeobject import CodeObject, Kernel
@@ -20,13 +21,25 @@ KERNEL_NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fix
 
 
 def jsonable(value: Any) -> Any:
-    """Metadata as JSON can hold it: bytes become hex strings, map keys strings."""
-    if isinstance(value, dict):
-        return {k if isinstance(k, str) else str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
+    """A ``json.dumps`` default: metadata may hold MessagePack binary values, written as hex."""
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def dumps(record: dict) -> str:
+    """One record as compact JSON (map keys that are not strings become strings, as JSON needs)."""
+    try:
+        return json.dumps(record, default=jsonable)
+    except TypeError:  # a map key JSON cannot hold (bytes, say): rare, so sanitised only then
+        return json.dumps(_sanitised(record), default=jsonable)
+
+
+def _sanitised(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else repr(k): _sanitised(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_sanitised(v) for v in value]
     return value
 
 
@@ -38,12 +51,12 @@ def kernel_record(kernel: Kernel) -> dict:
     note = note_view(kernel.metadata, kernel.code_object_version)
     out = {"name": kernel.name, "symbol": kernel.symbol}
     for key in KERNEL_NOTE_KEYS:
-        out[key] = jsonable(note.get("." + key))
+        out[key] = note.get("." + key)
     out["descriptor"] = kernel.descriptor.as_dict() if kernel.descriptor is not None else None
     out["resources"] = kernel.resources.as_dict()
     out["resource_symbols"] = dict(kernel.resource_symbols)
     out["findings"] = [f.as_dict() for f in kernel.findings]
-    out["metadata"] = jsonable(kernel.metadata)
+    out["metadata"] = kernel.metadata
     return out
 
 
@@ -59,7 +72,7 @@ def code_object_record(co: CodeObject) -> dict:
         "e_flags": co.e_flags,
         "size": co.size,
         "metadata_version": list(co.metadata_version) if co.metadata_version else None,
-        "metadata": jsonable(top),
+        "metadata": top,
         "findings": [f.as_dict() for f in co.findings],
         "kernels": [kernel_record(k) for k in co.kernels],
     }

@@ -39,7 +39,7 @@ def run(args) -> int:
             for item in iter_load(path):
                 if isinstance(item, CodeObject):
                     if args.json:
-                        sys.stdout.write(("\n" if first else ",\n") + json.dumps(report.code_object_record(item)))
+                        sys.stdout.write(("\n" if first else ",\n") + report.dumps(report.code_object_record(item)))
                     else:
                         print(render_code_object(item, args.findings))
                     first = False

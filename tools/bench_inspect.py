@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Benchmark: amdocc inspecting the amd-aiter corpus vs ``llvm-readelf-22 --notes`` on the same files.
+
+Both read every file, decode the metadata note and print it. llvm-readelf runs once over all
+files (one process); amdocc runs in this process. Each is timed best-of-N wall clock and the
+result is printed as a ratio: LLVM time / amdocc time (above 1.0 means amdocc is faster).
+
+    python tools/bench_inspect.py [CORPUS_DIR] [--repeat 3]
+
+CORPUS_DIR defaults to .cache/aiter/aiter_meta/hsa (where .ci/run unpacks the wheel).
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import subprocess
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def best_of(repeat: int, fn) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("corpus", nargs="?", default=str(ROOT / ".cache/aiter/aiter_meta/hsa"))
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+
+    files = sorted(str(p) for p in Path(args.corpus).rglob("*.co"))
+    if not files:
+        print(f"no .co files under {args.corpus}", file=sys.stderr)
+        return 2
+    total = sum(os.path.getsize(f) for f in files)
+
+    from amdocc.cli.inspect import render_code_object
+    from amdocc.loader import iter_load
+    from amdocc import report
+
+    def llvm():
+        subprocess.run(["llvm-readelf-22", "--notes", *files], check=True, stdout=subprocess.DEVNULL)
+
+    def amdocc_text():
+        out = io.StringIO()
+        with redirect_stdout(out):
+            for f in files:
+                for co in iter_load(f):
+                    print(render_code_object(co))
+
+    def amdocc_json():
+        out = io.StringIO()
+        for f in files:
+            for co in iter_load(f):
+                out.write(report.dumps(report.code_object_record(co)))
+
+    def amdocc_parse():
+        for f in files:
+            for _ in iter_load(f):
+                pass
+
+    t_llvm = best_of(args.repeat, llvm)
+    rows = [("parse only (amdocc.iter_load)", best_of(args.repeat, amdocc_parse)),
+            ("inspect, table output", best_of(args.repeat, amdocc_text)),
+            ("inspect --json (every metadata field)", best_of(args.repeat, amdocc_json))]
+    print(f"corpus: {len(files)} files, {total / 1e6:.1f} MB ({args.corpus})")
+    print(f"llvm-readelf-22 --notes, one process: {t_llvm:.3f} s")
+    for label, t in rows:
+        print(f"amdocc {label}: {t:.3f} s   ratio LLVM/amdocc = {t_llvm / t:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
