@@ -12,7 +12,7 @@ from .errors import AmdoccError, FormatError, LimitError, UnknownTargetError, Us
 
 __version__ = "0.1.0"
 __all__ = ["AmdoccError", "FormatError", "LimitError", "UnknownTargetError", "UsageError",
-           "__version__", "iter_load", "load"]
+           "__version__", "iter_load", "load", "occupancy"]
 
 
 def load(source, *, strict: bool = True, limits=None):
@@ -33,3 +33,15 @@ def iter_load(source, limits=None):
     from .containers import DEFAULT_LIMITS
 
     return _iter_load(source, limits or DEFAULT_LIMITS)
+
+
+def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None, dynamic_lds=0,
+              model="hip", **options):
+    """How many workgroups fit on a CU, which resource limits it, and what to shed for one more.
+
+    See :func:`amdocc.occupancy.occupancy`; models are "hip" (default), "llvm" and "hw".
+    """
+    from .occupancy import occupancy as _occupancy
+
+    return _occupancy(kernel_or_resources, target=target, device=device, block_size=block_size,
+                      dynamic_lds=dynamic_lds, model=model, **options)

@@ -11,6 +11,7 @@ from ..errors import AmdoccError
 # name → (module, one-line help). Each module has add_arguments(parser) and run(args) -> int.
 COMMANDS = {
     "inspect": ("amdocc.cli.inspect", "show code objects, kernels, resources and findings"),
+    "occupancy": ("amdocc.cli.occupancy", "workgroups per CU for each kernel, the limiter, and the next step"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
 

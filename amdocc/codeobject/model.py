@@ -80,6 +80,7 @@ class Kernel:
     target_id: TargetId
     target: Target | None                    # None when the processor is unknown
     code_object_version: int
+    memo: dict = field(default_factory=dict, repr=False, compare=False)  # derived values, computed once
 
     def meta(self, key: str, default=None):
         """A metadata value by its note name, with or without the leading dot."""

@@ -1,0 +1,65 @@
+"""AMD products, read from ``tables/devices.toml``: processor, CU count, LDS, wave slots."""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from .errors import UnknownTargetError
+from .tabledata import load_table
+from .targets import Target, get_target
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Device:
+    name: str
+    target: Target
+    compute_units: int          # per device as HIP enumerates it (real CUs; WGPs are half on RDNA)
+    lds: int                    # HSA group segment bytes (HIP's localMemSize)
+    max_waves_per_cu: int
+    note: str
+    source: str
+
+    @property
+    def processor(self) -> str:
+        return self.target.name
+
+
+def _key(name: str) -> str:
+    # "AMD Instinct MI300X", "mi300x", "RX 7900 XTX" and "radeon-rx-7900-xtx" all compare equal.
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    for prefix in ("amdinstinct", "instinct", "amdradeon", "radeon", "amd"):
+        if key.startswith(prefix) and len(key) > len(prefix):
+            key = key[len(prefix):]
+    return key
+
+
+@functools.lru_cache(maxsize=None)
+def _devices() -> dict[str, Device]:
+    out: dict[str, Device] = {}
+    for name, row in load_table("devices.toml").items():
+        device = Device(name, get_target(row["processor"]), int(row["compute_units"]), int(row["lds"]),
+                        int(row["max_waves_per_cu"]), row.get("note", ""), row["source"])
+        for spelling in [name, *row.get("aliases", [])]:
+            key = _key(spelling)
+            if key in out and out[key] is not device:
+                raise ValueError(f"devices.toml: {spelling!r} names both {out[key].name} and {name}")
+            out[key] = device
+    return out
+
+
+def all_devices() -> list[Device]:
+    seen, out = set(), []
+    for d in _devices().values():
+        if d.name not in seen:
+            seen.add(d.name)
+            out.append(d)
+    return out
+
+
+def get_device(name: str) -> Device:
+    try:
+        return _devices()[_key(name)]
+    except KeyError:
+        known = ", ".join(d.name for d in all_devices())
+        raise UnknownTargetError(f"unknown device {name!r} (known: {known})") from None

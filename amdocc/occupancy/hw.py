@@ -1,0 +1,77 @@
+"""The best physical estimate of how many workgroups a CU (or WGP) holds.
+
+Unlike ``hip`` it uses what the hardware allocates: the descriptor's VGPR and SGPR counts (LLVM
+may pad them, see DESIGN §1.2) rounded to the real allocation granule (true rounding, not a bit
+mask), LDS rounded to its allocation granule, the per-CU workgroup (barrier) limit, and the
+trap handler's SGPRs. It is a modelling choice (llvm-amdgpu-rules.md §4.2, "feature-level"
+occupancy), not a measured answer; where it differs from ``hip`` the result says so.
+"""
+from __future__ import annotations
+
+from ..binary import align_up
+from .record import Occupancy, build, smallest
+from .usage import KernelUsage
+
+MAX_WORKGROUP_SIZE = 1024
+TRAP_HANDLER_SGPRS = 16     # reserved per wave on gfx6-9 (rocm-systems PR #10618, llvm PR #201342)
+
+
+def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
+                 trap_reserve: bool = True, lds_pool: int | None = None) -> Occupancy:
+    t = u.target
+    wave = u.wave
+    wgp = u.wgp_mode and t.wgp
+    simds = t.simds_per_cu * (2 if wgp else 1)
+    max_waves = t.max_waves_per_simd
+    warnings = []
+    waves_per_block = -(-block_size // wave) if block_size > 0 else 0
+
+    vgprs = u.vgprs_allocated if u.vgprs_allocated is not None else u.vgprs
+    vgpr_alloc = align_up(max(vgprs, 1), t.vgpr_alloc_granule[wave])
+    waves_by_vgpr = t.vgprs[wave] // vgpr_alloc
+    sgpr_alloc, waves_by_sgpr = None, None
+    if t.sgprs_limit_occupancy and t.sgprs_per_simd:
+        sgprs = u.sgprs_allocated if u.sgprs_allocated is not None else u.sgprs
+        sgpr_alloc = align_up(max(sgprs, 1), t.sgpr_alloc_granule) + (TRAP_HANDLER_SGPRS if trap_reserve else 0)
+        waves_by_sgpr = t.sgprs_per_simd // sgpr_alloc
+
+    lds = u.lds + dynamic_lds
+    lds_alloc = align_up(lds, t.lds_granule) if lds else 0
+    pool = lds_pool or ((t.lds_per_wgp or 2 * t.lds_per_cu) if wgp else t.lds_per_cu)
+
+    limits: dict[str, int | None] = {}
+    if block_size <= 0 or block_size > MAX_WORKGROUP_SIZE or (
+            u.max_flat_workgroup_size is not None and block_size > u.max_flat_workgroup_size):
+        limits["block_size"] = 0
+        warnings.append(f"a block of {block_size} threads cannot launch (the kernel allows at most "
+                        f"{u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE})")
+    if waves_per_block:
+        limits["vgpr"] = simds * waves_by_vgpr // waves_per_block
+        if waves_by_sgpr is not None:
+            limits["sgpr"] = simds * waves_by_sgpr // waves_per_block
+        limits["waves"] = simds * max_waves // waves_per_block
+    if lds:
+        limits["lds"] = pool // lds_alloc if lds <= t.lds_per_workgroup else 0
+        if lds > t.lds_per_workgroup:
+            warnings.append(f"{lds} B of LDS exceed the {t.lds_per_workgroup} B one workgroup may use")
+    if waves_per_block > 1:
+        limits["barriers"] = t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu
+    if u.tg_split:
+        warnings.append("TG_SPLIT is set: a workgroup's waves may spread over CUs, so the LDS and "
+                        "barrier limits are not per CU")
+        limits.pop("lds", None)
+        limits.pop("barriers", None)
+    if u.scratch:
+        warnings.append(f"{u.scratch} B of scratch per work-item: scratch backing memory can limit "
+                        "waves further at run time; not modelled")
+    if wave == 64 and t.major >= 10:
+        warnings.append("wave64 on RDNA is modelled with LLVM's wave64 VGPR file; how it takes wave "
+                        "slots on silicon is not confirmed")
+    details = {"vgprs_allocated_from": "descriptor" if u.vgprs_allocated is not None else "metadata",
+               "waves_per_simd_by_vgpr": waves_by_vgpr, "waves_per_simd_by_sgpr": waves_by_sgpr,
+               "lds_pool": pool, "simds": simds}
+    return build("hw", "trap-reserve" if trap_reserve else "no-trap-reserve", t.name, block_size, dynamic_lds,
+                 limits, blocks=smallest(limits), waves_per_block=waves_per_block or None, simds=simds,
+                 max_waves_per_simd=max_waves, per_wgp=wgp,
+                 allocated={"vgprs_per_wave": vgpr_alloc, "sgprs_per_wave": sgpr_alloc, "lds_per_block": lds_alloc},
+                 warnings=warnings, details=details)

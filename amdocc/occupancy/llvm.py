@@ -1,0 +1,143 @@
+"""What LLVM 22 prints as ``; Occupancy:`` (waves per SIMD), exactly.
+
+Written from the rules in shared/research/llvm-amdgpu-rules.md §4.2 (GCNSubtarget::computeOccupancy:
+the minimum of the LDS/workgroup-size, SGPR and VGPR limits). Inputs are what the compiler had:
+the metadata's .vgpr_count, .sgpr_count and static LDS, the wave size and WGP mode, and the flat
+workgroup range (1, .max_flat_workgroup_size). Two switches follow 2026 upstream changes:
+``lds_granule_rounding`` (llvm PR #205637) and ``sgpr_trap_reserve`` (llvm PR #201342).
+"""
+from __future__ import annotations
+
+from ..binary import align_up
+from ..targets import Target
+from .record import Occupancy, build, smallest
+from .usage import KernelUsage
+
+
+def vgpr_waves(t: Target, wave: int, vgprs: int) -> int:
+    """getNumWavesPerEUWithNumVGPRs."""
+    granule, total = t.vgpr_alloc_granule[wave], t.vgprs[wave]
+    if vgprs < granule:
+        return t.max_waves_per_simd
+    return min(max(total // align_up(vgprs, granule), 1), t.max_waves_per_simd)
+
+
+def sgpr_waves(t: Target, sgprs: int, trap_reserve: bool = False) -> int:
+    """getOccupancyWithNumSGPRs: LLVM 22's step table, or (PR #201342) the exact inverse of the
+    per-wave budget alignDown(file / waves - 16, 16). The latter is UNCONFIRMED: worked out from
+    the PR description (llvm-amdgpu-rules.md §4.3)."""
+    if not t.sgpr_waves:
+        return t.max_waves_per_simd
+    if trap_reserve:
+        granule = t.sgpr_alloc_granule
+        for waves in range(t.max_waves_per_simd, 0, -1):
+            if sgprs <= (t.sgprs_per_simd // waves - 16) // granule * granule:
+                return waves
+        return 1
+    for limit, waves in t.sgpr_waves:
+        if sgprs <= limit:
+            return min(waves, t.max_waves_per_simd)
+    return min(t.sgpr_waves_beyond, t.max_waves_per_simd)
+
+
+def _eus(t: Target, wgp: bool) -> int:
+    return t.simds_per_cu * (2 if wgp else 1)
+
+
+def max_workgroups_per_cu(t: Target, wave: int, wgp: bool, wg_size: int) -> int:
+    """getMaxWorkGroupsPerCU: one-wave groups need no barrier; others share 16 (32 per WGP)."""
+    slots = t.max_waves_per_simd * _eus(t, wgp)
+    waves = -(-wg_size // wave)
+    if waves == 1:
+        return slots
+    return min(slots // waves, t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu)
+
+
+def lds_waves(t: Target, wave: int, wgp: bool, lds: int, wg_min: int, wg_max: int,
+              granule_rounding: bool = False) -> tuple[int, int]:
+    """getOccupancyWithWorkGroupSizes (LLVM 21+, PR #123748): (min, max) waves per EU."""
+    eus = _eus(t, wgp)
+    pool = t.lds_per_workgroup * (2 if wgp else 1)          # getLocalMemorySize
+    size = align_up(lds, t.lds_granule) if granule_rounding and lds else lds
+    wgs_lds = pool // max(size, 1)
+    if wgs_lds == 0:
+        return 1, 1
+    max_waves = t.max_waves_per_simd
+
+    def props(s):
+        per_wg = -(-s // wave)
+        groups = min(max_workgroups_per_cu(t, wave, wgp, s), wgs_lds)
+        return per_wg, groups, per_wg * groups
+
+    min_wpw, max_groups, max_wpc = props(wg_min)
+    max_wpw, min_groups, min_wpc = props(wg_max)
+    if min_wpc >= max_wpc:
+        min_wpc, max_wpc = max_wpc, min_wpc
+    else:
+        slots = max_waves * eus
+        m = -(-slots // (min_groups + 1)) * min_groups
+        if min_wpc > m and (min_wpc - m) // min_groups:
+            min_wpc -= min_groups * min((min_wpc - m) // min_groups, max_wpw - min_wpw)
+        left = (slots - max_groups * min_wpw) // max_groups
+        if left:
+            max_wpc += max_groups * min(left, (wg_max - 1) // wave + 1 - min_wpw)
+
+    def clamp(x):
+        return max(1, min(x, max_waves))
+
+    return clamp(min_wpc // eus), clamp(-(-max_wpc // eus))
+
+
+def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: int = 0, *,
+                   lds_granule_rounding: bool = False, sgpr_trap_reserve: bool = False) -> Occupancy:
+    """LLVM 22's occupancy. Without ``block_size`` the flat workgroup range is
+    (1, .max_flat_workgroup_size) and the answer is the compiler's ``; Occupancy:``; with it,
+    the range is that exact size and ``blocks_per_cu`` is also derived.
+
+    LLVM does not see dynamic LDS; when given, it is added to the static size (a what-if).
+    """
+    t = u.target
+    wave, wgp = u.wave, u.wgp_mode and t.wgp
+    flags = [name for name, on in (("lds-granule-rounding", lds_granule_rounding),
+                                   ("sgpr-trap-reserve", sgpr_trap_reserve)) if on]
+    profile = "llvm22" + ("+" + "+".join(flags) if flags else "")
+    wg_max = u.max_flat_workgroup_size or 1024
+    wg_min, wg_hi = (block_size, block_size) if block_size else (1, wg_max)
+    lds = u.lds + dynamic_lds
+    by_lds = lds_waves(t, wave, wgp, lds, wg_min, wg_hi, lds_granule_rounding)[1]
+    by_sgpr = sgpr_waves(t, u.sgprs, sgpr_trap_reserve)
+    by_vgpr = vgpr_waves(t, wave, u.vgprs)
+    waves = min(by_lds, by_sgpr, by_vgpr)
+    eus = _eus(t, wgp)
+    per_wg = -(-block_size // wave) if block_size else None
+    # Waves per EU each resource alone allows, reported the way LLVM counts them.
+    waves_limits = {"lds": by_lds, "sgpr": by_sgpr, "vgpr": by_vgpr, "waves": t.max_waves_per_simd}
+    details = {"waves_per_eu_limits": waves_limits, "eus_per_cu": eus, "flat_workgroup_size": [wg_min, wg_hi]}
+    warnings = []
+    if dynamic_lds:
+        warnings.append("LLVM's occupancy sees only static LDS; dynamic LDS was added as a what-if")
+    if u.agprs:
+        details["agpr_count"] = u.agprs
+    limits: dict[str, int | None] = {}
+    blocks = None
+    if block_size:
+        # Workgroups that fit at this occupancy, bounded like LLVM bounds workgroups per CU.
+        groups_lds = (t.lds_per_workgroup * (2 if wgp else 1)) // max(
+            align_up(lds, t.lds_granule) if lds_granule_rounding and lds else lds, 1)
+        limits = {
+            "vgpr": by_vgpr * eus // per_wg,
+            "sgpr": by_sgpr * eus // per_wg,
+            "waves": t.max_waves_per_simd * eus // per_wg,
+            "lds": groups_lds if lds else None,
+            "barriers": max_workgroups_per_cu(t, wave, wgp, block_size) if per_wg > 1 else None,
+        }
+        if block_size > 1024 or (u.max_flat_workgroup_size and block_size > u.max_flat_workgroup_size):
+            limits["block_size"] = 0
+        blocks = smallest(limits)
+    else:
+        limits = dict(waves_limits)
+    return build("llvm", profile, t.name, block_size, dynamic_lds, limits, blocks=blocks,
+                 waves_per_block=per_wg, simds=eus, max_waves_per_simd=t.max_waves_per_simd, per_wgp=wgp,
+                 allocated={"vgprs_per_wave": align_up(max(u.vgprs, 1), t.vgpr_alloc_granule[wave]),
+                            "sgprs_per_wave": u.sgprs, "lds_per_block": lds},
+                 waves_per_simd=waves, warnings=warnings, details=details)

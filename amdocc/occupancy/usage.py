@@ -1,0 +1,92 @@
+"""What the occupancy models read about a kernel: one small immutable record.
+
+A :class:`KernelUsage` comes from a parsed kernel (``from_kernel``) or from numbers a user types
+(``manual``). It keeps the metadata view (what HIP and LLVM read) and the descriptor view (what
+the hardware allocates) side by side; each model picks the one it is about.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..errors import UsageError
+from ..targets import Target
+
+
+@dataclass(frozen=True, slots=True)
+class KernelUsage:
+    target: Target
+    wave: int                          # wavefront size the kernel runs with
+    vgprs: int                         # .vgpr_count: unified total on gfx90a/gfx94x/gfx950
+    sgprs: int                         # .sgpr_count (VCC/flat-scratch/xnack extras included)
+    lds: int                           # static LDS bytes (.group_segment_fixed_size)
+    wgp_mode: bool                     # the descriptor's WGP_MODE bit (False where there are no WGPs)
+    # How .workgroup_processor_mode appears in the metadata note (None when absent), for HIP,
+    # whose parse of it changed over time.
+    wgp_metadata: int | bool | None = None
+    agprs: int | None = None           # reported beside the total, never added to it
+    max_flat_workgroup_size: int | None = None
+    vgprs_allocated: int | None = None  # descriptor next_free_vgpr
+    sgprs_allocated: int | None = None  # descriptor next_free_sgpr (gfx6-9)
+    scratch: int = 0
+    tg_split: bool = False
+    name: str = ""
+
+    def with_(self, **changes) -> "KernelUsage":
+        return replace(self, **changes)
+
+
+def from_kernel(kernel, target: Target | None = None) -> KernelUsage:
+    """The usage of a parsed kernel; ``target`` overrides its processor (e.g. generic code on a
+    concrete device). Cached on the kernel, since repeated queries are the common case."""
+    key = ("usage", target)
+    cached = kernel.memo.get(key)
+    if cached is not None:
+        return cached
+    r = kernel.resources
+    t = target or kernel.target
+    if t is None:
+        raise UsageError(f"kernel {kernel.name}: its processor {kernel.target_id.processor} is not "
+                         "in tables/targets.toml; pass target= to choose one")
+    missing = [n for n, v in (("wavefront size", r.wavefront_size), ("VGPR count", r.vgprs),
+                              ("SGPR count", r.sgprs), ("LDS size", r.lds)) if v is None]
+    if missing:
+        raise UsageError(f"kernel {kernel.name}: no {', '.join(missing)} in its metadata or descriptor")
+    fields = kernel.descriptor.fields if kernel.descriptor is not None else {}
+    usage = KernelUsage(
+        target=t, wave=r.wavefront_size, vgprs=r.vgprs, sgprs=r.sgprs, lds=r.lds,
+        wgp_mode=bool(r.wgp_mode) and t.wgp,
+        wgp_metadata=kernel.meta("workgroup_processor_mode"),
+        agprs=r.agprs, max_flat_workgroup_size=r.max_flat_workgroup_size,
+        vgprs_allocated=r.vgprs_allocated, sgprs_allocated=r.sgprs_allocated,
+        scratch=r.scratch or 0, tg_split=bool(fields.get("tg_split")), name=kernel.name)
+    kernel.memo[key] = usage
+    return usage
+
+
+def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgprs: int | None = None,
+           sgprs: int = 0, lds: int = 0, wave: int | None = None, wgp: bool | None = None,
+           max_flat_workgroup_size: int | None = None, scratch: int = 0, name: str = "manual") -> KernelUsage:
+    """Usage from numbers that mean what the metadata note means (DESIGN §4, manual mode).
+
+    ``vgprs`` is ``.vgpr_count`` (on unified targets AGPRs already included). ``arch_vgprs`` with
+    ``agprs`` instead forms that total by the target's rule, as from rocprofv3's separate counts.
+    """
+    if arch_vgprs is not None:
+        if vgprs:
+            raise UsageError("give either --vgprs (the metadata total) or --arch-vgprs with --agprs, not both")
+        vgprs = target.total_vgprs(arch_vgprs, agprs or 0)
+    for label, value in (("VGPRs", vgprs), ("SGPRs", sgprs), ("LDS", lds), ("AGPRs", agprs or 0)):
+        if value < 0:
+            raise UsageError(f"{label} cannot be negative")
+    if agprs and not target.has_agprs:
+        raise UsageError(f"{target.name} has no AGPRs")
+    wave = wave or target.default_wave
+    if wave not in target.wave_sizes:
+        raise UsageError(f"{target.name} does not run wave{wave} (it runs {target.wave_sizes})")
+    if wgp and not target.wgp:
+        raise UsageError(f"{target.name} has no WGP mode")
+    wgp_mode = target.wgp if wgp is None else wgp   # compilers default to WGP mode where it exists
+    return KernelUsage(target=target, wave=wave, vgprs=vgprs, sgprs=sgprs, lds=lds,
+                       wgp_mode=wgp_mode, wgp_metadata=(1 if wgp_mode else 0) if target.wgp else None,
+                       agprs=agprs, max_flat_workgroup_size=max_flat_workgroup_size,
+                       scratch=scratch, name=name)
