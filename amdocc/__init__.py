@@ -39,9 +39,9 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None,
               model="hip", **options):
     """How many workgroups fit on a CU, which resource limits it, and what to shed for one more.
 
-    See :func:`amdocc.occupancy.occupancy`; models are "hip" (default), "llvm" and "hw".
+    See :func:`amdocc.models.occupancy`; models are "hip" (default), "llvm" and "hw".
     """
-    from .occupancy import occupancy as _occupancy
+    from .models import occupancy as _occupancy
 
     return _occupancy(kernel_or_resources, target=target, device=device, block_size=block_size,
                       dynamic_lds=dynamic_lds, model=model, **options)

@@ -74,7 +74,7 @@ def model_options(args) -> dict:
 
 def manual_usage(args):
     from ..errors import UsageError
-    from ..occupancy import manual
+    from ..models import manual
     from ..targets import get_target
 
     if not (args.target or args.device):
@@ -155,8 +155,8 @@ def result_record(occ, next_step, **where) -> dict:
 
 def run(args) -> int:
     from ..errors import UsageError
-    from ..occupancy import occupancy, usage_of
-    from ..occupancy.nextstep import next_step
+    from ..models import occupancy, usage_of
+    from ..models.nextstep import next_step
     from .. import report
 
     if args.list_profiles:
@@ -205,7 +205,7 @@ def _step_options(model, options):
 
 
 def _list_profiles() -> int:
-    from ..occupancy.hip import default_profile_name, profiles
+    from ..models.hip import default_profile_name, profiles
 
     default = default_profile_name()
     for name, p in profiles().items():
