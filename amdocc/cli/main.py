@@ -12,6 +12,7 @@ from ..errors import AmdoccError
 COMMANDS = {
     "inspect": ("amdocc.cli.inspect", "show code objects, kernels, resources and findings"),
     "occupancy": ("amdocc.cli.occupancy", "workgroups per CU for each kernel, the limiter, and the next step"),
+    "sweep": ("amdocc.cli.sweep", "grid of workgroups per CU over block sizes and dynamic LDS for one kernel"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
 
