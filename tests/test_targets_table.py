@@ -1,0 +1,77 @@
+"""tables/targets.toml against what llc-22 measurably does for each processor.
+
+The oracle is tests/data/llvm22_target_probe.json, written by tools/probe_targets.py from llc-22
+runs alone (it never imports amdocc). Facts LLVM cannot show (the hardware LDS granule, the
+hardware LDS per CU on gfx6) are checked against their cited sources in the table instead.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from amdocc.models.llvm import sgpr_waves
+from amdocc.targets import all_targets, get_target, target_by_mach
+from conftest import TESTS
+
+PROBE = json.loads((TESTS / "data" / "llvm22_target_probe.json").read_text())
+# gfx940 and gfx941 left LLVM in 2025; the table gives them gfx942's facts (checked below).
+MEASURED = [t for t in all_targets() if t.name in PROBE]
+
+
+def test_every_llc_processor_has_a_row_and_every_row_but_gfx940_941_was_measured():
+    llc_names = {name for name, p in PROBE.items() if p.get("kind") in ("processor", "generic")}
+    assert llc_names == {t.name for t in MEASURED}
+    assert {t.name for t in all_targets()} - llc_names == {"gfx940", "gfx941"}
+
+
+def test_gfx940_and_gfx941_are_gfx942_equivalents():
+    ref = get_target("gfx942")
+    for name, mach in (("gfx940", 0x40), ("gfx941", 0x4B)):
+        t = target_by_mach(mach)
+        assert t.name == name
+        for field in ("vgprs", "vgpr_alloc_granule", "register_file", "max_waves_per_simd",
+                      "lds_per_workgroup", "sgpr_waves", "descriptor_layout", "xnack", "sramecc"):
+            assert getattr(t, field) == getattr(ref, field), (name, field)
+
+
+@pytest.mark.parametrize("t", MEASURED, ids=[t.name for t in MEASURED])
+def test_row_matches_llc(t):
+    p = PROBE[t.name]
+    assert t.mach == p["mach"]
+    assert t.is_generic == (p["kind"] == "generic")
+    assert t.xnack == (p["xnack"] != "unsupported")
+    assert t.sramecc == (p["sramecc"] != "unsupported")
+    assert sorted(t.wave_sizes) == sorted(p["wave_sizes"]) and t.default_wave == p["default_wave"]
+    assert t.wgp == ("wgp" in p["modes"])
+    for wave in t.wave_sizes:
+        v = p["vgpr"][str(wave)]
+        assert (t.vgprs[wave], t.vgpr_alloc_granule[wave], t.vgpr_encode_granule[wave]) == \
+            (v["total"], v["alloc_granule"], v["encoding_granule"]), wave
+    file = p.get("agpr", {}).get("vgpr_file", "none") if p["agprs"] else "none"
+    assert t.register_file == file
+    max_waves = p["lds"].get("max_waves_model", {}).get("cu") or max(p["max_waves_per_simd"].values())
+    assert t.max_waves_per_simd == max_waves
+    assert t.addressable_sgprs == p["sgpr"]["addressable"]
+    # SGPR occupancy: LLVM's step function over every count the probe compiled.
+    steps = p["sgpr"]["occupancy"]
+    lo = 0
+    for limit, waves in steps:
+        for n in range(lo + 1, limit + 1):
+            assert min(sgpr_waves(t, n), t.max_waves_per_simd) == min(waves, max_waves), n
+        lo = limit
+    lds = p["lds"]
+    assert t.lds_per_workgroup == lds["max_per_workgroup"]["cu"]
+    assert lds["pool"]["cu"] == t.lds_per_workgroup          # LLVM's pool is the addressable size
+    assert lds["eus_per_cu"]["cu"] == t.simds_per_cu
+    if t.wgp:
+        assert lds["pool"]["wgp"] == 2 * t.lds_per_workgroup and lds["eus_per_cu"]["wgp"] == 2 * t.simds_per_cu
+    for mode, (low, high) in p["workgroups"]["max_wgs_per_cu"].items():
+        cap = t.max_workgroups_per_wgp if mode == "wgp" else t.max_workgroups_per_cu
+        assert low <= cap and (high is None or cap <= high), (mode, cap, low, high)
+    assert lds["rounded_to_granule"] is False   # LLVM 22 never rounds; the granule is a hardware fact
+
+
+def test_every_row_has_a_source_note():
+    for t in all_targets():
+        assert t.source.strip(), t.name
