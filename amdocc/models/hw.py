@@ -67,11 +67,31 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
     if wave == 64 and t.major >= 10:
         warnings.append("wave64 on RDNA is modelled with LLVM's wave64 VGPR file; how it takes wave "
                         "slots on silicon is not confirmed")
+    blocks = smallest(limits)
+    warnings += _differences_from_hip(u, block_size, dynamic_lds, blocks, limits)
     details = {"vgprs_allocated_from": "descriptor" if u.vgprs_allocated is not None else "metadata",
                "waves_per_simd_by_vgpr": waves_by_vgpr, "waves_per_simd_by_sgpr": waves_by_sgpr,
                "lds_pool": pool, "simds": simds}
     return build("hw", "trap-reserve" if trap_reserve else "no-trap-reserve", t.name, block_size, dynamic_lds,
-                 limits, blocks=smallest(limits), waves_per_block=waves_per_block or None, simds=simds,
+                 limits, blocks=blocks, waves_per_block=waves_per_block or None, simds=simds,
                  max_waves_per_simd=max_waves, per_wgp=wgp,
                  allocated={"vgprs_per_wave": vgpr_alloc, "sgprs_per_wave": sgpr_alloc, "lds_per_block": lds_alloc},
                  warnings=warnings, details=details)
+
+
+def _differences_from_hip(u: KernelUsage, block_size: int, dynamic_lds: int, blocks, limits) -> list[str]:
+    """Say where HIP's newest answer differs from this estimate, resource by resource."""
+    from .hip import hip_occupancy
+
+    hip = hip_occupancy(u, block_size, dynamic_lds)
+    if hip.error or hip.blocks_per_cu == blocks:
+        return []
+    why = []
+    for name, label in (("vgpr", "VGPRs"), ("sgpr", "SGPRs"), ("lds", "LDS"), ("waves", "wave slots")):
+        mine, theirs = limits.get(name), hip.limits.get(name)
+        if mine != theirs:
+            why.append(f"{label} allow {theirs if theirs is not None else 'any number'} there, "
+                       f"{mine if mine is not None else 'any number'} here")
+    if "barriers" in limits and limits["barriers"] == blocks:
+        why.append("HIP has no per-CU workgroup (barrier) limit")
+    return [f"HIP ({hip.profile}) answers {hip.blocks_per_cu}: " + "; ".join(why or ["see the limits"])]

@@ -116,7 +116,16 @@ def parse_descriptor_dump(text: str) -> dict[str, dict[str, dict[str, int]]]:
     return out
 
 
+class OracleUnavailable(Exception):
+    """LLVM itself cannot decode this input (e.g. no disassembler for gfx6)."""
+
+
 def objdump_descriptors(files: list[str], symbols: list[str]) -> dict[str, dict]:
     """Descriptors of ``symbols`` (names ending in .kd) in ``files``, which must share a processor."""
-    text = run([OBJDUMP, "-D", "--disassemble-symbols=" + ",".join(symbols), *files])
-    return parse_descriptor_dump(text)
+    proc = subprocess.run([OBJDUMP, "-D", "--disassemble-symbols=" + ",".join(symbols), *files],
+                          capture_output=True, text=True, errors="replace")
+    if proc.returncode != 0:
+        if "disassembly not yet supported for subtarget" in proc.stderr:
+            raise OracleUnavailable(proc.stderr.strip().splitlines()[0])
+        raise subprocess.CalledProcessError(proc.returncode, proc.args, proc.stdout, proc.stderr)
+    return parse_descriptor_dump(proc.stdout)
