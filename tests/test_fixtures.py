@@ -12,7 +12,8 @@ import pytest
 import amdocc
 from amdocc.containers import Blob, Skipped, scan
 from conftest import FIXTURES, ROOT
-from oracle.compare import descriptor_mismatches, metadata_mismatches, target_features_from_readelf
+from oracle.compare import (descriptor_mismatches, feature_mismatches, isa_version_from_readelf,
+                            metadata_mismatches)
 from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 ABI_TO_CO = {0: 2, 1: 3, 2: 4, 3: 5, 4: 6}
@@ -29,7 +30,7 @@ BARE = [f for f in MANIFEST["fixtures"] if f["kind"] in ("elf", "elf-rel")]
 CONTAINERS = [f for f in MANIFEST["fixtures"] if f["kind"] not in ("elf", "elf-rel")]
 
 
-def _oracle_mismatches(co, oracle: dict) -> list[str]:
+def _oracle_mismatches(co, oracle: dict, amd_kernel_code: dict | None = None) -> list[str]:
     """Everything LLVM printed for one code object, against amdocc's parse of it."""
     out = []
     text = (FIXTURES / oracle["readelf"]).read_text()
@@ -37,14 +38,27 @@ def _oracle_mismatches(co, oracle: dict) -> list[str]:
     co_version = ABI_TO_CO[hdr["abi_version"]]
     if co.code_object_version != co_version:
         out.append(f"CO version: LLVM {co_version}, amdocc {co.code_object_version}")
-    if co.processor != hdr["processor"] or co.e_flags != hdr["e_flags"]:
+    if co_version == 2:
+        # The processor lives only in the ISA note; LLVM prints its version.
+        if co.target.isa_version != isa_version_from_readelf(text) or co.e_flags != hdr["e_flags"]:
+            out.append(f"ISA: LLVM {isa_version_from_readelf(text)}, amdocc {co.target.isa_version}")
+    elif co.processor != hdr["processor"] or co.e_flags != hdr["e_flags"]:
         out.append(f"processor/e_flags: LLVM {hdr['processor']} {hdr['e_flags']:#x}, amdocc {co.processor} {co.e_flags:#x}")
-    mine = {k: v for k, v in (("xnack", co.target_id.xnack), ("sramecc", co.target_id.sramecc)) if v}
-    if mine != target_features_from_readelf(hdr["features"], co_version):
-        out.append(f"features: LLVM {hdr['features']}, amdocc {mine}")
+    out += feature_mismatches(co.target_id, hdr["features"], co_version)
     docs = metadata_documents(text)
     assert len(docs) == 1, "each fixture has exactly one metadata note"
     out += metadata_mismatches(co.metadata, docs[0])
+    if co_version == 2:
+        # llvm-objdump cannot decode amd_kernel_code_t: compare with what the assembler was given.
+        (k,) = co.kernels
+        d = k.descriptor.as_dict()
+        for field, value in amd_kernel_code.items():
+            mine = {"workgroup_group_segment_byte_size": d["group_segment_fixed_size"],
+                    "workitem_private_segment_byte_size": d["private_segment_fixed_size"],
+                    "kernarg_segment_byte_size": d["kernarg_size"]}.get(field, d.get(field))
+            if mine != value:
+                out.append(f"amd_kernel_code_t {field}: assembled {value}, amdocc {mine}")
+        return out
     dumped = parse_descriptor_dump((FIXTURES / oracle["kd"]).read_text())
     assert len(dumped) == 1
     (descriptors,) = dumped.values()
@@ -63,7 +77,7 @@ def test_bare_code_object_matches_llvm(fixture):
     co = cos[0]
     assert [k.name for k in co.kernels] == fixture["kernels"] or \
         sorted(k.name for k in co.kernels) == sorted(fixture["kernels"])
-    assert _oracle_mismatches(co, fixture["oracle"]) == []
+    assert _oracle_mismatches(co, fixture["oracle"], fixture.get("amd_kernel_code_t")) == []
 
 
 def _expected_entries(fixture):

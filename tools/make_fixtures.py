@@ -596,6 +596,69 @@ def build_hand_asm() -> None:
                      "code_object_version": cov, "hand_written": True})
 
 
+def _patch_v2(path: Path, symbol: str) -> None:
+    """Turn a linked non-HSA object into a CO v2 one: EI_OSABI 64, EI_ABIVERSION 0, v2 e_flags,
+    and the kernel symbol typed STT_AMDGPU_HSA_KERNEL (10) in every symbol table."""
+    data = bytearray(path.read_bytes())
+    data[7], data[8] = 64, 0
+    struct.pack_into("<I", data, 0x30, 0)   # v2 e_flags: no xnack, no trap handler, no processor
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shnum, = struct.unpack_from("<H", data, 0x3C)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + 64 * i) for i in range(shnum)]
+    for _, stype, _, _, off, size, link, _, _, ent in sections:
+        if stype not in (2, 11):          # SYMTAB, DYNSYM
+            continue
+        strtab = sections[link]
+        for at in range(off, off + size, ent):
+            name_off, = struct.unpack_from("<I", data, at)
+            start = strtab[4] + name_off
+            if bytes(data[start:data.index(0, start)]) == symbol.encode():
+                data[at + 4] = (data[at + 4] & 0xF0) | 10
+    path.write_bytes(bytes(data))
+
+
+def build_legacy() -> None:
+    """Code objects v2 and v3, which LLVM 22 no longer writes (only reads)."""
+    log: list[str] = []
+    stem = "legacy_v2_gfx906"
+    run([MC, "-triple=amdgcn--", "-mcpu=gfx906", "-filetype=obj", f"{stem}.s", "-o", f"{stem}.o"], log)
+    run([LLD, "-shared", f"{stem}.o", "-o", f"{stem}.co"], log)
+    _patch_v2(WORK / f"{stem}.co", "legacy_scale")
+    log.append("# then: EI_OSABI=64, EI_ABIVERSION=0, e_flags=0, symbol legacy_scale typed 10 "
+               "(tools/make_fixtures.py _patch_v2)")
+    rec = elf_fixture(WORK / f"{stem}.co", "elf",
+                      "code-object v2: processor only in the ISA note, YAML metadata, amd_kernel_code_t",
+                      log, {"source": f"tools/fixture_src/{stem}.s", "offload_arch": "gfx906",
+                            "code_object_version": 2})
+    # The v2 YAML note is not what oracle() summarises (it reads v3+ notes): name the kernel here.
+    rec["kernels"] = ["legacy_scale"]
+    # llvm-objdump has no decoder for amd_kernel_code_t; the values the assembler was given are
+    # the record of what the descriptor holds.
+    rec["amd_kernel_code_t"] = {"workitem_vgpr_count": 10, "wavefront_sgpr_count": 12,
+                                "granulated_workitem_vgpr_count": 2,
+                                "granulated_wavefront_sgpr_count": 1,
+                                "workgroup_group_segment_byte_size": 1024,
+                                "workitem_private_segment_byte_size": 16,
+                                "kernarg_segment_byte_size": 24, "wavefront_size": 64}
+
+    # v3: a gfx906 v4 object with EI_ABIVERSION 1, v3 feature bits (xnack on, sramecc off) and
+    # amdhsa.version [1,0]; the rest is LLVM's own output.
+    log = []
+    src = hip_device("kernels.hip", "gfx906", ["-mcode-object-version=4"], "legacy_v3_gfx906.hsaco", log,
+                     cuid="kernels")
+    data = bytearray(src.read_bytes())
+    data[8] = 1
+    struct.pack_into("<I", data, 0x30, 0x2F | 0x100)
+    at = data.index(b"amdhsa.version") + len(b"amdhsa.version")
+    assert data[at:at + 3] == b"\x92\x01\x01", "v4 metadata version"
+    data[at:at + 3] = b"\x92\x01\x00"
+    src.write_bytes(bytes(data))
+    log.append("# then: EI_ABIVERSION=1, e_flags=0x12f (v3: gfx906, xnack on), amdhsa.version [1,0]")
+    elf_fixture(src, "elf", "code-object v3 (rewritten from v4): single-bit xnack/sramecc e_flags",
+                log, {"source": "tools/fixture_src/kernels.hip", "offload_arch": "gfx906",
+                      "code_object_version": 3})
+
+
 # --------------------------------------------------------------------------- 2. containers
 
 CONTAINER_ENTRIES = OUT / "containers" / "entries"
@@ -975,6 +1038,7 @@ def main() -> int:
         build_llc_agpr()
         build_opencl()
         build_hand_asm()
+        build_legacy()
         build_bundle_5arch()
         build_ccobs()
         build_host_so()

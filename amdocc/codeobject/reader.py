@@ -218,7 +218,9 @@ def _v2_kernels(elf, data, co, symbols, origin):
     if co.metadata and isinstance(co.metadata.get("Kernels"), list):
         for md in co.metadata["Kernels"]:
             if isinstance(md, dict) and isinstance(md.get("SymbolName"), str):
-                listed[md["SymbolName"]] = md
+                # v2 named the descriptor "<kernel>@kd"; the ELF symbol is the kernel itself.
+                name = md["SymbolName"]
+                listed[name[:-3] if name.endswith("@kd") else name] = md
     kernels = []
     for s in symbols.all:
         if s.type != STT_AMDGPU_HSA_KERNEL:

@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from . import llvm22
-from .compare import descriptor_mismatches, metadata_mismatches, target_features_from_readelf
+from .compare import descriptor_mismatches, feature_mismatches, metadata_mismatches
 
 ABI_TO_CO = {0: 2, 1: 3, 2: 4, 3: 5, 4: 6}
 
@@ -65,10 +65,8 @@ def check_files(paths: list[str], chunk: int = 400) -> Report:
                 report.mismatches.append(f"{name}: CO version LLVM {co_version}, amdocc {co.code_object_version}")
             if hdr["processor"] != co.processor:
                 report.mismatches.append(f"{name}: processor LLVM {hdr['processor']}, amdocc {co.processor}")
-            feats = target_features_from_readelf(hdr["features"], co_version or 0)
-            mine = {k: v for k, v in (("xnack", co.target_id.xnack), ("sramecc", co.target_id.sramecc)) if v}
-            if feats != mine:
-                report.mismatches.append(f"{name}: features LLVM {feats}, amdocc {mine}")
+            report.mismatches += [f"{name}: {m}" for m in
+                                  feature_mismatches(co.target_id, hdr["features"], co_version or 0)]
             docs = seen["metadata"]
             if len(docs) != (1 if co.metadata is not None else 0):
                 report.mismatches.append(f"{name}: LLVM shows {len(docs)} metadata notes")

@@ -71,3 +71,24 @@ def target_features_from_readelf(features: list[str], co_version: int) -> dict:
             suffix = word[len(base):]
             out[base] = "on" if co_version == 3 and not suffix else LLVM_FEATURE_STATE[suffix]
     return out
+
+
+def feature_mismatches(target_id, features: list[str], co_version: int) -> list[str]:
+    """amdocc's feature states against the words llvm-readelf printed after the processor.
+
+    v3 has one bit per feature and llvm-readelf names only those that are set, so a feature
+    amdocc reads as "off" is simply absent there. v2 keeps no processor or features in e_flags
+    beyond the xnack bit, and llvm-readelf prints none."""
+    if co_version == 2:
+        return []
+    mine = {k: v for k, v in (("xnack", target_id.xnack), ("sramecc", target_id.sramecc))
+            if v and (co_version != 3 or v == "on")}
+    llvm = target_features_from_readelf(features, co_version)
+    return [] if mine == llvm else [f"features: LLVM {features}, amdocc {mine}"]
+
+
+def isa_version_from_readelf(text: str):
+    """The (major, minor, stepping) of a v2 NT_AMD_HSA_ISA_VERSION note as llvm-readelf shows it."""
+    import re
+    m = re.search(r"Major: (\d+), Minor: (\d+), Stepping: (\d+)", text)
+    return tuple(int(x) for x in m.groups()) if m else None
