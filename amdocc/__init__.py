@@ -41,7 +41,11 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None,
 
     See :func:`amdocc.models.occupancy`; models are "hip" (default), "llvm" and "hw".
     """
-    from .models import occupancy as _occupancy
-
+    global _occupancy
+    if _occupancy is None:
+        from .models import occupancy as _occupancy   # first call only: keeps `import amdocc` light
     return _occupancy(kernel_or_resources, target=target, device=device, block_size=block_size,
                       dynamic_lds=dynamic_lds, model=model, **options)
+
+
+_occupancy = None

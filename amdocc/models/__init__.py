@@ -13,6 +13,9 @@ import functools
 
 from ..errors import UsageError
 from ..targets import Target, get_target
+from .hip import hip_occupancy
+from .hw import hw_occupancy
+from .llvm import llvm_occupancy
 from .record import LIMITERS, Occupancy
 from .usage import KernelUsage, from_kernel, manual
 
@@ -23,6 +26,9 @@ OPTIONS = {
     "llvm": {"lds_granule_rounding": False, "sgpr_trap_reserve": False},
     "hw": {"trap_reserve": True},
 }
+
+_DEFAULT_OPTIONS = {model: tuple(sorted(opts.items())) for model, opts in OPTIONS.items()}
+_USAGE_KEY = ("usage", None)   # how from_kernel memoises a kernel's own usage
 
 __all__ = ["LIMITERS", "MODELS", "KernelUsage", "Occupancy", "from_kernel", "manual", "occupancy",
            "usage_of"]
@@ -67,14 +73,19 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
     processor; ``device`` names a product (its processor and, for HIP, its LDS). Options:
     hip ``profile``; llvm ``lds_granule_rounding``, ``sgpr_trap_reserve``; hw ``trap_reserve``.
     """
-    if model not in MODELS:
+    defaults = _DEFAULT_OPTIONS.get(model)
+    if defaults is None:
         raise UsageError(f"unknown model {model!r} (choose from {', '.join(MODELS)})")
-    if "hip_profile" in options:
-        options["profile"] = options.pop("hip_profile")
-    unknown = set(options) - set(OPTIONS[model])
-    if unknown:
-        raise UsageError(f"model {model} takes no option {', '.join(sorted(unknown))} "
-                         f"(it takes: {', '.join(OPTIONS[model]) or 'none'})")
+    if options:
+        if "hip_profile" in options:
+            options["profile"] = options.pop("hip_profile")
+        unknown = set(options) - set(OPTIONS[model])
+        if unknown:
+            raise UsageError(f"model {model} takes no option {', '.join(sorted(unknown))} "
+                             f"(it takes: {', '.join(OPTIONS[model]) or 'none'})")
+        opts = tuple(sorted({**OPTIONS[model], **options}.items()))
+    else:
+        opts = defaults
     if block_size is None and model != "llvm":
         raise UsageError(f"the {model} model needs a block size")
     if dynamic_lds < 0:
@@ -83,8 +94,10 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
     if device is not None and model == "hip":
         from ..devices import Device, get_device
         lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
-    usage = usage_of(kernel_or_resources, target, device)
-    opts = tuple(sorted({**OPTIONS[model], **options}.items()))
+    if target is None and device is None and hasattr(kernel_or_resources, "memo"):
+        usage = kernel_or_resources.memo.get(_USAGE_KEY) or from_kernel(kernel_or_resources)
+    else:
+        usage = usage_of(kernel_or_resources, target, device)
     return _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
 
 
@@ -97,13 +110,10 @@ def compute(usage: KernelUsage, model: str, block_size, dynamic_lds: int = 0, *,
             **options) -> Occupancy:
     """The uncached computation (the models themselves are pure functions)."""
     if model == "hip":
-        from .hip import hip_occupancy
         return hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
     if model == "llvm":
-        from .llvm import llvm_occupancy
         return llvm_occupancy(usage, block_size, dynamic_lds,
                               lds_granule_rounding=options.get("lds_granule_rounding", False),
                               sgpr_trap_reserve=options.get("sgpr_trap_reserve", False))
-    from .hw import hw_occupancy
     return hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True),
                         lds_pool=None)

@@ -84,6 +84,7 @@ def default_profile_name() -> str:
     return load_table("hip_profiles.toml")["default"]
 
 
+@functools.lru_cache(maxsize=None)
 def get_profile(name: str | None) -> HipProfile:
     name = name or default_profile_name()
     try:
@@ -92,7 +93,7 @@ def get_profile(name: str | None) -> HipProfile:
         raise UnknownTargetError(f"unknown HIP profile {name!r} (known: {', '.join(profiles())})") from None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Budget:
     """The intermediate values of the HIP computation for one kernel (block size aside)."""
     wave: int
@@ -107,6 +108,7 @@ class _Budget:
     sgpr_cost: int | None
 
 
+@functools.lru_cache(maxsize=4096)   # depends on the kernel and runtime, not on the launch shape
 def _budget(u: KernelUsage, profile: HipProfile, lds_bytes: int | None):
     t = u.target
     file = profile.vgpr_file(t)
@@ -179,16 +181,9 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
                         "this runtime divides by zero computing the grid (SIGFPE)"))
         return build(**common, limits={"vgpr": 0}, blocks=None, error=error, warnings=warnings, **shape)
 
-    balign = align_up_bitmask(block_size, b.wave)
-    per_wave_threads = b.simds * b.wave
     lds = u.lds + dynamic_lds
-    limits = {
-        "vgpr": per_wave_threads * b.vgpr_waves // balign,
-        "sgpr": per_wave_threads * b.sgpr_waves // balign if b.sgpr_waves is not None else None,
-        "waves": per_wave_threads * b.max_waves // balign,
-        "lds": b.lds_bytes // lds if lds else None,
-    }
-    details["aluThreads"] = per_wave_threads * min(b.max_waves, b.vgpr_waves,
+    limits = _limits(b, block_size, lds)
+    details["aluThreads"] = b.simds * b.wave * min(b.max_waves, b.vgpr_waves,
                                                     b.sgpr_waves if b.sgpr_waves is not None else INT_MAX)
     if u.max_flat_workgroup_size is not None and block_size > u.max_flat_workgroup_size:
         warnings.append(f"block size {block_size} exceeds the kernel's .max_flat_workgroup_size "
@@ -196,6 +191,27 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
     if lds > t.lds_per_workgroup:
         warnings.append(f"{lds} B of LDS exceed the {t.lds_per_workgroup} B one workgroup may use")
     return build(**common, limits=limits, blocks=smallest(limits), warnings=warnings, **shape)
+
+
+def _limits(b: _Budget, block_size: int, lds: int) -> dict[str, int | None]:
+    """Workgroups per CU each resource alone allows (valid block size, at least one wave)."""
+    balign = align_up_bitmask(block_size, b.wave)
+    per_wave_threads = b.simds * b.wave
+    return {
+        "vgpr": per_wave_threads * b.vgpr_waves // balign,
+        "sgpr": per_wave_threads * b.sgpr_waves // balign if b.sgpr_waves is not None else None,
+        "waves": per_wave_threads * b.max_waves // balign,
+        "lds": b.lds_bytes // lds if lds else None,
+    }
+
+
+def hip_limits(u: KernelUsage, block_size: int, dynamic_lds: int = 0) -> dict[str, int | None] | None:
+    """Just the per-resource limits of the default profile (None when HIP would not answer),
+    for models that compare themselves with HIP without building a whole record."""
+    b = _budget(u, get_profile(None), None)
+    if b is None or b.vgpr_waves == 0 or not 0 < block_size <= MAX_WORKGROUP_SIZE:
+        return None
+    return _limits(b, block_size, u.lds + dynamic_lds)
 
 
 def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_limit: int = 0, *,

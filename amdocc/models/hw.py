@@ -9,6 +9,7 @@ occupancy), not a measured answer; where it differs from ``hip`` the result says
 from __future__ import annotations
 
 from ..binary import align_up
+from .hip import default_profile_name, hip_limits
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
@@ -81,17 +82,18 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
 
 def _differences_from_hip(u: KernelUsage, block_size: int, dynamic_lds: int, blocks, limits) -> list[str]:
     """Say where HIP's newest answer differs from this estimate, resource by resource."""
-    from .hip import hip_occupancy
-
-    hip = hip_occupancy(u, block_size, dynamic_lds)
-    if hip.error or hip.blocks_per_cu == blocks:
+    hip = hip_limits(u, block_size, dynamic_lds)
+    if hip is None:
+        return []
+    hip_blocks = smallest(hip)
+    if hip_blocks == blocks:
         return []
     why = []
     for name, label in (("vgpr", "VGPRs"), ("sgpr", "SGPRs"), ("lds", "LDS"), ("waves", "wave slots")):
-        mine, theirs = limits.get(name), hip.limits.get(name)
+        mine, theirs = limits.get(name), hip.get(name)
         if mine != theirs:
             why.append(f"{label} allow {theirs if theirs is not None else 'any number'} there, "
                        f"{mine if mine is not None else 'any number'} here")
     if "barriers" in limits and limits["barriers"] == blocks:
         why.append("HIP has no per-CU workgroup (barrier) limit")
-    return [f"HIP ({hip.profile}) answers {hip.blocks_per_cu}: " + "; ".join(why or ["see the limits"])]
+    return [f"HIP ({default_profile_name()}) answers {hip_blocks}: " + "; ".join(why or ["see the limits"])]

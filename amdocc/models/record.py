@@ -6,16 +6,16 @@ waves per SIMD and per CU, and the occupancy fraction.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 # Limiter names, in the order ties are broken: a hard cap that binds is the limiter even when a
 # resource allows exactly as much, because shedding that resource would not gain a workgroup.
 LIMITERS = ("block_size", "waves", "barriers", "workgroup_slots", "lds", "vgpr", "agpr", "sgpr")
 
 
-@dataclass(frozen=True, slots=True)
-class Occupancy:
+class Occupancy(NamedTuple):
+    """One answer. Immutable (a tuple: cheap to build, and safe to share from the cache)."""
+
     model: str                          # "hip", "llvm" or "hw"
     profile: str | None                 # HIP runtime profile, or the LLVM flags in effect
     processor: str
@@ -34,10 +34,10 @@ class Occupancy:
     allocated: dict[str, int | None]    # after granularity: VGPRs and SGPRs per wave, LDS per block
     warnings: tuple[str, ...] = ()
     error: str | None = None            # e.g. "hipErrorUnknown": the API would not answer
-    details: dict[str, Any] = field(default_factory=dict)  # the model's intermediate values
+    details: dict[str, Any] = {}        # the model's intermediate values
 
     def as_dict(self) -> dict:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return self._asdict()
 
 
 def smallest(limits: dict[str, int | None]) -> int | None:

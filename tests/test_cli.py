@@ -1,0 +1,144 @@
+"""The v1 CLI contracts (DESIGN §4), with values from oracles: the compiler's own ``; Occupancy:``
+comments stored beside the fixtures, LLVM's metadata readings, and HIP's worked examples."""
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from amdocc.cli.main import COMMANDS, main
+from conftest import FIXTURES, ROOT
+
+
+def run_cli(capsys, *argv, stdin: bytes | None = None):
+    if stdin is not None:
+        old = sys.stdin
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    try:
+        code = main(list(argv))
+    finally:
+        if stdin is not None:
+            sys.stdin = old
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _kernel_infos():
+    """(fixture file, {kernel: '; Occupancy:' value}) for every stored compiler listing."""
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    out = []
+    for f in manifest["fixtures"]:
+        info = f.get("oracle", {}).get("kernel_info")
+        if info:
+            out.append((f["file"], info))
+    return out
+
+
+def _occupancy_lines(text: str) -> dict[str, int]:
+    values, kernel = {}, None
+    for line in text.splitlines():
+        if line.startswith("# kernel "):
+            kernel = line.split(" ", 2)[2].strip()
+        m = re.match(r"; Occupancy: (\d+)", line)
+        if m and kernel:
+            values[kernel] = int(m.group(1))
+    return values
+
+
+KERNEL_INFOS = _kernel_infos()
+
+
+@pytest.mark.parametrize("file,info", KERNEL_INFOS, ids=[f for f, _ in KERNEL_INFOS])
+def test_occupancy_llvm_json_equals_the_compilers_comment(capsys, file, info):
+    expected = _occupancy_lines((FIXTURES / info).read_text())
+    code, out, err = run_cli(capsys, "occupancy", "--json", "--model", "llvm", str(FIXTURES / file))
+    assert code == 0, err
+    results = json.loads(out)["results"]
+    got = {r["kernel"]: r["waves_per_simd"] for r in results}
+    assert got == expected
+    for r in results:
+        for key in ("path", "kernel", "target", "model", "block_size", "dynamic_lds", "blocks_per_cu",
+                    "waves_per_simd", "limiter"):
+            assert key in r
+        assert r["model"] == "llvm" and r["block_size"] is None and r["blocks_per_cu"] is None
+
+
+def test_occupancy_manual_mode_seed_case(capsys):
+    code, out, _ = run_cli(capsys, "occupancy", "--json", "--target", "gfx950", "--vgprs", "452",
+                           "--agprs", "200", "--block", "128")
+    assert code == 0
+    (r,) = json.loads(out)["results"]
+    assert (r["blocks_per_cu"], r["model"], r["target"], r["block_size"], r["limiter"]) == (2, "hip", "gfx950", 128, "vgpr")
+
+
+def test_occupancy_manual_arch_vgprs_form_the_total_by_the_target_rule(capsys):
+    # gfx950 example 3: 78 arch + 32 AGPRs → .vgpr_count 112 → 4 blocks; gfx908 keeps max(78, 32).
+    code, out, _ = run_cli(capsys, "occupancy", "--json", "--target", "gfx950", "--arch-vgprs", "78",
+                           "--agprs", "32", "--block", "256")
+    assert json.loads(out)["results"][0]["blocks_per_cu"] == 4
+    code, out, _ = run_cli(capsys, "occupancy", "--json", "--target", "gfx950", "--vgprs", "78",
+                           "--arch-vgprs", "78", "--block", "256")
+    assert code == 2
+
+
+def test_occupancy_device_and_profile_flags(capsys):
+    code, out, _ = run_cli(capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92",
+                           "--block", "64", "--hip-profile", "2025")
+    assert json.loads(out)["results"][0]["blocks_per_cu"] == 32
+    code, out, _ = run_cli(capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92",
+                           "--block", "64")
+    assert json.loads(out)["results"][0]["blocks_per_cu"] == 28
+
+
+def test_occupancy_file_mode_defaults_to_the_required_workgroup_size(capsys):
+    # The AITER-style fixture declares .reqd_workgroup_size [512,1,1]: 256 unified VGPRs → 2 waves
+    # per SIMD → 8 waves per CU, one 512-thread block (consumers-and-anchors.md §1.3).
+    code, out, _ = run_cli(capsys, "occupancy", "--json", str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
+    (r,) = json.loads(out)["results"]
+    assert (r["block_size"], r["blocks_per_cu"]) == (512, 1)
+
+
+def test_occupancy_target_filter_on_a_fat_binary(capsys):
+    sample = ROOT / "amdocc" / "samples" / "sample_kernels.hipfb"
+    code, out, _ = run_cli(capsys, "occupancy", "--json", "--block", "256", "--target", "gfx942", str(sample))
+    results = json.loads(out)["results"]
+    assert {r["target"] for r in results} == {"gfx942"} and len(results) == 3
+
+
+def test_inspect_json_contract_on_stdin(capsys):
+    data = (FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes()
+    code, out, _ = run_cli(capsys, "inspect", "--json", "-", stdin=data)
+    assert code == 0
+    doc = json.loads(out)
+    (co,) = doc["code_objects"]
+    assert (co["path"], co["target"], co["processor"], co["code_object_version"]) == ("-", "gfx942", "gfx942", 4)
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    reported = next(f for f in manifest["fixtures"] if f["file"] == "elf/gfx942_cov4.hsaco")["llvm_reported"]
+    by_name = {k["name"]: k for k in co["kernels"]}
+    for llvm in reported["kernels"]:
+        k = by_name[llvm[".name"]]
+        for key, value in llvm.items():
+            assert k[key.lstrip(".")] == value, key
+        assert k["descriptor"]["next_free_vgpr"] > 0 and isinstance(k["findings"], list)
+
+
+def test_usage_errors_exit_2(capsys):
+    assert run_cli(capsys, "occupancy", "--vgprs", "8", "--block", "64")[0] == 2      # no target
+    assert run_cli(capsys, "occupancy", "--target", "gfx999", "--vgprs", "8", "--block", "64")[0] == 2
+    assert run_cli(capsys, "occupancy", "--target", "gfx942", "--vgprs", "8")[0] == 2  # hip needs --block
+    code, _, err = run_cli(capsys, "occupancy", "--kernel", "(", str(FIXTURES / "elf" / "gfx942_cov4.hsaco"))
+    assert code == 2 and "regular expression" in err
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_help_is_complete(command):
+    args = [sys.executable, "-m", "amdocc"] + ([command] if command else []) + ["--help"]
+    proc = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0 and "usage: amdocc" in proc.stdout
+    if command is None:
+        for name in COMMANDS:
+            assert name in proc.stdout
