@@ -1,0 +1,296 @@
+"""Route a single prefill to AITER's asm kernel or to CK Tile, with every reason recorded.
+
+FlashInfer's rules (ROCm PR #365; consumers-and-anchors.md §1.4) decide whether asm is wanted.
+Upstream then only checked that AITER_ASM_DIR was set, and a stale, incomplete or mismatched
+directory made AITER abort the process at module load. Here the kernel is found through the
+directory's own manifest and validated statically before anything loads it: it parses, it is
+built for the device's processor and xnack/sramecc mode, the manifest's symbol exists, its
+static LDS fits, and at least one block fits per CU. Any failure routes to CK Tile, with why.
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..tabledata import load_table
+
+ASM, CK_TILE = "asm", "ck_tile"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    rule: str
+    ok: bool
+    detail: str
+
+    def as_dict(self) -> dict:
+        return {"rule": self.rule, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class AsmKernel:
+    """One row of AITER's fmha_v3_fwd manifest, resolved to a file."""
+    knl_name: str            # the kernel symbol (mangled aiter::<name>)
+    co_name: str
+    path: Path
+    ts_qo: int | None = None
+    ts_kv: int | None = None
+
+
+@dataclass(slots=True)
+class GateDecision:
+    route: str
+    arch: str
+    checks: list[Check] = field(default_factory=list)
+    kernel: AsmKernel | None = None
+    blocks_per_cu: int | None = None
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why not asm (empty when the route is asm)."""
+        return [f"{c.rule}: {c.detail}" for c in self.checks if not c.ok]
+
+    def as_dict(self) -> dict:
+        return {"route": self.route, "arch": self.arch, "reasons": self.reasons,
+                "checks": [c.as_dict() for c in self.checks],
+                "kernel": None if self.kernel is None else {
+                    "knl_name": self.kernel.knl_name, "co_name": self.kernel.co_name,
+                    "path": str(self.kernel.path), "ts_qo": self.kernel.ts_qo, "ts_kv": self.kernel.ts_kv},
+                "blocks_per_cu": self.blocks_per_cu}
+
+
+@functools.lru_cache(maxsize=None)
+def _table() -> dict:
+    return load_table("prefill_gate.toml")
+
+
+def normalize_arch(arch: str) -> str:
+    """'gfx950:sramecc+:xnack-' → 'gfx950' (the gcnArchName cut at the first ':')."""
+    return arch.split(":", 1)[0].strip().lower()
+
+
+def min_qo_len(arch: str) -> int | None:
+    """The smallest qo_len routed to asm on ``arch``; None means never."""
+    value = _table()["min_qo_len"].get(normalize_arch(arch))
+    return int(value) if value else None
+
+
+def normalize_window(window_left: int, kv_len: int) -> int:
+    """A window at least as wide as the KV sequence is no window at all (-1)."""
+    return -1 if window_left >= kv_len else window_left
+
+
+# -- the AITER directory -------------------------------------------------------------------
+
+class NotFound(Exception):
+    """The asm kernel cannot be located; the message is the reason."""
+
+
+def mangled(name: str) -> str:
+    """Itanium mangling of aiter::<name>, the symbol AITER loads (codegen.py builds it the same way)."""
+    return f"_ZN5aiter{len(name)}{name}E"
+
+
+_SELECTOR = re.compile(
+    r"template<>\s*struct\s+FmhaFwdV3(?P<what>Name|Buf|Ts)<fmha_fwd_kernel_selector<(?P<args>[^>]*)>>\s*"
+    r"\{(?P<body>[^}]*)\}")
+
+
+def _codegen_rows(text: str) -> list[dict]:
+    """The kernel table that older AITER wheels keep as C++ specialisations in codegen.py:
+    selector (dtype, hdim, mask, seq pad, hd pad, store LSE, arch[, bf16 cvt[, group]]) →
+    kernel name, .co file and tile sizes. Commented-out lines are not entries."""
+    rows: dict[tuple, dict] = {}
+    for line in text.splitlines():
+        if line.lstrip().startswith("//"):
+            continue
+        for m in _SELECTOR.finditer(line):
+            args = [a.strip() for a in m.group("args").split(",")]
+            if len(args) < 7:
+                continue
+            key = tuple(args)
+            row = rows.setdefault(key, {
+                "dtype": args[0].replace("FmhaFwd", "").lower(), "hdim": int(args[1]),
+                "mask": int(args[2]), "lse": int(args[5]), "arch": args[6].split("::")[-1],
+                "bf16_cvt": int(args[7]) if len(args) > 7 else None,
+                "mode": 1 if len(args) > 8 and args[8] == "true" else 0})
+            body = m.group("body")
+            if m.group("what") == "Name":
+                row["knl_name"] = mangled(re.search(r'"([^"]+)"', body).group(1))
+            elif m.group("what") == "Buf":
+                row["co_name"] = re.search(r'"([^"]+)"', body).group(1)
+            else:
+                row["ts_qo"] = int(re.search(r"ts_qo\s*=\s*(\d+)", body).group(1))
+                row["ts_kv"] = int(re.search(r"ts_kv\s*=\s*(\d+)", body).group(1))
+    out = []
+    for row in rows.values():
+        if "knl_name" in row and "co_name" in row:
+            # hd192 kernels pair a 192 query head with a 128 value head ("hd192_hd128").
+            row["hdim_q"], row["hdim_v"] = row["hdim"], 128 if row["hdim"] == 192 else row["hdim"]
+            out.append(row)
+    return out
+
+
+def _csv_rows(path: Path) -> list[dict]:
+    """fmha_fwd.csv: dtype, hdim_q, hdim_v, mask, mode, bf16_cvt, ts_qo, ts_kv, knl_name, co_name."""
+    out = []
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            try:
+                out.append({"dtype": row["dtype"].strip().lower(), "hdim_q": int(row["hdim_q"]),
+                            "hdim_v": int(row["hdim_v"]), "mask": int(row["mask"]), "mode": int(row["mode"]),
+                            "bf16_cvt": int(row["bf16_cvt"]) if row.get("bf16_cvt", "").strip() else None,
+                            "ts_qo": int(row["ts_qo"]) if row.get("ts_qo") else None,
+                            "ts_kv": int(row["ts_kv"]) if row.get("ts_kv") else None,
+                            "knl_name": row["knl_name"].strip(), "co_name": row["co_name"].strip(),
+                            "manifest": "csv"})
+            except (KeyError, ValueError) as exc:
+                raise NotFound(f"{path} is not a usable fmha_fwd.csv manifest ({exc})") from None
+    return out
+
+
+def find_asm_kernel(asm_dir: str | os.PathLike, arch: str, *, dtype: str = "bf16", hdim_q: int = 128,
+                    hdim_v: int = 128, causal: bool = False, group_mode: bool = False, bf16_cvt: int = 0,
+                    cu_count: int | None = None) -> AsmKernel:
+    """The manifest row for this prefill, resolved to its .co path (NotFound says why not)."""
+    conf = _table()["aiter"]
+    proc = normalize_arch(arch)
+    base = Path(asm_dir) / proc / conf["module"]
+    if not base.is_dir():
+        raise NotFound(f"no {conf['module']} directory for {proc} in AITER_ASM_DIR ({base})")
+    csv_path, codegen_path = base / conf["csv_manifest"], base / conf["codegen_manifest"]
+    if csv_path.is_file():
+        rows, manifest = _csv_rows(csv_path), csv_path
+    elif codegen_path.is_file():
+        rows, manifest = _codegen_rows(codegen_path.read_text(errors="replace")), codegen_path
+    else:
+        raise NotFound(f"no kernel manifest ({conf['csv_manifest']} or {conf['codegen_manifest']}) in {base}")
+    wanted_masks = {True: (1, 2), False: (0,)}[causal]   # codegen marks causal 1, the CSV 2
+    matches = [r for r in rows if r["dtype"] == dtype and r["hdim_q"] == hdim_q and r["hdim_v"] == hdim_v
+               and r["mask"] in wanted_masks and r["mode"] == int(group_mode)
+               and (r["bf16_cvt"] is None or proc not in conf["subfolder_by_cu"] or r["bf16_cvt"] == bf16_cvt)
+               and r.get("arch", proc) == proc]
+    if not matches:
+        raise NotFound(f"{manifest.name} lists no {dtype} hd{hdim_q}/{hdim_v} "
+                       f"{'causal' if causal else 'non-causal'} {'group' if group_mode else 'batch'} kernel")
+    row = matches[0]
+    folder = base
+    by_cu = conf["subfolder_by_cu"].get(proc)
+    if by_cu:
+        if cu_count is None:
+            raise NotFound(f"{proc} keeps one kernel folder per SKU ({', '.join(sorted(set(by_cu.values())))}), "
+                           "chosen by CU count, and the device's CU count is not known")
+        sub = by_cu.get(str(cu_count))
+        if sub is None:
+            raise NotFound(f"AITER has no {proc} kernel folder for a {cu_count}-CU device")
+        folder = base / sub
+    return AsmKernel(row["knl_name"], row["co_name"], folder / row["co_name"], row.get("ts_qo"), row.get("ts_kv"))
+
+
+def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int | None = None,
+                        block_size: int | None = None) -> tuple[list[Check], int | None]:
+    """Everything that must hold before AITER may load this .co on this device, checked
+    statically; returns the checks and the blocks per CU HIP would report."""
+    import amdocc
+    from ..codeobject.target_id import TargetId
+    from ..targets import find_target
+
+    checks = []
+    path = kernel.path
+    if not path.is_file():
+        return [Check("kernel file", False, f"{path} does not exist")], None
+    try:
+        cos = amdocc.load(path)
+    except amdocc.AmdoccError as exc:
+        return [Check("kernel file", False, f"{path.name} does not parse: {exc}")], None
+    if len(cos) != 1:
+        return [Check("kernel file", False, f"{path.name} holds {len(cos)} code objects, not one")], None
+    co = cos[0]
+    checks.append(Check("kernel file", True, f"{path.name} parses ({co.target_id}, code object v{co.code_object_version})"))
+    device = TargetId.parse(device_arch)
+    ok = co.target_id.matches(device)
+    checks.append(Check("target", ok, f"{path.name} is built for {co.target_id}; the device is {device}"
+                        + ("" if ok else " — HIP would refuse to load it")))
+    names = {k.name: k for k in co.kernels}
+    names.update({k.symbol[:-3]: k for k in co.kernels if k.symbol.endswith(".kd")})
+    k = names.get(kernel.knl_name)
+    checks.append(Check("symbol", k is not None,
+                        f"{kernel.knl_name} {'found' if k else 'not found'} in {path.name}"
+                        + ("" if k else f" (it has {', '.join(sorted(x.name for x in co.kernels)) or 'no kernels'})")))
+    if k is None:
+        return checks, None
+    target = find_target(device.processor)
+    limit = lds_bytes if lds_bytes is not None else (target.lds_per_workgroup if target else None)
+    lds = k.resources.lds or 0
+    checks.append(Check("lds", limit is not None and lds <= limit,
+                        f"static LDS {lds} B against the device's {limit} B per workgroup"))
+    reqd = k.meta("reqd_workgroup_size")
+    block = block_size or (reqd[0] * reqd[1] * reqd[2] if isinstance(reqd, list) and len(reqd) == 3 else None)
+    if block is None or target is None:
+        checks.append(Check("occupancy", False, "block size or device processor unknown"))
+        return checks, None
+    occ = amdocc.occupancy(k, target=target, block_size=block, device=None)
+    fits = occ.error is None and (occ.blocks_per_cu or 0) >= 1
+    checks.append(Check("occupancy", fits, f"{occ.blocks_per_cu} block(s) of {block} threads per CU "
+                        f"(limited by {occ.limiter})" if occ.error is None else f"HIP would answer {occ.error}"))
+    return checks, occ.blocks_per_cu
+
+
+# -- the decision ----------------------------------------------------------------------------
+
+def decide(*, arch: str, qo_len: int, kv_len: int, dtype: str = "bf16", head_dim_qk: int = 128,
+           head_dim_v: int = 128, logits_soft_cap: float = 0.0, window_left: int = -1,
+           causal: bool = False, group_mode: bool = False, bf16_cvt: int = 0, capturing: bool = False,
+           env: dict | None = None, asm_dir: str | None = None, cu_count: int | None = None,
+           lds_bytes: int | None = None) -> GateDecision:
+    """FlashInfer's asm-prefill gate plus amdocc's static validation of the kernel AITER would load.
+
+    ``arch`` is the device's gcnArchName (features allowed); ``capturing`` whether the stream is
+    being captured into a graph (a failed capture query counts as capturing); ``env`` defaults to
+    os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the device.
+    """
+    env = os.environ if env is None else env
+    names = _table()["env"]
+    proc = normalize_arch(arch)
+    decision = GateDecision(CK_TILE, proc)
+    add = decision.checks.append
+
+    threshold = min_qo_len(proc)
+    if threshold is None:
+        add(Check("threshold", False, f"{proc} never routes to asm (no qo_len threshold)"))
+    else:
+        add(Check("threshold", qo_len >= threshold, f"qo_len {qo_len} against {proc}'s threshold {threshold}"))
+    switch = env.get(names["kill_switch"])
+    add(Check("kill switch", switch != "0", f"{names['kill_switch']} is "
+              + ("unset" if switch is None else f"{switch!r}") + (" (pins CK Tile)" if switch == "0" else "")))
+    add(Check("graph capture", not capturing, "the stream is capturing: AITER would load a module mid-capture"
+              if capturing else "not capturing"))
+    window = normalize_window(window_left, kv_len)
+    problems = [text for bad, text in (
+        (dtype != "bf16", f"dtype {dtype} (asm v3 takes bf16 only)"),
+        (head_dim_qk != 128 or head_dim_v != 128, f"head dims {head_dim_qk}/{head_dim_v} (asm v3 takes 128/128)"),
+        (bool(logits_soft_cap), f"logits soft cap {logits_soft_cap}"),
+        (window >= 0, f"sliding window {window_left} (narrower than kv_len {kv_len})")) if bad]
+    add(Check("eligible", not problems, "; ".join(problems) or "bf16, head dims 128/128, no soft cap, no window"))
+    directory = asm_dir if asm_dir is not None else env.get(names["asm_dir"], "")
+    add(Check("AITER_ASM_DIR", bool(directory), f"AITER_ASM_DIR={directory!r}"))
+
+    if directory and not problems:   # an ineligible shape has no asm kernel to look for
+        try:
+            kernel = find_asm_kernel(directory, proc, dtype=dtype, hdim_q=head_dim_qk, hdim_v=head_dim_v,
+                                     causal=causal, group_mode=group_mode, bf16_cvt=bf16_cvt, cu_count=cu_count)
+        except NotFound as exc:
+            add(Check("kernel lookup", False, str(exc)))
+        else:
+            decision.kernel = kernel
+            add(Check("kernel lookup", True, f"{kernel.knl_name} in {kernel.path}"))
+            block = _table()["aiter"]["block_size"].get(f"hd{head_dim_qk}")
+            checks, decision.blocks_per_cu = validate_asm_kernel(kernel, arch, lds_bytes=lds_bytes, block_size=block)
+            decision.checks.extend(checks)
+    if all(c.ok for c in decision.checks):
+        decision.route = ASM
+    return decision

@@ -1,0 +1,184 @@
+"""Occupancy-aware KV split count for AITER's FlyDSL fp8_mqa_logits (consumers-and-anchors.md §1.1).
+
+Upstream kept a hand-measured occupancy table. Here the occupancy comes from the kernel's own code
+object (amdocc's HIP-exact model: it works before the first launch and inside graph capture),
+then HIP when usable, then a recorded table, then the conservative default of 2 — and the source
+of the number travels with the answer.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import UsageError
+from ..tabledata import load_table
+
+DEFAULT_OCCUPANCY = 2   # AITER: under-estimating costs some parallelism, over-estimating a whole wave
+
+
+@dataclass(frozen=True, slots=True)
+class SplitPolicy:
+    arch: str
+    min_seq_len_kv: int
+    min_tiles_per_split: int
+    cu_oversub: int
+    fallback_cu: int
+    occupancy_aware: bool
+    block_overhead_tiles: int
+    streaming_lowh_cu_oversub: int
+    streaming_lowh_residency: int
+    source: str
+
+
+@functools.lru_cache(maxsize=None)
+def _policies() -> tuple[dict[str, SplitPolicy], str, int]:
+    table = load_table("split_policies.toml")
+    rows = {k: v for k, v in table.items() if isinstance(v, dict)}
+    out = {name: SplitPolicy(name, **{k: row[k] for k in SplitPolicy.__dataclass_fields__ if k not in ("arch",)})
+           for name, row in rows.items()}
+    return out, table["default"], int(table["max_split_search"])
+
+
+def policy_for(arch: str) -> SplitPolicy:
+    """The policy of an architecture (its bare processor name); unknown ones get the default's."""
+    policies, default, _ = _policies()
+    return policies.get(arch.split(":", 1)[0].lower(), policies[default])
+
+
+def max_split_search() -> int:
+    return _policies()[2]
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def splits_by_wave_cost(grid_x: int, effective_cus: int, window_tiles: int, max_splits: int,
+                        overhead: int) -> int:
+    """The split count s minimising ceil(grid_x*s / effective_cus) * (ceil(W/s) + overhead) over
+    s in [1, min(max_splits, 64)], ties to fewer splits (less duplicated KV traffic)."""
+    values = [grid_x, effective_cus, window_tiles, max_splits, overhead]
+    for i, v in enumerate(values):
+        if isinstance(v, float):
+            if v != int(v):
+                raise UsageError(f"splits_by_wave_cost takes whole numbers, got {v}")
+            values[i] = int(v)
+    grid_x, effective_cus, window_tiles, max_splits, overhead = values
+    if grid_x < 1 or effective_cus < 1 or window_tiles < 1 or max_splits < 1 or overhead < 0:
+        raise UsageError("grid_x, effective_cus, window_tiles and max_splits must be positive, overhead >= 0")
+    best = None
+    for s in range(1, min(max_splits, max_split_search()) + 1):
+        cost = _ceil_div(grid_x * s, effective_cus) * (_ceil_div(window_tiles, s) + overhead)
+        if best is None or cost < best[0]:
+            best = (cost, s)
+    return best[1]
+
+
+@dataclass(frozen=True, slots=True)
+class OccupancyAnswer:
+    blocks_per_cu: int
+    source: str                 # "given", "model", "hip", "recorded" or "default"
+    detail: str = ""
+
+
+def resolve_occupancy(*, occupancy: int | None = None, kernel=None, block_size: int | None = None,
+                      dynamic_lds: int = 0, hip: Callable[[], int | None] | None = None,
+                      recorded: Callable[[], int | None] | None = None) -> OccupancyAnswer:
+    """Blocks per CU from the first source that answers, in this order: a value the caller gives;
+    the static HIP model on the kernel's code object; HIP itself when usable (``hip()`` returns
+    None when it is not); a recorded answer; the default of 2."""
+    if occupancy is not None:
+        return OccupancyAnswer(int(occupancy), "given")
+    if kernel is not None:
+        if block_size is None:
+            raise UsageError("the kernel's occupancy needs the launch block size")
+        import amdocc
+
+        occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds)
+        if occ.error is None and occ.blocks_per_cu:
+            return OccupancyAnswer(occ.blocks_per_cu, "model",
+                                   f"hip model ({occ.profile}) on {getattr(kernel, 'name', 'the kernel')}, "
+                                   f"limited by {occ.limiter}")
+    for source, ask in (("hip", hip), ("recorded", recorded)):
+        if ask is not None:
+            value = ask()
+            if value:
+                return OccupancyAnswer(int(value), source)
+    return OccupancyAnswer(DEFAULT_OCCUPANCY, "default", "no code object, runtime or record answered")
+
+
+@dataclass(frozen=True, slots=True)
+class SplitDecision:
+    splits: int
+    reason: str
+    arch_policy: str
+    grid_x: int
+    cu_count: int
+    cu_source: str              # "given" or "fallback"
+    max_splits: int
+    occupancy: OccupancyAnswer | None = None
+    target: int | None = None   # fixed path: the oversubscription target in blocks
+    effective_cus: int | None = None
+    window_tiles: int | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict:
+        out = {name: getattr(self, name) for name in self.__slots__}
+        if self.occupancy is not None:
+            out["occupancy"] = {"blocks_per_cu": self.occupancy.blocks_per_cu,
+                                "source": self.occupancy.source, "detail": self.occupancy.detail}
+        out["notes"] = list(self.notes)
+        return out
+
+
+def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv: int, *, arch: str,
+                    cu_count: int | None = None, num_heads: int | None = None,
+                    aggressive: bool | None = None, occupancy: int | None = None, kernel=None,
+                    block_size: int | None = None, dynamic_lds: int = 0,
+                    hip: Callable[[], int | None] | None = None,
+                    recorded: Callable[[], int | None] | None = None) -> SplitDecision:
+    """AITER's _auto_num_splits, with occupancy from amdocc (see resolve_occupancy).
+
+    ``aggressive`` is the streaming low-head case; when not given it is derived as AITER does:
+    ``num_heads <= 32 and seq_len_kv > 2 * seq_len``.
+    """
+    if rows_per_block < 1 or block_kv < 1 or seq_len < 0 or seq_len_kv < 0:
+        raise UsageError("rows_per_block and block_kv must be positive, sequence lengths non-negative")
+    policy = policy_for(arch)
+    grid_x = _ceil_div(seq_len, rows_per_block)
+    cus, cu_source = (cu_count, "given") if cu_count else (policy.fallback_cu, "fallback")
+    max_splits = max(1, (seq_len_kv // block_kv) // policy.min_tiles_per_split)
+    common = dict(arch_policy=policy.arch, grid_x=grid_x, cu_count=cus, cu_source=cu_source,
+                  max_splits=max_splits)
+    if grid_x == 0:
+        return SplitDecision(1, "empty grid", **common)
+    if seq_len_kv < policy.min_seq_len_kv:
+        return SplitDecision(1, f"seq_len_kv {seq_len_kv} below the policy's minimum {policy.min_seq_len_kv}",
+                             **common)
+    occ_args = dict(occupancy=occupancy, kernel=kernel, block_size=block_size, dynamic_lds=dynamic_lds,
+                    hip=hip, recorded=recorded)
+    if not policy.occupancy_aware:
+        target = policy.cu_oversub * cus
+        occ = None
+        if aggressive is None:
+            aggressive = num_heads is not None and num_heads <= 32 and seq_len_kv > 2 * seq_len
+        if aggressive:
+            if policy.streaming_lowh_residency:
+                occ = resolve_occupancy(**occ_args)
+                streaming = policy.streaming_lowh_residency * occ.blocks_per_cu * cus
+            else:
+                streaming = policy.streaming_lowh_cu_oversub * cus
+            target = max(target, streaming)   # never below the conservative target
+        if grid_x >= target:
+            return SplitDecision(1, f"grid of {grid_x} blocks already reaches the target {target}",
+                                 occupancy=occ, target=target, **common)
+        splits = min(max(_ceil_div(target, grid_x), 1), max_splits)
+        return SplitDecision(splits, "fixed oversubscription" + (" (streaming low-head)" if aggressive else ""),
+                             occupancy=occ, target=target, **common)
+    occ = resolve_occupancy(**occ_args)
+    effective = cus * occ.blocks_per_cu
+    window = max(1, seq_len_kv // block_kv)
+    splits = splits_by_wave_cost(grid_x, effective, window, max_splits, policy.block_overhead_tiles)
+    return SplitDecision(splits, "wave-quantized cost over CUs x occupancy", occupancy=occ,
+                         effective_cus=effective, window_tiles=window, **common)
