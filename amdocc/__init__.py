@@ -12,7 +12,7 @@ from .errors import AmdoccError, FormatError, LimitError, UnknownTargetError, Us
 
 __version__ = "0.1.0"
 __all__ = ["AmdoccError", "FormatError", "LimitError", "UnknownTargetError", "UsageError",
-           "__version__", "iter_load", "load", "occupancy"]
+           "__version__", "iter_load", "load", "max_blocks_per_cu", "occupancy"]
 
 
 def load(source, *, strict: bool = True, limits=None):
@@ -49,3 +49,21 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None,
 
 
 _occupancy = None
+
+
+def max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds=0, *, stream=None, device=None, **kwargs):
+    """Workgroups per CU: HIP's answer when the runtime is usable and the stream is not capturing,
+    amdocc's static model otherwise; an int carrying ``.source`` ("hip" or "model").
+
+    The drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``; see :mod:`amdocc.runtime`.
+    """
+    from .runtime import max_blocks_per_cu as _max_blocks_per_cu
+
+    return _max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds, stream=stream, device=device, **kwargs)
+
+
+def samples_path():
+    """The path of the code object shipped with amdocc (see ``amdocc sample``)."""
+    from .samples import path
+
+    return path()

@@ -15,6 +15,7 @@ COMMANDS = {
     "sweep": ("amdocc.cli.sweep", "grid of workgroups per CU over block sizes and dynamic LDS for one kernel"),
     "split": ("amdocc.cli.split", "KV split count for AITER's fp8_mqa_logits from the kernel's occupancy"),
     "gate": ("amdocc.cli.gate", "route a prefill to AITER's asm kernel or CK Tile, with every reason"),
+    "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
 
@@ -49,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         return importlib.import_module(args._module).run(args)
     except AmdoccError as exc:
         print(f"amdocc: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        from ..runtime.hip import HipUnavailable
+        return EXIT_RUNTIME if isinstance(exc, HipUnavailable) else EXIT_INPUT
     except BrokenPipeError:
         # Output piped into head(1) and closed early: not an error worth a traceback.
         devnull = os.open(os.devnull, os.O_WRONLY)

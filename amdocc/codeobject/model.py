@@ -101,6 +101,7 @@ class CodeObject:
     metadata_version: tuple[int, ...] | None
     kernels: list[Kernel] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    data: bytes = field(default=b"", repr=False)   # the code object's bytes (to load it into HIP)
 
     @property
     def processor(self) -> str:

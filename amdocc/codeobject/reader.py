@@ -70,7 +70,7 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
     co = CodeObject(origin=origin, size=len(data), target_id=target_id, target=target,
                     code_object_version=co_version, elf_type=ELF_TYPES.get(h.e_type, f"type-{h.e_type}"),
                     e_flags=h.e_flags, generic_version=generic_version, metadata=metadata,
-                    metadata_version=md_version, findings=findings)
+                    metadata_version=md_version, findings=findings, data=data)
     symbols = _symbols(elf)
     if co_version == 2:
         co.kernels = _v2_kernels(elf, data, co, symbols, origin)
@@ -189,7 +189,7 @@ def _v3_kernels(elf, data, co, symbols, origin):
             name = symbol[:-3] if symbol.endswith(".kd") else symbol
         seen.add(symbol)
         descriptor = _descriptor_for(elf, data, co, symbols, symbol, findings)
-        kernels.append(_kernel(co, name, symbol, md, descriptor, symbols, findings))
+        kernels.append(_kernel(co, name, symbol, md, descriptor, symbols, findings, data))
     # Descriptors the metadata does not describe still name kernels the loader can find.
     for s in symbols.all:
         if s.name.endswith(".kd") and s.name not in seen and s.size == KERNEL_DESCRIPTOR.size:
@@ -197,7 +197,7 @@ def _v3_kernels(elf, data, co, symbols, origin):
             findings = [Finding("metadata-missing", WARNING, "kernel descriptor without a metadata "
                                 "entry: resources come from the descriptor alone")]
             descriptor = _descriptor_for(elf, data, co, symbols, s.name, findings)
-            kernels.append(_kernel(co, s.name[:-3], s.name, {}, descriptor, symbols, findings))
+            kernels.append(_kernel(co, s.name[:-3], s.name, {}, descriptor, symbols, findings, data))
     return kernels
 
 
@@ -232,19 +232,21 @@ def _v2_kernels(elf, data, co, symbols, origin):
         offset = elf.symbol_file_offset(s, AMD_KERNEL_CODE.size)
         descriptor = decode_amd_kernel_code(data, offset, co.target, co.origin)
         name = md.get("Name") if md and isinstance(md.get("Name"), str) else s.name
-        kernels.append(_kernel(co, name, s.name, md or {}, descriptor, symbols, findings))
+        kernels.append(_kernel(co, name, s.name, md or {}, descriptor, symbols, findings, data))
     for symbol in listed:
         co.findings.append(Finding("descriptor-missing", ERROR, f"v2 metadata kernel {symbol} has no kernel symbol"))
     return kernels
 
 
-def _kernel(co, name, symbol, md, descriptor, symbols, findings):
+def _kernel(co, name, symbol, md, descriptor, symbols, findings, data=b""):
     if descriptor is not None:
         for problem in descriptor.problems:
             findings.append(Finding("descriptor-bits", WARNING, problem))
     fn = symbol[:-3] if symbol.endswith(".kd") else symbol
     resource_symbols = symbols.resources.get(fn, {})
     resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings)
-    return Kernel(name=name, symbol=symbol, metadata=md, descriptor=descriptor,
-                  resource_symbols=resource_symbols, resources=resources, findings=findings,
-                  target_id=co.target_id, target=co.target, code_object_version=co.code_object_version)
+    kernel = Kernel(name=name, symbol=symbol, metadata=md, descriptor=descriptor,
+                    resource_symbols=resource_symbols, resources=resources, findings=findings,
+                    target_id=co.target_id, target=co.target, code_object_version=co.code_object_version)
+    kernel.memo["image"] = data   # the bytes HIP would load, kept for the runtime bridge
+    return kernel

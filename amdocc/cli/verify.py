@@ -1,0 +1,76 @@
+"""``amdocc verify``: every kernel × launch shape, amdocc's hip model against the live HIP runtime."""
+from __future__ import annotations
+
+import sys
+
+from .sweep import _int_list
+
+DESCRIPTION = """On a machine with a ROCm GPU, ask HIP's own occupancy API for every kernel in PATH
+that is built for this device, over a grid of block sizes and dynamic LDS sizes, and compare with
+amdocc's hip model. Prints the agreement; --record appends HIP's answers (with their inputs, the
+device's gcnArchName, the runtime version and the date) to a tables/hip_observed/ file.
+Exit 0 when every answer agrees, 1 when some disagree, 3 when no HIP runtime is usable."""
+
+
+def add_arguments(parser) -> None:
+    parser.description = DESCRIPTION
+    parser.add_argument("paths", nargs="+", metavar="PATH")
+    parser.add_argument("--blocks", type=_int_list, default=[64, 128, 256, 512, 1024], metavar="N,N,...")
+    parser.add_argument("--dynamic-lds", type=_int_list, default=[0, 16384], metavar="B,B,...")
+    parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
+    parser.add_argument("--hip-profile", metavar="NAME", help="the runtime behaviour to compare with (default: newest)")
+    parser.add_argument("--record", metavar="FILE", help="append HIP's answers as [[observation]] rows")
+    parser.add_argument("--json", action="store_true")
+
+
+def run(args) -> int:
+    from ..runtime import HipError, HipUnavailable, runtime, unavailable_reason
+    from .. import observed, report
+    from .occupancy import selected_kernels
+    import amdocc
+
+    rt = runtime()
+    if rt is None:
+        raise HipUnavailable(f"amdocc verify needs a ROCm GPU: {unavailable_reason()}")
+    dev = rt.properties()
+    args.target, args.device = dev.processor, None
+    failures: list[str] = []
+    rows, agree, total = [], 0, 0
+    recorded = []
+    for co, kernel, target in selected_kernels(args, failures):
+        for block in args.blocks:
+            for dyn in args.dynamic_lds:
+                occ = amdocc.occupancy(kernel, target=target, block_size=block, dynamic_lds=dyn,
+                                       **({"profile": args.hip_profile} if args.hip_profile else {}))
+                model = occ.error or occ.blocks_per_cu
+                try:
+                    hip = rt.occupancy_of(co.data, kernel.name, block, dyn)
+                except HipError as exc:
+                    hip = exc.code
+                total += 1
+                agree += hip == model
+                rows.append({"path": co.path, "origin": co.origin.chain, "kernel": kernel.name, "block_size": block,
+                             "dynamic_lds": dyn, "hip": hip, "model": model, "profile": occ.profile,
+                             "limiter": occ.limiter})
+                note = {f"{k}": kernel.meta(k) for k in observed.NOTE_KEYS}
+                recorded.append({"id": f"{kernel.name}-{block}-{dyn}", "source": f"amdocc verify on {dev.name}",
+                                 "kind": "measured", "profile": occ.profile, "processor": dev.processor,
+                                 "gcn_arch_name": dev.gcn_arch_name, "runtime_version": dev.runtime_version,
+                                 "date": observed.today(), **note, "block_size": block, "dynamic_lds": dyn,
+                                 **({"error": hip} if isinstance(hip, str) else {"blocks_per_cu": hip})})
+    for message in failures:
+        print(f"amdocc: {message}", file=sys.stderr)
+    if args.record and recorded:
+        with open(args.record, "a") as fh:
+            for row in recorded:
+                fh.write(observed.format_observation({k: v for k, v in row.items() if v is not None}))
+    summary = {"device": dev.gcn_arch_name, "runtime_version": dev.runtime_version, "agree": agree, "total": total}
+    if args.json:
+        sys.stdout.write(report.dumps({**summary, "results": rows}) + "\n")
+    else:
+        for r in rows:
+            if r["hip"] != r["model"]:
+                print(f"MISMATCH {r['kernel']} block {r['block_size']} dyn {r['dynamic_lds']}: HIP {r['hip']}, "
+                      f"amdocc {r['model']} ({r['profile']}, limiter {r['limiter']})")
+        print(f"{dev.name} ({dev.gcn_arch_name}, HIP runtime {dev.runtime_version}): {agree}/{total} agree")
+    return 0 if agree == total and not failures else 1

@@ -1,0 +1,114 @@
+"""Observed HIP answers (``tables/hip_observed/``): read them, replay them, write new ones.
+
+The format is described in tables/hip_observed/README.md. Replaying an observation runs amdocc's
+``hip`` model under the observation's profile on the observation's inputs.
+"""
+from __future__ import annotations
+
+import datetime
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .tabledata import tables_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size", "wavefront_size",
+             "workgroup_processor_mode")
+
+
+def files() -> list[Path]:
+    return sorted((tables_dir() / "hip_observed").glob("*.toml"))
+
+
+def load(path: Path | None = None) -> tuple[list[dict], list[dict]]:
+    """(observations, partial rows) from one file or from every file of the table."""
+    observations, partial = [], []
+    for p in [path] if path else files():
+        with open(p, "rb") as fh:
+            data = tomllib.load(fh)
+        for row in data.get("observation", []):
+            observations.append({**row, "file": p.name})
+        for row in data.get("partial", []):
+            partial.append({**row, "file": p.name})
+    return observations, partial
+
+
+def usage(row: dict, **override):
+    """The KernelUsage an observation describes."""
+    from .models import KernelUsage
+    from .targets import get_target
+
+    values = {**row, **override}
+    target = get_target(values["processor"])
+    wgp = values.get("workgroup_processor_mode")
+    return KernelUsage(target=target, wave=int(values["wavefront_size"]), vgprs=int(values.get("vgpr_count", 0)),
+                       sgprs=int(values.get("sgpr_count", 0)), lds=int(values.get("group_segment_fixed_size", 0)),
+                       wgp_mode=bool(wgp) and target.wgp, wgp_metadata=wgp, agprs=values.get("agpr_count"))
+
+
+def replay(row: dict, **override):
+    """amdocc's hip model on an observation (under its profile); returns the Occupancy record."""
+    from .models import compute
+
+    values = {**row, **override}
+    return compute(usage(values), "hip", int(values["block_size"]), int(values.get("dynamic_lds", 0)),
+                   profile=values.get("profile"))
+
+
+def answer_of(occ) -> int | str | None:
+    return occ.error if occ.error else occ.blocks_per_cu
+
+
+@dataclass(frozen=True, slots=True)
+class PartialReplay:
+    variant: str
+    processor: str
+    cells: int
+    reproduced: int
+    vgpr_ranges: list[tuple[int, int] | None]   # per cell: the VGPR counts that reproduce it
+
+
+def replay_partial(row: dict) -> PartialReplay:
+    """For each cell of a partial row, the VGPR counts (with some SGPR count up to the addressable
+    limit) for which the model gives the recorded answer."""
+    from .targets import get_target
+
+    target = get_target(row["processor"])
+    ranges = []
+    sgpr_choices = (0, 48, 64, 80, 96, 102)        # one per SGPR occupancy step
+    for i, expected in enumerate(row["blocks_per_cu"]):
+        cell = {**row, "group_segment_fixed_size": row["group_segment_fixed_size"][i], "dynamic_lds": 0}
+        # Only the count rounded to the allocation granule matters, so one count per granule is tried.
+        granule = target.vgpr_alloc_granule[int(row["wavefront_size"])]
+        hits = [v for v in range(granule, target.addressable_vgprs + 1, granule)
+                if any(answer_of(replay(cell, vgpr_count=v, sgpr_count=s)) == expected for s in sgpr_choices)]
+        ranges.append((hits[0] - granule + 1, hits[-1]) if hits else None)
+    return PartialReplay(row["variant"], row["processor"], len(ranges), sum(r is not None for r in ranges), ranges)
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def format_observation(row: dict) -> str:
+    """One [[observation]] table, keys in the README's order, for appending to a file."""
+    order = ["id", "source", "kind", "profile", "processor", "gcn_arch_name", "runtime_version", "date",
+             *NOTE_KEYS, "block_size", "dynamic_lds", "blocks_per_cu", "error", "note"]
+    keys = [k for k in order if row.get(k) is not None] + sorted(k for k in row if k not in order and row[k] is not None)
+    return "[[observation]]\n" + "".join(f"{k} = {toml_value(row[k])}\n" for k in keys) + "\n"
+
+
+def today() -> str:
+    return datetime.date.today().isoformat()

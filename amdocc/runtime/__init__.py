@@ -1,0 +1,115 @@
+"""HIP when it can answer, amdocc's static model when it cannot — and both compared when both can.
+
+:func:`max_blocks_per_cu` is the drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``
+(FlyDSL PR #1259): that one loads a temporary module and asks HIP, so it needs a device and fails
+inside graph capture. Here HIP answers when the runtime is usable and the stream is not
+capturing; otherwise the static ``hip`` model answers from the code object. The answer carries
+its source, and every disagreement between the two is logged and counted, never resolved quietly.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from ..errors import UsageError
+from .hip import DeviceInfo, Hip, HipError, HipUnavailable, runtime, unavailable_reason
+
+__all__ = ["BlocksPerCU", "DeviceInfo", "Hip", "HipError", "HipUnavailable", "max_blocks_per_cu", "runtime",
+           "stats", "unavailable_reason"]
+
+log = logging.getLogger("amdocc.runtime")
+_lock = threading.Lock()
+_hip_answers: dict[tuple, int] = {}
+stats = {"hip": 0, "model": 0, "compared": 0, "disagreements": 0}
+
+
+class BlocksPerCU(int):
+    """An int (so it drops in where FlyDSL returns one) that also says where it came from."""
+
+    source: str            # "hip" or "model"
+    model: int | None      # the static model's answer
+    hip: int | None        # HIP's answer, when asked
+    reason: str            # why this source
+    profile: str | None    # the HIP runtime profile the model reproduced
+
+    def __new__(cls, value, *, source, model=None, hip=None, reason="", profile=None):
+        obj = super().__new__(cls, value)
+        obj.source, obj.model, obj.hip, obj.reason, obj.profile = source, model, hip, reason, profile
+        return obj
+
+    def __repr__(self) -> str:
+        return f"BlocksPerCU({int(self)}, source={self.source!r})"
+
+
+def _kernel_and_image(obj, kernel_name: str | None):
+    """(kernel, code-object bytes) from a Kernel, a CodeObject, bytes or a path."""
+    from ..codeobject import CodeObject, Kernel
+    import amdocc
+
+    if isinstance(obj, Kernel):
+        return obj, obj.memo.get("image")
+    cos = [obj] if isinstance(obj, CodeObject) else list(amdocc.load(obj))
+    if len(cos) != 1:
+        raise UsageError(f"expected one code object, found {len(cos)}; pass the kernel itself")
+    co = cos[0]
+    kernels = [k for k in co.kernels if kernel_name in (None, k.name, k.symbol)]
+    if len(kernels) != 1:
+        names = ", ".join(k.name for k in co.kernels)
+        raise UsageError(f"{len(kernels)} kernels match {kernel_name!r} in {co.origin} ({names})")
+    return kernels[0], co.data
+
+
+def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int = 0, *, stream=None,
+                      device=None, kernel_name: str | None = None, profile: str | None = None,
+                      hip: Hip | None = None) -> BlocksPerCU:
+    """Workgroups of the kernel resident per CU at this block size and dynamic LDS.
+
+    ``device`` names a product or processor for the static model when no runtime is present;
+    ``hip`` overrides the runtime (tests pass a fake); ``profile`` the HIP era the model reproduces.
+    """
+    import amdocc
+
+    kernel, image = _kernel_and_image(code_object_or_kernel, kernel_name)
+    kwargs = {"profile": profile} if profile else {}
+    target_kwargs = {}
+    if device is not None:
+        from ..devices import get_device
+        from ..targets import find_target
+        t = find_target(device)
+        target_kwargs = {"target": t} if t is not None else {"device": get_device(device)}
+    occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **target_kwargs, **kwargs)
+    model = occ.blocks_per_cu
+
+    rt = hip if hip is not None else runtime()
+    if rt is None:
+        reason = f"no HIP runtime: {unavailable_reason()}"
+    elif rt.is_capturing(stream):
+        reason = "the stream is capturing (or its capture status could not be read): no module load"
+    elif image is None:
+        reason = "the kernel's code-object bytes are not at hand"
+    else:
+        key = (id(image), len(image), kernel.name, block_size, dynamic_lds)
+        with _lock:
+            answer = _hip_answers.get(key)
+        try:
+            if answer is None:
+                answer = rt.occupancy_of(image, kernel.name, block_size, dynamic_lds)
+                with _lock:
+                    _hip_answers[key] = answer
+        except (HipError, HipUnavailable) as exc:
+            reason = f"HIP could not answer: {exc}"
+        else:
+            stats["hip"] += 1
+            if model is not None:
+                stats["compared"] += 1
+                if model != answer:
+                    stats["disagreements"] += 1
+                    log.warning("amdocc model says %s blocks/CU for %s at block %d, dynamic LDS %d, HIP says %s "
+                                "(profile %s, limiter %s)", model, kernel.name, block_size, dynamic_lds, answer,
+                                occ.profile, occ.limiter)
+            return BlocksPerCU(answer, source="hip", model=model, hip=answer, reason="HIP runtime",
+                               profile=occ.profile)
+    if model is None:
+        raise UsageError(f"{kernel.name}: no answer ({reason}; the model says {occ.error})")
+    stats["model"] += 1
+    return BlocksPerCU(model, source="model", model=model, reason=reason, profile=occ.profile)
