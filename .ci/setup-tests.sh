@@ -12,7 +12,7 @@ if ! command -v llvm-readelf-22 >/dev/null || ! command -v clang-22 >/dev/null |
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-22 clang-22 lld-22 >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e ".[test,hip]"
+python3 -m pip install -q --disable-pip-version-check -e ".[test,hip,plot]"
 python3 -m pip install -q --disable-pip-version-check "triton==3.9.0"
 
 # The corpus: pinned to the release the project was measured on, newest pre-release otherwise.

@@ -659,6 +659,25 @@ def build_legacy() -> None:
                       "code_object_version": 3})
 
 
+def build_diff() -> None:
+    """Three builds of one library for `amdocc diff`: a base, one where k_main needs more VGPRs
+    (64 → 160) and one where it needs more LDS (16 → 32 KiB); k_other never changes."""
+    for stem in ("base", "more_vgpr", "more_lds"):
+        log: list[str] = []
+        base = [LLC, "-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-O3"]
+        run(base + ["-filetype=obj", f"diff_{stem}.ll", "-o", f"diff_{stem}.o"], log)
+        run([LLD, "-shared", f"diff_{stem}.o", "-o", f"diff_{stem}.hsaco"], log)
+        run(base + ["-filetype=asm", f"diff_{stem}.ll", "-o", f"diff_{stem}.s"], log)
+        remember_kernel_info(WORK / f"diff_{stem}.hsaco", WORK / f"diff_{stem}.s")
+        dest = store(WORK / f"diff_{stem}.hsaco", "diff")
+        rec = {"file": rel(dest), "kind": "elf", "why": f"amdocc diff fixture: {stem}", "targets": ["gfx942"],
+               "build": {"source": f"tools/fixture_src/diff_{stem}.ll", "offload_arch": "gfx942",
+                         "code_object_version": 5},
+               "sha256": sha256(dest), "size": dest.stat().st_size, "commands": log}
+        rec.update(oracle(dest.parent, dest.name, dest.parent, dest.name))
+        add_fixture(rec)
+
+
 # --------------------------------------------------------------------------- 2. containers
 
 CONTAINER_ENTRIES = OUT / "containers" / "entries"
@@ -1039,6 +1058,7 @@ def main() -> int:
         build_opencl()
         build_hand_asm()
         build_legacy()
+        build_diff()
         build_bundle_5arch()
         build_ccobs()
         build_host_so()

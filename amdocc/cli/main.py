@@ -15,6 +15,7 @@ COMMANDS = {
     "sweep": ("amdocc.cli.sweep", "grid of workgroups per CU over block sizes and dynamic LDS for one kernel"),
     "split": ("amdocc.cli.split", "KV split count for AITER's fp8_mqa_logits from the kernel's occupancy"),
     "gate": ("amdocc.cli.gate", "route a prefill to AITER's asm kernel or CK Tile, with every reason"),
+    "diff": ("amdocc.cli.diff", "compare two builds kernel by kernel; exit 1 on a regression (CI gate)"),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }

@@ -33,7 +33,9 @@ def add_arguments(parser) -> None:
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
-    parser.add_argument("--plot", metavar="FILE", help="also draw the sweep to FILE.svg/.png (needs matplotlib)")
+    parser.add_argument("--plot", metavar="FILE", help="also draw occupancy against block size, dynamic LDS and "
+                        "VGPRs to FILE.svg/.png (needs matplotlib: amdocc[plot])")
+    parser.add_argument("--block", type=int, help="the kernel's block size, marked on the plot")
 
 
 def default_blocks(wave: int, limit: int) -> list[int]:
@@ -68,11 +70,12 @@ def run(args) -> int:
         co, kernel, target = chosen[0]
         usage = usage_of(kernel, target)
         title = f"{co.origin}: {kernel.name} on {usage.target.name}"
+        short_title = f"{kernel.name} on {usage.target.name}"
     else:
         if args.vgprs is None and args.arch_vgprs is None:
             raise UsageError("give a PATH, or --target and --vgprs for manual mode")
         usage = manual_usage(args)
-        title = f"manual kernel on {usage.target.name}"
+        title = short_title = f"manual kernel on {usage.target.name}"
     t = usage.target
     limit = min(usage.max_flat_workgroup_size or 1024, 1024)
     blocks = args.blocks or default_blocks(usage.wave, limit)
@@ -93,7 +96,8 @@ def run(args) -> int:
         print(render(title, args.model, blocks, lds_sizes, grid))
     if args.plot:
         from .plot import plot_sweep
-        plot_sweep(args.plot, usage, args.model, options, blocks, lds_sizes, title)
+        plot_sweep(args.plot, usage, args.model, options, blocks, lds_sizes, short_title, block=args.block)
+        print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
 
 
