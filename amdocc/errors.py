@@ -5,10 +5,7 @@ file and the offset, so the CLI can print it and exit 2 without a traceback.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
 class Origin:
     """Where a buffer of bytes came from.
 
@@ -16,12 +13,30 @@ class Origin:
     container layer crossed on the way in (a section, a bundle entry, a decompressed payload).
     ``base`` is the absolute file offset of the buffer's first byte, or None once the bytes came
     out of a decompressor and no longer sit at any file offset. Offsets in errors are offsets into
-    the buffer; ``where`` turns them into file offsets when it can.
+    the buffer; ``where`` turns them into file offsets when it can. Immutable.
     """
 
-    path: str
-    hops: tuple[str, ...] = ()
-    base: int | None = 0
+    __slots__ = ("path", "hops", "base")
+
+    def __init__(self, path: str, hops: tuple[str, ...] = (), base: int | None = 0):
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "hops", tuple(hops))
+        object.__setattr__(self, "base", base)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Origin is immutable")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Origin) and (self.path, self.hops, self.base) == (other.path, other.hops, other.base)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.hops, self.base))
+
+    def __repr__(self) -> str:
+        return f"Origin(path={self.path!r}, hops={self.hops!r}, base={self.base!r})"
+
+    def __reduce__(self):
+        return Origin, (self.path, self.hops, self.base)
 
     def within(self, hop: str) -> "Origin":
         """Same buffer, one more layer of context."""
