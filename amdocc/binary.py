@@ -11,7 +11,7 @@ import struct
 from collections import namedtuple
 from typing import Any
 
-from .errors import FormatError, Origin
+from .errors import FormatError, LimitError, Origin
 
 Buffer = Any  # bytes, bytearray, memoryview or mmap: anything struct.unpack_from accepts
 
@@ -53,13 +53,54 @@ def need_bytes(data: Buffer, offset: int, size: int, origin: Origin, what: str) 
         )
 
 
-def cstring(table: bytes, offset: int, origin: Origin, what: str) -> str:
-    """Read a NUL-terminated string at ``offset`` of a string table held as ``bytes``."""
+class StringBudget:
+    """How many bytes one string table may still hand out as strings.
+
+    Tables share bytes between strings (one name may be the tail of another), so the strings read
+    from a table add up to a little more than the table. A file whose entries all point into one
+    long string would instead make every entry a copy of it: thousands of entries times a long
+    string is gigabytes from a file of a few MiB. Strings may add up to four times the table plus
+    64 KiB; past that, reading stops with a LimitError.
+    """
+
+    __slots__ = ("left", "total", "what")
+
+    def __init__(self, table_size: int, what: str):
+        self.total = self.left = 4 * table_size + (64 << 10)
+        self.what = what
+
+    def stop(self, start: int, end: int) -> int:
+        """Where the search for the NUL of a string starting at ``start`` may end at the latest."""
+        return min(end, start + max(self.left, 0) + 1)
+
+    def spend(self, start: int, nul: int) -> None:
+        self.left -= nul - start + 1
+
+    def exceeded(self, origin: Origin, at: int) -> LimitError:
+        return LimitError(f"strings read from {self.what} add up to more than {self.total} bytes "
+                          "(four times the table, plus 64 KiB): its entries keep pointing into the "
+                          "same long strings", origin, at)
+
+
+def cstring(table: bytes, offset: int, origin: Origin, what: str, at: int,
+            budget: StringBudget | None = None) -> str:
+    """Read a NUL-terminated string at ``offset`` of a string table held as ``bytes``.
+
+    ``at`` is the buffer offset of the record that refers to the string (a section header, a
+    symbol): errors name it, since that is where the lying offset sits. With a ``budget``, the
+    strings read from one table are bounded in total (see :class:`StringBudget`).
+    """
     if offset < 0 or offset >= len(table):
-        raise FormatError(f"{what} offset {offset:#x} is outside its string table", origin)
-    end = table.find(b"\0", offset)
+        raise FormatError(f"{what} offset {offset:#x} is outside its string table "
+                          f"({len(table):#x} bytes)", origin, at)
+    stop = len(table) if budget is None else budget.stop(offset, len(table))
+    end = table.find(b"\0", offset, stop)
     if end < 0:
-        raise FormatError(f"unterminated {what} at string-table offset {offset:#x}", origin)
+        if stop < len(table):
+            raise budget.exceeded(origin, at)
+        raise FormatError(f"unterminated {what} at string-table offset {offset:#x}", origin, at)
+    if budget is not None:
+        budget.spend(offset, end)
     return table[offset:end].decode("utf-8", "surrogateescape")
 
 

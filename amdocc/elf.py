@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .binary import Buffer, Layout, cstring, need_bytes
+from .binary import Buffer, Layout, StringBudget, cstring, need_bytes
 from .errors import FormatError, Origin
 
 ELF_MAGIC = b"\x7fELF"
@@ -90,6 +90,7 @@ class Symbol:
     info: int
     other: int
     shndx: int
+    entry_offset: int | None = None  # offset of the symbol's table entry inside the ELF buffer
 
     @property
     def type(self) -> int:
@@ -161,8 +162,10 @@ class ElfFile:
             strtab = raw[shstrndx]   # fields: name, type, flags, addr, offset, size, ...
             names = self._slice(strtab[4], strtab[5], "section-name string table")
         sections = []
+        budget = StringBudget(len(names), "the section-name string table")
         for i, row in enumerate(raw):
-            name = cstring(names, row[0], origin, "section name") if names and row[0] else ""
+            name = cstring(names, row[0], origin, f"section {i} name",
+                           h.e_shoff + i * layout.size, budget) if names and row[0] else ""
             sections.append(Section(i, name, *row[1:]))
         return sections
 
@@ -226,18 +229,21 @@ class ElfFile:
             rows = ((n, i, o, x, v, z) for n, v, z, i, o, x in rows)
         out = []
         origin = self.origin
-        for st_name, info, other, shndx, value, size in rows:
+        entry_size = sym_struct.size
+        budget = StringBudget(len(strtab), f"the string table of {section.name or 'the symbol table'}")
+        for index, (st_name, info, other, shndx, value, size) in enumerate(rows):
             if wanted is not None and not wanted(info, shndx):
                 continue
-            name = cstring(strtab, st_name, origin, "symbol name") if st_name else ""
-            out.append(Symbol(name, value, size, info, other, shndx))
+            at = section.offset + index * entry_size
+            name = cstring(strtab, st_name, origin, f"symbol {index} name", at, budget) if st_name else ""
+            out.append(Symbol(name, value, size, info, other, shndx, at))
         return out
 
     def symbol_file_offset(self, symbol: Symbol, size: int) -> int:
         """File offset of ``size`` bytes at a symbol defined in a section (checked)."""
         if symbol.shndx in (SHN_UNDEF, SHN_ABS) or symbol.shndx >= len(self.sections):
             raise FormatError(f"symbol {symbol.name} is not defined in a section "
-                              f"(section index {symbol.shndx:#x})", self.origin)
+                              f"(section index {symbol.shndx:#x})", self.origin, symbol.entry_offset)
         section = self.sections[symbol.shndx]
         # Relocatable objects store section-relative values, linked images virtual addresses.
         delta = symbol.value if self.header.e_type == ET_REL else symbol.value - section.addr
@@ -249,11 +255,23 @@ class ElfFile:
         return offset
 
     def notes(self) -> list[Note]:
-        """Every note in SHT_NOTE sections, or in PT_NOTE segments when there are no sections."""
+        """Every note in SHT_NOTE sections, or in PT_NOTE segments when there are no sections.
+
+        Note regions must not overlap: each note is read once, so a table that lists one region
+        thousands of times cannot make thousands of copies of it.
+        """
         regions = [(s.offset, s.size, s.addralign) for s in self.sections if s.type == SHT_NOTE]
+        what = "note sections"
         if not regions:
             regions = [(p.p_offset, p.p_filesz, p.p_align) for p in self.segments()
                        if p.p_type == PT_NOTE]
+            what = "PT_NOTE segments"
+        reach = None
+        for offset, size, _ in sorted(r for r in regions if r[1]):
+            if reach is not None and offset < reach:
+                raise FormatError(f"{what} overlap: one starts at {offset:#x}, before another ends at "
+                                  f"{reach:#x}", self.origin, offset)
+            reach = max(reach or 0, offset + size)
         out = []
         for offset, size, align in regions:
             out.extend(self._notes_in(offset, size, 8 if align == 8 else 4))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgpack
+
 from .codeobject import CodeObject, Kernel
 from .codeobject.resources import note_view
 from .containers import Failed, Skipped
@@ -21,10 +23,17 @@ KERNEL_NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fix
 
 
 def jsonable(value: Any) -> Any:
-    """A ``json.dumps`` default: metadata may hold MessagePack binary values, written as hex."""
+    """A ``json.dumps`` default for what MessagePack metadata may hold besides JSON's types.
+
+    Binary values are written as hex. An extension value is a (type, data) tuple, which JSON
+    writes as ``[type, "hex"]``; a timestamp (extension -1) is written the same way. Anything
+    else is written as its ``repr``: a record must always be written, never crash the dump.
+    """
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+    if isinstance(value, msgpack.Timestamp):
+        return [-1, value.to_bytes().hex()]
+    return repr(value)
 
 
 def dumps(record: dict) -> str:

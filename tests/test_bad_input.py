@@ -174,3 +174,265 @@ def test_missing_file(tmp_path, capsys):
     code = main(["inspect", str(tmp_path / "nope.co")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "cannot open" in err[0]
+
+
+# -- found by tools/fuzz.py ----------------------------------------------------------------------
+# Each test below is the minimized form of a failure the fuzz campaign found, kept so the fix stays.
+
+import json  # noqa: E402
+import random  # noqa: E402
+import time  # noqa: E402
+
+import msgpack  # noqa: E402
+
+import fuzz  # noqa: E402  (tools/fuzz.py: builders for mutated code objects)
+from amdocc import report  # noqa: E402
+from amdocc.cli.inspect import render_code_object  # noqa: E402
+from amdocc.errors import FormatError, LimitError  # noqa: E402
+
+GFX942 = (FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes()
+LEGACY_V2 = (FIXTURES / "elf" / "legacy_v2_gfx906.co").read_bytes()
+DLL = (FIXTURES / "containers" / "hip_win.dll").read_bytes()
+
+
+def _metadata(data=GFX942):
+    return msgpack.unpackb(fuzz.note_desc(data, "AMDGPU", 32), raw=False)
+
+
+def _with_metadata(tree, data=GFX942) -> bytes:
+    return fuzz.with_note_desc(data, "AMDGPU", 32, fuzz.mp_encode(tree))
+
+
+def _render_all(loaded):
+    for co in loaded:
+        json.loads(report.dumps(report.code_object_record(co)))
+        render_code_object(co, "all")
+
+
+def _only_failure(data: bytes):
+    loaded = amdocc.load(data, strict=False)
+    assert len(loaded.failed) == 1 and not loaded, [str(f.error) for f in loaded.failed]
+    return loaded.failed[0].error
+
+
+def test_msgpack_extension_values_in_metadata_render_as_tagged_json():
+    # Was: TypeError "Timestamp is not JSON serialisable" from report.dumps.
+    tree = _metadata()
+    tree["amdhsa.kernels"][0][".vgpr_count"] = msgpack.ExtType(5, b"\x01\x02")
+    tree["amdhsa.kernels"][0][".build_time"] = msgpack.Timestamp(1, 0)
+    (co,) = amdocc.load(_with_metadata(tree))
+    record = json.loads(report.dumps(report.code_object_record(co)))
+    kernel = record["kernels"][0]
+    assert kernel["vgpr_count"] == [5, "0102"]
+    assert kernel["metadata"][".build_time"] == [-1, "00000001"]
+    assert any(f["code"] == "metadata-type" and ".vgpr_count is ExtType" in f["message"] for f in kernel["findings"])
+    render_code_object(co)
+
+
+def test_metadata_nested_past_the_bound_is_a_limit_error_not_a_recursion_error():
+    # Was: RecursionError in json.dumps / repr for metadata nested 1,000 deep (msgpack allows 1,024).
+    for depth in (1000, 65):
+        tree = _metadata()
+        tree["amdhsa.kernels"][0][".args"] = fuzz.Raw(b"\x91" * depth + b"\x01")
+        error = _only_failure(_with_metadata(tree))
+        assert isinstance(error, LimitError) and "deeper than 64 levels" in str(error)
+        assert error.offset is not None and "offset 0x" in str(error)
+    tree = _metadata()
+    tree["amdhsa.kernels"][0][".args"] = fuzz.Raw(b"\x91" * 60 + b"\x01")  # deep, but within the bound
+    _render_all(amdocc.load(_with_metadata(tree)))
+
+
+def _with_yaml_line(line: bytes, data=LEGACY_V2) -> bytes:
+    text = fuzz.note_desc(data, "AMD", 10).rstrip(b"\0")
+    return fuzz.with_note_desc(data, "AMD", 10, text + line + b"\n\0")
+
+
+@pytest.mark.parametrize("line,needle", [
+    (b"Deep: " + b"[" * 5000 + b"1" + b"]" * 5000, "nested deeper than 64"),   # was RecursionError
+    (b'Escape: "\\x"', "bad escape"),                                          # was UnicodeDecodeError
+    (b'Escape: "\\N{no such name}"', "bad escape"),
+], ids=["deep flow sequence", "truncated \\x escape", "unknown \\N name"])
+def test_v2_yaml_errors_are_format_errors_at_their_line(line, needle):
+    data = _with_yaml_line(line)
+    error = _only_failure(data)
+    assert isinstance(error, FormatError) and needle in str(error)
+    # The offset is the start of the offending line inside the note.
+    text = fuzz.note_desc(data, "AMD", 10)
+    desc_at = data.index(text)
+    assert data[desc_at + error.offset:].startswith(line[:6])
+
+
+def _kd_symbol(data=GFX942):
+    elf = fuzz.ElfView(data)
+    return elf, next(s for s in elf.symbols(elf.symtab()) if s.name.endswith(".kd"))
+
+
+def _strtab_unterminated(data: bytes) -> bytes:
+    elf = fuzz.ElfView(data)
+    names = elf.sections[elf.h["e_shstrndx"]]
+    out = bytearray(data)
+    out[names.f["sh_offset"] + names.f["sh_size"] - 1] = 0x41
+    return bytes(out)
+
+
+def _v2_without_isa_note(data=LEGACY_V2) -> bytes:
+    elf = fuzz.ElfView(data)
+    note = next(n for n in elf.notes(elf.of_type(fuzz.SHT_NOTE)[0]) if n.f["type"] == 3)
+    out = bytearray(data)
+    fuzz.put(out, note.at + 8, 4, 0x7777)   # the ISA note becomes an unknown note type
+    return bytes(out)
+
+
+# Errors that named the file but no offset; each now names where the lying field sits.
+NO_OFFSET_BEFORE = {
+    "section name outside the table": (lambda: fuzz.elf_set(GFX942, fuzz.ElfView(GFX942).sections[1].at,
+                                                            fuzz.SHDR[2][1], "sh_name", 0xFFFFFF),
+                                       lambda: fuzz.ElfView(GFX942).sections[1].at),
+    "unterminated section name": (lambda: _strtab_unterminated(GFX942), None),
+    "symbol name outside the table": (lambda: fuzz.elf_set(GFX942, _kd_symbol()[1].at, fuzz.SYM[2][1], "st_name",
+                                                           0xFFFFFFFF), lambda: _kd_symbol()[1].at),
+    "descriptor symbol undefined": (lambda: fuzz.elf_set(GFX942, _kd_symbol()[1].at, fuzz.SYM[2][1], "st_shndx", 0),
+                                    lambda: _kd_symbol()[1].at),
+    "v2 without an ISA note": (_v2_without_isa_note, None),
+    "v2 YAML indentation": (lambda: _with_yaml_line(b"   Odd: 1"), None),
+}
+
+
+@pytest.mark.parametrize("name", NO_OFFSET_BEFORE)
+def test_code_object_errors_name_an_offset(name):
+    build, where = NO_OFFSET_BEFORE[name]
+    loaded = amdocc.load(build(), strict=False)
+    assert loaded.failed, name
+    error = loaded.failed[0].error
+    assert error.offset is not None and "offset 0x" in str(error), str(error)
+    if where is not None:
+        assert error.offset == where()
+
+
+def _timed_load(data: bytes):
+    start = time.perf_counter()
+    loaded = amdocc.load(data, strict=False)
+    return loaded, time.perf_counter() - start
+
+
+def test_many_section_names_into_one_long_string_are_bounded():
+    # Was: 20,000 section headers named at successive offsets of one 512 KiB name: 27 s and GiBs.
+    length, count = 512 << 10, 20000
+    names = b"\0" + b"N" * length + b"\0"
+    base = GFX942 + b"\0" * (-len(GFX942) % 16)
+    names_at = len(base)
+    data = base + names
+    headers = [fuzz.section_header(data, sh_name=1, sh_type=3, sh_offset=names_at, sh_size=len(names))]
+    headers += [fuzz.section_header(data, sh_name=1 + i, sh_type=1) for i in range(count)]
+    data = bytearray(fuzz.with_extra_sections(data, headers))
+    fuzz.put(data, 0x3E, 2, len(fuzz.ElfView(GFX942).sections))    # e_shstrndx: the new name table
+    loaded, elapsed = _timed_load(bytes(data))
+    assert elapsed < 1.0
+    (failure,) = loaded.failed
+    assert isinstance(failure.error, LimitError) and "section-name string table" in str(failure.error)
+
+
+def test_many_symbol_names_into_one_long_string_are_bounded():
+    # 40,000 symbols named at successive offsets of one 256 KiB name.
+    elf = fuzz.ElfView(GFX942)
+    table = elf.symtab()
+    names = b"\0" + b"S" * (256 << 10) + b"\0"
+    rows = b"".join(struct.pack("<IBBHQQ", 1 + i, 0x11, 0, 1, 0, 0) for i in range(40000))
+    base = GFX942 + b"\0" * (-len(GFX942) % 16)
+    names_at, rows_at = len(base), len(base) + len(names) + (-len(names) % 16)
+    data = base + names + b"\0" * (-len(names) % 16) + rows
+    data = bytearray(fuzz.with_extra_sections(data, [fuzz.section_header(data, sh_type=3, sh_offset=names_at,
+                                                                         sh_size=len(names))]))
+    t = fuzz.ElfView(bytes(data)).sections[table.index]
+    fuzz.put(data, t.at + 24, 8, rows_at)
+    fuzz.put(data, t.at + 32, 8, len(rows))
+    fuzz.put(data, t.at + 40, 4, len(elf.sections))
+    loaded, elapsed = _timed_load(bytes(data))
+    assert elapsed < 1.0
+    (failure,) = loaded.failed
+    assert isinstance(failure.error, LimitError) and "add up to more than" in str(failure.error)
+
+
+def test_note_section_listed_many_times_is_an_error_not_many_copies():
+    # Was: 20,000 headers of one note section (grown to 512 KiB): every note copied 20,000 times.
+    elf = fuzz.ElfView(GFX942)
+    note = elf.of_type(fuzz.SHT_NOTE)[0]
+    data = fuzz.with_extra_sections(GFX942, [GFX942[note.at:note.at + 64]] * 5000)
+    loaded, elapsed = _timed_load(data)
+    (failure,) = loaded.failed
+    assert "note sections overlap" in str(failure.error) and failure.error.offset == note.f["sh_offset"]
+    assert elapsed < 1.0
+
+
+def test_offload_binary_strings_into_one_long_string_are_bounded():
+    # Was: 65,536 string-map entries into one 64 KiB string: 10 s and 4 GiB.
+    case = None
+    for i in range(64):
+        case = fuzz.mutate(random.Random(f"offload-{i}"), fixture="containers/offload_binary_2arch.bin",
+                           only="offload.amplify")
+        if case.mutations and "65536 strings into one 65536-byte string (distinct" in case.mutations[0][1]:
+            break
+    else:
+        pytest.fail("no such input among the first 64")
+    loaded, elapsed = _timed_load(case.data)
+    assert elapsed < 1.0
+    assert any(isinstance(f.error, LimitError) and "OffloadBinary string map" in str(f.error) for f in loaded.failed)
+
+
+def test_bundle_entries_sharing_a_payload_are_refused():
+    # Was: 10,000 entries over one code object: parsed 10,000 times (4 s; 65,536 entries: 470 MiB).
+    entries, _ = fuzz.bundle_entries(BUNDLE)
+    e = next(x for x in entries if x.f["size"])
+    payload = BUNDLE[e.f["offset"]:e.f["offset"] + e.f["size"]]
+    entry_id = b"hipv4-amdgcn-amd-amdhsa--gfx942"
+    twice = bytearray(fuzz.build_bundle([(entry_id, payload), (entry_id, b"")]))
+    first, second = fuzz.bundle_entries(bytes(twice))[0]
+    fuzz.put(twice, second.at, 8, first.f["offset"] + 8)      # the second starts inside the first
+    fuzz.put(twice, second.at + 8, 8, first.f["size"] - 8)
+    (item,) = list(scan(bytes(twice)))
+    assert isinstance(item, Failed) and "overlap" in str(item.error)
+    assert item.error.offset == second.at
+    header = 32 + 10000 * (24 + len(entry_id))
+    at = header + (-header % 8)
+    table = b"".join(struct.pack("<QQQ", at, len(payload), len(entry_id)) + entry_id for _ in range(10000))
+    many = fuzz.BUNDLE_MAGIC + struct.pack("<Q", 10000) + table + b"\0" * (at - header) + payload
+    loaded, elapsed = _timed_load(many)
+    assert elapsed < 1.0 and not loaded and "overlap" in str(loaded.failed[0].error)
+    assert amdocc.load(fuzz.build_bundle([(entry_id, payload)]))  # one entry alone still reads
+
+
+def _fatbin_copies(data: bytes, name: str, count: int) -> bytes:
+    elf = fuzz.ElfView(data)
+    s = elf.named(name)
+    return fuzz.with_extra_sections(data, [data[s.at:s.at + 64]] * count)
+
+
+def test_device_code_section_listed_twice_is_read_once():
+    # Was: 3,000 headers of one .hip_fatbin: the fat binary read 3,000 times.
+    good = amdocc.load(FAT_SO)
+    loaded, elapsed = _timed_load(_fatbin_copies(FAT_SO, ".hip_fatbin", 3000))
+    assert elapsed < 1.0
+    assert len(loaded) == len(good) and len(loaded.failed) == 3000
+    assert "overlaps section" in str(loaded.failed[0].error) and "skipped" in str(loaded.failed[0].error)
+
+
+def test_pe_device_code_section_listed_twice_is_read_once():
+    case = None
+    for i in range(64):
+        case = fuzz.mutate(random.Random(f"coff-{i}"), fixture="containers/hip_win.dll", only="coff.amplify")
+        if case.mutations and "same bytes" in case.mutations[0][1]:
+            break
+    else:
+        pytest.fail("no such input among the first 64")
+    good = amdocc.load(DLL)
+    loaded, elapsed = _timed_load(case.data)
+    assert elapsed < 1.0 and len(loaded) == len(good)
+    assert loaded.failed and all("overlaps section" in str(f.error) for f in loaded.failed)
+
+
+def test_findings_quote_long_metadata_values_briefly():
+    tree = _metadata()
+    tree["amdhsa.kernels"][0][".sgpr_count"] = "x" * 100000
+    (co,) = amdocc.load(_with_metadata(tree))
+    (finding,) = [f for f in co.kernels[0].findings if f.code == "metadata-type"]
+    assert len(finding.message) < 200 and "100002 characters" in finding.message

@@ -10,7 +10,7 @@ import msgpack
 
 from ..binary import Layout
 from ..elf import Note
-from ..errors import FormatError, Origin
+from ..errors import FormatError, LimitError, Origin
 from . import yaml_subset
 
 NT_AMDGPU_METADATA = 32
@@ -25,6 +25,10 @@ V2_ISA = Layout("IsaVersion", [("vendor_size", "H"), ("arch_size", "H"), ("major
 
 _MSGPACK_ERRORS = (ValueError, TypeError, UnicodeDecodeError, OverflowError,
                    msgpack.exceptions.UnpackException, RecursionError)
+# Real metadata nests five levels (map, kernel list, kernel map, argument list, argument map).
+# MessagePack allows a thousand, which is past what repr() or json.dumps() can walk; the bound
+# keeps every later consumer of the map (findings, JSON, rendering) out of deep recursion.
+MAX_METADATA_DEPTH = 64
 
 
 def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict, list[str]]:
@@ -41,7 +45,24 @@ def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict, list[str]
     if not isinstance(value, dict):
         raise FormatError(f"AMDGPU metadata note holds a {type(value).__name__}, not a map",
                           origin, note.desc_offset)
+    if _deeper_than(value, MAX_METADATA_DEPTH):
+        raise LimitError(f"AMDGPU metadata nests maps and arrays deeper than {MAX_METADATA_DEPTH} "
+                         "levels", origin, note.desc_offset)
     return value, problems
+
+
+def _deeper_than(value, limit: int) -> bool:
+    """Whether maps and lists nest more than ``limit`` levels (breadth first, no recursion)."""
+    level, depth = [value], 1
+    while level:
+        if depth > limit:
+            return True
+        below = []
+        for container in level:
+            items = container.values() if isinstance(container, dict) else container
+            below.extend(v for v in items if isinstance(v, (dict, list)))
+        level, depth = below, depth + 1
+    return False
 
 
 def decode_v2_version(note: Note, origin: Origin) -> tuple[int, int]:
@@ -71,7 +92,15 @@ def decode_v2_metadata(note: Note, origin: Origin) -> dict:
     try:
         value = yaml_subset.loads(text)
     except yaml_subset.YamlSubsetError as exc:
-        raise FormatError(f"v2 metadata YAML: {exc}", where) from None
+        raise FormatError(f"v2 metadata YAML: {exc}", where, _line_offset(text, exc.line)) from None
     if not isinstance(value, dict):
-        raise FormatError("v2 metadata is not a YAML map", where)
+        raise FormatError("v2 metadata is not a YAML map", where, 0)
     return value
+
+
+def _line_offset(text: str, line: int | None) -> int:
+    """Byte offset of the start of 1-based ``line`` in the UTF-8 ``text`` (0 when unknown)."""
+    if not line:
+        return 0
+    lines = text.splitlines(keepends=True)
+    return sum(len(part.encode("utf-8", "surrogateescape")) for part in lines[:line - 1])

@@ -109,7 +109,7 @@ def _v2_identity(elf, all_notes, origin, findings):
     isa_notes = [n for n in all_notes if n.owner == "AMD" and n.type == N.NT_AMD_HSA_ISA_VERSION]
     if not isa_notes:
         raise FormatError("code-object v2 without an NT_AMD_HSA_ISA_VERSION note: its processor "
-                          "cannot be known", origin)
+                          "cannot be known", origin, min((n.desc_offset for n in all_notes), default=0))
     version, vendor, arch = N.decode_v2_isa(isa_notes[0], origin)
     target = target_by_isa_version(version)
     if target is None:

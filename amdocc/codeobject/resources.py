@@ -53,12 +53,18 @@ def _int(md: dict, key: str, findings: list[Finding]) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        findings.append(Finding("metadata-type", ERROR, f"{key} is {value!r}, not an integer"))
+        findings.append(Finding("metadata-type", ERROR, f"{key} is {_shown(value)}, not an integer"))
         return None
     if value < 0:
         findings.append(Finding("out-of-range", ERROR, f"{key} is negative ({value})"))
         return None
     return value
+
+
+def _shown(value, limit: int = 80) -> str:
+    """A metadata value as a finding quotes it: repr, cut short so a finding stays one line."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 3]}... ({type(value).__name__}, {len(text)} characters)"
 
 
 def _pick(metadata_value, other_value, other_source):
@@ -95,7 +101,7 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
         wgp = bool(f["workgroup_processor_mode"])
         md_wgp = md.get(".workgroup_processor_mode")
         if md_wgp is not None and bool(md_wgp) != wgp:
-            add("wgp-mode-mismatch", WARNING, f"metadata .workgroup_processor_mode {md_wgp} but the "
+            add("wgp-mode-mismatch", WARNING, f"metadata .workgroup_processor_mode {_shown(md_wgp)} but the "
                 f"descriptor WGP_MODE bit is {int(wgp)}")
 
     # -- VGPRs and AGPRs ----------------------------------------------------------------------
@@ -197,7 +203,7 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
     stack = md.get(".uses_dynamic_stack")
     kd_stack = f.get("uses_dynamic_stack")
     if stack is not None and kd_stack is not None and bool(stack) != bool(kd_stack) and co_version >= 5:
-        add("dynamic-stack-mismatch", WARNING, f"metadata .uses_dynamic_stack {stack} but descriptor says {kd_stack}")
+        add("dynamic-stack-mismatch", WARNING, f"metadata .uses_dynamic_stack {_shown(stack)} but descriptor says {kd_stack}")
     uses_stack = bool(stack) if stack is not None else (bool(kd_stack) if kd_stack is not None else None)
 
     max_wg = _int(md, ".max_flat_workgroup_size", findings)

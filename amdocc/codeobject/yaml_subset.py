@@ -10,7 +10,11 @@ MAX_DEPTH = 64
 
 
 class YamlSubsetError(ValueError):
-    pass
+    """Text outside the subset; ``line`` is the 1-based line it was met on, when known."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+        self.line = line
 
 
 def loads(text: str):
@@ -20,19 +24,19 @@ def loads(text: str):
         if not stripped.strip() or stripped.strip() in ("---", "...") or stripped.lstrip().startswith("#"):
             continue
         if "\t" in raw[: len(raw) - len(raw.lstrip())]:
-            raise YamlSubsetError(f"line {number}: tab in indentation")
+            raise YamlSubsetError("tab in indentation", number)
         lines.append([len(stripped) - len(stripped.lstrip(" ")), stripped.lstrip(" "), number])
     if not lines:
         return {}
     value, end = _block(lines, 0, lines[0][0], 0)
     if end != len(lines):
-        raise YamlSubsetError(f"line {lines[end][2]}: unexpected indentation")
+        raise YamlSubsetError("unexpected indentation", lines[end][2])
     return value
 
 
 def _block(lines, i, indent, depth):
     if depth > MAX_DEPTH:
-        raise YamlSubsetError("nesting too deep")
+        raise YamlSubsetError(f"nesting deeper than {MAX_DEPTH} levels", lines[i][2])
     if lines[i][1].startswith("-") and lines[i][1][1:2] in ("", " "):
         return _sequence(lines, i, indent, depth)
     return _mapping(lines, i, indent, depth)
@@ -53,8 +57,8 @@ def _sequence(lines, i, indent, depth):
         # "- key: value" starts a mapping whose keys line up after the dash.
         pad = len(rest) - len(rest.lstrip(" "))
         lines[i] = [indent + 1 + pad, rest.lstrip(" "), lines[i][2]]
-        if _split_key(lines[i][1]) is None:
-            out.append(_scalar(lines[i][1], lines[i][2]))
+        if _split_key(lines[i][1], lines[i][2]) is None:
+            out.append(_scalar(lines[i][1], lines[i][2], depth))
             i += 1
         else:
             value, i = _mapping(lines, i, lines[i][0], depth + 1)
@@ -68,13 +72,13 @@ def _mapping(lines, i, indent, depth):
         content, number = lines[i][1], lines[i][2]
         if content[:1] == "-" and content[1:2] in ("", " "):
             break
-        pair = _split_key(content)
+        pair = _split_key(content, number)
         if pair is None:
-            raise YamlSubsetError(f"line {number}: expected 'key: value'")
+            raise YamlSubsetError("expected 'key: value'", number)
         key, rest = pair
         i += 1
         if rest:
-            out[key] = _scalar(rest, number)
+            out[key] = _scalar(rest, number, depth)
         elif i < len(lines) and (lines[i][0] > indent or (lines[i][0] == indent and lines[i][1][:1] == "-")):
             out[key], i = _block(lines, i, lines[i][0], depth + 1)
         else:
@@ -82,7 +86,7 @@ def _mapping(lines, i, indent, depth):
     return out, i
 
 
-def _split_key(content):
+def _split_key(content, number=None):
     if content[:1] in ("'", '"'):
         quote = content[0]
         end = content.find(quote, 1)
@@ -90,7 +94,7 @@ def _split_key(content):
             end = content.find(quote, end + 2)
         if end < 0 or content[end + 1:end + 2] != ":":
             return None
-        return _scalar(content[:end + 1], 0), content[end + 2:].strip()
+        return _scalar(content[:end + 1], number), content[end + 2:].strip()
     colon = content.find(": ")
     if colon < 0:
         if content.endswith(":"):
@@ -99,19 +103,24 @@ def _split_key(content):
     return content[:colon], content[colon + 2:].strip()
 
 
-def _scalar(text, number):
+def _scalar(text, number, depth=0):
     text = text.strip()
     if text.startswith("[") and text.endswith("]"):
+        if depth > MAX_DEPTH:
+            raise YamlSubsetError(f"flow sequences nested deeper than {MAX_DEPTH} levels", number)
         inner = text[1:-1].strip()
-        return [_scalar(part, number) for part in inner.split(",")] if inner else []
+        return [_scalar(part, number, depth + 1) for part in inner.split(",")] if inner else []
     if text.startswith("'"):
         if not text.endswith("'") or len(text) < 2:
-            raise YamlSubsetError(f"line {number}: unterminated quoted scalar")
+            raise YamlSubsetError("unterminated quoted scalar", number)
         return text[1:-1].replace("''", "'")
     if text.startswith('"'):
         if not text.endswith('"') or len(text) < 2:
-            raise YamlSubsetError(f"line {number}: unterminated quoted scalar")
-        return text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+            raise YamlSubsetError("unterminated quoted scalar", number)
+        try:
+            return text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except UnicodeDecodeError as exc:
+            raise YamlSubsetError(f"bad escape in double-quoted scalar: {exc.reason}", number) from None
     if text in ("true", "True"):
         return True
     if text in ("false", "False"):

@@ -48,9 +48,10 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
         raise LimitError(f"offload bundle declares {header.count} entries (limit "
                          f"{limits.max_entries})", origin, start + 24)
     pos = start + BUNDLE_HEADER.size
-    entries, extent = [], pos
+    entries, extent, headers = [], pos, []
     for index in range(header.count):
         e = ENTRY_HEADER.read(buf, pos, origin, f"offload bundle entry {index}")
+        headers.append(pos)
         pos += ENTRY_HEADER.size
         if e.id_length > 4096:
             raise FormatError(f"bundle entry {index} id length {e.id_length} is implausible", origin, pos - 8)
@@ -63,6 +64,15 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
                               origin, pos - e.id_length - ENTRY_HEADER.size)
         entries.append(BundleEntry(entry_id, e.offset, e.size))
         extent = max(extent, pos, start + e.offset + e.size)
+    # Entries own their bytes: the bundler never shares them, and a table of thousands of entries
+    # over one payload would have that payload parsed thousands of times.
+    reach, holder = 0, None
+    for lo, hi, i in sorted((e.offset, e.offset + e.size, i) for i, e in enumerate(entries) if e.size):
+        if holder is not None and lo < reach:
+            raise FormatError(f"bundle entries {entries[holder].entry_id!r} and {entries[i].entry_id!r} "
+                              f"overlap: the second starts at bundle offset {lo:#x}, before the first "
+                              f"ends at {reach:#x}", origin, headers[i])
+        reach, holder = hi, i
     return entries, extent
 
 

@@ -232,9 +232,17 @@ def _scan_host_elf(buf, start, end, origin, limits, depth):
     if not regions:
         yield Skipped(origin, f"host ELF (machine {elf.header.e_machine}) without device code")
         return
-    for s in regions:
-        lo, hi = elf.section_range(s)
+    spans = [elf.section_range(s) for s in regions]
+    overlapping = _overlapping(spans)
+    for i, s in enumerate(regions):
+        lo, hi = spans[i]
         here = origin.within(f"section {s.name}")
+        if i in overlapping:
+            other = regions[overlapping[i]]
+            yield Failed(here.at(lo), FormatError(
+                f"section {s.index} ({s.name}, {lo:#x}-{hi:#x}) overlaps section {other.index} "
+                f"({other.name}) and is skipped: device code is read once", origin, lo))
+            continue
         if s.name.startswith(BUNDLE_SECTION_PREFIX):
             # RDC objects name one bundle entry per section; the section holds the entry itself.
             entry_id = s.name[len(BUNDLE_SECTION_PREFIX):]
@@ -252,5 +260,38 @@ def _scan_coff(buf, start, origin, limits, depth):
     if not regions:
         yield Skipped(origin, f"PE/COFF ({machine}) without a .hip_fat section")
         return
-    for s in regions:
-        yield from _scan_region(buf, s.start, s.end, origin.within(f"section {s.name}"), limits, depth + 1)
+    overlapping = _overlapping([(s.start, s.end) for s in regions])
+    for i, s in enumerate(regions):
+        here = origin.within(f"section {s.name}")
+        if i in overlapping:
+            other = regions[overlapping[i]]
+            yield Failed(here.at(s.start), FormatError(
+                f"section {s.name} ({s.start:#x}-{s.end:#x}) overlaps section {other.name} "
+                f"({other.start:#x}-{other.end:#x}) and is skipped: device code is read once", origin, s.start))
+            continue
+        yield from _scan_region(buf, s.start, s.end, here, limits, depth + 1)
+
+
+def _overlapping(spans: list[tuple[int, int]]) -> dict[int, int]:
+    """Which of the (start, end) spans overlap one read instead: {index: index kept}.
+
+    Device code is read once: of two overlapping sections the one listed first is kept, so a
+    section table that lists one fat binary thousands of times costs one read, not thousands.
+    The kept spans are disjoint; O(n log n) however the table is ordered.
+    """
+    kept: list[int] = []   # indices, in start order, of disjoint spans
+    dropped: dict[int, int] = {}
+    for i in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
+        lo, hi = spans[i]
+        if hi <= lo:
+            continue
+        if kept and lo < spans[kept[-1]][1]:
+            last = kept[-1]
+            if i < last:       # the one listed first wins; it cannot reach back past ``last``'s start
+                dropped[last] = i
+                kept[-1] = i
+            else:
+                dropped[i] = last
+            continue
+        kept.append(i)
+    return dropped

@@ -1,0 +1,149 @@
+"""Hostile input, fuzzed and bounded: only AmdoccError escapes, nothing hangs or balloons.
+
+Two tiers. Hypothesis drives the mutations of tools/fuzz.py (tests/fuzz_strategies.py) in this
+process: a few hundred examples, each run through ``amdocc.load`` and both renderers. The
+campaign runs tools/fuzz.py itself for 20,000 seeded inputs on two watched worker processes and
+fails on any escaped exception, any input taking over 1 s (of CPU, so a busy machine does not
+fail it; a hang is caught on wall time), or a worker's peak RSS over 1 GiB while it handles one
+input. It takes about 25 s on two cores. Its seed is new on every run and printed;
+``AMDOCC_FUZZ_SEED`` fixes it and ``AMDOCC_FUZZ_INPUTS`` sets the count, e.g. to replay a
+failure seen in CI:
+
+    AMDOCC_FUZZ_SEED=1234 python3 -m pytest -q -s tests/test_fuzz.py -k campaign
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import fuzz
+from conftest import ROOT
+from fuzz_strategies import (container_header_edits, elf_header_edits, metadata_edits, mutated_inputs,
+                             section_header_edits)
+
+HANG_SECONDS = 10   # an example taking this long is a hang, not a slow input
+PROPERTY = settings(deadline=None, max_examples=400,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.filter_too_much])
+
+
+@contextmanager
+def hang_alarm(seconds: int = HANG_SECONDS):
+    """Turn a hang into a failure of this example instead of a stuck test run."""
+    def expire(signum, frame):
+        raise TimeoutError(f"no answer within {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def only_amdocc_errors(data: bytes, mode: str = "bytes") -> None:
+    """fuzz.exercise raises whatever is not an AmdoccError (and breaches of the error contract)."""
+    with hang_alarm():
+        fuzz.exercise(data, mode)
+
+
+@PROPERTY
+@given(mutated_inputs())
+def test_mutated_fixtures_only_raise_amdocc_errors(case):
+    note = f"{case.fixture} [{case.layer_path}] " + "; ".join(f"{n}: {d}" for n, d in case.mutations)
+    try:
+        only_amdocc_errors(case.data, case.mode)
+    except BaseException:
+        print(f"input: {note} (mode {case.mode}, {len(case.data)} bytes)")
+        raise
+
+
+@settings(PROPERTY, max_examples=200)
+@given(elf_header_edits())
+def test_elf_header_fields(edit):
+    data, note = edit
+    only_amdocc_errors(data)
+
+
+@settings(PROPERTY, max_examples=200)
+@given(section_header_edits())
+def test_section_header_fields(edit):
+    data, note = edit
+    only_amdocc_errors(data)
+
+
+@settings(PROPERTY, max_examples=200)
+@given(metadata_edits())
+def test_hostile_metadata_values(edit):
+    data, note = edit
+    only_amdocc_errors(data)
+
+
+@settings(PROPERTY, max_examples=200)
+@given(container_header_edits())
+def test_container_header_fields(edit):
+    data, note = edit
+    only_amdocc_errors(data)
+
+
+def test_inputs_depend_on_seed_and_index_only():
+    a, b = fuzz.generate(7, 123), fuzz.generate(7, 123)
+    assert a.data == b.data and a.mutations == b.mutations and a.mode == b.mode
+    assert fuzz.generate(8, 123).data != a.data or fuzz.generate(8, 123).mutations != a.mutations
+
+
+def test_every_mutator_applies_to_some_fixture():
+    for name, m in fuzz.MUTATORS.items():
+        changed = 0
+        for i in range(12):
+            case = fuzz.mutate(random.Random(f"{name}:{i}"), only=name)
+            changed += bool(case.mutations) and case.data != case.layer_before and case.layer_after != case.layer_before
+        assert changed, f"mutator {name} never changed an input"
+
+
+def _campaign_settings():
+    seed = os.environ.get("AMDOCC_FUZZ_SEED") or str(random.SystemRandom().randrange(1 << 32))
+    inputs = int(os.environ.get("AMDOCC_FUZZ_INPUTS", "20000"))
+    return seed, inputs
+
+
+@pytest.mark.slow
+def test_fuzz_campaign(tmp_path):
+    """20,000 seeded inputs, two workers: no escaped exception, no input over 1 s, RSS under 1 GiB."""
+    # The bound on memory: 1 GiB of peak RSS for a worker process handling any one input (its own
+    # footprint, about 70 MiB, included); inputs are at most a few MiB.
+    seed, inputs = _campaign_settings()
+    print(f"\nfuzz campaign: seed {seed}, {inputs} inputs (AMDOCC_FUZZ_SEED={seed} replays it)", flush=True)
+    summary_path = tmp_path / "summary.json"
+    out_dir = tmp_path / "reproducers"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "fuzz.py"), "--inputs", str(inputs), "--seed", seed,
+         "--jobs", "2", "--out", str(out_dir), "--summary-json", str(summary_path),
+         "--time-limit", str(fuzz.TIME_LIMIT), "--rss-limit-mib", str(fuzz.RSS_LIMIT_MIB),
+         "--minimize-seconds", "20"],
+        capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    wall = time.monotonic() - started
+    print(proc.stdout)
+    print(proc.stderr[-4000:], file=sys.stderr)
+    print(f"campaign wall time {wall:.1f} s", flush=True)
+    summary = json.loads(summary_path.read_text())
+    reproducers = sorted(out_dir.glob("*.txt")) if out_dir.exists() else []
+    for path in reproducers:   # what failed and how, in the test's output
+        print(f"--- {path.name}\n" + "\n".join(path.read_text().splitlines()[:40]))
+    assert summary["inputs"] == inputs, "the campaign did not try every input"
+    assert summary["failures"] == 0, (
+        f"seed {seed}: {summary['failures']} failing inputs {summary['failure_kinds']} "
+        f"{summary['failure_signatures']}; reproducers in {out_dir}")
+    assert summary["slowest_seconds"] <= fuzz.TIME_LIMIT
+    assert summary["peak_rss_mib"] < fuzz.RSS_LIMIT_MIB
+    assert proc.returncode == 0
