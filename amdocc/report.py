@@ -37,11 +37,12 @@ def jsonable(value: Any) -> Any:
 
 
 def dumps(record: dict) -> str:
-    """One record as compact JSON (map keys that are not strings become strings, as JSON needs)."""
+    """One record as strict JSON: map keys that are not strings become strings, and floats JSON
+    cannot hold (NaN, infinities: MessagePack can carry them) become strings."""
     try:
-        return json.dumps(record, default=jsonable)
-    except TypeError:  # a map key JSON cannot hold (bytes, say): rare, so sanitised only then
-        return json.dumps(_sanitised(record), default=jsonable)
+        return json.dumps(record, default=jsonable, allow_nan=False)
+    except (TypeError, ValueError):  # rare, so the record is sanitised only then
+        return json.dumps(_sanitised(record), default=jsonable, allow_nan=False)
 
 
 def _sanitised(value: Any) -> Any:
@@ -49,6 +50,8 @@ def _sanitised(value: Any) -> Any:
         return {k if isinstance(k, str) else repr(k): _sanitised(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_sanitised(v) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return repr(value)
     return value
 
 

@@ -436,3 +436,34 @@ def test_findings_quote_long_metadata_values_briefly():
     (co,) = amdocc.load(_with_metadata(tree))
     (finding,) = [f for f in co.kernels[0].findings if f.code == "metadata-type"]
     assert len(finding.message) < 200 and "100002 characters" in finding.message
+
+
+def test_nested_compressed_bundles_share_one_decompression_budget():
+    # A CCOB whose bundle holds another CCOB: the inner one may only use what the outer one left.
+    inner = _ccob(BUNDLE)
+    entry = b"hipv4-amdgcn-amd-amdhsa--gfx942"
+    header = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", 1)
+    start = len(header) + 24 + len(entry)
+    middle = header + struct.pack("<QQQ", start, len(inner), len(entry)) + entry + inner
+    outer = _ccob(middle)
+    assert sum(hasattr(i, "data") for i in scan(outer)) == 5               # enough budget: all read
+    tight = Limits(max_decompressed=len(middle) + len(BUNDLE) - 1)
+    items = list(scan(outer, tight))
+    assert any(isinstance(i, Failed) and "over the limit" in str(i.error) for i in items)
+
+
+def test_json_never_holds_nan_or_unhashable_wgp_values():
+    import json
+    import msgpack
+    from amdocc import report
+    (co,) = amdocc.load(CODE_OBJECT)
+    co.kernels[0].metadata[".odd"] = float("nan")
+    text = report.dumps(report.code_object_record(co))
+    assert json.loads(text)["kernels"][0]["metadata"][".odd"] == "nan"
+    assert "NaN" not in text
+    # A map where .workgroup_processor_mode should be an integer still gets an answer.
+    k = co.kernels[0]
+    k.metadata[".workgroup_processor_mode"] = {"x": 1}
+    k.memo.clear()
+    assert amdocc.occupancy(k, block_size=256).blocks_per_cu is not None
+    del msgpack

@@ -18,6 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ..binary import Buffer
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile
@@ -192,7 +193,10 @@ def _scan_ccob(buf, pos, end, origin, limits, depth):
     if not ccob.payload.startswith(BUNDLE_MAGIC):
         yield Failed(inner, FormatError("compressed bundle does not hold an offload bundle", inner, 0))
     else:
-        yield from _scan_region(ccob.payload, 0, len(ccob.payload), inner, limits, depth + 1)
+        # What this payload used of the decompression budget is gone for anything nested in it,
+        # so CCOBs inside CCOBs cannot multiply the limit by the nesting depth.
+        rest = replace(limits, max_decompressed=limits.max_decompressed - len(ccob.payload))
+        yield from _scan_region(ccob.payload, 0, len(ccob.payload), inner, rest, depth + 1)
     return ccob.extent
 
 

@@ -55,12 +55,18 @@ def from_kernel(kernel, target: Target | None = None) -> KernelUsage:
     usage = KernelUsage(
         target=t, wave=r.wavefront_size, vgprs=r.vgprs, sgprs=r.sgprs, lds=r.lds,
         wgp_mode=bool(r.wgp_mode) and t.wgp,
-        wgp_metadata=kernel.meta("workgroup_processor_mode"),
+        wgp_metadata=_scalar(kernel.meta("workgroup_processor_mode")),
         agprs=r.agprs, max_flat_workgroup_size=r.max_flat_workgroup_size,
         vgprs_allocated=r.vgprs_allocated, sgprs_allocated=r.sgprs_allocated,
         scratch=r.scratch or 0, tg_split=bool(fields.get("tg_split")), name=kernel.name)
     kernel.memo[key] = usage
     return usage
+
+
+def _scalar(value):
+    """A metadata value as HIP's string parse would see it; maps and lists (malformed notes) are
+    kept as their text so a usage stays hashable."""
+    return value if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
 
 
 def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgprs: int | None = None,
