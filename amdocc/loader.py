@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .codeobject import CodeObject, NotAnHsaCodeObject, parse_code_object
-from .containers import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped, scan
+from .containers import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped, scan, scan_file
 from .errors import AmdoccError
 
 
@@ -21,9 +21,15 @@ class Loaded(list):
         return [k for co in self for k in co.kernels]
 
 
-def iter_load(source, limits: Limits = DEFAULT_LIMITS) -> Iterator[CodeObject | Skipped | Failed]:
-    """Stream code objects, skipped entries and failures from one source, in file order."""
-    for item in scan(source, limits):
+def iter_load(source, limits: Limits = DEFAULT_LIMITS, *,
+              in_directory: bool = False) -> Iterator[CodeObject | Skipped | Failed]:
+    """Stream code objects, skipped entries and failures from one source, in file order.
+
+    ``in_directory`` marks a file found by walking a directory: one that starts like nothing
+    amdocc reads is then passed over instead of being an error.
+    """
+    items = scan_file(source, limits, in_directory=True) if in_directory else scan(source, limits)
+    for item in items:
         if isinstance(item, Blob):
             try:
                 yield parse_code_object(item.data, item.origin)

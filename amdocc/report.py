@@ -41,18 +41,30 @@ def dumps(record: dict) -> str:
     cannot hold (NaN, infinities: MessagePack can carry them) become strings."""
     try:
         return json.dumps(record, default=jsonable, allow_nan=False)
-    except (TypeError, ValueError):  # rare, so the record is sanitised only then
+    except (TypeError, ValueError, RecursionError):  # rare, so the record is sanitised only then
         return json.dumps(_sanitised(record), default=jsonable, allow_nan=False)
 
 
-def _sanitised(value: Any) -> Any:
+MAX_DEPTH = 64   # real metadata nests five levels; a malformed note may nest a thousand
+
+
+def _sanitised(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
+        return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
     if isinstance(value, dict):
-        return {k if isinstance(k, str) else repr(k): _sanitised(v) for k, v in value.items()}
+        return {k if isinstance(k, str) else _key(k): _sanitised(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_sanitised(v) for v in value]
+        return [_sanitised(v, depth + 1) for v in value]
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return repr(value)
     return value
+
+
+def _key(key: Any) -> str:
+    try:
+        return repr(key)
+    except RecursionError:
+        return f"<{type(key).__name__}>"
 
 
 def origin_record(origin: Origin) -> dict:

@@ -20,44 +20,66 @@ def add_arguments(parser) -> None:
                         '{"code_objects": [...], "skipped": [...], "errors": [...]}')
     parser.add_argument("--findings", choices=("all", "warnings", "none"), default="all",
                         help="which findings the table shows (default: all; JSON always has all)")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="processes reading files (default: one per CPU for 32 files or more)")
 
 
 def run(args) -> int:
+    from . import parallel
+
+    files = parallel.expand(args.paths)
+    jobs = parallel.jobs_for(args.jobs, len(files))
+    failed = 0
+    skipped, errors = [], []
+    first = True
+    if args.json:
+        sys.stdout.write('{"code_objects": [')
+    for outputs, file_skipped, file_errors in parallel.run(files, inspect_file, (args.json, args.findings), jobs):
+        for text in outputs:
+            if args.json:
+                sys.stdout.write(("\n" if first else ",\n") + text)
+                first = False
+            else:
+                print(text)
+        skipped += file_skipped
+        if not args.json:
+            for s in file_skipped:
+                print(f"skipped {s['path']}{' [' + s['origin'] + ']' if s['origin'] else ''}: {s['reason']}\n")
+        for e in file_errors:
+            failed += 1
+            errors.append(e)
+            error(e["error"])
+    if args.json:
+        sys.stdout.write("\n], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+    return 2 if failed else 0
+
+
+def inspect_file(item, options) -> tuple[list[str], list[dict], list[dict]]:
+    """One file's code objects rendered (JSON or table), its skipped entries and its errors.
+
+    Runs in a worker process when several files are read at once, so it returns text, not objects.
+    """
     from ..codeobject import CodeObject
     from ..containers import Skipped
     from ..errors import AmdoccError
     from ..loader import iter_load
     from .. import report
 
-    failed = 0
-    skipped, errors = [], []
-    first = True
-    if args.json:
-        sys.stdout.write('{"code_objects": [')
-    for path in args.paths:
-        try:
-            for item in iter_load(path):
-                if isinstance(item, CodeObject):
-                    if args.json:
-                        sys.stdout.write(("\n" if first else ",\n") + report.dumps(report.code_object_record(item)))
-                    else:
-                        print(render_code_object(item, args.findings))
-                    first = False
-                elif isinstance(item, Skipped):
-                    skipped.append(report.skipped_record(item))
-                    if not args.json:
-                        print(f"skipped {item.origin}: {item.reason}\n")
-                else:
-                    failed += 1
-                    errors.append(report.failed_record(item))
-                    error(str(item.error))
-        except AmdoccError as exc:
-            failed += 1
-            errors.append({"path": path, "origin": "", "offset": None, "error": str(exc)})
-            error(str(exc))
-    if args.json:
-        sys.stdout.write("\n], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
-    return 2 if failed else 0
+    path, in_directory = item
+    as_json, which_findings = options
+    outputs, skipped, errors = [], [], []
+    try:
+        for x in iter_load(path, in_directory=in_directory):
+            if isinstance(x, CodeObject):
+                outputs.append(report.dumps(report.code_object_record(x)) if as_json
+                               else render_code_object(x, which_findings))
+            elif isinstance(x, Skipped):
+                skipped.append(report.skipped_record(x))
+            else:
+                errors.append(report.failed_record(x))
+    except AmdoccError as exc:
+        errors.append({"path": path, "origin": "", "offset": None, "error": str(exc)})
+    return outputs, skipped, errors
 
 
 def render_code_object(co, which_findings: str = "all") -> str:

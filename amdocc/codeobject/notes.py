@@ -10,7 +10,7 @@ import msgpack
 
 from ..binary import Layout
 from ..elf import Note
-from ..errors import FormatError, LimitError, Origin
+from ..errors import FormatError, Origin
 from . import yaml_subset
 
 NT_AMDGPU_METADATA = 32
@@ -25,10 +25,9 @@ V2_ISA = Layout("IsaVersion", [("vendor_size", "H"), ("arch_size", "H"), ("major
 
 _MSGPACK_ERRORS = (ValueError, TypeError, UnicodeDecodeError, OverflowError,
                    msgpack.exceptions.UnpackException, RecursionError)
-# Real metadata nests five levels (map, kernel list, kernel map, argument list, argument map).
-# MessagePack allows a thousand, which is past what repr() or json.dumps() can walk; the bound
-# keeps every later consumer of the map (findings, JSON, rendering) out of deep recursion.
-MAX_METADATA_DEPTH = 64
+# Real metadata nests five levels (map, kernel list, kernel map, argument list, argument map);
+# MessagePack allows a thousand. Walking every note to bound that would cost more than decoding
+# it, so the consumers that recurse (JSON, repr in findings) bound their own depth instead.
 
 
 def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict, list[str]]:
@@ -45,24 +44,7 @@ def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict, list[str]
     if not isinstance(value, dict):
         raise FormatError(f"AMDGPU metadata note holds a {type(value).__name__}, not a map",
                           origin, note.desc_offset)
-    if _deeper_than(value, MAX_METADATA_DEPTH):
-        raise LimitError(f"AMDGPU metadata nests maps and arrays deeper than {MAX_METADATA_DEPTH} "
-                         "levels", origin, note.desc_offset)
     return value, problems
-
-
-def _deeper_than(value, limit: int) -> bool:
-    """Whether maps and lists nest more than ``limit`` levels (breadth first, no recursion)."""
-    level, depth = [value], 1
-    while level:
-        if depth > limit:
-            return True
-        below = []
-        for container in level:
-            items = container.values() if isinstance(container, dict) else container
-            below.extend(v for v in items if isinstance(v, (dict, list)))
-        level, depth = below, depth + 1
-    return False
 
 
 def decode_v2_version(note: Note, origin: Origin) -> tuple[int, int]:

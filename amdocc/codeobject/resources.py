@@ -63,7 +63,10 @@ def _int(md: dict, key: str, findings: list[Finding]) -> int | None:
 
 def _shown(value, limit: int = 80) -> str:
     """A metadata value as a finding quotes it: repr, cut short so a finding stays one line."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:          # a malformed note may nest a thousand levels
+        return f"a {type(value).__name__} nested too deep to show"
     return text if len(text) <= limit else f"{text[:limit - 3]}... ({type(value).__name__}, {len(text)} characters)"
 
 

@@ -64,9 +64,9 @@ def from_kernel(kernel, target: Target | None = None) -> KernelUsage:
 
 
 def _scalar(value):
-    """A metadata value as HIP's string parse would see it; maps and lists (malformed notes) are
-    kept as their text so a usage stays hashable."""
-    return value if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
+    """A metadata value as HIP's string parse would see it; a map or list (a malformed note) is
+    kept as its type name, so a usage stays hashable and nothing walks a deep structure."""
+    return value if value is None or isinstance(value, (bool, int, float, str)) else f"<{type(value).__name__}>"
 
 
 def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgprs: int | None = None,
