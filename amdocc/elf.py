@@ -109,6 +109,15 @@ class Note:
     desc_offset: int  # offset of the descriptor inside the ELF buffer
 
 
+def _string_starts(table: bytes) -> dict[int, str]:
+    """{offset: string} for every string that starts right after a NUL in a string table."""
+    out, pos = {}, 0
+    for part in table.split(b"\0")[:-1]:     # the last piece has no terminating NUL
+        out[pos] = part.decode("utf-8", "surrogateescape")
+        pos += len(part) + 1
+    return out
+
+
 def is_elf(data: Buffer, offset: int = 0) -> bool:
     return data[offset:offset + 4] == ELF_MAGIC
 
@@ -163,9 +172,16 @@ class ElfFile:
             names = self._slice(strtab[4], strtab[5], "section-name string table")
         sections = []
         budget = StringBudget(len(names), "the section-name string table")
+        starts = _string_starts(names)
         for i, row in enumerate(raw):
-            name = cstring(names, row[0], origin, f"section {i} name",
-                           h.e_shoff + i * layout.size, budget) if names and row[0] else ""
+            if not (names and row[0]):
+                name = ""
+            else:
+                # Names usually start where a string starts: decoded once. Others (a shared
+                # suffix, or a lying offset) go through the bounded reader.
+                name = starts.get(row[0])
+                if name is None:
+                    name = cstring(names, row[0], origin, f"section {i} name", h.e_shoff + i * layout.size, budget)
             sections.append(Section(i, name, *row[1:]))
         return sections
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -42,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Parsing allocates many small acyclic objects that reference counting frees; collecting
+    # every 700 allocations costs a sixth of the time on a large tree for nothing.
+    gc.set_threshold(100_000, 50, 100)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

@@ -7,19 +7,26 @@ import sys
 
 def table(rows: list[list[str]], headers: list[str], indent: str = "  ") -> str:
     """Left-aligned columns (numbers right-aligned), widths fitted to the content."""
-    cells = [headers] + rows
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    numeric = [all(_numeric(r[i]) for r in rows) if rows else False for i in range(len(headers))]
-    out = []
-    for r in cells:
-        parts = [c.rjust(w) if num and r is not headers else c.ljust(w)
-                 for c, w, num in zip(r, widths, numeric)]
-        out.append(indent + "  ".join(parts).rstrip())
+    widths = [len(h) for h in headers]
+    numeric = [bool(rows)] * len(headers)
+    for r in rows:
+        for i, cell in enumerate(r):
+            if len(cell) > widths[i]:
+                widths[i] = len(cell)
+            if numeric[i] and not _numeric(cell):
+                numeric[i] = False
+    out = [indent + "  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    for r in rows:
+        out.append(indent + "  ".join(c.rjust(w) if num else c.ljust(w)
+                                      for c, w, num in zip(r, widths, numeric)).rstrip())
     return "\n".join(out)
 
 
+_NUMERIC_CHARS = frozenset("0123456789/+-.")
+
+
 def _numeric(text: str) -> bool:
-    return text.replace("/", "").replace("+", "").replace("-", "").replace(".", "").isdigit() or text in ("-", "?")
+    return text in ("-", "?") or (bool(text) and set(text) <= _NUMERIC_CHARS and any(c.isdigit() for c in text))
 
 
 def fmt(value, none: str = "-") -> str:

@@ -36,6 +36,7 @@ FATBIN_SECTIONS = (".hip_fatbin", ".hip_fat", ".llvm.offloading")
 BUNDLE_SECTION_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
 _NON_ZERO = re.compile(rb"[^\x00]")
 _CONTAINER_MAGICS = (BUNDLE_MAGIC, CCOB_MAGIC, OFFLOAD_MAGIC)
+SMALL_FILE = 1 << 20
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -77,12 +78,19 @@ def scan_file(path: str, limits: Limits = DEFAULT_LIMITS, in_directory: bool = F
     except OSError as exc:
         raise AmdoccError(f"cannot open: {exc.strerror}", origin) from None
     with fh:
-        if in_directory and not recognised(fh.read(64)):
-            return
-        fh.seek(0)
         size = os.fstat(fh.fileno()).st_size
         buf = None
-        if size >= limits.mmap_threshold:
+        if in_directory:
+            # Small files are read whole at once (one read, not a peek and a read); large ones
+            # are peeked at first, so a directory of big non-code files costs nothing.
+            head = fh.read() if size <= SMALL_FILE else fh.read(64)
+            if not recognised(head[:64]):
+                return
+            if size <= SMALL_FILE:
+                buf = head
+            else:
+                fh.seek(0)
+        if buf is None and size >= limits.mmap_threshold:
             try:
                 buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             except (OSError, ValueError):
