@@ -139,3 +139,27 @@ def test_sample_shipped_in_package_matches_llvm():
             entry = by_sha[hashlib.sha256(item.data).hexdigest()]
             (co,) = amdocc.load(item.data)
             assert _oracle_mismatches(co, entry["oracle"]) == []
+
+
+def test_mapped_file_with_pages_released_reads_every_copy(tmp_path, monkeypatch):
+    """Bundles back to back in a file read through mmap, with scanned pages handed back every
+    few pages: every copy still yields the entries LLVM's unbundler extracted."""
+    import importlib
+    scan_module = importlib.import_module("amdocc.containers.scan")
+    from amdocc.containers.model import Limits
+
+    sample = MANIFEST["sample"]
+    expected = sorted(e["sha256"] for b in sample["bundles"] for e in b["entries"] if "sha256" in e)
+    blob = (ROOT / sample["file"]).read_bytes()
+    blob += b"\0" * (-len(blob) % 4096)
+    copies = 9
+    big = tmp_path / "copies.hipfb"
+    big.write_bytes(blob * copies)
+    monkeypatch.setattr(scan_module, "RELEASE_EVERY", 4096)
+    released = []
+    real_release = scan_module._release_pages
+    monkeypatch.setattr(scan_module, "_release_pages", lambda *a: released.append(a[1:]) or real_release(*a))
+    found = [hashlib.sha256(i.data).hexdigest() for i in scan(big, Limits(mmap_threshold=0))
+             if isinstance(i, Blob)]
+    assert released, "the mapped file was never released"
+    assert sorted(found) == sorted(expected * copies)

@@ -34,30 +34,33 @@ def run(args) -> int:
     first = True
     if args.json:
         sys.stdout.write('{"code_objects": [')
-    for outputs, file_skipped, file_errors in parallel.run(files, inspect_file, (args.json, args.findings), jobs):
-        for text in outputs:
+    for kind, value in parallel.run(files, inspect_file, (args.json, args.findings), jobs):
+        if kind == "code_object":
             if args.json:
-                sys.stdout.write(("\n" if first else ",\n") + text)
+                sys.stdout.write(("\n" if first else ",\n") + value)
                 first = False
             else:
-                print(text)
-        skipped += file_skipped
-        if not args.json:
-            for s in file_skipped:
-                print(f"skipped {s['path']}{' [' + s['origin'] + ']' if s['origin'] else ''}: {s['reason']}\n")
-        for e in file_errors:
+                print(value)
+        elif kind == "skipped":
+            if args.json:
+                skipped.append(value)
+            else:
+                origin = f" [{value['origin']}]" if value["origin"] else ""
+                print(f"skipped {value['path']}{origin}: {value['reason']}\n")
+        else:
             failed += 1
-            errors.append(e)
-            error(e["error"])
+            errors.append(value)
+            error(value["error"])
     if args.json:
         sys.stdout.write("\n], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
     return 2 if failed else 0
 
 
-def inspect_file(item, options) -> tuple[list[str], list[dict], list[dict]]:
-    """One file's code objects rendered (JSON or table), its skipped entries and its errors.
+def inspect_file(item, options):
+    """Yield ("code_object", text), ("skipped", record) and ("error", record) for one file.
 
-    Runs in a worker process when several files are read at once, so it returns text, not objects.
+    Text, not objects, so a worker process can send them back; in one process they stream, so
+    a multi-GB file is printed as it is read.
     """
     from ..codeobject import CodeObject
     from ..containers import Skipped
@@ -67,19 +70,17 @@ def inspect_file(item, options) -> tuple[list[str], list[dict], list[dict]]:
 
     path, in_directory = item
     as_json, which_findings = options
-    outputs, skipped, errors = [], [], []
     try:
         for x in iter_load(path, in_directory=in_directory):
             if isinstance(x, CodeObject):
-                outputs.append(report.dumps(report.code_object_record(x)) if as_json
-                               else render_code_object(x, which_findings))
+                yield "code_object", (report.dumps(report.code_object_record(x)) if as_json
+                                      else render_code_object(x, which_findings))
             elif isinstance(x, Skipped):
-                skipped.append(report.skipped_record(x))
+                yield "skipped", report.skipped_record(x)
             else:
-                errors.append(report.failed_record(x))
+                yield "error", report.failed_record(x)
     except AmdoccError as exc:
-        errors.append({"path": path, "origin": "", "offset": None, "error": str(exc)})
-    return outputs, skipped, errors
+        yield "error", {"path": path, "origin": "", "offset": None, "error": str(exc)}
 
 
 def render_code_object(co, which_findings: str = "all") -> str:

@@ -57,25 +57,26 @@ class Progress:
 
 
 def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> Iterator:
-    """worker((path, in_directory), options) for each file, in order, on ``jobs`` processes."""
+    """Everything the generator ``worker((path, in_directory), options)`` yields for each file,
+    in file order. On one process it streams; on ``jobs`` processes each file's items come back
+    as one list."""
     progress = Progress(len(files))
     try:
         if jobs <= 1:
             for item in files:
-                result = worker(item, options)
+                yield from worker(item, options)
                 progress.step()
-                yield result
             return
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         with ctx.Pool(jobs) as pool:
             chunk = max(1, min(64, len(files) // (jobs * 8)))
-            for result in pool.imap(_call, [(worker, item, options) for item in files], chunksize=chunk):
+            for results in pool.imap(_call, [(worker, item, options) for item in files], chunksize=chunk):
+                yield from results
                 progress.step()
-                yield result
     finally:
         progress.close()
 
 
 def _call(packed):
     worker, item, options = packed
-    return worker(item, options)
+    return list(worker(item, options))

@@ -37,6 +37,9 @@ BUNDLE_SECTION_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
 _NON_ZERO = re.compile(rb"[^\x00]")
 _CONTAINER_MAGICS = (BUNDLE_MAGIC, CCOB_MAGIC, OFFLOAD_MAGIC)
 SMALL_FILE = 1 << 20
+# A mapped file's pages count toward the process's resident size once read. Past this many
+# bytes of a region, pages already scanned are handed back, so a multi-GB file keeps RSS flat.
+RELEASE_EVERY = 64 << 20
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -149,7 +152,10 @@ def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
                  depth: int) -> Iterator[Item]:
     """Containers back to back (a .hip_fatbin section), with zero padding between them."""
     pos, count = start, 0
+    released = start
     while pos < end:
+        if pos - released >= RELEASE_EVERY:
+            released = _release_pages(buf, released, pos)
         found = _NON_ZERO.search(buf, pos, end)
         if found is None:
             return
@@ -174,6 +180,22 @@ def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
             # The region's layout is lost after a bad container: report it and stop here.
             yield Failed(origin.at(pos), exc)
             return
+
+
+def _release_pages(buf: Buffer, lo: int, hi: int) -> int:
+    """Drop the resident pages of ``buf[lo:hi]`` when ``buf`` maps a file; returns ``hi``.
+    Every blob yielded from there is already a copy, and a read-only file mapping simply
+    re-reads a dropped page if it is touched again."""
+    advise = getattr(buf, "madvise", None)
+    if advise is not None and hasattr(mmap, "MADV_DONTNEED"):
+        first = -(-lo // mmap.PAGESIZE) * mmap.PAGESIZE
+        last = hi // mmap.PAGESIZE * mmap.PAGESIZE
+        if last > first:
+            try:
+                advise(mmap.MADV_DONTNEED, first, last - first)
+            except (OSError, ValueError):
+                pass
+    return hi
 
 
 def _scan_bundle(buf, pos, end, origin, limits, depth):
