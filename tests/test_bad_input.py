@@ -315,10 +315,17 @@ def test_code_object_errors_name_an_offset(name):
         assert error.offset == where()
 
 
-def _timed_load(data: bytes):
-    start = time.perf_counter()
+# Not a speed goal: these inputs once took tens of seconds (quadratic work). Bounded work stays
+# far below this on any machine; CPU time, so a busy CI host does not fail it.
+QUADRATIC_CPU_SECONDS = 5.0
+
+
+def _bounded_load(data: bytes):
+    start = time.process_time()
     loaded = amdocc.load(data, strict=False)
-    return loaded, time.perf_counter() - start
+    spent = time.process_time() - start
+    assert spent < QUADRATIC_CPU_SECONDS, f"{spent:.1f} s of CPU: the work is no longer bounded"
+    return loaded
 
 
 def test_many_section_names_into_one_long_string_are_bounded():
@@ -332,8 +339,7 @@ def test_many_section_names_into_one_long_string_are_bounded():
     headers += [fuzz.section_header(data, sh_name=1 + i, sh_type=1) for i in range(count)]
     data = bytearray(fuzz.with_extra_sections(data, headers))
     fuzz.put(data, 0x3E, 2, len(fuzz.ElfView(GFX942).sections))    # e_shstrndx: the new name table
-    loaded, elapsed = _timed_load(bytes(data))
-    assert elapsed < 1.0
+    loaded = _bounded_load(bytes(data))
     (failure,) = loaded.failed
     assert isinstance(failure.error, LimitError) and "section-name string table" in str(failure.error)
 
@@ -353,8 +359,7 @@ def test_many_symbol_names_into_one_long_string_are_bounded():
     fuzz.put(data, t.at + 24, 8, rows_at)
     fuzz.put(data, t.at + 32, 8, len(rows))
     fuzz.put(data, t.at + 40, 4, len(elf.sections))
-    loaded, elapsed = _timed_load(bytes(data))
-    assert elapsed < 1.0
+    loaded = _bounded_load(bytes(data))
     (failure,) = loaded.failed
     assert isinstance(failure.error, LimitError) and "add up to more than" in str(failure.error)
 
@@ -364,10 +369,9 @@ def test_note_section_listed_many_times_is_an_error_not_many_copies():
     elf = fuzz.ElfView(GFX942)
     note = elf.of_type(fuzz.SHT_NOTE)[0]
     data = fuzz.with_extra_sections(GFX942, [GFX942[note.at:note.at + 64]] * 5000)
-    loaded, elapsed = _timed_load(data)
+    loaded = _bounded_load(data)
     (failure,) = loaded.failed
     assert "note sections overlap" in str(failure.error) and failure.error.offset == note.f["sh_offset"]
-    assert elapsed < 1.0
 
 
 def test_offload_binary_strings_into_one_long_string_are_bounded():
@@ -380,8 +384,7 @@ def test_offload_binary_strings_into_one_long_string_are_bounded():
             break
     else:
         pytest.fail("no such input among the first 64")
-    loaded, elapsed = _timed_load(case.data)
-    assert elapsed < 1.0
+    loaded = _bounded_load(case.data)
     assert any(isinstance(f.error, LimitError) and "OffloadBinary string map" in str(f.error) for f in loaded.failed)
 
 
@@ -402,8 +405,8 @@ def test_bundle_entries_sharing_a_payload_are_refused():
     at = header + (-header % 8)
     table = b"".join(struct.pack("<QQQ", at, len(payload), len(entry_id)) + entry_id for _ in range(10000))
     many = fuzz.BUNDLE_MAGIC + struct.pack("<Q", 10000) + table + b"\0" * (at - header) + payload
-    loaded, elapsed = _timed_load(many)
-    assert elapsed < 1.0 and not loaded and "overlap" in str(loaded.failed[0].error)
+    loaded = _bounded_load(many)
+    assert not loaded and "overlap" in str(loaded.failed[0].error)
     assert amdocc.load(fuzz.build_bundle([(entry_id, payload)]))  # one entry alone still reads
 
 
@@ -416,8 +419,7 @@ def _fatbin_copies(data: bytes, name: str, count: int) -> bytes:
 def test_device_code_section_listed_twice_is_read_once():
     # Was: 3,000 headers of one .hip_fatbin: the fat binary read 3,000 times.
     good = amdocc.load(FAT_SO)
-    loaded, elapsed = _timed_load(_fatbin_copies(FAT_SO, ".hip_fatbin", 3000))
-    assert elapsed < 1.0
+    loaded = _bounded_load(_fatbin_copies(FAT_SO, ".hip_fatbin", 3000))
     assert len(loaded) == len(good) and len(loaded.failed) == 3000
     assert "overlaps section" in str(loaded.failed[0].error) and "skipped" in str(loaded.failed[0].error)
 
@@ -431,8 +433,8 @@ def test_pe_device_code_section_listed_twice_is_read_once():
     else:
         pytest.fail("no such input among the first 64")
     good = amdocc.load(DLL)
-    loaded, elapsed = _timed_load(case.data)
-    assert elapsed < 1.0 and len(loaded) == len(good)
+    loaded = _bounded_load(case.data)
+    assert len(loaded) == len(good)
     assert loaded.failed and all("overlaps section" in str(f.error) for f in loaded.failed)
 
 

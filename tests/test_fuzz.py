@@ -24,6 +24,7 @@ from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import fuzz
 from conftest import ROOT
@@ -67,31 +68,15 @@ def test_mutated_fixtures_only_raise_amdocc_errors(case):
         raise
 
 
+FIELD_EDITS = {"elf header": elf_header_edits, "section headers": section_header_edits,
+               "metadata values": metadata_edits, "container headers": container_header_edits}
+
+
+@pytest.mark.parametrize("edits", FIELD_EDITS.values(), ids=FIELD_EDITS.keys())
 @settings(PROPERTY, max_examples=200)
-@given(elf_header_edits())
-def test_elf_header_fields(edit):
-    data, note = edit
-    only_amdocc_errors(data)
-
-
-@settings(PROPERTY, max_examples=200)
-@given(section_header_edits())
-def test_section_header_fields(edit):
-    data, note = edit
-    only_amdocc_errors(data)
-
-
-@settings(PROPERTY, max_examples=200)
-@given(metadata_edits())
-def test_hostile_metadata_values(edit):
-    data, note = edit
-    only_amdocc_errors(data)
-
-
-@settings(PROPERTY, max_examples=200)
-@given(container_header_edits())
-def test_container_header_fields(edit):
-    data, note = edit
+@given(draw=st.data())
+def test_hostile_field_values_only_raise_amdocc_errors(edits, draw):
+    data, note = draw.draw(edits(), label="edit")
     only_amdocc_errors(data)
 
 
