@@ -142,3 +142,37 @@ def test_help_is_complete(command):
     if command is None:
         for name in COMMANDS:
             assert name in proc.stdout
+
+
+@pytest.fixture
+def tree_with_a_bad_file(tmp_path):
+    """Every fixture with a compiler listing, in a nested tree, plus one truncated code object."""
+    expected = {}
+    for i, (file, info) in enumerate(KERNEL_INFOS):
+        dest = tmp_path / f"d{i % 3}" / f"{i:02d}_{file.replace('/', '_')}"
+        dest.parent.mkdir(exist_ok=True)
+        dest.write_bytes((FIXTURES / file).read_bytes())
+        expected[str(dest)] = _occupancy_lines((FIXTURES / info).read_text())
+    bad = tmp_path / "d1" / "zz_truncated.co"
+    bad.write_bytes((FIXTURES / KERNEL_INFOS[0][0]).read_bytes()[:300])
+    return tmp_path, expected, bad
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_occupancy_over_a_tree_keeps_every_good_file_when_one_is_bad(capsys, tree_with_a_bad_file, jobs):
+    root, expected, bad = tree_with_a_bad_file
+    code, out, err = run_cli(capsys, "occupancy", "--json", "--model", "llvm", "--jobs", jobs, str(root))
+    assert code == 2
+    assert str(bad) in err and len(err.strip().splitlines()) == 1
+    got = {}
+    for r in json.loads(out)["results"]:
+        got.setdefault(r["path"], {})[r["kernel"]] = r["waves_per_simd"]
+    assert got == expected
+
+
+def test_inspect_and_occupancy_print_the_same_with_one_or_two_processes(capsys, tree_with_a_bad_file):
+    root = str(tree_with_a_bad_file[0])
+    for argv in (["inspect"], ["inspect", "--json"], ["occupancy", "--block", "256"]):
+        serial = run_cli(capsys, *argv, "--jobs", "1", root)
+        pooled = run_cli(capsys, *argv, "--jobs", "2", root)
+        assert serial == pooled and serial[0] == 2

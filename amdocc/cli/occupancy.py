@@ -59,6 +59,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dynamic-lds", type=int, default=0, metavar="BYTES", help="dynamic LDS per workgroup")
     parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
     parser.add_argument("--list-profiles", action="store_true", help="list the HIP runtime profiles and exit")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="processes reading files (default: one per CPU for 32 files or more)")
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
@@ -93,42 +95,55 @@ def manual_usage(args):
 def selected_kernels(args, failures: list):
     """(code object, kernel, target) for every kernel the PATHs and filters select; what could
     not be read is appended to ``failures`` (as one-line messages)."""
-    from ..codeobject import CodeObject
-    from ..containers import Failed
-    from ..errors import AmdoccError, UsageError
-    from ..loader import iter_load
+    want, pattern = kernel_filter(args.target, args.device, args.kernel)
+    for path in args.paths:
+        yield from kernels_in(path, False, want, pattern, failures)
+
+
+def kernel_filter(target_name: str | None, device_name: str | None, regex: str | None):
+    """(target every code object must run on, or None; compiled --kernel pattern, or None)."""
+    from ..errors import UsageError
     from ..targets import get_target
 
     want = None
-    if args.device:
+    if device_name:
         from ..devices import get_device
-        want = get_device(args.device).target
-    elif args.target:
-        want = get_target(args.target)
+        want = get_device(device_name).target
+    elif target_name:
+        want = get_target(target_name)
     try:
-        pattern = re.compile(args.kernel) if args.kernel else None
+        pattern = re.compile(regex) if regex else None
     except re.error as exc:
-        raise UsageError(f"--kernel {args.kernel!r} is not a regular expression: {exc}") from None
-    for path in args.paths:
-        try:
-            for item in iter_load(path):
-                if isinstance(item, Failed):
-                    failures.append(str(item.error))
+        raise UsageError(f"--kernel {regex!r} is not a regular expression: {exc}") from None
+    return want, pattern
+
+
+def kernels_in(path: str, in_directory: bool, want, pattern, failures: list):
+    """The selected (code object, kernel, target) of one PATH, streamed; failures appended."""
+    from ..codeobject import CodeObject
+    from ..containers import Failed
+    from ..errors import AmdoccError
+    from ..loader import iter_load
+
+    try:
+        for item in iter_load(path, in_directory=in_directory):
+            if isinstance(item, Failed):
+                failures.append(str(item.error))
+                continue
+            if not isinstance(item, CodeObject):
+                continue
+            target = item.target
+            if want is not None:
+                if target is want or (target is not None and want.name in target.generic_of):
+                    target = want
+                else:
                     continue
-                if not isinstance(item, CodeObject):
+            for k in item.kernels:
+                if pattern and not (pattern.search(k.name) or pattern.search(k.symbol)):
                     continue
-                target = item.target
-                if want is not None:
-                    if target is want or (target is not None and want.name in target.generic_of):
-                        target = want
-                    else:
-                        continue
-                for k in item.kernels:
-                    if pattern and not (pattern.search(k.name) or pattern.search(k.symbol)):
-                        continue
-                    yield item, k, target
-        except AmdoccError as exc:
-            failures.append(str(exc))
+                yield item, k, target
+    except AmdoccError as exc:
+        failures.append(str(exc))
 
 
 def block_for(kernel, given: int | None, model: str) -> tuple[int | None, str]:
@@ -155,49 +170,93 @@ def result_record(occ, next_step, **where) -> dict:
 
 def run(args) -> int:
     from ..errors import UsageError
-    from ..models import occupancy, usage_of
+    from ..models import occupancy
     from ..models.nextstep import next_step
     from .. import report
 
     if args.list_profiles:
         return _list_profiles()
     options = model_options(args)
-    results, failed = [], 0
-    manual_mode = not args.paths
-    if manual_mode:
-        if args.vgprs is None and args.arch_vgprs is None:
-            raise UsageError("give PATHs, or --target and --vgprs (or --arch-vgprs) for manual mode")
-        if args.block is None and args.model != "llvm":
-            raise UsageError(f"manual mode needs --block for the {args.model} model")
-        usage = manual_usage(args)
-        occ = occupancy(usage, device=args.device, block_size=args.block, dynamic_lds=args.dynamic_lds,
-                        model=args.model, **options)
-        results.append(result_record(occ, next_step(usage, occ, **_step_options(args.model, options)),
-                                     path=None, origin=None, kernel="manual", symbol=None,
-                                     target=usage.target.name, block_source="given"))
-    else:
-        failures: list[str] = []
-        for co, kernel, target in selected_kernels(args, failures):
-            block, source = block_for(kernel, args.block, args.model)
-            try:
-                occ = occupancy(kernel, target=target, device=args.device, block_size=block,
-                                dynamic_lds=args.dynamic_lds, model=args.model, **options)
-            except UsageError as exc:
-                failed += 1
-                print(f"amdocc: {co.origin}: {kernel.name}: {exc}", file=sys.stderr)
-                continue
-            usage = usage_of(kernel, target)
-            results.append(result_record(occ, next_step(usage, occ, **_step_options(args.model, options)),
-                                         path=co.path, origin=co.origin.chain, kernel=kernel.name,
-                                         symbol=kernel.symbol, target=str(co.target_id), block_source=source))
-        for message in failures:
-            failed += 1
-            print(f"amdocc: {message}", file=sys.stderr)
+    if args.paths:
+        return _run_files(args, options)
+    if args.vgprs is None and args.arch_vgprs is None:
+        raise UsageError("give PATHs, or --target and --vgprs (or --arch-vgprs) for manual mode")
+    if args.block is None and args.model != "llvm":
+        raise UsageError(f"manual mode needs --block for the {args.model} model")
+    usage = manual_usage(args)
+    occ = occupancy(usage, device=args.device, block_size=args.block, dynamic_lds=args.dynamic_lds,
+                    model=args.model, **options)
+    results = [result_record(occ, next_step(usage, occ, **_step_options(args.model, options)),
+                             path=None, origin=None, kernel="manual", symbol=None,
+                             target=usage.target.name, block_source="given")]
     if args.json:
         sys.stdout.write(report.dumps({"results": results}) + "\n")
     else:
         print(render(results))
+    return 0
+
+
+def _run_files(args, options) -> int:
+    """File mode: files across processes (--jobs), results printed as each code object is done."""
+    from . import parallel
+
+    kernel_filter(args.target, args.device, args.kernel)   # bad --target/--kernel: usage error up front
+    files = parallel.expand(args.paths)
+    spec = (args.target, args.device, args.kernel, args.block, args.dynamic_lds, args.model, options, args.json)
+    failed = shown = 0
+    if args.json:
+        sys.stdout.write('{"results": [')
+    for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(args.jobs, len(files))):
+        if kind == "error":
+            failed += 1
+            print(f"amdocc: {value}", file=sys.stderr)
+        elif args.json:
+            sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
+            shown += len(value)
+        else:
+            print(render(value))
+            shown += len(value)
+    if args.json:
+        sys.stdout.write("]}\n")
+    elif not shown:
+        print(render([]))
     return 2 if failed else 0
+
+
+def occupancy_file(item, spec):
+    """Yield ("results", rows of one code object) and ("error", message) for one file. Rows are
+    JSON text or dicts for the table, so a worker process can send them back."""
+    from ..errors import UsageError
+    from ..models import occupancy, usage_of
+    from ..models.nextstep import next_step
+    from .. import report
+
+    target_name, device, regex, given_block, dynamic_lds, model, options, as_json = spec
+    want, pattern = kernel_filter(target_name, device, regex)
+    failures: list[str] = []
+    rows, current = [], None
+    for co, kernel, target in kernels_in(item[0], item[1], want, pattern, failures):
+        yield from (("error", m) for m in failures)
+        failures.clear()
+        if co is not current and rows:
+            yield "results", rows
+            rows = []
+        current = co
+        block, source = block_for(kernel, given_block, model)
+        try:
+            occ = occupancy(kernel, target=target, device=device, block_size=block,
+                            dynamic_lds=dynamic_lds, model=model, **options)
+        except UsageError as exc:
+            yield "error", f"{co.origin}: {kernel.name}: {exc}"
+            continue
+        usage = usage_of(kernel, target)
+        row = result_record(occ, next_step(usage, occ, **_step_options(model, options)),
+                            path=co.path, origin=co.origin.chain, kernel=kernel.name,
+                            symbol=kernel.symbol, target=str(co.target_id), block_source=source)
+        rows.append(report.dumps(row) if as_json else row)
+    if rows:
+        yield "results", rows
+    yield from (("error", m) for m in failures)
 
 
 def _step_options(model, options):
