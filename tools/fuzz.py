@@ -155,6 +155,16 @@ def interesting(rng: random.Random, size: int, orig: int | None = None, length: 
     return value & top
 
 
+def with_field(rng: random.Random, data: bytes, at: int, size: int, orig: int | None = None,
+               length: int | None = None, extra=(), label: str = "") -> tuple[bytes, str]:
+    """``data`` with the ``size``-byte field at ``at`` set to an :func:`interesting` value, and
+    a note naming the field and the value."""
+    value = interesting(rng, size, orig, length, extra)
+    out = bytearray(data)
+    put(out, at, size, value)
+    return bytes(out), f"{label}={value:#x}"
+
+
 # -- minimal views of the formats (the fuzzer's own, independent of amdocc's parsers) ------------
 
 EHDR = {  # field -> (offset, size)
@@ -833,10 +843,8 @@ def mut_elf_note(rng, data, ctx):
                  "descsz": [0, 1, 3, note.f["descsz"] - 1, note.f["descsz"] + 1, 0x7FFFFFF0, 0xFFFFFFFF,
                             section.f["sh_size"]],
                  "type": [0, 1, 2, 3, 4, 5, 10, 11, 32, 33, 0xFFFFFFFF]}[what]
-        value = interesting(rng, 4, note.f[what], section.f["sh_size"], extra)
-        out = bytearray(data)
-        put(out, note.at + off, 4, value)
-        return bytes(out), f"note {note.index} ({note.name}) {what}={value:#x}"
+        return with_field(rng, data, note.at + off, 4, note.f[what], section.f["sh_size"], extra,
+                          f"note {note.index} ({note.name}) {what}")
     if what == "name":
         name = rng.choice([b"AMD\0", b"AMDGPU\0", b"AMDGPU", b"AMDGPUX", b"\xff\xfe\0", b"", b"GNU\0",
                            b"AMDGPU\0\0\0\0\0\0\0\0\0"])
@@ -1397,11 +1405,8 @@ def mut_bundle_header(rng, data, ctx):
         at = rng.randrange(24)
         out = data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1:]
         return out, f"magic byte {at} changed"
-    value = interesting(rng, 8, n, None, [0, 1, n - 1, n + 1, 2 * n, 0xFFFF, 1 << 16, (1 << 16) + 1, 1 << 32,
-                                          (1 << 64) - 1])
-    out = bytearray(data)
-    put(out, 24, 8, value)
-    return bytes(out), f"entry count={value:#x}"
+    return with_field(rng, data, 24, 8, n, None, [0, 1, n - 1, n + 1, 2 * n, 0xFFFF, 1 << 16, (1 << 16) + 1,
+                                                  1 << 32, (1 << 64) - 1], "entry count")
 
 
 @mutator("bundle.entry", ("bundle",), 4.0)
@@ -1419,10 +1424,7 @@ def mut_bundle_entry(rng, data, ctx):
                       len(data) - e.f["offset"] + 1, (1 << 64) - 1],
              "id_length": [0, 1, e.f["id_length"] - 1, e.f["id_length"] + 1, 4096, 4097, len(data),
                            (1 << 64) - 1]}[name]
-    value = interesting(rng, 8, e.f[name], len(data), extra)
-    out = bytearray(data)
-    put(out, e.at + off, 8, value)
-    return bytes(out), f"entry {e.index} ({e.name}) {name}={value:#x}"
+    return with_field(rng, data, e.at + off, 8, e.f[name], len(data), extra, f"entry {e.index} ({e.name}) {name}")
 
 
 ENTRY_IDS = [b"host-x86_64-unknown-linux-gnu-", b"hipv4-amdgcn-amd-amdhsa--gfx942", b"hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
@@ -1510,10 +1512,7 @@ def mut_ccob_header(rng, data, ctx):
              "total_size": [0, 1, 8, 19, 20, 23, 24, 31, 32, len(data), len(data) + 1, len(data) - 1],
              "uncompressed_size": [0, 1, orig - 1, orig + 1, 2 * orig, 1 << 30, (1 << 30) + 1, 1 << 31],
              "hash": [0, orig ^ 1, orig ^ (1 << 63)]}[name]
-    value = interesting(rng, size, orig, len(data), extra)
-    out = bytearray(data)
-    put(out, off, size, value)
-    return bytes(out), f"{name}={value:#x}"
+    return with_field(rng, data, off, size, orig, len(data), extra, name)
 
 
 @mutator("ccob.stream", ("ccob",), 2.0)
@@ -1590,10 +1589,7 @@ def mut_offload_header(rng, data, ctx):
     extra = {"version": [0, 1, 2, 0xFFFFFFFF], "size": [0, 31, 32, len(data), len(data) + 1, len(data) - 1],
              "entry_offset": [0, 8, 32, orig + 1, len(data) - 40, len(data) - 39, len(data), (1 << 64) - 1],
              "entry_size": [0, 39, 40, 41, (1 << 64) - 1]}[name]
-    value = interesting(rng, size, orig, len(data), extra)
-    out = bytearray(data)
-    put(out, off, size, value)
-    return bytes(out), f"{name}={value:#x}"
+    return with_field(rng, data, off, size, orig, len(data), extra, name)
 
 
 @mutator("offload.entry", ("offload",), 3.0)
@@ -1607,10 +1603,7 @@ def mut_offload_entry(rng, data, ctx):
              "string_offset": [0, len(data), len(data) - 16, (1 << 64) - 1, 1 << 63],
              "image_offset": [0, len(data), len(data) - info["e"]["image_size"] + 1, (1 << 64) - 1],
              "image_size": [0, 1, len(data), (1 << 64) - 1, orig + 1]}.get(name, ())
-    value = interesting(rng, size, orig, len(data), extra)
-    out = bytearray(data)
-    put(out, info["entry_at"] + off, size, value)
-    return bytes(out), f"entry {name}={value:#x}"
+    return with_field(rng, data, info["entry_at"] + off, size, orig, len(data), extra, f"entry {name}")
 
 
 @mutator("offload.strings", ("offload",), 2.0)
@@ -1686,10 +1679,7 @@ def mut_coff_header(rng, data, ctx):
              "symbols": [0, 1, h["symbols"] + 1, 0xFFFFFFFF, 0x0FFFFFFF],
              "optional_header_size": [0, 1, 224, 240, 0xFFFF, h["optional_header_size"] + 1],
              "machine": [0, 0x14C, 0x8664, 0xAA64, 0x1C0, 0xFFFF]}.get(name, ())
-    value = interesting(rng, size, h[name], len(data), extra)
-    out = bytearray(data)
-    put(out, at + off, size, value)
-    return bytes(out), f"{name}={value:#x}"
+    return with_field(rng, data, at + off, size, h[name], len(data), extra, name)
 
 
 @mutator("coff.section", ("coff",), 3.0)
@@ -1843,10 +1833,7 @@ def mut_bytes_word(rng, data, ctx):
     at = rng.randrange(len(data) - size + 1)
     if rng.random() < 0.6:
         at -= at % size
-    value = interesting(rng, size, get(data, at, size), len(data))
-    out = bytearray(data)
-    put(out, at, size, value)
-    return bytes(out), f"u{8 * size} at {at:#x}={value:#x}"
+    return with_field(rng, data, at, size, get(data, at, size), len(data), label=f"u{8 * size} at {at:#x}")
 
 
 @mutator("bytes.insert", (ANY,), 1.0)
