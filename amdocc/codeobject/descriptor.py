@@ -160,21 +160,16 @@ class Descriptor:
 def decode_descriptor(data: bytes, offset: int, target: Target | None, origin: Origin) -> Descriptor:
     """Decode the v3+ descriptor at ``offset``; without a known target only the raw words decode."""
     raw = KERNEL_DESCRIPTOR.read(data, offset, origin, "kernel descriptor")
-    words = {
-        "group_segment_fixed_size": raw.group_segment_fixed_size,
-        "private_segment_fixed_size": raw.private_segment_fixed_size,
-        "kernarg_size": raw.kernarg_size,
-        "kernel_code_entry_byte_offset": raw.kernel_code_entry_byte_offset,
-        R1: raw.compute_pgm_rsrc1,
-        R2: raw.compute_pgm_rsrc2,
-        R3: raw.compute_pgm_rsrc3,
-        KCP: raw.kernel_code_properties,
-        PRELOAD: raw.kernarg_preload,
-    }
+    words = {name: getattr(raw, name) for name in WORDS}
     problems = []
     if raw.reserved0 != b"\0" * 4 or raw.reserved1 != b"\0" * 20 or raw.reserved3 != b"\0" * 4:
         problems.append("descriptor reserved bytes (12-15, 24-43 or 60-63) are not zero")
     return _decode_words(offset, words, target, problems)
+
+
+# The raw words every descriptor form is described by, named as in the v3+ record.
+WORDS = ("group_segment_fixed_size", "private_segment_fixed_size", "kernarg_size",
+         "kernel_code_entry_byte_offset", R1, R2, R3, KCP, PRELOAD)
 
 
 # CO v2 kept a 256-byte amd_kernel_code_t in front of the kernel's code (§3.7). Only the fields
@@ -195,18 +190,22 @@ AMD_KERNEL_CODE = Layout("AmdKernelCode", [
     ("runtime_loader_kernel_symbol", "Q"), ("control_directives", "128s"),
 ])
 assert AMD_KERNEL_CODE.size == 256
+# v3+ word name -> the amd_kernel_code_t field that holds it; R3, KCP and PRELOAD have no twin.
+AMD_KERNEL_CODE_WORDS = {
+    "group_segment_fixed_size": "workgroup_group_segment_byte_size",
+    "private_segment_fixed_size": "workitem_private_segment_byte_size",
+    "kernarg_size": "kernarg_segment_byte_size",
+    "kernel_code_entry_byte_offset": "kernel_code_entry_byte_offset",
+    R1: "compute_pgm_rsrc1",
+    R2: "compute_pgm_rsrc2",
+}
 
 
 def decode_amd_kernel_code(data: bytes, offset: int, target: Target | None, origin: Origin) -> Descriptor:
     """Decode a CO v2 amd_kernel_code_t into the same field names as a v3+ descriptor."""
     raw = AMD_KERNEL_CODE.read(data, offset, origin, "amd_kernel_code_t")
-    words = {
-        "group_segment_fixed_size": raw.workgroup_group_segment_byte_size,
-        "private_segment_fixed_size": raw.workitem_private_segment_byte_size,
-        "kernarg_size": raw.kernarg_segment_byte_size,
-        "kernel_code_entry_byte_offset": raw.kernel_code_entry_byte_offset,
-        R1: raw.compute_pgm_rsrc1,
-        R2: raw.compute_pgm_rsrc2,
+    words = {name: getattr(raw, v2_name) for name, v2_name in AMD_KERNEL_CODE_WORDS.items()}
+    words.update({
         R3: 0,
         # Bits 0-6 of code_properties match kernel_code_properties; the rest differ in v2.
         KCP: raw.code_properties & 0x7F,
@@ -216,7 +215,7 @@ def decode_amd_kernel_code(data: bytes, offset: int, target: Target | None, orig
         "wavefront_sgpr_count": raw.wavefront_sgpr_count,
         "workitem_vgpr_count": raw.workitem_vgpr_count,
         "wavefront_size": 1 << raw.wavefront_size_log2 if raw.wavefront_size_log2 < 16 else None,
-    }
+    })
     problems = []
     if raw.version_major != 1:
         problems.append(f"amd_kernel_code_t version {raw.version_major}.{raw.version_minor} is not 1.x")
