@@ -109,6 +109,3 @@ def align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def bits(word: int, lo: int, hi: int) -> int:
-    """The bit field ``word[hi:lo]`` (inclusive)."""
-    return (word >> lo) & ((1 << (hi - lo + 1)) - 1)

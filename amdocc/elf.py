@@ -125,7 +125,7 @@ def is_elf(data: Buffer, offset: int = 0) -> bool:
 class ElfFile:
     """The headers of one ELF image held in ``data`` (bytes or mmap), read eagerly and checked."""
 
-    __slots__ = ("data", "origin", "ident", "header", "elf_class", "sections", "_by_name",
+    __slots__ = ("data", "origin", "ident", "header", "elf_class", "sections",
                  "_segments")
 
     def __init__(self, data: Buffer, origin: Origin):
@@ -141,7 +141,6 @@ class ElfFile:
         self.elf_class = self.ident.elf_class
         self.header = HEADER[self.elf_class].read(data, IDENT.size, origin, "ELF header")
         self.sections = self._read_sections()
-        self._by_name: dict[str, Section] | None = None
         self._segments = None
 
     # -- tables ---------------------------------------------------------------------------
@@ -198,13 +197,6 @@ class ElfFile:
                 self._segments = layout.read_many(self.data, h.e_phoff, h.e_phnum, self.origin,
                                                   "program header table")
         return self._segments
-
-    def section(self, name: str) -> Section | None:
-        if self._by_name is None:
-            self._by_name = {}
-            for s in self.sections:
-                self._by_name.setdefault(s.name, s)
-        return self._by_name.get(name)
 
     # -- contents -------------------------------------------------------------------------
 

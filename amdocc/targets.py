@@ -14,6 +14,10 @@ from .tabledata import load_table
 
 REGISTER_FILES = ("none", "separate", "unified")
 DESCRIPTOR_LAYOUTS = ("gfx6", "gfx90a", "gfx10", "gfx11", "gfx12", "gfx1250")
+# The largest workgroup on every AMDGPU processor (LLVM's flat-workgroup-size cap; ROCr's
+# HSA_AGENT_INFO_WORKGROUP_MAX_SIZE; HIP's maxThreadsPerBlock).
+MAX_WORKGROUP_SIZE = 1024
+TRIPLE = "amdgcn-amd-amdhsa"
 
 
 # eq=False: targets are singletons, compared and hashed by identity (usable as cache keys).
@@ -169,11 +173,15 @@ def all_targets() -> list[Target]:
 
 def processor_name(text: str) -> str:
     """The bare processor of a target id, triple-prefixed or not: 'amdgcn-amd-amdhsa--gfx90a:xnack-' → 'gfx90a'."""
+    return strip_triple(text).split(":", 1)[0].lower()
+
+
+def strip_triple(text: str) -> str:
+    """A target id without its 'amdgcn-amd-amdhsa--' (or offload-kind) prefix."""
     text = text.strip()
-    marker = "amdgcn-amd-amdhsa"
-    if marker in text:
-        text = text.split(marker, 1)[1].lstrip("-")
-    return text.split(":", 1)[0].lower()
+    if TRIPLE in text:
+        text = text.split(TRIPLE, 1)[1].lstrip("-")
+    return text
 
 
 def get_target(name: str) -> Target:

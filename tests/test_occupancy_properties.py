@@ -4,7 +4,6 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from amdocc.binary import align_up
 from amdocc.models import compute, manual
 from amdocc.models.hip import get_profile, max_waves_per_simd
 from amdocc.targets import all_targets

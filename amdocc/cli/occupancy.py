@@ -158,7 +158,9 @@ def block_for(kernel, given: int | None, model: str) -> tuple[int | None, str]:
             size *= x
         return size, "reqd_workgroup_size"
     mfw = kernel.resources.max_flat_workgroup_size
-    return (mfw or 1024), "max_flat_workgroup_size" if mfw else "default 1024"
+    from ..targets import MAX_WORKGROUP_SIZE
+
+    return (mfw or MAX_WORKGROUP_SIZE), "max_flat_workgroup_size" if mfw else f"default {MAX_WORKGROUP_SIZE}"
 
 
 def result_record(occ, next_step, **where) -> dict:

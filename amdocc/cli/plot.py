@@ -22,6 +22,7 @@ def plot_sweep(path, usage, model: str, options: dict, blocks: list[int], lds_si
         from ..errors import UsageError
         raise UsageError("--plot needs matplotlib (pip install 'amdocc[plot]'); the table above is the sweep") from None
     from ..models import compute
+    from ..targets import MAX_WORKGROUP_SIZE
 
     t = usage.target
     block = block or (blocks[len(blocks) // 2] if blocks else 256)
@@ -31,7 +32,7 @@ def plot_sweep(path, usage, model: str, options: dict, blocks: list[int], lds_si
         return occ.blocks_per_cu or 0, occ.limiter
 
     wave = usage.wave
-    block_axis = list(range(wave, min(1024, usage.max_flat_workgroup_size or 1024) + 1, wave))
+    block_axis = list(range(wave, min(MAX_WORKGROUP_SIZE, usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE) + 1, wave))
     lds_axis = sorted(set(list(range(0, t.lds_per_workgroup - usage.lds + 1, max(256, t.lds_granule))) + lds_sizes))
     granule = t.vgpr_alloc_granule[wave]
     vgpr_axis = list(range(granule, t.addressable_vgprs + 1, granule))

@@ -56,6 +56,7 @@ def default_dynamic_lds(static: int, per_workgroup: int) -> list[int]:
 def run(args) -> int:
     from ..errors import UsageError
     from ..models import occupancy, usage_of
+    from ..targets import MAX_WORKGROUP_SIZE
     from .. import report
 
     if args.paths:
@@ -77,7 +78,7 @@ def run(args) -> int:
         usage = manual_usage(args)
         title = short_title = f"manual kernel on {usage.target.name}"
     t = usage.target
-    limit = min(usage.max_flat_workgroup_size or 1024, 1024)
+    limit = min(usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
     blocks = args.blocks or default_blocks(usage.wave, limit)
     lds_sizes = args.dynamic_lds_grid or default_dynamic_lds(usage.lds, t.lds_per_workgroup)
     options = model_options(args)

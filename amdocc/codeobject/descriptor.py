@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ..binary import Layout
 from ..errors import Origin
-from ..targets import Target
+from ..targets import DESCRIPTOR_LAYOUTS, Target
 
 KERNEL_DESCRIPTOR = Layout("KernelDescriptor", [
     ("group_segment_fixed_size", "I"),
@@ -29,7 +29,7 @@ KERNEL_DESCRIPTOR = Layout("KernelDescriptor", [
 ])
 assert KERNEL_DESCRIPTOR.size == 64
 
-ALL = frozenset({"gfx6", "gfx90a", "gfx10", "gfx11", "gfx12", "gfx1250"})
+ALL = frozenset(DESCRIPTOR_LAYOUTS)
 GFX10_PLUS = frozenset({"gfx10", "gfx11", "gfx12", "gfx1250"})
 UP_TO_GFX11 = ALL - {"gfx12", "gfx1250"}
 GFX12_PLUS = frozenset({"gfx12", "gfx1250"})

@@ -14,12 +14,10 @@ from ..errors import FormatError, Origin
 from . import yaml_subset
 
 NT_AMDGPU_METADATA = 32
-NT_AMD_HSA_CODE_OBJECT_VERSION = 1
 NT_AMD_HSA_ISA_VERSION = 3
 NT_AMD_HSA_METADATA = 10
 NT_AMD_HSA_ISA_NAME = 11
 
-V2_VERSION = Layout("CodeObjectVersion", [("major", "I"), ("minor", "I")])
 V2_ISA = Layout("IsaVersion", [("vendor_size", "H"), ("arch_size", "H"), ("major", "I"),
                                ("minor", "I"), ("stepping", "I")])
 
@@ -45,11 +43,6 @@ def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict, list[str]
         raise FormatError(f"AMDGPU metadata note holds a {type(value).__name__}, not a map",
                           origin, note.desc_offset)
     return value, problems
-
-
-def decode_v2_version(note: Note, origin: Origin) -> tuple[int, int]:
-    v = V2_VERSION.read(note.desc, 0, origin.at(note.desc_offset).within("NT_AMD_HSA_CODE_OBJECT_VERSION note"))
-    return v.major, v.minor
 
 
 def decode_v2_isa(note: Note, origin: Origin) -> tuple[tuple[int, int, int], str, str]:

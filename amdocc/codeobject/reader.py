@@ -73,9 +73,9 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
                     metadata_version=md_version, findings=findings, data=data)
     symbols = _symbols(elf)
     if co_version == 2:
-        co.kernels = _v2_kernels(elf, data, co, symbols, origin)
+        co.kernels = _v2_kernels(elf, data, co, symbols)
     else:
-        co.kernels = _v3_kernels(elf, data, co, symbols, origin)
+        co.kernels = _v3_kernels(elf, data, co, symbols)
     return co
 
 
@@ -167,7 +167,7 @@ def _symbols(elf: ElfFile) -> _Symbols:
 
 # -- kernels -------------------------------------------------------------------------------
 
-def _v3_kernels(elf, data, co, symbols, origin):
+def _v3_kernels(elf, data, co, symbols):
     kernels = []
     entries = co.metadata.get("amdhsa.kernels") if co.metadata else None
     if co.metadata is not None and not isinstance(entries, list):
@@ -213,7 +213,7 @@ def _descriptor_for(elf, data, co, symbols, symbol, findings):
     return decode_descriptor(data, offset, co.target, co.origin)
 
 
-def _v2_kernels(elf, data, co, symbols, origin):
+def _v2_kernels(elf, data, co, symbols):
     listed = {}
     if co.metadata and isinstance(co.metadata.get("Kernels"), list):
         for md in co.metadata["Kernels"]:

@@ -12,8 +12,8 @@ Every disagreement between the views becomes a finding; nothing is silently corr
 from __future__ import annotations
 
 from ..binary import align_up
-from ..targets import Target
-from .descriptor import Descriptor
+from ..targets import MAX_WORKGROUP_SIZE, Target
+from .descriptor import SGPR_ENCODE_GRANULE, Descriptor
 from .model import ERROR, INFO, WARNING, Finding, Resources
 
 # CO v2 YAML CodeProps → the v3 note names used everywhere else.
@@ -31,8 +31,7 @@ V2_CODE_PROPS = {
     "IsDynamicCallStack": ".uses_dynamic_stack",
 }
 
-MAX_WORKGROUP_SIZE = 1024       # every AMDGPU target; HIP's maxWorkGroupSize
-MAX_ENCODABLE_SGPRS = 128       # (15 + 1) * 8, the largest the descriptor field can express
+MAX_ENCODABLE_SGPRS = 16 * SGPR_ENCODE_GRANULE   # a 4-bit granule count: the largest the field says
 
 
 def note_view(metadata: dict, co_version: int) -> dict:
@@ -183,7 +182,7 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
     if sgprs_allocated is not None and md_sgprs is not None:
         if sgprs_allocated < md_sgprs:
             add("sgpr-below-used", WARNING, f"descriptor allocates {sgprs_allocated} SGPRs but .sgpr_count is {md_sgprs}")
-        elif sgprs_allocated > align_up(max(md_sgprs, 1), 8):
+        elif sgprs_allocated > align_up(max(md_sgprs, 1), SGPR_ENCODE_GRANULE):
             add("sgpr-padding", INFO, f"descriptor allocates {sgprs_allocated} SGPRs for .sgpr_count {md_sgprs}")
 
     # -- memory, kernargs, stack ----------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..targets import Target, target_by_mach
+from ..targets import Target, strip_triple, target_by_mach
 
 EF_MACH = 0xFF
 # v3: single bits
@@ -47,10 +47,7 @@ class TargetId:
     @classmethod
     def parse(cls, text: str) -> "TargetId":
         """Parse 'gfx942:sramecc+:xnack-', the triple-prefixed form, or the v2/v3 'gfx906+xnack'."""
-        text = text.strip()
-        marker = "amdgcn-amd-amdhsa"
-        if marker in text:
-            text = text.split(marker, 1)[1].lstrip("-")
+        text = strip_triple(text)
         features: dict[str, str] = {}
         if ":" in text:
             processor, *parts = text.split(":")

@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from ..binary import Buffer
-from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile
+from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, parse_bundle
 from .model import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped
 from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
-from .pe import coff_sections, looks_like_coff_object
+from .pe import coff_sections, is_pe, looks_like_coff_object
 
 Item = Blob | Skipped | Failed
 
@@ -109,7 +109,7 @@ def scan_file(path: str, limits: Limits = DEFAULT_LIMITS, in_directory: bool = F
 
 def recognised(head: bytes) -> bool:
     """Whether a file starting with ``head`` is something the scanner reads."""
-    return (head[:4] == b"\x7fELF" or head.startswith(_CONTAINER_MAGICS) or head[:2] == b"MZ"
+    return (is_elf(head) or head.startswith(_CONTAINER_MAGICS) or is_pe(head)
             or looks_like_coff_object(head))
 
 
@@ -130,7 +130,7 @@ def _scan_blob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits
     if depth > limits.max_depth:
         raise LimitError(f"containers nested deeper than {limits.max_depth} levels", origin, start)
     head = bytes(buf[start:min(end, start + 24)])
-    if head[:4] == b"\x7fELF":
+    if is_elf(head):
         machine = int.from_bytes(bytes(buf[start + 18:start + 20]), "little") if end - start >= 20 else None
         if machine == EM_AMDGPU:
             data = buf if (start == 0 and end == len(buf) and isinstance(buf, bytes)) else bytes(buf[start:end])
@@ -139,7 +139,7 @@ def _scan_blob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits
             yield from _scan_host_elf(buf, start, end, origin, limits, depth)
     elif head.startswith(_CONTAINER_MAGICS):
         yield from _scan_region(buf, start, end, origin, limits, depth)
-    elif head[:2] == b"MZ" or (start == 0 and looks_like_coff_object(head)):
+    elif is_pe(head) or (start == 0 and looks_like_coff_object(head)):
         yield from _scan_coff(buf, start, origin, limits, depth)
     elif head.startswith(BITCODE_MAGICS):
         yield Skipped(origin.at(start), "LLVM bitcode (relocatable device code), not a code object", entry_id)

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 from ..errors import UnknownTargetError
 from ..tabledata import load_table
-from ..targets import Target
+from ..targets import MAX_WORKGROUP_SIZE, Target
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
 INT_MAX = 2**31 - 1
-MAX_WORKGROUP_SIZE = 1024   # ROCr hard-codes HSA_AGENT_INFO_WORKGROUP_MAX_SIZE; rocsettings agrees
 TRAP_PR = "rocm-systems PR #10618"
 
 

@@ -9,11 +9,11 @@ occupancy), not a measured answer; where it differs from ``hip`` the result says
 from __future__ import annotations
 
 from ..binary import align_up
+from ..targets import MAX_WORKGROUP_SIZE
 from .hip import default_profile_name, hip_limits
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
-MAX_WORKGROUP_SIZE = 1024
 TRAP_HANDLER_SGPRS = 16     # reserved per wave on gfx6-9 (rocm-systems PR #10618, llvm PR #201342)
 
 

@@ -9,7 +9,7 @@ workgroup range (1, .max_flat_workgroup_size). Two switches follow 2026 upstream
 from __future__ import annotations
 
 from ..binary import align_up
-from ..targets import Target
+from ..targets import MAX_WORKGROUP_SIZE, Target
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
@@ -101,7 +101,7 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
     flags = [name for name, on in (("lds-granule-rounding", lds_granule_rounding),
                                    ("sgpr-trap-reserve", sgpr_trap_reserve)) if on]
     profile = "llvm22" + ("+" + "+".join(flags) if flags else "")
-    wg_max = u.max_flat_workgroup_size or 1024
+    wg_max = u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE
     wg_min, wg_hi = (block_size, block_size) if block_size else (1, wg_max)
     lds = u.lds + dynamic_lds
     by_lds = lds_waves(t, wave, wgp, lds, wg_min, wg_hi, lds_granule_rounding)[1]
@@ -131,7 +131,7 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
             "lds": groups_lds if lds else None,
             "barriers": max_workgroups_per_cu(t, wave, wgp, block_size) if per_wg > 1 else None,
         }
-        if block_size > 1024 or (u.max_flat_workgroup_size and block_size > u.max_flat_workgroup_size):
+        if block_size > MAX_WORKGROUP_SIZE or (u.max_flat_workgroup_size and block_size > u.max_flat_workgroup_size):
             limits["block_size"] = 0
         blocks = smallest(limits)
     else:
