@@ -36,6 +36,7 @@ class Target:
     addressable_vgprs: int
     agprs: int
     max_waves_per_simd: int
+    hip_max_waves_per_simd: int
     simds_per_cu: int
     wgp: bool
     sgpr_waves: tuple[tuple[int, int], ...]
@@ -71,9 +72,6 @@ class Target:
     def sgprs_limit_occupancy(self) -> bool:
         return bool(self.sgpr_waves)
 
-    def supports_wave(self, wave: int) -> bool:
-        return wave in self.wave_sizes
-
     def total_vgprs(self, arch: int, agpr: int) -> int:
         """The metadata ``.vgpr_count`` LLVM writes for ``arch`` VGPRs and ``agpr`` AGPRs."""
         if self.register_file == "unified" and agpr:
@@ -105,6 +103,7 @@ def _build(name: str, row: dict, source: str) -> Target:
         addressable_vgprs=int(row["addressable_vgprs"]),
         agprs=int(row["agprs"]),
         max_waves_per_simd=int(row["max_waves_per_simd"]),
+        hip_max_waves_per_simd=int(row["hip_max_waves_per_simd"]),
         simds_per_cu=int(row["simds_per_cu"]),
         wgp=bool(row["wgp"]),
         sgpr_waves=tuple((int(a), int(b)) for a, b in row["sgpr_waves"]),

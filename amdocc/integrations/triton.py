@@ -158,6 +158,6 @@ def compile_offline(fn: Any, signature: Mapping[str, str], constexprs: Mapping[s
     if warp_size is None:
         from ..targets import get_target
 
-        warp_size = 64 if get_target(arch.removesuffix("-strict")).major <= 9 else 32
+        warp_size = get_target(arch.removesuffix("-strict")).default_wave
     source = triton.compiler.ASTSource(fn, signature=dict(signature), constexprs=dict(constexprs or {}))
     return triton.compile(source, target=GPUTarget("hip", arch, warp_size), options=options)

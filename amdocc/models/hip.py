@@ -18,7 +18,6 @@ from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
 INT_MAX = 2**31 - 1
-TRAP_PR = "rocm-systems PR #10618"
 
 
 def align_up_bitmask(value: int, alignment: int) -> int:
@@ -27,8 +26,8 @@ def align_up_bitmask(value: int, alignment: int) -> int:
 
 
 def max_waves_per_simd(target: Target) -> int:
-    """HIP's MaxWavesPerSimd: 8 through gfx9 ("limited by SPI 32 per CU"), 16 from gfx10."""
-    return 8 if target.major <= 9 else 16
+    """HIP's MaxWavesPerSimd (the targets table's hip_max_waves_per_simd)."""
+    return target.hip_max_waves_per_simd
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -48,8 +47,7 @@ class HipProfile:
         """[VGPRs per SIMD, granule] in HIP's units (wave32 on gfx10+), None if unknown."""
         value = self.vgpr_table.get(target.name, self.vgpr_table["base"])
         if value == "targets":
-            wave = 32 if target.major >= 10 else 64
-            wave = wave if wave in target.vgprs else target.default_wave
+            wave = target.default_wave
             return target.vgprs[wave], target.vgpr_alloc_granule[wave]
         if value == "unknown":
             return None
@@ -115,9 +113,9 @@ def _budget(u: KernelUsage, profile: HipProfile, lds_bytes: int | None):
         return None
     max_waves = max_waves_per_simd(t)
     # Until early 2025 postLoad overwrote the metadata wave size with the device's (32 on RDNA).
-    wave = u.wave if profile.wave_size == "metadata" else (64 if t.major <= 9 else 32)
+    wave = u.wave if profile.wave_size == "metadata" else t.default_wave
     vmax, gran = file
-    if t.major >= 10 and wave == 64:
+    if wave == 64 and 32 in t.wave_sizes:     # the file is counted in wave32 units there
         vmax, gran = vmax >> 1, gran >> 1
     vgpr_waves = vmax // align_up_bitmask(u.vgprs, gran) if u.vgprs > 0 else max_waves
     sgpr_waves, cost = None, None
@@ -159,7 +157,7 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
     if t.wgp and u.wgp_metadata not in (None, 0, False) and not b.wgp:
         warnings.append("this runtime reads .workgroup_processor_mode as off (it accepted only "
                         "\"true\", and LLVM writes 1), so it counts per CU, not per WGP")
-    if p.pr9571 and t.major == 11 and b.wgp and u.lds + dynamic_lds:
+    if p.pr9571 and t.major == load_table("hip_profiles.toml")["pr9571_isa_major"] and b.wgp and u.lds + dynamic_lds:
         warnings.append("rocm-systems PR #9571 (Jul 2026) changed how this runtime counts LDS for gfx11 "
                         "WGP-mode kernels; its formula is not known here, so the LDS limit follows the "
                         "earlier rule")

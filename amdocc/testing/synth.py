@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..binary import align_up
+from ..codeobject.descriptor import GFX10_PLUS
 from ..errors import UsageError
 from ..targets import Target, get_target
 
@@ -79,7 +80,7 @@ def assembly(spec: SynthSpec) -> str:
     # VCC is not reserved; xnack and flat-scratch reserves follow the target id, so the
     # descriptor may allocate a few SGPRs more than .sgpr_count says (never fewer).
     directives.append(".amdhsa_reserve_vcc 0")
-    if t.major >= 10:
+    if t.descriptor_layout in GFX10_PLUS:      # the descriptor has the wave32 bit
         directives.append(f".amdhsa_wavefront_size32 {int(wave == 32)}")
         if t.wgp:
             directives.append(f".amdhsa_workgroup_processor_mode {int(wgp)}")
