@@ -6,16 +6,10 @@ The format is described in tables/hip_observed/README.md. Replaying an observati
 from __future__ import annotations
 
 import datetime
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .tabledata import tables_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from .tabledata import read_toml, tables_dir
 
 NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size", "wavefront_size",
              "workgroup_processor_mode")
@@ -29,8 +23,7 @@ def load(path: Path | None = None) -> tuple[list[dict], list[dict]]:
     """(observations, partial rows) from one file or from every file of the table."""
     observations, partial = [], []
     for p in [path] if path else files():
-        with open(p, "rb") as fh:
-            data = tomllib.load(fh)
+        data = read_toml(p)
         for row in data.get("observation", []):
             observations.append({**row, "file": p.name})
         for row in data.get("partial", []):

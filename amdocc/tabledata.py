@@ -29,5 +29,10 @@ def tables_dir() -> Path:
 @functools.lru_cache(maxsize=None)
 def load_table(name: str) -> dict:
     """Parse ``tables/<name>`` once."""
-    with open(tables_dir() / name, "rb") as fh:
+    return read_toml(tables_dir() / name)
+
+
+def read_toml(path: Path) -> dict:
+    """Parse one TOML file (uncached: for files that are appended to, like recorded answers)."""
+    with open(path, "rb") as fh:
         return tomllib.load(fh)

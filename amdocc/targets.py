@@ -18,6 +18,8 @@ DESCRIPTOR_LAYOUTS = ("gfx6", "gfx90a", "gfx10", "gfx11", "gfx12", "gfx1250")
 # HSA_AGENT_INFO_WORKGROUP_MAX_SIZE; HIP's maxThreadsPerBlock).
 MAX_WORKGROUP_SIZE = 1024
 TRIPLE = "amdgcn-amd-amdhsa"
+# SGPRs the trap handler reserves per wave on gfx6-9 (rocm-systems PR #10618, llvm PR #201342).
+TRAP_HANDLER_SGPRS = 16
 
 
 # eq=False: targets are singletons, compared and hashed by identity (usable as cache keys).
@@ -71,6 +73,10 @@ class Target:
     @property
     def sgprs_limit_occupancy(self) -> bool:
         return bool(self.sgpr_waves)
+
+    def simds(self, wgp: bool) -> int:
+        """SIMDs that share a kernel's resources: a WGP is two CUs."""
+        return self.simds_per_cu * (2 if wgp else 1)
 
     def total_vgprs(self, arch: int, agpr: int) -> int:
         """The metadata ``.vgpr_count`` LLVM writes for ``arch`` VGPRs and ``agpr`` AGPRs."""

@@ -77,15 +77,10 @@ def model_options(args) -> dict:
 def manual_usage(args):
     from ..errors import UsageError
     from ..models import manual
-    from ..targets import get_target
 
     if not (args.target or args.device):
         raise UsageError("manual mode needs --target GFX or --device NAME")
-    if args.device:
-        from ..devices import get_device
-        target = get_device(args.device).target
-    else:
-        target = get_target(args.target)
+    target, _ = kernel_filter(args.target, args.device, None)
     return manual(target, vgprs=args.vgprs or 0, arch_vgprs=args.arch_vgprs, agprs=args.agprs,
                   sgprs=args.sgprs, lds=args.lds, wave=args.wave,
                   wgp=True if args.wgp else (False if args.cu_mode else None),

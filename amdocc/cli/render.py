@@ -1,7 +1,6 @@
 """Small helpers for readable terminal output."""
 from __future__ import annotations
 
-import json
 import sys
 
 
@@ -31,11 +30,6 @@ def _numeric(text: str) -> bool:
 
 def fmt(value, none: str = "-") -> str:
     return none if value is None else str(value)
-
-
-def write_json(obj) -> None:
-    json.dump(obj, sys.stdout, indent=1, sort_keys=False)
-    sys.stdout.write("\n")
 
 
 def error(message: str) -> None:

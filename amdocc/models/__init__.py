@@ -28,7 +28,6 @@ OPTIONS = {
 }
 
 _DEFAULT_OPTIONS = {model: tuple(sorted(opts.items())) for model, opts in OPTIONS.items()}
-_USAGE_KEY = ("usage", None)   # how from_kernel memoises a kernel's own usage
 
 __all__ = ["LIMITERS", "MODELS", "KernelUsage", "Occupancy", "from_kernel", "manual", "occupancy",
            "usage_of"]
@@ -90,12 +89,12 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
         raise UsageError(f"the {model} model needs a block size")
     if dynamic_lds < 0:
         raise UsageError("dynamic LDS cannot be negative")
-    lds_bytes = None
-    if device is not None and model == "hip":
+    if device is not None:
         from ..devices import Device, get_device
-        lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
+        device = device if isinstance(device, Device) else get_device(device)
+    lds_bytes = device.lds if device is not None and model == "hip" else None
     if target is None and device is None and hasattr(kernel_or_resources, "memo"):
-        usage = kernel_or_resources.memo.get(_USAGE_KEY) or from_kernel(kernel_or_resources)
+        usage = from_kernel(kernel_or_resources)      # memoised on the kernel
     else:
         usage = usage_of(kernel_or_resources, target, device)
     return _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
@@ -115,5 +114,4 @@ def compute(usage: KernelUsage, model: str, block_size, dynamic_lds: int = 0, *,
         return llvm_occupancy(usage, block_size, dynamic_lds,
                               lds_granule_rounding=options.get("lds_granule_rounding", False),
                               sgpr_trap_reserve=options.get("sgpr_trap_reserve", False))
-    return hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True),
-                        lds_pool=None)
+    return hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))

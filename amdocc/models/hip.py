@@ -124,7 +124,7 @@ def _budget(u: KernelUsage, profile: HipProfile, lds_bytes: int | None):
         cost = align_up_bitmask(u.sgprs, granule) + profile.sgpr_trap_reserve
         sgpr_waves = t.sgprs_per_simd // cost
     wgp = t.wgp and profile.parses_wgp(u.wgp_metadata)
-    simds = t.simds_per_cu * (2 if wgp else 1)
+    simds = t.simds(wgp)
     return _Budget(wave, max_waves, vgpr_waves, sgpr_waves, simds, wgp,
                    t.lds_per_cu if lds_bytes is None else lds_bytes, file, gran, cost)
 

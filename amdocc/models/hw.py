@@ -9,20 +9,19 @@ occupancy), not a measured answer; where it differs from ``hip`` the result says
 from __future__ import annotations
 
 from ..binary import align_up
-from ..targets import MAX_WORKGROUP_SIZE
+from ..targets import MAX_WORKGROUP_SIZE, TRAP_HANDLER_SGPRS
 from .hip import default_profile_name, hip_limits
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
-TRAP_HANDLER_SGPRS = 16     # reserved per wave on gfx6-9 (rocm-systems PR #10618, llvm PR #201342)
 
 
 def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
-                 trap_reserve: bool = True, lds_pool: int | None = None) -> Occupancy:
+                 trap_reserve: bool = True) -> Occupancy:
     t = u.target
     wave = u.wave
     wgp = u.wgp_mode and t.wgp
-    simds = t.simds_per_cu * (2 if wgp else 1)
+    simds = t.simds(wgp)
     max_waves = t.max_waves_per_simd
     warnings = []
     waves_per_block = -(-block_size // wave) if block_size > 0 else 0
@@ -38,7 +37,7 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
 
     lds = u.lds + dynamic_lds
     lds_alloc = align_up(lds, t.lds_granule) if lds else 0
-    pool = lds_pool or ((t.lds_per_wgp or 2 * t.lds_per_cu) if wgp else t.lds_per_cu)
+    pool = (t.lds_per_wgp or 2 * t.lds_per_cu) if wgp else t.lds_per_cu
 
     limits: dict[str, int | None] = {}
     if block_size <= 0 or block_size > MAX_WORKGROUP_SIZE or (

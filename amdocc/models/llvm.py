@@ -9,7 +9,7 @@ workgroup range (1, .max_flat_workgroup_size). Two switches follow 2026 upstream
 from __future__ import annotations
 
 from ..binary import align_up
-from ..targets import MAX_WORKGROUP_SIZE, Target
+from ..targets import MAX_WORKGROUP_SIZE, TRAP_HANDLER_SGPRS, Target
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
@@ -31,7 +31,7 @@ def sgpr_waves(t: Target, sgprs: int, trap_reserve: bool = False) -> int:
     if trap_reserve:
         granule = t.sgpr_alloc_granule
         for waves in range(t.max_waves_per_simd, 0, -1):
-            if sgprs <= (t.sgprs_per_simd // waves - 16) // granule * granule:
+            if sgprs <= (t.sgprs_per_simd // waves - TRAP_HANDLER_SGPRS) // granule * granule:
                 return waves
         return 1
     for limit, waves in t.sgpr_waves:
@@ -40,26 +40,27 @@ def sgpr_waves(t: Target, sgprs: int, trap_reserve: bool = False) -> int:
     return min(t.sgpr_waves_beyond, t.max_waves_per_simd)
 
 
-def _eus(t: Target, wgp: bool) -> int:
-    return t.simds_per_cu * (2 if wgp else 1)
-
-
 def max_workgroups_per_cu(t: Target, wave: int, wgp: bool, wg_size: int) -> int:
     """getMaxWorkGroupsPerCU: one-wave groups need no barrier; others share 16 (32 per WGP)."""
-    slots = t.max_waves_per_simd * _eus(t, wgp)
+    slots = t.max_waves_per_simd * t.simds(wgp)
     waves = -(-wg_size // wave)
     if waves == 1:
         return slots
     return min(slots // waves, t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu)
 
 
+def workgroups_by_lds(t: Target, wgp: bool, lds: int, granule_rounding: bool = False) -> int:
+    """Workgroups of ``lds`` bytes that LLVM's getLocalMemorySize (doubled in WGP mode) holds."""
+    pool = t.lds_per_workgroup * (2 if wgp else 1)
+    size = align_up(lds, t.lds_granule) if granule_rounding and lds else lds
+    return pool // max(size, 1)
+
+
 def lds_waves(t: Target, wave: int, wgp: bool, lds: int, wg_min: int, wg_max: int,
               granule_rounding: bool = False) -> tuple[int, int]:
     """getOccupancyWithWorkGroupSizes (LLVM 21+, PR #123748): (min, max) waves per EU."""
-    eus = _eus(t, wgp)
-    pool = t.lds_per_workgroup * (2 if wgp else 1)          # getLocalMemorySize
-    size = align_up(lds, t.lds_granule) if granule_rounding and lds else lds
-    wgs_lds = pool // max(size, 1)
+    eus = t.simds(wgp)
+    wgs_lds = workgroups_by_lds(t, wgp, lds, granule_rounding)
     if wgs_lds == 0:
         return 1, 1
     max_waves = t.max_waves_per_simd
@@ -108,7 +109,7 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
     by_sgpr = sgpr_waves(t, u.sgprs, sgpr_trap_reserve)
     by_vgpr = vgpr_waves(t, wave, u.vgprs)
     waves = min(by_lds, by_sgpr, by_vgpr)
-    eus = _eus(t, wgp)
+    eus = t.simds(wgp)
     per_wg = -(-block_size // wave) if block_size else None
     # Waves per EU each resource alone allows, reported the way LLVM counts them.
     waves_limits = {"lds": by_lds, "sgpr": by_sgpr, "vgpr": by_vgpr, "waves": t.max_waves_per_simd}
@@ -122,8 +123,7 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
     blocks = None
     if block_size:
         # Workgroups that fit at this occupancy, bounded like LLVM bounds workgroups per CU.
-        groups_lds = (t.lds_per_workgroup * (2 if wgp else 1)) // max(
-            align_up(lds, t.lds_granule) if lds_granule_rounding and lds else lds, 1)
+        groups_lds = workgroups_by_lds(t, wgp, lds, lds_granule_rounding)
         limits = {
             "vgpr": by_vgpr * eus // per_wg,
             "sgpr": by_sgpr * eus // per_wg,

@@ -10,13 +10,13 @@ static LDS fits, and at least one block fits per CU. Any failure routes to CK Ti
 from __future__ import annotations
 
 import csv
-import functools
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..tabledata import load_table
+from ..targets import processor_name
 
 ASM, CK_TILE = "asm", "ck_tile"
 
@@ -63,19 +63,13 @@ class GateDecision:
                 "blocks_per_cu": self.blocks_per_cu}
 
 
-@functools.lru_cache(maxsize=None)
 def _table() -> dict:
     return load_table("prefill_gate.toml")
 
 
-def normalize_arch(arch: str) -> str:
-    """'gfx950:sramecc+:xnack-' → 'gfx950' (the gcnArchName cut at the first ':')."""
-    return arch.split(":", 1)[0].strip().lower()
-
-
 def min_qo_len(arch: str) -> int | None:
     """The smallest qo_len routed to asm on ``arch``; None means never."""
-    value = _table()["min_qo_len"].get(normalize_arch(arch))
+    value = _table()["min_qo_len"].get(processor_name(arch))
     return int(value) if value else None
 
 
@@ -158,7 +152,7 @@ def find_asm_kernel(asm_dir: str | os.PathLike, arch: str, *, dtype: str = "bf16
                     cu_count: int | None = None) -> AsmKernel:
     """The manifest row for this prefill, resolved to its .co path (NotFound says why not)."""
     conf = _table()["aiter"]
-    proc = normalize_arch(arch)
+    proc = processor_name(arch)
     base = Path(asm_dir) / proc / conf["module"]
     if not base.is_dir():
         raise NotFound(f"no {conf['module']} directory for {proc} in AITER_ASM_DIR ({base})")
@@ -255,7 +249,7 @@ def decide(*, arch: str, qo_len: int, kv_len: int, dtype: str = "bf16", head_dim
     """
     env = os.environ if env is None else env
     names = _table()["env"]
-    proc = normalize_arch(arch)
+    proc = processor_name(arch)
     decision = GateDecision(CK_TILE, proc)
     add = decision.checks.append
 

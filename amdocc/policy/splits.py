@@ -13,6 +13,7 @@ from typing import Callable
 
 from ..errors import UsageError
 from ..tabledata import load_table
+from ..targets import processor_name
 
 DEFAULT_OCCUPANCY = 2   # AITER: under-estimating costs some parallelism, over-estimating a whole wave
 
@@ -43,7 +44,7 @@ def _policies() -> tuple[dict[str, SplitPolicy], str, int]:
 def policy_for(arch: str) -> SplitPolicy:
     """The policy of an architecture (its bare processor name); unknown ones get the default's."""
     policies, default, _ = _policies()
-    return policies.get(arch.split(":", 1)[0].lower(), policies[default])
+    return policies.get(processor_name(arch), policies[default])
 
 
 def max_split_search() -> int:

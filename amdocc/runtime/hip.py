@@ -11,6 +11,7 @@ import functools
 from dataclasses import dataclass
 
 from ..errors import AmdoccError
+from ..targets import processor_name
 
 
 class HipUnavailable(AmdoccError):
@@ -49,7 +50,7 @@ class DeviceInfo:
 
     @property
     def processor(self) -> str:
-        return self.gcn_arch_name.split(":", 1)[0]
+        return processor_name(self.gcn_arch_name)
 
 
 class Hip:
@@ -112,10 +113,6 @@ class Hip:
             return int(self._call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", function, block_size, dynamic_lds))
         return int(self._call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", function, block_size,
                               dynamic_lds, flags))
-
-    def max_potential_block_size(self, function, dynamic_lds: int = 0, block_size_limit: int = 0) -> tuple[int, int]:
-        grid, block = self._call("hipModuleOccupancyMaxPotentialBlockSize", function, dynamic_lds, block_size_limit)
-        return int(grid), int(block)
 
     def occupancy_of(self, image: bytes, kernel: str, block_size: int, dynamic_lds: int = 0) -> int:
         """Load ``image``, ask HIP, unload (what FlyDSL's max_blocks_per_cu wrapper does)."""
