@@ -7,7 +7,6 @@ need a ROCm GPU and always skip with their reason on machines without one.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -50,12 +49,6 @@ def pytest_collection_modifyitems(config, items):
         if "corpus" in item.keywords and aiter_dir() is None:
             item.add_marker(pytest.mark.skip(reason="amd-aiter corpus not found (set AMDOCC_AITER_DIR "
                                                     "or run .ci/run)"))
-
-
-@pytest.fixture(scope="session")
-def manifest():
-    with open(FIXTURES / "manifest.json") as fh:
-        return json.load(fh)
 
 
 @pytest.fixture(scope="session")

@@ -95,8 +95,28 @@ def test_occupancy_device_and_profile_flags(capsys):
 
 
 def test_occupancy_file_mode_defaults_to_the_required_workgroup_size(capsys):
-    # The AITER-style fixture declares .reqd_workgroup_size [512,1,1]: 256 unified VGPRs → 2 waves
-    # per SIMD → 8 waves per CU, one 512-thread block (consumers-and-anchors.md §1.3).
+    # Without --block a kernel runs at its .reqd_workgroup_size, else its .max_flat_workgroup_size.
+    # The OpenCL fixture has one kernel of each kind; the expected sizes come from LLVM's reading.
+    from oracle.llvm22 import metadata_documents
+
+    fixture = FIXTURES / "elf" / "opencl_gfx942_cov6.hsaco"
+    (doc,) = metadata_documents((FIXTURES / "elf" / "opencl_gfx942_cov6.hsaco.readelf.txt").read_text())
+    expected = {}
+    for k in doc["amdhsa.kernels"]:
+        reqd = k.get(".reqd_workgroup_size")
+        expected[k[".name"]] = ((reqd[0] * reqd[1] * reqd[2], "reqd_workgroup_size") if reqd
+                                else (k[".max_flat_workgroup_size"], "max_flat_workgroup_size"))
+    assert {source for _, source in expected.values()} == {"reqd_workgroup_size", "max_flat_workgroup_size"}
+    code, out, err = run_cli(capsys, "occupancy", "--json", str(fixture))
+    assert code == 0, err
+    got = {r["kernel"]: (r["block_size"], r["block_source"]) for r in json.loads(out)["results"]}
+    assert got == expected
+
+
+def test_occupancy_file_mode_on_the_aiter_style_kernel(capsys):
+    # The AITER-style fixture has .max_flat_workgroup_size 512 and no .reqd_workgroup_size: 256
+    # unified VGPRs → 2 waves per SIMD → 8 waves per CU, one 512-thread block
+    # (consumers-and-anchors.md §1.3).
     code, out, _ = run_cli(capsys, "occupancy", "--json", str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
     (r,) = json.loads(out)["results"]
     assert (r["block_size"], r["blocks_per_cu"]) == (512, 1)
@@ -106,7 +126,11 @@ def test_occupancy_target_filter_on_a_fat_binary(capsys):
     sample = ROOT / "amdocc" / "samples" / "sample_kernels.hipfb"
     code, out, _ = run_cli(capsys, "occupancy", "--json", "--block", "256", "--target", "gfx942", str(sample))
     results = json.loads(out)["results"]
-    assert {r["target"] for r in results} == {"gfx942"} and len(results) == 3
+    # The gfx942 entry's kernels, as LLVM read them when the sample was built (manifest.json).
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())["sample"]
+    (entry,) = [e for b in manifest["bundles"] for e in b["entries"] if e.get("target") == "gfx942"]
+    assert {r["target"] for r in results} == {"gfx942"}
+    assert sorted(r["kernel"] for r in results) == sorted(k[".name"] for k in entry["llvm_reported"]["kernels"])
 
 
 def test_inspect_json_contract_on_stdin(capsys):

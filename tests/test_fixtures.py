@@ -14,9 +14,8 @@ from amdocc.containers import Blob, Skipped, scan
 from conftest import FIXTURES, ROOT
 from oracle.compare import (descriptor_mismatches, feature_mismatches, isa_version_from_readelf,
                             metadata_mismatches)
+from oracle.check import ABI_TO_CO
 from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
-
-ABI_TO_CO = {0: 2, 1: 3, 2: 4, 3: 5, 4: 6}
 
 
 def _load_manifest():

@@ -407,9 +407,12 @@ def test_live_offline_flydsl_compile(tmp_path, monkeypatch):
         got = af.max_blocks_per_cu(compiled)
         if runtime() is None:
             assert got.source == "model"
-            with pytest.raises(Exception):      # FlyDSL's own query needs HIP
+            with pytest.raises(OSError, match="libamdhip64"):   # FlyDSL's own query dlopens HIP
                 compiled.max_blocks_per_cu()
         if flydsl.__version__ == MANIFEST["flydsl"]:
             assert hashlib.sha256(launch.binary).hexdigest() == CASES[case]["binaries"]["kernels"]["sha256"]
             assert int(got) == HIP_BY_HAND[case]
     print(f"live FlyDSL {flydsl.__version__}: 3 compiles in {time.perf_counter() - start:.2f} s")
+    if flydsl.__version__ != MANIFEST["flydsl"]:
+        pytest.skip(f"FlyDSL {flydsl.__version__} agreed with its own MLIR, but the answers by hand are "
+                    f"for the fixture's FlyDSL {MANIFEST['flydsl']}: not checked")

@@ -46,8 +46,6 @@ def test_worked_example_gfx942_occupancy_5_and_2():
     d5 = auto_num_splits(256, 65536, 4, 128, arch="gfx942", cu_count=304, occupancy=5)
     d2 = auto_num_splits(256, 65536, 4, 128, arch="gfx942", cu_count=304, occupancy=2)
     assert (d5.splits, d2.splits) == (23, 9)
-    legacy = -(-4 * 304 // (256 // 4))
-    assert legacy == 19
 
 
 def test_gfx950_aggressive_target_is_residency_times_occupancy():
@@ -55,7 +53,8 @@ def test_gfx950_aggressive_target_is_residency_times_occupancy():
     for occ in (1, 2, 3, 5):
         d = auto_num_splits(64, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=16, occupancy=occ)
         assert d.target == max(4 * 256, 4 * occ * 256)
-        assert d.splits == min(-(-d.target // 64), d.max_splits)
+        # §1.1 step 3: max_splits = (2^20 // 64) // 2 tiles per split = 8192, far above these.
+        assert d.splits == min(-(-d.target // 64), 8192)
     d = auto_num_splits(64, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=16, occupancy=3)
     assert d.target == 12 * 256
     # Not streaming (many heads): the conservative 4× target, occupancy never asked.
@@ -88,4 +87,6 @@ def test_occupancy_source_is_reported_in_order():
     (co,) = amdocc.load(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco")
     d = auto_num_splits(256, 65536, 4, 128, arch="gfx942", cu_count=304, kernel=co.kernels[0], block_size=512)
     assert d.occupancy.source == "model" and d.occupancy.blocks_per_cu == 1
-    assert d.splits == splits_by_wave_cost(64, 304, 512, 64, 8)
+    # §1.1 by hand: grid_x 256/4 = 64, W 65536/128 = 512, max_splits 512 // 8 = 64, effective
+    # CUs 304 · 1; cost(s) = ceil(64s/304) · (ceil(512/s) + 8) is least (130) at s = 9.
+    assert d.splits == 9

@@ -47,7 +47,7 @@ class FakeHip:
         return (0,)
 
 
-def _kernel(processor="gfx942"):
+def _kernel():
     cos = amdocc.load(FIXTURES / "elf" / "gfx942_cov4.hsaco")
     return next(k for k in cos[0].kernels if k.name.startswith("_Z9saxpy"))
 
@@ -72,7 +72,8 @@ def test_error_codes_are_checked_before_values():
 
 def test_hip_answers_when_usable_and_disagreements_are_counted(caplog):
     k = _kernel()
-    model = amdocc.occupancy(k, block_size=256).blocks_per_cu   # 65536 // 16384 LDS = 4
+    model = 4   # LDS limits: 65536 B per CU // the 16384 B LLVM reported for the kernel
+    assert amdocc.occupancy(k, block_size=256).blocks_per_cu == model
     before = dict(stats)
     fake = FakeHip(blocks=model)
     got = max_blocks_per_cu(k, 256, hip=Hip(fake))
@@ -91,6 +92,7 @@ def test_capturing_stream_gets_the_model():
     k = _kernel()
     got = max_blocks_per_cu(k, 256, dynamic_lds=16384, hip=Hip(FakeHip(capture=(0, 1))))
     assert got.source == "model" and "capturing" in got.reason
+    # 16384 B static + 16384 B dynamic per block: 65536 // 32768 = 2 blocks per CU.
     assert int(got) == amdocc.occupancy(k, block_size=256, dynamic_lds=16384).blocks_per_cu == 2
 
 

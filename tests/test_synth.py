@@ -5,13 +5,16 @@ from __future__ import annotations
 import pytest
 
 import amdocc
-from amdocc.binary import align_up
+import json
 from amdocc.testing import SynthSpec, synthesize
 from amdocc.targets import get_target
 from oracle import llvm22
+from conftest import ROOT
 from oracle.check import check_files
 
 pytestmark = pytest.mark.llvm22
+# LLVM 22's descriptor VGPR encoding granule per processor and wave size (tools/probe_targets.py).
+PROBE = json.loads((ROOT / "tests" / "data" / "llvm22_target_probe.json").read_text())
 
 SPECS = [
     SynthSpec("gfx90a", 128, 0, 92, 0),
@@ -47,7 +50,8 @@ def test_synthesized_object_reads_back_exactly(tmp_path, spec):
     assert {k: kernel_md.get(k) for k in expected} == expected
     kd = llvm22.objdump_descriptors([str(path)], [f"{spec.name}.kd"])[str(path)][f"{spec.name}.kd"]
     assert kd["group_segment_fixed_size"] == spec.lds
-    assert kd["next_free_vgpr"] == align_up(spec.vgpr_count, t.vgpr_encode_granule[wave])
+    granule = PROBE[spec.target]["vgpr"][str(wave)]["encoding_granule"]
+    assert kd["next_free_vgpr"] == -(-spec.vgpr_count // granule) * granule
     if t.sgprs_limit_occupancy:          # gfx10+ allocate a fixed SGPR block: the field is reserved
         assert kd["next_free_sgpr"] >= spec.sgpr_count
     if t.register_file == "unified":
