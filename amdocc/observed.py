@@ -34,6 +34,7 @@ def load(path: Path | None = None) -> tuple[list[dict], list[dict]]:
 def usage(row: dict, **override):
     """The KernelUsage an observation describes."""
     from .models import KernelUsage
+    from .models.usage import metadata_text
     from .targets import get_target
 
     values = {**row, **override}
@@ -41,7 +42,19 @@ def usage(row: dict, **override):
     wgp = values.get("workgroup_processor_mode")
     return KernelUsage(target=target, wave=int(values["wavefront_size"]), vgprs=int(values.get("vgpr_count", 0)),
                        sgprs=int(values.get("sgpr_count", 0)), lds=int(values.get("group_segment_fixed_size", 0)),
-                       wgp_mode=bool(wgp) and target.wgp, wgp_metadata=wgp, agprs=values.get("agpr_count"))
+                       wgp_mode=bool(wgp) and target.wgp, wgp_metadata=metadata_text(wgp),
+                       agprs=values.get("agpr_count"))
+
+
+def profile_of(row: dict) -> str | None:
+    """The profile an observation belongs to: the one it names, else the one its recorded
+    hipRuntimeGetVersion() maps to, else None (the default)."""
+    if row.get("profile"):
+        return row["profile"]
+    if row.get("runtime_version") is not None:
+        from .models.hip import profile_for_runtime
+        return profile_for_runtime(int(row["runtime_version"])).profile.name
+    return None
 
 
 def replay(row: dict, **override):
@@ -50,7 +63,7 @@ def replay(row: dict, **override):
 
     values = {**row, **override}
     return compute(usage(values), "hip", int(values["block_size"]), int(values.get("dynamic_lds", 0)),
-                   profile=values.get("profile"))
+                   profile=profile_of(values))
 
 
 def answer_of(occ) -> int | str | None:

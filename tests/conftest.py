@@ -33,7 +33,9 @@ def aiter_dir() -> Path | None:
 
 
 def pytest_collection_modifyitems(config, items):
-    hip_items = [item for item in items if "hip" in item.keywords]
+    # Markers, not keywords: a keyword also matches the checkout's directory name (a worktree
+    # called "hip" would otherwise skip every test).
+    hip_items = [item for item in items if item.get_closest_marker("hip")]
     if hip_items:
         # Live-HIP tests always skip, with the reason, on machines without a ROCm GPU.
         from amdocc.runtime import runtime, unavailable_reason
@@ -44,9 +46,9 @@ def pytest_collection_modifyitems(config, items):
         return  # a missing oracle must fail the run, so nothing is skipped here
     missing_llvm = [t for t in LLVM_TOOLS if not shutil.which(t)]
     for item in items:
-        if "llvm22" in item.keywords and missing_llvm:
+        if item.get_closest_marker("llvm22") and missing_llvm:
             item.add_marker(pytest.mark.skip(reason=f"LLVM 22 tools not installed: {', '.join(missing_llvm)}"))
-        if "corpus" in item.keywords and aiter_dir() is None:
+        if item.get_closest_marker("corpus") and aiter_dir() is None:
             item.add_marker(pytest.mark.skip(reason="amd-aiter corpus not found (set AMDOCC_AITER_DIR "
                                                     "or run .ci/run)"))
 

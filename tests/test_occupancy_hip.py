@@ -50,9 +50,15 @@ def test_gfx950_same_kernel_is_three_blocks():
     assert blocks("gfx950", 256, vgprs=128, sgprs=40, lds=49152) == 3
 
 
-def test_gfx950_before_jan_2025_used_256_vgprs():
-    # "Before Jan 2025 (256 / 4) it would have been min(2, 3) = 2."
-    assert blocks("gfx950", 256, profile="2023-2025", vgprs=128, sgprs=40, lds=49152) == 2
+def test_no_runtime_that_ran_gfx950_used_256_vgprs():
+    # hip-occupancy.md's "before Jan 2025 (256 / 4) it would have been 2" was never a runtime's
+    # answer: no release up to rocm-6.4 runs gfx950 (device.cpp at each tag), and the runtimes
+    # that do (develop, from amd-staging 29cc39451, 2025-02-04) have 512/8 (799e54aa0, 2025-01-22).
+    for profile in ("rocm-6.3", "rocm-6.4", "2023-2025"):
+        occ = amdocc.occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx950", block_size=256,
+                               profile=profile)
+        assert occ.error == "unsupported-processor" and occ.blocks_per_cu is None
+        assert "does not run gfx950" in occ.warnings[0]
     assert blocks("gfx950", 256, profile="2025", vgprs=128, sgprs=40, lds=49152) == 3
 
 
@@ -153,9 +159,10 @@ def test_pr9571_gfx11_wgp_lds_is_flagged_as_unknown():
     assert not any("#9571" in w for w in occ.warnings)
 
 
-def test_unknown_vgpr_values_refuse_rather_than_guess():
-    occ = amdocc.occupancy({"vgprs": 32}, target="gfx1151", block_size=256, profile="2023-2025")
+def test_a_release_whose_source_was_not_read_refuses_rather_than_guess():
+    occ = amdocc.occupancy({"vgprs": 32}, target="gfx942", block_size=256, profile="rocm-7.0")
     assert occ.error == "unknown-runtime-values" and occ.blocks_per_cu is None
+    assert "ROCm 7.0's CLR source was not available" in occ.warnings[0]
 
 
 # -- API edges -------------------------------------------------------------------------------------

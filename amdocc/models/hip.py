@@ -1,27 +1,36 @@
-"""What ``hipModuleOccupancyMaxActiveBlocksPerMultiprocessor`` returns, bit for bit.
+"""What ``hipModuleOccupancyMaxActiveBlocksPerMultiprocessor`` returns, bit for bit, per ROCm release.
 
 Written from the algorithm in shared/research/hip-occupancy.md §4 (ROCm CLR hip_platform.cpp,
-ihipOccupancyMaxActiveBlocksPerMultiprocessor), with each era's behaviour as a profile in
-tables/hip_profiles.toml. HIP reads only the metadata note: .vgpr_count, .sgpr_count,
-.group_segment_fixed_size, .wavefront_size and .workgroup_processor_mode. It never reads the
-descriptor, never adds .agpr_count, rounds with a bit mask, and pools a CU's waves.
+ihipOccupancyMaxActiveBlocksPerMultiprocessor), with each release's behaviour a profile of
+tables/hip_profiles.toml (see :mod:`.hip_profiles`). HIP reads only the metadata note:
+.vgpr_count, .sgpr_count, .group_segment_fixed_size, .wavefront_size and
+.workgroup_processor_mode. It never reads the descriptor, never adds .agpr_count, rounds with a
+bit mask, and pools a CU's waves. Where HIP divides by zero (the process dies with SIGFPE) or
+returns an error, the record says so instead of answering.
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
 
-from ..errors import UnknownTargetError
+from ..errors import UsageError
 from ..tabledata import load_table
 from ..targets import MAX_WORKGROUP_SIZE, Target
+from .hip_profiles import (HipProfile, RuntimeProfile, aliases, decode_runtime_version, default_profile_name,
+                           get_profile, profile_for_runtime, profiles)
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
+__all__ = ["HipProfile", "RuntimeProfile", "aliases", "align_up_bitmask", "decode_runtime_version",
+           "default_profile_name", "get_profile", "hip_limits", "hip_occupancy", "max_potential_block_size",
+           "max_potential_block_size_search", "max_waves_per_simd", "profile_for_runtime", "profiles"]
+
 INT_MAX = 2**31 - 1
+SIZE_MAX = 2**64 - 1      # static + dynamic LDS is size_t arithmetic in HIP
 
 
 def align_up_bitmask(value: int, alignment: int) -> int:
-    """amd::alignUp: ``(v + a - 1) & ~(a - 1)``, exact only for powers of two (24 is not)."""
+    """amd::alignUp: ``(v + a - 1) & ~(a - 1)``, exact only for powers of two (24 is not; 0 gives 0)."""
     return (value + alignment - 1) & ~(alignment - 1)
 
 
@@ -30,153 +39,133 @@ def max_waves_per_simd(target: Target) -> int:
     return target.hip_max_waves_per_simd
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class HipProfile:
-    name: str
-    summary: str
-    vgpr_table: dict
-    sgpr_granule: str
-    sgpr_trap_reserve: int
-    wgp_parse: str
-    wave_size: str
-    zero_vgpr_waves: str
-    pr9571: bool
-    source: str
-
-    def vgpr_file(self, target: Target) -> tuple[int, int] | None:
-        """[VGPRs per SIMD, granule] in HIP's units (wave32 on gfx10+), None if unknown."""
-        value = self.vgpr_table.get(target.name, self.vgpr_table["base"])
-        if value == "targets":
-            wave = target.default_wave
-            return target.vgprs[wave], target.vgpr_alloc_granule[wave]
-        if value == "unknown":
-            return None
-        return int(value[0]), int(value[1])
-
-    def parses_wgp(self, metadata_value) -> bool:
-        # comgr turns the note's value into text; LLVM writes the integer 1, i.e. "1".
-        if metadata_value is None:
-            text = ""
-        elif isinstance(metadata_value, bool):   # checked first: True == 1 in Python
-            text = "true" if metadata_value else "false"
-        else:
-            text = str(metadata_value)
-        return text == "true" or (self.wgp_parse == "true-or-1" and text == "1")
-
-
-@functools.lru_cache(maxsize=None)
-def profiles() -> dict[str, HipProfile]:
-    table = load_table("hip_profiles.toml")
-    tables = table["vgpr_tables"]
-    out = {}
-    for name, row in table["profiles"].items():
-        vgpr = dict(tables[row["vgpr_table"]])
-        out[name] = HipProfile(name, row["summary"], vgpr, row["sgpr_granule"], int(row["sgpr_trap_reserve"]),
-                               row["wgp_parse"], row["wave_size"], row["zero_vgpr_waves"],
-                               bool(row["pr9571"]), row["source"])
-    return out
-
-
-def default_profile_name() -> str:
-    return load_table("hip_profiles.toml")["default"]
-
-
-@functools.lru_cache(maxsize=None)
-def get_profile(name: str | None) -> HipProfile:
-    name = name or default_profile_name()
-    try:
-        return profiles()[name]
-    except KeyError:
-        raise UnknownTargetError(f"unknown HIP profile {name!r} (known: {', '.join(profiles())})") from None
-
-
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Budget:
     """The intermediate values of the HIP computation for one kernel (block size aside)."""
     wave: int
     max_waves: int
-    vgpr_waves: int
+    vgpr_waves: int | None
     sgpr_waves: int | None
     simds: int
-    wgp: bool
+    wgp: bool               # SIMDs doubled: counted per WGP
+    wgp_mode: bool          # the kernel's isWGPMode_ as this runtime parsed it
     lds_bytes: int          # the device's group segment (localMemSize_)
-    vgpr_file: tuple[int, int]   # as the profile's table gives it (wave32 units on gfx10+)
-    vgpr_granule: int       # after halving for wave64 on gfx10+
+    vgpr_file: tuple[int, int] | None    # as the profile's table gives it (wave32 units on gfx10+)
+    vgpr_granule: int | None             # after halving for wave64 on gfx10+
     sgpr_cost: int | None
+    refusal: tuple[str, str] | None = None   # no such runtime answer at all: (error, why)
+    failure: tuple[str, str] | None = None   # HIP fails after its block-size checks: (error, why)
 
 
 @functools.lru_cache(maxsize=4096)   # depends on the kernel and runtime, not on the launch shape
-def _budget(u: KernelUsage, profile: HipProfile, lds_bytes: int | None):
+def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     t = u.target
-    file = profile.vgpr_file(t)
-    if file is None:
-        return None
     max_waves = max_waves_per_simd(t)
-    # Until early 2025 postLoad overwrote the metadata wave size with the device's (32 on RDNA).
-    wave = u.wave if profile.wave_size == "metadata" else t.default_wave
+    # Until 2025 postLoad overwrote the metadata wave size with the device's (32 on RDNA).
+    wave = u.wave if p.wave_size == "metadata" else t.default_wave
+    wgp_mode = p.parses_wgp(u.wgp_metadata)
+    # Runtimes up to 6.4 took gfx9's SIMD count from the device and ignored WGP mode there.
+    wgp = wgp_mode and (p.simd_count == "isa" or t.wgp)
+    empty = dict(wave=wave, max_waves=max_waves, vgpr_waves=None, sgpr_waves=None, simds=t.simds(wgp),
+                 wgp=wgp, wgp_mode=wgp_mode, lds_bytes=t.lds_per_cu if lds_bytes is None else lds_bytes,
+                 vgpr_file=None, vgpr_granule=None, sgpr_cost=None)
+    if p.unknown:
+        return _Budget(**empty, refusal=("unknown-runtime-values", f"HIP profile {p.name}: {p.unknown}"))
+    file = p.vgpr_file(t)
+    if file is None:
+        return _Budget(**empty, refusal=("unsupported-processor", f"the {p.release_name} runtime does not run "
+                                         f"{t.name} (not among the processors of its device.cpp ISA table; "
+                                         f"{p.source})"))
     vmax, gran = file
     if wave == 64 and 32 in t.wave_sizes:     # the file is counted in wave32 units there
         vmax, gran = vmax >> 1, gran >> 1
-    vgpr_waves = vmax // align_up_bitmask(u.vgprs, gran) if u.vgprs > 0 else max_waves
-    sgpr_waves, cost = None, None
+    values = {**empty, "vgpr_file": file, "vgpr_granule": gran}
+    guard = u.sgprs if p.vgpr_guard == "sgprs" else u.vgprs
+    divisor = align_up_bitmask(u.vgprs, gran)
+    if guard > 0 and divisor == 0:
+        return _Budget(**values, failure=("division-by-zero", f"this runtime has {vmax} VGPRs in granules of "
+                                          f"{gran} for {t.name}, so alignUp({u.vgprs}, {gran}) is 0 and it "
+                                          "divides by zero (SIGFPE)"))
+    vgpr_waves = vmax // divisor if guard > 0 else max_waves
+    values["vgpr_waves"] = vgpr_waves
+    if vgpr_waves == 0:
+        return _Budget(**values, failure=_no_wave(p, f"{u.vgprs} VGPRs leave no room for one wave of "
+                                                     f"{wave} lanes in {vmax} registers"))
     if u.sgprs > 0 and t.sgprs_per_simd:
-        granule = 16 if profile.sgpr_granule == "16" else t.sgpr_alloc_granule
-        cost = align_up_bitmask(u.sgprs, granule) + profile.sgpr_trap_reserve
-        sgpr_waves = t.sgprs_per_simd // cost
-    wgp = t.wgp and profile.parses_wgp(u.wgp_metadata)
-    simds = t.simds(wgp)
-    return _Budget(wave, max_waves, vgpr_waves, sgpr_waves, simds, wgp,
-                   t.lds_per_cu if lds_bytes is None else lds_bytes, file, gran, cost)
+        granule = 16 if p.sgpr_granule == "16" else t.sgpr_alloc_granule
+        cost = align_up_bitmask(u.sgprs, granule) + p.sgpr_trap_reserve
+        values.update(sgpr_cost=cost, sgpr_waves=t.sgprs_per_simd // cost)
+        if values["sgpr_waves"] == 0:
+            # No runtime checks this one: the thread budget is 0 and the grid divides by it.
+            return _Budget(**values, failure=("division-by-zero", f"{u.sgprs} SGPRs cost {cost} per wave, more than "
+                                              f"the {t.sgprs_per_simd} a SIMD has: no wave fits, and HIP divides by "
+                                              "the zero thread budget computing the grid (SIGFPE)"))
+    if wave == 0:
+        return _Budget(**values, failure=("division-by-zero", "this runtime takes .wavefront_size 0 from the "
+                                          "metadata and divides by alignUp(block, 0) = 0 (SIGFPE)"))
+    return _Budget(**values)
+
+
+def _no_wave(p: HipProfile, why: str) -> tuple[str, str]:
+    if p.zero_vgpr_waves == "hipErrorUnknown":
+        return "hipErrorUnknown", f"{why}; HIP returns hipErrorUnknown"
+    return "division-by-zero", f"{why}; this runtime does not check, and divides by zero computing the grid (SIGFPE)"
+
+
+_CALLER_VALUE = {
+    "0": (0, "this runtime's module wrapper writes 0 into the caller's numBlocks"),
+    "unchanged": ("unchanged", "HIP leaves the caller's numBlocks unchanged"),
+    "0-or-unchanged": ("0 or unchanged", "the caller's numBlocks is set to 0 or left unchanged, depending on "
+                       "the develop snapshot"),
+}
+
+
+def check_sizes(u: KernelUsage, dynamic_lds: int) -> None:
+    """Refuse inputs HIP's own types cannot hold: it parses the counts with atoi into an int and
+    adds static and dynamic LDS in size_t, so beyond those limits its answer is not defined."""
+    for label, value in ((".vgpr_count", u.vgprs), (".sgpr_count", u.sgprs), (".group_segment_fixed_size", u.lds)):
+        if value > INT_MAX:
+            raise UsageError(f"{label} {value} exceeds INT_MAX ({INT_MAX}): HIP parses it with atoi into an "
+                             "int, so no HIP answer is defined")
+    if u.lds + dynamic_lds > SIZE_MAX:
+        raise UsageError(f"static + dynamic LDS {u.lds} + {dynamic_lds} B exceeds SIZE_MAX ({SIZE_MAX}): HIP adds "
+                         "them in size_t, where the sum wraps and the LDS limit vanishes; give at most "
+                         f"{SIZE_MAX - u.lds} B of dynamic LDS")
 
 
 def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, profile: str | None = None,
                   lds_bytes: int | None = None) -> Occupancy:
-    """Blocks per CU as the named HIP runtime answers (default: the newest known behaviour)."""
+    """Blocks per CU as the named HIP runtime answers (default: ROCm develop)."""
     p = get_profile(profile)
+    check_sizes(u, dynamic_lds)
     t = u.target
     b = _budget(u, p, lds_bytes)
     common = dict(model="hip", profile=p.name, processor=t.name, block_size=block_size, dynamic_lds=dynamic_lds)
-    warnings = []
-    if b is None:
+    if b.refusal:
         return build(**common, limits={}, blocks=None, waves_per_block=None, simds=t.simds_per_cu,
-                     max_waves_per_simd=max_waves_per_simd(t), per_wgp=False, allocated={},
-                     error="unknown-runtime-values",
-                     warnings=[f"the VGPR values HIP profile {p.name} used for {t.name} are not known"])
-    waves_per_block = -(-block_size // b.wave) if block_size > 0 else None
+                     max_waves_per_simd=b.max_waves, per_wgp=False, allocated={}, error=b.refusal[0],
+                     warnings=[b.refusal[1]])
+    waves_per_block = -(-block_size // b.wave) if block_size > 0 and b.wave else None
     details = {"MaxWavesPerSimd": b.max_waves, "wavefrontSize": b.wave, "vgprsPerSimd": b.vgpr_file[0],
                "vgprAllocGranularity": b.vgpr_file[1], "VgprWaves": b.vgpr_waves, "SgprWaves": b.sgpr_waves,
-               "simdPerCU": b.simds, "isWGPMode": b.wgp, "localMemSize": b.lds_bytes}
+               "simdPerCU": b.simds, "isWGPMode": b.wgp_mode, "localMemSize": b.lds_bytes}
     allocated = {"vgprs_per_wave": align_up_bitmask(u.vgprs, b.vgpr_granule),
                  "sgprs_per_wave": b.sgpr_cost, "lds_per_block": u.lds + dynamic_lds}
     shape = dict(waves_per_block=waves_per_block, simds=b.simds, max_waves_per_simd=b.max_waves,
                  per_wgp=b.wgp, allocated=allocated, details=details)
-
-    if u.wave != b.wave:
-        warnings.append(f"this runtime takes the wave size from the device ({b.wave}), not the "
-                        f"kernel's .wavefront_size {u.wave}")
-    if t.wgp and u.wgp_metadata not in (None, 0, False) and not b.wgp:
-        warnings.append("this runtime reads .workgroup_processor_mode as off (it accepted only "
-                        "\"true\", and LLVM writes 1), so it counts per CU, not per WGP")
-    if p.pr9571 and t.major == load_table("hip_profiles.toml")["pr9571_isa_major"] and b.wgp and u.lds + dynamic_lds:
-        warnings.append("rocm-systems PR #9571 (Jul 2026) changed how this runtime counts LDS for gfx11 "
-                        "WGP-mode kernels; its formula is not known here, so the LDS limit follows the "
-                        "earlier rule")
+    warnings = _warnings(u, p, b, dynamic_lds)
     if p.sgpr_trap_reserve and t.sgprs_per_simd and u.sgprs:
         details["trapReserveSgprs"] = p.sgpr_trap_reserve
     if u.agprs:
         details["agpr_count_ignored"] = u.agprs
 
     if block_size <= 0:
-        return build(**common, limits={}, blocks=None, error="hipErrorInvalidValue", warnings=warnings, **shape)
+        return _error(common, shape, warnings, p, "hipErrorInvalidValue", f"block size {block_size} is not positive")
     if block_size > MAX_WORKGROUP_SIZE:
         return build(**common, limits={"block_size": 0}, blocks=0, warnings=warnings, **shape)
-    if b.vgpr_waves == 0:
-        error = "hipErrorUnknown" if p.zero_vgpr_waves == "hipErrorUnknown" else "division-by-zero"
-        warnings.append(f"{u.vgprs} VGPRs leave no room for one wave of {b.wave} lanes in "
-                        f"{b.vgpr_file[0]} registers; " + ("HIP returns hipErrorUnknown and leaves the "
-                        "output unchanged" if error == "hipErrorUnknown" else
-                        "this runtime divides by zero computing the grid (SIGFPE)"))
-        return build(**common, limits={"vgpr": 0}, blocks=None, error=error, warnings=warnings, **shape)
+    if b.failure:
+        error, why = b.failure
+        return _error(common, shape, warnings, p, error, why, limits={"vgpr": 0} if b.vgpr_waves == 0 else {})
 
     lds = u.lds + dynamic_lds
     limits = _limits(b, block_size, lds)
@@ -188,6 +177,35 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
     if lds > t.lds_per_workgroup:
         warnings.append(f"{lds} B of LDS exceed the {t.lds_per_workgroup} B one workgroup may use")
     return build(**common, limits=limits, blocks=smallest(limits), warnings=warnings, **shape)
+
+
+def _warnings(u: KernelUsage, p: HipProfile, b: _Budget, dynamic_lds: int) -> list[str]:
+    """What the reader should know about how this runtime read the kernel."""
+    t = u.target
+    warnings = []
+    if u.wave != b.wave:
+        warnings.append(f"this runtime takes the wave size from the device ({b.wave}), not the "
+                        f"kernel's .wavefront_size {u.wave}")
+    if t.wgp and u.wgp_metadata not in (None, "0", "false") and not b.wgp_mode:
+        warnings.append(f"this runtime reads .workgroup_processor_mode {u.wgp_metadata!r} as off (it accepts only "
+                        "\"true\", and LLVM writes 1), so it counts per CU, not per WGP")
+    if p.pr9571 and t.major == load_table("hip_profiles.toml")["pr9571_isa_major"] and b.wgp and u.lds + dynamic_lds:
+        warnings.append("rocm-systems PR #9571 (Jul 2026) changed how this runtime counts LDS for gfx11 "
+                        "WGP-mode kernels; its formula is not known here, so the LDS limit follows the "
+                        "earlier rule")
+    return warnings
+
+
+def _error(common: dict, shape: dict, warnings: list[str], p: HipProfile, error: str, why: str,
+           limits: dict | None = None) -> Occupancy:
+    """A record for a HIP call that fails: say why, and what the caller's numBlocks holds after it."""
+    if error == "division-by-zero":
+        why += "; the calling process dies, so no value is returned"
+    else:
+        value, text = _CALLER_VALUE[p.caller_value]
+        shape["details"]["callerNumBlocks"] = value
+        why += f"; {text}"
+    return build(**common, limits=limits or {}, blocks=None, error=error, warnings=[*warnings, why], **shape)
 
 
 def _limits(b: _Budget, block_size: int, lds: int) -> dict[str, int | None]:
@@ -205,8 +223,10 @@ def _limits(b: _Budget, block_size: int, lds: int) -> dict[str, int | None]:
 def hip_limits(u: KernelUsage, block_size: int, dynamic_lds: int = 0) -> dict[str, int | None] | None:
     """Just the per-resource limits of the default profile (None when HIP would not answer),
     for models that compare themselves with HIP without building a whole record."""
+    if not 0 < block_size <= MAX_WORKGROUP_SIZE or u.lds + dynamic_lds > SIZE_MAX:
+        return None
     b = _budget(u, get_profile(None), None)
-    if b is None or b.vgpr_waves == 0 or not 0 < block_size <= MAX_WORKGROUP_SIZE:
+    if b.refusal or b.failure:
         return None
     return _limits(b, block_size, u.lds + dynamic_lds)
 
@@ -220,11 +240,10 @@ def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_li
     runtime on RDNA); ``runtime_wgp`` says whether the runtime runs in WGP mode (RDNA default).
     """
     p = get_profile(profile)
+    check_sizes(u, dynamic_lds)
     b = _budget(u, p, lds_bytes)
-    if b is None:
-        return {"error": "unknown-runtime-values"}
-    if b.vgpr_waves == 0:
-        return {"error": "hipErrorUnknown" if p.zero_vgpr_waves == "hipErrorUnknown" else "division-by-zero"}
+    if b.refusal or b.failure:
+        return {"error": (b.refusal or b.failure)[0]}
     limit = block_size_limit if 0 < block_size_limit <= MAX_WORKGROUP_SIZE else MAX_WORKGROUP_SIZE
     sgpr_waves = b.sgpr_waves if b.sgpr_waves is not None else INT_MAX
     alu_threads = b.simds * min(b.max_waves, b.vgpr_waves, sgpr_waves) * b.wave
@@ -233,8 +252,8 @@ def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_li
     best = min(alu_threads, align_up_bitmask(limit, b.wave))
     cus = compute_units
     runtime_wgp = u.target.wgp if runtime_wgp is None else runtime_wgp
-    if b.wgp != runtime_wgp:    # since 2024-04-02 (fcfe2ec88)
-        cus = cus // 2 if b.wgp else cus * 2
+    if p.grid_cu_correction and b.wgp_mode != runtime_wgp:    # since 2024-04-02 (fcfe2ec88)
+        cus = cus // 2 if b.wgp_mode else cus * 2
     return {"block_size": best, "grid_size": cus * min(alu_threads // best, lds_wgs), "error": None}
 
 

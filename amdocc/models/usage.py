@@ -20,9 +20,10 @@ class KernelUsage:
     sgprs: int                         # .sgpr_count (VCC/flat-scratch/xnack extras included)
     lds: int                           # static LDS bytes (.group_segment_fixed_size)
     wgp_mode: bool                     # the descriptor's WGP_MODE bit (False where there are no WGPs)
-    # How .workgroup_processor_mode appears in the metadata note (None when absent), for HIP,
-    # whose parse of it changed over time.
-    wgp_metadata: int | bool | None = None
+    # .workgroup_processor_mode as HIP's string parse sees it (None when absent): comgr renders the
+    # integer 1 as "1" and a boolean as "true", and runtimes up to 6.4 accept only "true". Text, so
+    # usages that differ only there never compare (or cache) equal: True == 1 in Python.
+    wgp_metadata: str | None = None
     agprs: int | None = None           # reported beside the total, never added to it
     max_flat_workgroup_size: int | None = None
     vgprs_allocated: int | None = None  # descriptor next_free_vgpr
@@ -55,7 +56,7 @@ def from_kernel(kernel, target: Target | None = None) -> KernelUsage:
     usage = KernelUsage(
         target=t, wave=r.wavefront_size, vgprs=r.vgprs, sgprs=r.sgprs, lds=r.lds,
         wgp_mode=bool(r.wgp_mode) and t.wgp,
-        wgp_metadata=_scalar(kernel.meta("workgroup_processor_mode")),
+        wgp_metadata=metadata_text(kernel.meta("workgroup_processor_mode")),
         agprs=r.agprs, max_flat_workgroup_size=r.max_flat_workgroup_size,
         vgprs_allocated=r.vgprs_allocated, sgprs_allocated=r.sgprs_allocated,
         scratch=r.scratch or 0, tg_split=bool(fields.get("tg_split")), name=kernel.name)
@@ -63,10 +64,17 @@ def from_kernel(kernel, target: Target | None = None) -> KernelUsage:
     return usage
 
 
-def _scalar(value):
-    """A metadata value as HIP's string parse would see it; a map or list (a malformed note) is
-    kept as its type name, so a usage stays hashable and nothing walks a deep structure."""
-    return value if value is None or isinstance(value, (bool, int, float, str)) else f"<{type(value).__name__}>"
+def metadata_text(value) -> str | None:
+    """A metadata value as comgr renders it for HIP's string parse: True -> "true", 1 -> "1" (a
+    boolean and an integer stay distinct); a map or list (a malformed note) becomes its type name,
+    so a usage stays hashable and nothing walks a deep structure."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return f"<{type(value).__name__}>"
 
 
 def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgprs: int | None = None,
@@ -93,6 +101,6 @@ def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgp
         raise UsageError(f"{target.name} has no WGP mode")
     wgp_mode = target.wgp if wgp is None else wgp   # compilers default to WGP mode where it exists
     return KernelUsage(target=target, wave=wave, vgprs=vgprs, sgprs=sgprs, lds=lds,
-                       wgp_mode=wgp_mode, wgp_metadata=(1 if wgp_mode else 0) if target.wgp else None,
+                       wgp_mode=wgp_mode, wgp_metadata=("1" if wgp_mode else "0") if target.wgp else None,
                        agprs=agprs, max_flat_workgroup_size=max_flat_workgroup_size,
                        scratch=scratch, name=name)

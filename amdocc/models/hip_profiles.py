@@ -1,0 +1,163 @@
+"""Which HIP runtime the ``hip`` model reproduces: the profiles of ``tables/hip_profiles.toml``.
+
+One profile per ROCm release line (read from that release's tagged CLR source) plus ROCm develop.
+A profile says which processors the runtime runs and with which VGPR file, and how its occupancy
+function, metadata parse and module wrapper behave. This module only reads the table and maps a
+``hipRuntimeGetVersion()`` value onto a profile; the arithmetic lives in :mod:`.hip`.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from ..errors import UnknownTargetError
+from ..tabledata import load_table
+from ..targets import Target
+
+TABLE = "hip_profiles.toml"
+# hipRuntimeGetVersion() = major * 10_000_000 + minor * 100_000 + patch (hipamd/CMakeLists.txt,
+# HIP_VERSION; ROCm 6.4.0's runtime reports 6.4.43482 as 60443482).
+_MAJOR, _MINOR = 10_000_000, 100_000
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HipProfile:
+    name: str
+    release: tuple[int, int] | None     # ROCm release line; None for develop snapshots
+    dates: str
+    changes: str
+    source: str
+    unknown: str | None                 # why this release cannot be reproduced (then nothing else is set)
+    vgpr_table: dict | None = None
+    vgpr_guard: str = "vgprs"
+    zero_vgpr_waves: str = "hipErrorUnknown"
+    caller_value: str = "unchanged"
+    sgpr_granule: str = "16"
+    sgpr_trap_reserve: int = 0
+    wgp_parse: str = "true-or-1"
+    wave_size: str = "metadata"
+    simd_count: str = "isa"
+    grid_cu_correction: bool = True
+    pr9571: bool = False
+
+    @property
+    def release_name(self) -> str:
+        return "develop" if self.release is None else f"ROCm {self.release[0]}.{self.release[1]}"
+
+    def vgpr_file(self, target: Target) -> tuple[int, int] | None:
+        """[VGPRs per SIMD, granule] in HIP's units (wave32 on gfx10+); None when this runtime does
+        not run the processor. Only for known profiles."""
+        value = self.vgpr_table.get(target.name, self.vgpr_table.get("base"))
+        if value is None:
+            return None
+        if value == "targets":
+            wave = target.default_wave
+            return target.vgprs[wave], target.vgpr_alloc_granule[wave]
+        return int(value[0]), int(value[1])
+
+    def parses_wgp(self, metadata_text: str | None) -> bool:
+        """Whether HIP reads .workgroup_processor_mode as on. ``metadata_text`` is the note's value
+        as comgr renders it (a usage's ``wgp_metadata``): LLVM writes the integer 1, i.e. "1"."""
+        return metadata_text == "true" or (self.wgp_parse == "true-or-1" and metadata_text == "1")
+
+
+def _vgpr_tables(raw: dict) -> dict[str, dict]:
+    """Resolve `like` (start from an earlier table) and `drop` (processors no longer run)."""
+    out: dict[str, dict] = {}
+    for name, rows in raw.items():
+        table = dict(out[rows["like"]]) if "like" in rows else {}
+        for processor in rows.get("drop", ()):
+            table.pop(processor)
+        table.update({k: v for k, v in rows.items() if k not in ("like", "drop")})
+        out[name] = table
+    return out
+
+
+def _release(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+@functools.lru_cache(maxsize=None)
+def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
+    raw = load_table(TABLE)
+    tables = _vgpr_tables(raw["vgpr_tables"])
+    profiles = {}
+    for name, row in raw["profiles"].items():
+        common = dict(name=name, release=_release(row.get("release")), dates=row["dates"],
+                      changes=row["changes"], source=row["source"], unknown=row.get("unknown"))
+        if common["unknown"]:
+            profiles[name] = HipProfile(**common)
+            continue
+        profiles[name] = HipProfile(
+            **common, vgpr_table=tables[row["vgpr_table"]], vgpr_guard=row["vgpr_guard"],
+            zero_vgpr_waves=row["zero_vgpr_waves"], caller_value=row["caller_value"],
+            sgpr_granule=row["sgpr_granule"], sgpr_trap_reserve=int(row["sgpr_trap_reserve"]),
+            wgp_parse=row["wgp_parse"], wave_size=row["wave_size"], simd_count=row["simd_count"],
+            grid_cu_correction=bool(row["grid_cu_correction"]), pr9571=bool(row["pr9571"]))
+    aliases = dict(raw.get("aliases", {}))
+    for alias, target in aliases.items():
+        if target not in profiles or alias in profiles:
+            raise ValueError(f"{TABLE}: alias {alias!r} -> {target!r} is not a profile of its own")
+    return profiles, aliases, raw["default"]
+
+
+def profiles() -> dict[str, HipProfile]:
+    """Every name ``--hip-profile`` accepts (the era aliases included), mapped to its profile;
+    a profile's own name is ``profile.name``."""
+    own, aliases, _ = _table()
+    return {**own, **{alias: own[target] for alias, target in aliases.items()}}
+
+
+def aliases() -> dict[str, str]:
+    return dict(_table()[1])
+
+
+def default_profile_name() -> str:
+    return _table()[2]
+
+
+@functools.lru_cache(maxsize=None)
+def get_profile(name: str | None) -> HipProfile:
+    name = name or default_profile_name()
+    try:
+        return profiles()[name]
+    except KeyError:
+        known = ", ".join(_table()[0])
+        raise UnknownTargetError(f"unknown HIP profile {name!r} (known: {known}; "
+                                 f"aliases: {', '.join(_table()[1])})") from None
+
+
+def decode_runtime_version(version: int) -> tuple[int, int, int]:
+    """(major, minor, patch) of a hipRuntimeGetVersion() value."""
+    return version // _MAJOR, version % _MAJOR // _MINOR, version % _MINOR
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeProfile:
+    """The profile chosen for a runtime, and a warning when its version is not a release amdocc knows."""
+    profile: HipProfile
+    version: int
+    warning: str | None
+
+
+def profile_for_runtime(version: int) -> RuntimeProfile:
+    """The profile of the ROCm release whose runtime reports ``version``. A release line amdocc
+    has no profile for falls back to the newest known release before it (the oldest known one
+    when it predates them all), with a warning saying so."""
+    releases = sorted((p.release, p) for p in _table()[0].values() if p.release is not None)
+    if version <= 0:
+        oldest = releases[0][1]
+        return RuntimeProfile(oldest, version, f"hipRuntimeGetVersion() returned {version}, which is "
+                              f"no HIP version; comparing with {oldest.name}, the oldest release known")
+    major, minor, patch = decode_runtime_version(version)
+    for release, profile in releases:
+        if release == (major, minor):
+            return RuntimeProfile(profile, version, None)
+    earlier = [p for release, p in releases if release < (major, minor)]
+    chosen = earlier[-1] if earlier else releases[0][1]
+    where = "the newest known release before it" if earlier else "the oldest known release"
+    return RuntimeProfile(chosen, version, f"HIP runtime {major}.{minor}.{patch} ({version}) is not a ROCm "
+                          f"release amdocc has a profile for; using {chosen.name}, {where}")
