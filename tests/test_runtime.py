@@ -1,7 +1,9 @@
 """The HIP bridge without a GPU: the static answer and its source, capture detection at the
-function boundary, error codes checked before values, and `amdocc verify` exiting 3."""
+function boundary, error codes checked before values, the profile chosen from the runtime's
+hipRuntimeGetVersion(), and `amdocc verify` (exiting 3 without HIP, recording with a fake one)."""
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -25,8 +27,12 @@ class FakeHip:
         hipStreamCaptureStatusNone = 0
         hipStreamCaptureStatusActive = 1
 
-    def __init__(self, blocks=3, capture=(0, 0), load_error=None):
+    def __init__(self, blocks=3, capture=(0, 0), load_error=None, version=None):
         self.blocks, self.capture, self.load_error, self.loads = blocks, capture, load_error, 0
+        self.version = version
+
+    def hipRuntimeGetVersion(self):
+        return (0, self.version) if self.version is not None else (self.hipError_t.hipErrorInvalidDevice, 0)
 
     def hipStreamIsCapturing(self, stream):
         if isinstance(self.capture, Exception):
@@ -120,3 +126,101 @@ def test_unavailable_runtime_is_reported_not_raised():
             raise RuntimeError("failed to dlopen 'libamdhip64.so'")
     with pytest.raises(HipUnavailable):
         Hip(Broken()).device_count()
+
+
+# -- the profile follows the runtime's own version ------------------------------------------------
+
+def _agpr_user():
+    # gfx942, .vgpr_count 92, .sgpr_count 8, no LDS (tests/data/fixtures/elf/gfx942_cov4.hsaco).
+    cos = amdocc.load(FIXTURES / "elf" / "gfx942_cov4.hsaco")
+    return next(k for k in cos[0].kernels if k.name == "_Z9agpr_userPf")
+
+
+# hipRuntimeGetVersion() = major*10000000 + minor*100000 + patch (hipamd/CMakeLists.txt HIP_VERSION).
+# Model answers for _Z9agpr_userPf at block 256, worked by hand:
+#   rocm-6.0.0 rocdevice.cpp: gfx942 (9.4.2) is not 9.4.0 -> 256/4: 256 / alignUp(92, 4) = 2 waves;
+#     SGPRs 800 / 16 = 50; 4 SIMDs * 2 * 64 = 512 threads / 256 = 2 blocks.
+#   rocm-6.1.0 .. a187df25c (6.4): every 9.4.x -> 512/8: 512 / 96 = 5 waves; 4 * 5 * 64 / 256 = 5.
+#   rocm-5.6.0 device.cpp lists no gfx942: no answer. ROCm 7.0: source not read: no answer.
+@pytest.mark.parametrize("version,profile,model,fallback", [
+    (60032830, "rocm-6.0", 2, False),      # 6.0.32830
+    (60140093, "rocm-6.1", 5, False),      # 6.1.40093
+    (60342131, "rocm-6.3", 5, False),      # 6.3.42131
+    (60443482, "rocm-6.4", 5, False),      # 6.4.43482
+    (50631061, "rocm-5.6", None, False),   # 5.6.31061
+    (70051831, "rocm-7.0", None, False),   # 7.0.51831
+    (60500000, "rocm-6.4", 5, True),       # no ROCm 6.5: the newest known release before it
+    (100200000, "rocm-7.2", None, True),   # 10.2: newer than every release known
+    (40500000, "rocm-5.6", None, True),    # older than every release known: the oldest
+])
+def test_the_model_reproduces_the_runtimes_own_release(version, profile, model, fallback, caplog):
+    k = _agpr_user()
+    fake = FakeHip(blocks=5, version=version)
+    with caplog.at_level(logging.WARNING, logger="amdocc.runtime"):
+        got = max_blocks_per_cu(k, 256, hip=Hip(fake))
+    assert (got.source, int(got), got.hip) == ("hip", 5, 5)
+    assert (got.profile, got.runtime_version, got.model) == (profile, version, model)
+    assert ("is not a ROCm release amdocc has a profile for" in caplog.text) == fallback
+
+
+def test_without_a_readable_version_the_default_profile_is_used(caplog):
+    with caplog.at_level(logging.WARNING, logger="amdocc.runtime"):
+        got = max_blocks_per_cu(_agpr_user(), 256, hip=Hip(FakeHip(blocks=5)))
+    assert got.profile == "develop" and got.runtime_version is None
+    assert "could not read the HIP runtime's version" in caplog.text
+
+
+def test_an_explicit_profile_wins_over_the_runtime_version():
+    got = max_blocks_per_cu(_agpr_user(), 256, hip=Hip(FakeHip(blocks=5, version=60443482)), profile="rocm-6.0")
+    assert got.profile == "rocm-6.0" and got.model == 2
+
+
+def test_hip_is_not_asked_when_the_runtime_would_divide_by_zero():
+    # rocm-6.0.0 rocdevice.cpp sets no VGPR values for gfx1151 (11.5.1): alignUp(v, 0) = 0 and HIP
+    # divides by it. Asking would kill the process, so the fake runtime is never loaded.
+    cos = amdocc.load(FIXTURES / "elf" / "gfx1151_w64_wgp_cov6.hsaco")
+    k = next(k for k in cos[0].kernels if k.name.startswith("_Z9saxpy"))
+    fake = FakeHip(blocks=1, version=60032830)
+    with pytest.raises(amdocc.AmdoccError, match="divide by zero"):
+        max_blocks_per_cu(k, 64, hip=Hip(fake))
+    assert fake.loads == 0
+
+
+class FakeDevice(FakeHip):
+    """A whole fake runtime for `amdocc verify`: one gfx942, answering like rocm-6.0 would."""
+
+    class Props:
+        gcnArchName = b"gfx942:sramecc+:xnack-"
+        name = b"AMD Instinct MI300X"
+        multiProcessorCount, sharedMemPerBlock, maxThreadsPerMultiProcessor, warpSize = 304, 65536, 2048, 64
+
+    def hipGetDeviceCount(self):
+        return (0, 1)
+
+    def hipGetDevice(self):
+        return (0, 0)
+
+    def hipGetDeviceProperties(self, index):
+        return (0, self.Props())
+
+    def hipDriverGetVersion(self):
+        return (0, self.version)
+
+
+def test_verify_compares_with_the_runtimes_release_and_records_its_version(tmp_path, monkeypatch, capsys):
+    import amdocc.runtime as rt_module
+    from amdocc import observed
+
+    fake = FakeDevice(blocks=2, version=60032830)          # a ROCm 6.0 runtime: agpr_user gives 2 at block 256
+    monkeypatch.setattr(rt_module, "runtime", lambda: Hip(fake))
+    record = tmp_path / "measured.toml"
+    code = main(["verify", str(FIXTURES / "elf" / "gfx942_cov4.hsaco"), "--kernel", "agpr_user",
+                 "--blocks", "256", "--dynamic-lds", "0", "--record", str(record), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and (out["agree"], out["total"]) == (1, 1)
+    assert (out["profile"], out["runtime_version"]) == ("rocm-6.0", 60032830)
+    rows, _ = observed.load(record)
+    assert [(r["runtime_version"], r["profile"], r["blocks_per_cu"]) for r in rows] == [(60032830, "rocm-6.0", 2)]
+    # A recorded row without a profile is replayed under the one its runtime version maps to.
+    bare = {k: v for k, v in rows[0].items() if k != "profile"}
+    assert observed.profile_of(bare) == "rocm-6.0" and observed.answer_of(observed.replay(bare)) == 2

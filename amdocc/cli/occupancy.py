@@ -261,11 +261,14 @@ def _step_options(model, options):
 
 
 def _list_profiles() -> int:
-    from ..models.hip import default_profile_name, profiles
+    from ..models.hip import aliases, default_profile_name, profiles
 
     default = default_profile_name()
     for name, p in profiles().items():
-        print(f"{name}{' (default)' if name == default else ''}: {p.summary}")
+        if name == p.name:      # aliases are listed once, below
+            mark = " (default)" if name == default else ""
+            print(f"{name}{mark}  {p.release_name}  {p.dates}\n    {p.unknown or p.changes}\n    source: {p.source}")
+    print("aliases: " + ", ".join(f"{a} = {t}" for a, t in aliases().items()))
     return 0
 
 

@@ -7,9 +7,11 @@ from .sweep import _int_list
 
 DESCRIPTION = """On a machine with a ROCm GPU, ask HIP's own occupancy API for every kernel in PATH
 that is built for this device, over a grid of block sizes and dynamic LDS sizes, and compare with
-amdocc's hip model. Prints the agreement; --record appends HIP's answers (with their inputs, the
-device's gcnArchName, the runtime version and the date) to a tables/hip_observed/ file.
-Exit 0 when every answer agrees, 1 when some disagree, 3 when no HIP runtime is usable."""
+amdocc's hip model under the profile of the runtime's own ROCm release (hipRuntimeGetVersion();
+--hip-profile overrides it). Prints the agreement; --record appends HIP's answers (with their
+inputs, the device's gcnArchName, the runtime version, the profile and the date) to a
+tables/hip_observed/ file. Exit 0 when every answer agrees, 1 when some disagree, 3 when no HIP
+runtime is usable."""
 
 
 def add_arguments(parser) -> None:
@@ -18,13 +20,14 @@ def add_arguments(parser) -> None:
     parser.add_argument("--blocks", type=_int_list, default=[64, 128, 256, 512, 1024], metavar="N,N,...")
     parser.add_argument("--dynamic-lds", type=_int_list, default=[0, 16384], metavar="B,B,...")
     parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
-    parser.add_argument("--hip-profile", metavar="NAME", help="the runtime behaviour to compare with (default: newest)")
+    parser.add_argument("--hip-profile", metavar="NAME", help="the HIP profile to compare with (default: the "
+                        "runtime's own release, from hipRuntimeGetVersion())")
     parser.add_argument("--record", metavar="FILE", help="append HIP's answers as [[observation]] rows")
     parser.add_argument("--json", action="store_true")
 
 
 def run(args) -> int:
-    from ..runtime import HipError, HipUnavailable, runtime, unavailable_reason
+    from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
     from .. import observed, report
     from .occupancy import selected_kernels
     import amdocc
@@ -33,16 +36,22 @@ def run(args) -> int:
     if rt is None:
         raise HipUnavailable(f"amdocc verify needs a ROCm GPU: {unavailable_reason()}")
     dev = rt.properties()
+    choice = choose_profile(rt, args.hip_profile)
+    if choice.warning:
+        print(f"amdocc: {choice.warning}", file=sys.stderr)
+    profile = {"profile": choice.profile} if choice.profile else {}
     args.target, args.device = dev.processor, None
     failures: list[str] = []
     rows, agree, total = [], 0, 0
-    recorded = []
+    recorded, not_asked = [], []
     for co, kernel, target in selected_kernels(args, failures):
         for block in args.blocks:
             for dyn in args.dynamic_lds:
-                occ = amdocc.occupancy(kernel, target=target, block_size=block, dynamic_lds=dyn,
-                                       **({"profile": args.hip_profile} if args.hip_profile else {}))
+                occ = amdocc.occupancy(kernel, target=target, block_size=block, dynamic_lds=dyn, **profile)
                 model = occ.error or occ.blocks_per_cu
+                if model == "division-by-zero":   # asking would kill this process with SIGFPE
+                    not_asked.append(f"{kernel.name} block {block} dyn {dyn}")
+                    continue
                 try:
                     hip = rt.occupancy_of(co.data, kernel.name, block, dyn)
                 except HipError as exc:
@@ -60,11 +69,15 @@ def run(args) -> int:
                                  **({"error": hip} if isinstance(hip, str) else {"blocks_per_cu": hip})})
     for message in failures:
         print(f"amdocc: {message}", file=sys.stderr)
+    for where in not_asked:
+        print(f"amdocc: not asked: {where}: the model says this runtime divides by zero (SIGFPE)", file=sys.stderr)
     if args.record and recorded:
         with open(args.record, "a") as fh:
             for row in recorded:
                 fh.write(observed.format_observation({k: v for k, v in row.items() if v is not None}))
-    summary = {"device": dev.gcn_arch_name, "runtime_version": dev.runtime_version, "agree": agree, "total": total}
+    summary = {"device": dev.gcn_arch_name, "runtime_version": dev.runtime_version,
+               "profile": rows[0]["profile"] if rows else choice.profile, "profile_reason": choice.reason,
+               "agree": agree, "total": total, "not_asked": len(not_asked)}
     if args.json:
         sys.stdout.write(report.dumps({**summary, "results": rows}) + "\n")
     else:
@@ -72,5 +85,6 @@ def run(args) -> int:
             if r["hip"] != r["model"]:
                 print(f"MISMATCH {r['kernel']} block {r['block_size']} dyn {r['dynamic_lds']}: HIP {r['hip']}, "
                       f"amdocc {r['model']} ({r['profile']}, limiter {r['limiter']})")
-        print(f"{dev.name} ({dev.gcn_arch_name}, HIP runtime {dev.runtime_version}): {agree}/{total} agree")
+        print(f"{dev.name} ({dev.gcn_arch_name}, HIP runtime {dev.runtime_version}, profile "
+              f"{summary['profile'] or 'default'}): {agree}/{total} agree")
     return 0 if agree == total and not failures else 1

@@ -12,15 +12,43 @@ import logging
 import threading
 
 from ..errors import UsageError
+from typing import NamedTuple
+
 from .hip import DeviceInfo, Hip, HipError, HipUnavailable, runtime, unavailable_reason
 
-__all__ = ["BlocksPerCU", "DeviceInfo", "Hip", "HipError", "HipUnavailable", "max_blocks_per_cu", "runtime",
-           "stats", "unavailable_reason"]
+__all__ = ["BlocksPerCU", "DeviceInfo", "Hip", "HipError", "HipUnavailable", "ProfileChoice", "choose_profile",
+           "max_blocks_per_cu", "runtime", "stats", "unavailable_reason"]
 
 log = logging.getLogger("amdocc.runtime")
 _lock = threading.Lock()
 _hip_answers: dict[tuple, int] = {}
 stats = {"hip": 0, "model": 0, "compared": 0, "disagreements": 0}
+
+
+class ProfileChoice(NamedTuple):
+    """The HIP profile the static model reproduces, and why."""
+    profile: str | None          # None: the default profile
+    runtime_version: int | None  # hipRuntimeGetVersion(), when it was read
+    reason: str
+    warning: str | None = None   # the version is no release amdocc knows, or could not be read
+
+
+def choose_profile(rt: Hip | None, profile: str | None = None) -> ProfileChoice:
+    """The profile given, else the runtime's own (its hipRuntimeGetVersion() mapped onto a ROCm
+    release; an unknown release falls back to the nearest known one), else the default."""
+    from ..models.hip import profile_for_runtime
+
+    if profile:
+        return ProfileChoice(profile, None, "profile given")
+    if rt is None:
+        return ProfileChoice(None, None, "no HIP runtime: the default profile")
+    try:
+        version = rt.runtime_version()
+    except (HipError, HipUnavailable) as exc:
+        return ProfileChoice(None, None, "the default profile", f"could not read the HIP runtime's version ({exc}); "
+                             "comparing with the default profile")
+    chosen = profile_for_runtime(version)
+    return ProfileChoice(chosen.profile.name, version, f"hipRuntimeGetVersion() = {version}", chosen.warning)
 
 
 class BlocksPerCU(int):
@@ -31,10 +59,12 @@ class BlocksPerCU(int):
     hip: int | None        # HIP's answer, when asked
     reason: str            # why this source
     profile: str | None    # the HIP runtime profile the model reproduced
+    runtime_version: int | None   # hipRuntimeGetVersion() the profile was chosen from
 
-    def __new__(cls, value, *, source, model=None, hip=None, reason="", profile=None):
+    def __new__(cls, value, *, source, model=None, hip=None, reason="", profile=None, runtime_version=None):
         obj = super().__new__(cls, value)
         obj.source, obj.model, obj.hip, obj.reason, obj.profile = source, model, hip, reason, profile
+        obj.runtime_version = runtime_version
         return obj
 
     def __repr__(self) -> str:
@@ -65,12 +95,18 @@ def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int =
     """Workgroups of the kernel resident per CU at this block size and dynamic LDS.
 
     ``device`` names a product or processor for the static model when no runtime is present;
-    ``hip`` overrides the runtime (tests pass a fake); ``profile`` the HIP era the model reproduces.
+    ``hip`` overrides the runtime (tests pass a fake); ``profile`` the HIP release the model
+    reproduces (default: the runtime's own, from hipRuntimeGetVersion(); without a runtime, the
+    default profile).
     """
     import amdocc
 
     kernel, image = _kernel_and_image(code_object_or_kernel, kernel_name)
-    kwargs = {"profile": profile} if profile else {}
+    rt = hip if hip is not None else runtime()
+    choice = choose_profile(rt, profile)
+    if choice.warning:
+        log.warning("%s", choice.warning)
+    kwargs = {"profile": choice.profile} if choice.profile else {}
     target_kwargs = {}
     if device is not None:
         from ..devices import get_device
@@ -79,16 +115,18 @@ def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int =
         target_kwargs = {"target": t} if t is not None else {"device": get_device(device)}
     occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **target_kwargs, **kwargs)
     model = occ.blocks_per_cu
+    where = dict(profile=occ.profile, runtime_version=choice.runtime_version)
 
-    rt = hip if hip is not None else runtime()
     if rt is None:
         reason = f"no HIP runtime: {unavailable_reason()}"
     elif rt.is_capturing(stream):
         reason = "the stream is capturing (or its capture status could not be read): no module load"
     elif image is None:
         reason = "the kernel's code-object bytes are not at hand"
+    elif occ.error == "division-by-zero":
+        reason = "not asked: this runtime would divide by zero (SIGFPE) and take the process down"
     else:
-        key = (id(image), len(image), kernel.name, block_size, dynamic_lds)
+        key = (id(rt.hip), id(image), len(image), kernel.name, block_size, dynamic_lds)
         with _lock:
             answer = _hip_answers.get(key)
         try:
@@ -107,9 +145,9 @@ def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int =
                     log.warning("amdocc model says %s blocks/CU for %s at block %d, dynamic LDS %d, HIP says %s "
                                 "(profile %s, limiter %s)", model, kernel.name, block_size, dynamic_lds, answer,
                                 occ.profile, occ.limiter)
-            return BlocksPerCU(answer, source="hip", model=model, hip=answer, reason="HIP runtime",
-                               profile=occ.profile)
+            return BlocksPerCU(answer, source="hip", model=model, hip=answer, reason="HIP runtime", **where)
     if model is None:
-        raise UsageError(f"{kernel.name}: no answer ({reason}; the model says {occ.error})")
+        why = f": {occ.warnings[-1]}" if occ.warnings else ""
+        raise UsageError(f"{kernel.name}: no answer ({reason}; the model ({occ.profile}) says {occ.error}{why})")
     stats["model"] += 1
-    return BlocksPerCU(model, source="model", model=model, reason=reason, profile=occ.profile)
+    return BlocksPerCU(model, source="model", model=model, reason=reason, **where)

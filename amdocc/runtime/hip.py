@@ -59,12 +59,15 @@ class Hip:
 
     def __init__(self, hip=None):
         self.hip = hip if hip is not None else import_hip()
+        self._runtime_version: int | None = None
 
     def _ok(self, code) -> bool:
         return code == self.hip.hipError_t.hipSuccess
 
     def _call(self, name: str, *args):
-        fn = getattr(self.hip, name)
+        fn = getattr(self.hip, name, None)
+        if fn is None:
+            raise HipUnavailable(f"{name} is not in this hip-python")
         try:
             result = fn(*args)
         except RuntimeError as exc:        # hip-python could not dlopen libamdhip64
@@ -95,7 +98,13 @@ class Hip:
         name = name.decode() if isinstance(name, bytes) else str(name)
         return DeviceInfo(index, name, arch, int(props.multiProcessorCount), int(props.sharedMemPerBlock),
                           int(props.maxThreadsPerMultiProcessor), int(props.warpSize),
-                          int(self._call("hipRuntimeGetVersion")), int(self._call("hipDriverGetVersion")))
+                          self.runtime_version(), int(self._call("hipDriverGetVersion")))
+
+    def runtime_version(self) -> int:
+        """hipRuntimeGetVersion(): major * 10_000_000 + minor * 100_000 + patch (e.g. 60443482 for 6.4.43482)."""
+        if self._runtime_version is None:
+            self._runtime_version = int(self._call("hipRuntimeGetVersion"))
+        return self._runtime_version
 
     # -- modules and occupancy ------------------------------------------------------------------
 
