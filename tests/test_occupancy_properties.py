@@ -5,11 +5,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from amdocc.models import compute, manual
-from amdocc.models.hip import get_profile, max_waves_per_simd
+from amdocc.models.hip import get_profile, max_waves_per_simd, profiles
 from amdocc.targets import all_targets
 
 TARGETS = [t for t in all_targets() if not t.is_generic]
-PROFILES = ["2026-08", "2025", "2023-2025", "rocm-6.0"]
+PROFILES = sorted({p.name for p in profiles().values()})
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
