@@ -42,6 +42,8 @@ def choose_profile(rt: Hip | None, profile: str | None = None) -> ProfileChoice:
         return ProfileChoice(profile, None, "profile given")
     if rt is None:
         return ProfileChoice(None, None, "no HIP runtime: the default profile")
+    if not hasattr(rt, "runtime_version"):      # a stand-in runtime that only answers occupancy
+        return ProfileChoice(None, None, "the runtime reports no version: the default profile")
     try:
         version = rt.runtime_version()
     except (HipError, HipUnavailable) as exc:
@@ -126,7 +128,7 @@ def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int =
     elif occ.error == "division-by-zero":
         reason = "not asked: this runtime would divide by zero (SIGFPE) and take the process down"
     else:
-        key = (id(rt.hip), id(image), len(image), kernel.name, block_size, dynamic_lds)
+        key = (id(getattr(rt, "hip", rt)), id(image), len(image), kernel.name, block_size, dynamic_lds)
         with _lock:
             answer = _hip_answers.get(key)
         try:
