@@ -165,7 +165,8 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
         return build(**common, limits={"block_size": 0}, blocks=0, warnings=warnings, **shape)
     if b.failure:
         error, why = b.failure
-        return _error(common, shape, warnings, p, error, why, limits={"vgpr": 0} if b.vgpr_waves == 0 else {})
+        zero = {name: 0 for name, waves in (("vgpr", b.vgpr_waves), ("sgpr", b.sgpr_waves)) if waves == 0}
+        return _error(common, shape, warnings, p, error, why, limits=zero)
 
     lds = u.lds + dynamic_lds
     limits = _limits(b, block_size, lds)
