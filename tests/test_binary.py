@@ -10,7 +10,10 @@ from __future__ import annotations
 import pytest
 
 import amdocc
-import fuzz  # tools/fuzz: its own minimal views of ELF and OffloadBinary
+# tools/fuzz: the fuzzer's own minimal views of ELF and OffloadBinary
+from fuzz.fields import put
+from fuzz.formats.elf import SHDR, ElfView, elf_set
+from fuzz.formats.offload import offload_parse
 from amdocc.binary import StringBudget, cstring, first_overlap, overlaps
 from amdocc.errors import FormatError, LimitError, Origin
 from conftest import FIXTURES
@@ -59,17 +62,17 @@ def _offload_failure(data: bytes) -> FormatError:
 
 
 def test_offload_binary_strings_share_the_string_table_errors():
-    info = fuzz.offload_parse(OFFLOAD)
+    info = offload_parse(OFFLOAD)
     size = info["h"]["size"]
     map_at, _, value = info["strings"][0]
     past = bytearray(OFFLOAD)
-    fuzz.put(past, map_at, 8, size)                  # string 0's key: one past the binary
+    put(past, map_at, 8, size)                  # string 0's key: one past the binary
     error = _offload_failure(bytes(past))
     assert (error.message, error.offset) == (f"OffloadBinary string 0 key offset {size:#x} is outside its "
                                              f"string table ({size:#x} bytes)", map_at)
     endless = bytearray(OFFLOAD)
     endless[size - 8:size] = b"x" * 8                # the binary's last bytes, with no NUL after them
-    fuzz.put(endless, map_at + 8, 8, size - 8)       # string 0's value starts there
+    put(endless, map_at + 8, 8, size - 8)       # string 0's value starts there
     error = _offload_failure(bytes(endless))
     assert (error.message, error.offset) == (f"unterminated OffloadBinary string 0 value at string-table "
                                              f"offset {size - 8:#x}", map_at + 8)
@@ -77,9 +80,9 @@ def test_offload_binary_strings_share_the_string_table_errors():
 
 def test_elf_section_names_share_the_string_table_errors():
     data = (FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes()
-    elf = fuzz.ElfView(data)
+    elf = ElfView(data)
     names = elf.sections[elf.h["e_shstrndx"]].f["sh_size"]
-    bad = fuzz.elf_set(data, elf.sections[1].at, fuzz.SHDR[2][1], "sh_name", names)
+    bad = elf_set(data, elf.sections[1].at, SHDR[2][1], "sh_name", names)
     with pytest.raises(FormatError) as err:
         amdocc.load(bad)
     assert (err.value.message, err.value.offset) == (f"section 1 name offset {names:#x} is outside its string "

@@ -48,7 +48,8 @@ class Tally:
 
     def __str__(self) -> str:
         return (f"{self.images} ELF images, {self.header_fields} header fields, {self.segments} program "
-                f"headers, {self.sections} section headers, {self.notes} notes, {self.symbols} symbols; {len(self.differences)} differences")
+                f"headers, {self.sections} section headers, {self.notes} notes, {self.symbols} symbols; "
+                f"{len(self.differences)} differences")
 
 
 # -- what amdocc reads ----------------------------------------------------------------------
