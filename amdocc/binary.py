@@ -82,26 +82,63 @@ class StringBudget:
                           "same long strings", origin, at)
 
 
-def cstring(table: bytes, offset: int, origin: Origin, what: str, at: int,
-            budget: StringBudget | None = None) -> str:
-    """Read a NUL-terminated string at ``offset`` of a string table held as ``bytes``.
+def cstring(table: Buffer, offset: int, origin: Origin, what: str, at: int,
+            budget: StringBudget | None = None, *, start: int = 0, end: int | None = None,
+            errors: str = "surrogateescape") -> str:
+    """Read a NUL-terminated string at ``offset`` of the string table ``table[start:end]``.
 
+    The table (all of ``table`` by default; bytes or an mmap) is searched in place, never copied.
     ``at`` is the buffer offset of the record that refers to the string (a section header, a
-    symbol): errors name it, since that is where the lying offset sits. With a ``budget``, the
-    strings read from one table are bounded in total (see :class:`StringBudget`).
+    symbol, a string-map entry): errors name it, since that is where the lying offset sits. With
+    a ``budget``, the strings read from one table are bounded in total (see :class:`StringBudget`).
     """
-    if offset < 0 or offset >= len(table):
+    end = len(table) if end is None else end
+    if offset < 0 or offset >= end - start:
         raise FormatError(f"{what} offset {offset:#x} is outside its string table "
-                          f"({len(table):#x} bytes)", origin, at)
-    stop = len(table) if budget is None else budget.stop(offset, len(table))
-    end = table.find(b"\0", offset, stop)
-    if end < 0:
-        if stop < len(table):
+                          f"({end - start:#x} bytes)", origin, at)
+    first = start + offset
+    stop = end if budget is None else budget.stop(first, end)
+    nul = table.find(b"\0", first, stop)
+    if nul < 0:
+        if stop < end:
             raise budget.exceeded(origin, at)
         raise FormatError(f"unterminated {what} at string-table offset {offset:#x}", origin, at)
     if budget is not None:
-        budget.spend(offset, end)
-    return table[offset:end].decode("utf-8", "surrogateescape")
+        budget.spend(first, nul)
+    return bytes(table[first:nul]).decode("utf-8", errors)
+
+
+def overlaps(spans: list[tuple[int, int]]) -> dict[int, int]:
+    """Which of the (start, end) spans overlap one kept instead: {index: index kept}.
+
+    Of two overlapping spans the one listed first is kept; empty spans overlap nothing. The kept
+    spans are disjoint; O(n log n) however the list is ordered. The first entry is the first
+    overlap in start order (see :func:`first_overlap`).
+    """
+    kept: list[int] = []   # indices, in start order, of disjoint spans
+    dropped: dict[int, int] = {}
+    for i in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
+        lo, hi = spans[i]
+        if hi <= lo:
+            continue
+        if kept and lo < spans[kept[-1]][1]:
+            last = kept[-1]
+            if i < last:       # the one listed first wins; it cannot reach back past ``last``'s start
+                dropped[last] = i
+                kept[-1] = i
+            else:
+                dropped[i] = last
+            continue
+        kept.append(i)
+    return dropped
+
+
+def first_overlap(spans: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """(earlier, later) in start order: the first two spans found to overlap, or None."""
+    for pair in overlaps(spans).items():
+        earlier, later = sorted(pair, key=lambda i: (spans[i][0], i))
+        return earlier, later
+    return None
 
 
 def align_up(value: int, alignment: int) -> int:

@@ -1,4 +1,4 @@
-"""AMD products, read from ``tables/devices.toml``: processor, CU count, LDS, wave slots."""
+"""AMD products, read from ``tables/devices.toml``: processor, CU count, LDS."""
 from __future__ import annotations
 
 import functools
@@ -16,7 +16,6 @@ class Device:
     target: Target
     compute_units: int          # per device as HIP enumerates it (real CUs; WGPs are half on RDNA)
     lds: int                    # HSA group segment bytes (HIP's localMemSize)
-    max_waves_per_cu: int
     note: str
     source: str
 
@@ -39,7 +38,7 @@ def _devices() -> dict[str, Device]:
     out: dict[str, Device] = {}
     for name, row in load_table("devices.toml").items():
         device = Device(name, get_target(row["processor"]), int(row["compute_units"]), int(row["lds"]),
-                        int(row["max_waves_per_cu"]), row.get("note", ""), row["source"])
+                        row.get("note", ""), row["source"])
         for spelling in [name, *row.get("aliases", [])]:
             key = _key(spelling)
             if key in out and out[key] is not device:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .binary import Buffer, Layout, StringBudget, cstring, need_bytes
+from .binary import Buffer, Layout, StringBudget, cstring, first_overlap, need_bytes
 from .errors import FormatError, Origin
 
 ELF_MAGIC = b"\x7fELF"
@@ -274,12 +274,12 @@ class ElfFile:
             regions = [(p.p_offset, p.p_filesz, p.p_align) for p in self.segments()
                        if p.p_type == PT_NOTE]
             what = "PT_NOTE segments"
-        reach = None
-        for offset, size, _ in sorted(r for r in regions if r[1]):
-            if reach is not None and offset < reach:
-                raise FormatError(f"{what} overlap: one starts at {offset:#x}, before another ends at "
-                                  f"{reach:#x}", self.origin, offset)
-            reach = max(reach or 0, offset + size)
+        spans = [(offset, offset + size) for offset, size, _ in regions]
+        clash = first_overlap(spans)
+        if clash is not None:
+            earlier, later = (spans[i] for i in clash)
+            raise FormatError(f"{what} overlap: one starts at {later[0]:#x}, before another ends at "
+                              f"{earlier[1]:#x}", self.origin, later[0])
         out = []
         for offset, size, align in regions:
             out.extend(self._notes_in(offset, size, 8 if align == 8 else 4))

@@ -176,7 +176,7 @@ def test_missing_file(tmp_path, capsys):
     assert code == 2 and len(err) == 1 and "cannot open" in err[0]
 
 
-# -- found by tools/fuzz.py ----------------------------------------------------------------------
+# -- found by tools/fuzz -------------------------------------------------------------------------
 # Each test below is the minimized form of a failure the fuzz campaign found, kept so the fix stays.
 
 import json  # noqa: E402
@@ -185,10 +185,16 @@ import time  # noqa: E402
 
 import msgpack  # noqa: E402
 
-import fuzz  # noqa: E402  (tools/fuzz.py: builders for mutated code objects)
 from amdocc import report  # noqa: E402
 from amdocc.cli.inspect import render_code_object  # noqa: E402
 from amdocc.errors import FormatError, LimitError  # noqa: E402
+# tools/fuzz: the fuzzer's own builders for mutated code objects and containers
+from fuzz.fields import put  # noqa: E402
+from fuzz.formats.bundle import BUNDLE_MAGIC, build_bundle, bundle_entries  # noqa: E402
+from fuzz.formats.elf import (SHDR, SYM, ElfView, elf_set, note_desc, section_header,  # noqa: E402
+                               with_extra_sections, with_note_desc)
+from fuzz.formats.metadata import Raw, mp_encode  # noqa: E402
+from fuzz.inputs import mutate  # noqa: E402
 
 GFX942 = (FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes()
 LEGACY_V2 = (FIXTURES / "elf" / "legacy_v2_gfx906.co").read_bytes()
@@ -196,11 +202,11 @@ DLL = (FIXTURES / "containers" / "hip_win.dll").read_bytes()
 
 
 def _metadata(data=GFX942):
-    return msgpack.unpackb(fuzz.note_desc(data, "AMDGPU", 32), raw=False)
+    return msgpack.unpackb(note_desc(data, "AMDGPU", 32), raw=False)
 
 
 def _with_metadata(tree, data=GFX942) -> bytes:
-    return fuzz.with_note_desc(data, "AMDGPU", 32, fuzz.mp_encode(tree))
+    return with_note_desc(data, "AMDGPU", 32, mp_encode(tree))
 
 
 def _render_all(loaded):
@@ -234,8 +240,8 @@ def test_deeply_nested_metadata_renders_without_recursion_errors():
     # Deep nesting is legal MessagePack; what recurses over it (JSON, findings) bounds its depth.
     for depth in (1000, 65):
         tree = _metadata()
-        tree["amdhsa.kernels"][0][".args"] = fuzz.Raw(b"\x91" * depth + b"\x01")
-        tree["amdhsa.kernels"][0][".workgroup_processor_mode"] = fuzz.Raw(b"\x91" * depth + b"\x01")
+        tree["amdhsa.kernels"][0][".args"] = Raw(b"\x91" * depth + b"\x01")
+        tree["amdhsa.kernels"][0][".workgroup_processor_mode"] = Raw(b"\x91" * depth + b"\x01")
         loaded = amdocc.load(_with_metadata(tree))
         text = report.dumps(report.code_object_record(loaded[0]))
         assert json.loads(text)
@@ -244,13 +250,13 @@ def test_deeply_nested_metadata_renders_without_recursion_errors():
         render_code_object(loaded[0], "all")
         assert amdocc.occupancy(loaded[0].kernels[0], block_size=256).blocks_per_cu is not None
     tree = _metadata()
-    tree["amdhsa.kernels"][0][".args"] = fuzz.Raw(b"\x91" * 60 + b"\x01")  # deep, but within the bound
+    tree["amdhsa.kernels"][0][".args"] = Raw(b"\x91" * 60 + b"\x01")  # deep, but within the bound
     _render_all(amdocc.load(_with_metadata(tree)))
 
 
 def _with_yaml_line(line: bytes, data=LEGACY_V2) -> bytes:
-    text = fuzz.note_desc(data, "AMD", 10).rstrip(b"\0")
-    return fuzz.with_note_desc(data, "AMD", 10, text + line + b"\n\0")
+    text = note_desc(data, "AMD", 10).rstrip(b"\0")
+    return with_note_desc(data, "AMD", 10, text + line + b"\n\0")
 
 
 @pytest.mark.parametrize("line,needle", [
@@ -263,18 +269,18 @@ def test_v2_yaml_errors_are_format_errors_at_their_line(line, needle):
     error = _only_failure(data)
     assert isinstance(error, FormatError) and needle in str(error)
     # The offset is the start of the offending line inside the note.
-    text = fuzz.note_desc(data, "AMD", 10)
+    text = note_desc(data, "AMD", 10)
     desc_at = data.index(text)
     assert data[desc_at + error.offset:].startswith(line[:6])
 
 
 def _kd_symbol(data=GFX942):
-    elf = fuzz.ElfView(data)
+    elf = ElfView(data)
     return elf, next(s for s in elf.symbols(elf.symtab()) if s.name.endswith(".kd"))
 
 
 def _strtab_unterminated(data: bytes) -> bytes:
-    elf = fuzz.ElfView(data)
+    elf = ElfView(data)
     names = elf.sections[elf.h["e_shstrndx"]]
     out = bytearray(data)
     out[names.f["sh_offset"] + names.f["sh_size"] - 1] = 0x41
@@ -282,22 +288,22 @@ def _strtab_unterminated(data: bytes) -> bytes:
 
 
 def _v2_without_isa_note(data=LEGACY_V2) -> bytes:
-    elf = fuzz.ElfView(data)
-    note = next(n for n in elf.notes(elf.of_type(fuzz.SHT_NOTE)[0]) if n.f["type"] == 3)
+    elf = ElfView(data)
+    note = next(n for n in elf.notes(elf.of_type(SHT_NOTE)[0]) if n.f["type"] == 3)
     out = bytearray(data)
-    fuzz.put(out, note.at + 8, 4, 0x7777)   # the ISA note becomes an unknown note type
+    put(out, note.at + 8, 4, 0x7777)   # the ISA note becomes an unknown note type
     return bytes(out)
 
 
 # Errors that named the file but no offset; each now names where the lying field sits.
 NO_OFFSET_BEFORE = {
-    "section name outside the table": (lambda: fuzz.elf_set(GFX942, fuzz.ElfView(GFX942).sections[1].at,
-                                                            fuzz.SHDR[2][1], "sh_name", 0xFFFFFF),
-                                       lambda: fuzz.ElfView(GFX942).sections[1].at),
+    "section name outside the table": (lambda: elf_set(GFX942, ElfView(GFX942).sections[1].at,
+                                                            SHDR[2][1], "sh_name", 0xFFFFFF),
+                                       lambda: ElfView(GFX942).sections[1].at),
     "unterminated section name": (lambda: _strtab_unterminated(GFX942), None),
-    "symbol name outside the table": (lambda: fuzz.elf_set(GFX942, _kd_symbol()[1].at, fuzz.SYM[2][1], "st_name",
+    "symbol name outside the table": (lambda: elf_set(GFX942, _kd_symbol()[1].at, SYM[2][1], "st_name",
                                                            0xFFFFFFFF), lambda: _kd_symbol()[1].at),
-    "descriptor symbol undefined": (lambda: fuzz.elf_set(GFX942, _kd_symbol()[1].at, fuzz.SYM[2][1], "st_shndx", 0),
+    "descriptor symbol undefined": (lambda: elf_set(GFX942, _kd_symbol()[1].at, SYM[2][1], "st_shndx", 0),
                                     lambda: _kd_symbol()[1].at),
     "v2 without an ISA note": (_v2_without_isa_note, None),
     "v2 YAML indentation": (lambda: _with_yaml_line(b"   Odd: 1"), None),
@@ -335,10 +341,10 @@ def test_many_section_names_into_one_long_string_are_bounded():
     base = GFX942 + b"\0" * (-len(GFX942) % 16)
     names_at = len(base)
     data = base + names
-    headers = [fuzz.section_header(data, sh_name=1, sh_type=3, sh_offset=names_at, sh_size=len(names))]
-    headers += [fuzz.section_header(data, sh_name=1 + i, sh_type=1) for i in range(count)]
-    data = bytearray(fuzz.with_extra_sections(data, headers))
-    fuzz.put(data, 0x3E, 2, len(fuzz.ElfView(GFX942).sections))    # e_shstrndx: the new name table
+    headers = [section_header(data, sh_name=1, sh_type=3, sh_offset=names_at, sh_size=len(names))]
+    headers += [section_header(data, sh_name=1 + i, sh_type=1) for i in range(count)]
+    data = bytearray(with_extra_sections(data, headers))
+    put(data, 0x3E, 2, len(ElfView(GFX942).sections))    # e_shstrndx: the new name table
     loaded = _bounded_load(bytes(data))
     (failure,) = loaded.failed
     assert isinstance(failure.error, LimitError) and "section-name string table" in str(failure.error)
@@ -346,19 +352,19 @@ def test_many_section_names_into_one_long_string_are_bounded():
 
 def test_many_symbol_names_into_one_long_string_are_bounded():
     # 40,000 symbols named at successive offsets of one 256 KiB name.
-    elf = fuzz.ElfView(GFX942)
+    elf = ElfView(GFX942)
     table = elf.symtab()
     names = b"\0" + b"S" * (256 << 10) + b"\0"
     rows = b"".join(struct.pack("<IBBHQQ", 1 + i, 0x11, 0, 1, 0, 0) for i in range(40000))
     base = GFX942 + b"\0" * (-len(GFX942) % 16)
     names_at, rows_at = len(base), len(base) + len(names) + (-len(names) % 16)
     data = base + names + b"\0" * (-len(names) % 16) + rows
-    data = bytearray(fuzz.with_extra_sections(data, [fuzz.section_header(data, sh_type=3, sh_offset=names_at,
+    data = bytearray(with_extra_sections(data, [section_header(data, sh_type=3, sh_offset=names_at,
                                                                          sh_size=len(names))]))
-    t = fuzz.ElfView(bytes(data)).sections[table.index]
-    fuzz.put(data, t.at + 24, 8, rows_at)
-    fuzz.put(data, t.at + 32, 8, len(rows))
-    fuzz.put(data, t.at + 40, 4, len(elf.sections))
+    t = ElfView(bytes(data)).sections[table.index]
+    put(data, t.at + 24, 8, rows_at)
+    put(data, t.at + 32, 8, len(rows))
+    put(data, t.at + 40, 4, len(elf.sections))
     loaded = _bounded_load(bytes(data))
     (failure,) = loaded.failed
     assert isinstance(failure.error, LimitError) and "add up to more than" in str(failure.error)
@@ -366,9 +372,9 @@ def test_many_symbol_names_into_one_long_string_are_bounded():
 
 def test_note_section_listed_many_times_is_an_error_not_many_copies():
     # Was: 20,000 headers of one note section (grown to 512 KiB): every note copied 20,000 times.
-    elf = fuzz.ElfView(GFX942)
-    note = elf.of_type(fuzz.SHT_NOTE)[0]
-    data = fuzz.with_extra_sections(GFX942, [GFX942[note.at:note.at + 64]] * 5000)
+    elf = ElfView(GFX942)
+    note = elf.of_type(SHT_NOTE)[0]
+    data = with_extra_sections(GFX942, [GFX942[note.at:note.at + 64]] * 5000)
     loaded = _bounded_load(data)
     (failure,) = loaded.failed
     assert "note sections overlap" in str(failure.error) and failure.error.offset == note.f["sh_offset"]
@@ -378,7 +384,7 @@ def test_offload_binary_strings_into_one_long_string_are_bounded():
     # Was: 65,536 string-map entries into one 64 KiB string: 10 s and 4 GiB.
     case = None
     for i in range(64):
-        case = fuzz.mutate(random.Random(f"offload-{i}"), fixture="containers/offload_binary_2arch.bin",
+        case = mutate(random.Random(f"offload-{i}"), fixture="containers/offload_binary_2arch.bin",
                            only="offload.amplify")
         if case.mutations and "65536 strings into one 65536-byte string (distinct" in case.mutations[0][1]:
             break
@@ -390,30 +396,30 @@ def test_offload_binary_strings_into_one_long_string_are_bounded():
 
 def test_bundle_entries_sharing_a_payload_are_refused():
     # Was: 10,000 entries over one code object: parsed 10,000 times (4 s; 65,536 entries: 470 MiB).
-    entries, _ = fuzz.bundle_entries(BUNDLE)
+    entries, _ = bundle_entries(BUNDLE)
     e = next(x for x in entries if x.f["size"])
     payload = BUNDLE[e.f["offset"]:e.f["offset"] + e.f["size"]]
     entry_id = b"hipv4-amdgcn-amd-amdhsa--gfx942"
-    twice = bytearray(fuzz.build_bundle([(entry_id, payload), (entry_id, b"")]))
-    first, second = fuzz.bundle_entries(bytes(twice))[0]
-    fuzz.put(twice, second.at, 8, first.f["offset"] + 8)      # the second starts inside the first
-    fuzz.put(twice, second.at + 8, 8, first.f["size"] - 8)
+    twice = bytearray(build_bundle([(entry_id, payload), (entry_id, b"")]))
+    first, second = bundle_entries(bytes(twice))[0]
+    put(twice, second.at, 8, first.f["offset"] + 8)      # the second starts inside the first
+    put(twice, second.at + 8, 8, first.f["size"] - 8)
     (item,) = list(scan(bytes(twice)))
     assert isinstance(item, Failed) and "overlap" in str(item.error)
     assert item.error.offset == second.at
     header = 32 + 10000 * (24 + len(entry_id))
     at = header + (-header % 8)
     table = b"".join(struct.pack("<QQQ", at, len(payload), len(entry_id)) + entry_id for _ in range(10000))
-    many = fuzz.BUNDLE_MAGIC + struct.pack("<Q", 10000) + table + b"\0" * (at - header) + payload
+    many = BUNDLE_MAGIC + struct.pack("<Q", 10000) + table + b"\0" * (at - header) + payload
     loaded = _bounded_load(many)
     assert not loaded and "overlap" in str(loaded.failed[0].error)
-    assert amdocc.load(fuzz.build_bundle([(entry_id, payload)]))  # one entry alone still reads
+    assert amdocc.load(build_bundle([(entry_id, payload)]))  # one entry alone still reads
 
 
 def _fatbin_copies(data: bytes, name: str, count: int) -> bytes:
-    elf = fuzz.ElfView(data)
+    elf = ElfView(data)
     s = elf.named(name)
-    return fuzz.with_extra_sections(data, [data[s.at:s.at + 64]] * count)
+    return with_extra_sections(data, [data[s.at:s.at + 64]] * count)
 
 
 def test_device_code_section_listed_twice_is_read_once():
@@ -427,7 +433,7 @@ def test_device_code_section_listed_twice_is_read_once():
 def test_pe_device_code_section_listed_twice_is_read_once():
     case = None
     for i in range(64):
-        case = fuzz.mutate(random.Random(f"coff-{i}"), fixture="containers/hip_win.dll", only="coff.amplify")
+        case = mutate(random.Random(f"coff-{i}"), fixture="containers/hip_win.dll", only="coff.amplify")
         if case.mutations and "same bytes" in case.mutations[0][1]:
             break
     else:

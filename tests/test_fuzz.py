@@ -1,13 +1,13 @@
 """Hostile input, fuzzed and bounded: only AmdoccError escapes, nothing hangs or balloons.
 
-Two tiers. Hypothesis drives the mutations of tools/fuzz.py (tests/fuzz_strategies.py) in this
+Two tiers. Hypothesis drives the mutations of tools/fuzz/ (tests/fuzz_strategies.py) in this
 process: a few hundred examples, each run through ``amdocc.load`` and both renderers. The
-campaign runs tools/fuzz.py itself for 20,000 seeded inputs on two watched worker processes and
-fails on any escaped exception, any input taking over 1 s (of CPU, so a busy machine does not
-fail it; a hang is caught on wall time), or a worker's peak RSS over 1 GiB while it handles one
-input. It takes about 25 s on two cores. Its seed is new on every run and printed;
-``AMDOCC_FUZZ_SEED`` fixes it and ``AMDOCC_FUZZ_INPUTS`` sets the count, e.g. to replay a
-failure seen in CI:
+campaign runs the fuzzer itself (``python tools/fuzz``) for 20,000 seeded inputs on two watched
+worker processes and fails on any escaped exception, any input taking over 1 s (of CPU, so a
+busy machine does not fail it; a hang is caught on wall time), or a worker's peak RSS over
+1 GiB while it handles one input. It takes about 25 s on two cores. Its seed is new on every
+run and printed; ``AMDOCC_FUZZ_SEED`` fixes it and ``AMDOCC_FUZZ_INPUTS`` sets the count, e.g.
+to replay a failure seen in CI:
 
     AMDOCC_FUZZ_SEED=1234 python3 -m pytest -q -s tests/test_fuzz.py -k campaign
 """
@@ -26,8 +26,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import fuzz
 from conftest import ROOT
+from fuzz.contract import exercise
+from fuzz.inputs import generate, mutate
+from fuzz.limits import RSS_LIMIT_MIB, TIME_LIMIT
+from fuzz.mutators import MUTATORS
 from fuzz_strategies import (container_header_edits, elf_header_edits, metadata_edits, mutated_inputs,
                              section_header_edits)
 
@@ -52,9 +55,9 @@ def hang_alarm(seconds: int = HANG_SECONDS):
 
 
 def only_amdocc_errors(data: bytes, mode: str = "bytes") -> None:
-    """fuzz.exercise raises whatever is not an AmdoccError (and breaches of the error contract)."""
+    """fuzz.contract.exercise raises whatever is not an AmdoccError (and breaches of the contract)."""
     with hang_alarm():
-        fuzz.exercise(data, mode)
+        exercise(data, mode)
 
 
 @PROPERTY
@@ -81,16 +84,16 @@ def test_hostile_field_values_only_raise_amdocc_errors(edits, draw):
 
 
 def test_inputs_depend_on_seed_and_index_only():
-    a, b = fuzz.generate(7, 123), fuzz.generate(7, 123)
+    a, b = generate(7, 123), generate(7, 123)
     assert a.data == b.data and a.mutations == b.mutations and a.mode == b.mode
-    assert fuzz.generate(8, 123).data != a.data or fuzz.generate(8, 123).mutations != a.mutations
+    assert generate(8, 123).data != a.data or generate(8, 123).mutations != a.mutations
 
 
 def test_every_mutator_applies_to_some_fixture():
-    for name, m in fuzz.MUTATORS.items():
+    for name, m in MUTATORS.items():
         changed = 0
         for i in range(12):
-            case = fuzz.mutate(random.Random(f"{name}:{i}"), only=name)
+            case = mutate(random.Random(f"{name}:{i}"), only=name)
             changed += bool(case.mutations) and case.data != case.layer_before and case.layer_after != case.layer_before
         assert changed, f"mutator {name} never changed an input"
 
@@ -112,9 +115,9 @@ def test_fuzz_campaign(tmp_path):
     out_dir = tmp_path / "reproducers"
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "fuzz.py"), "--inputs", str(inputs), "--seed", seed,
+        [sys.executable, str(ROOT / "tools" / "fuzz"), "--inputs", str(inputs), "--seed", seed,
          "--jobs", "2", "--out", str(out_dir), "--summary-json", str(summary_path),
-         "--time-limit", str(fuzz.TIME_LIMIT), "--rss-limit-mib", str(fuzz.RSS_LIMIT_MIB),
+         "--time-limit", str(TIME_LIMIT), "--rss-limit-mib", str(RSS_LIMIT_MIB),
          "--minimize-seconds", "20"],
         capture_output=True, text=True, timeout=1800, cwd=ROOT)
     wall = time.monotonic() - started
@@ -129,6 +132,6 @@ def test_fuzz_campaign(tmp_path):
     assert summary["failures"] == 0, (
         f"seed {seed}: {summary['failures']} failing inputs {summary['failure_kinds']} "
         f"{summary['failure_signatures']}; reproducers in {out_dir}")
-    assert summary["slowest_seconds"] <= fuzz.TIME_LIMIT
-    assert summary["peak_rss_mib"] < fuzz.RSS_LIMIT_MIB
+    assert summary["slowest_seconds"] <= TIME_LIMIT
+    assert summary["peak_rss_mib"] < RSS_LIMIT_MIB
     assert proc.returncode == 0

@@ -11,7 +11,7 @@ import hashlib
 import zlib
 from dataclasses import dataclass
 
-from ..binary import Buffer, Layout, need_bytes
+from ..binary import Buffer, Layout, first_overlap, need_bytes
 from ..errors import FormatError, LimitError, Origin
 from .model import Limits
 
@@ -66,13 +66,13 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
         extent = max(extent, pos, start + e.offset + e.size)
     # Entries own their bytes: the bundler never shares them, and a table of thousands of entries
     # over one payload would have that payload parsed thousands of times.
-    reach, holder = 0, None
-    for lo, hi, i in sorted((e.offset, e.offset + e.size, i) for i, e in enumerate(entries) if e.size):
-        if holder is not None and lo < reach:
-            raise FormatError(f"bundle entries {entries[holder].entry_id!r} and {entries[i].entry_id!r} "
-                              f"overlap: the second starts at bundle offset {lo:#x}, before the first "
-                              f"ends at {reach:#x}", origin, headers[i])
-        reach, holder = hi, i
+    spans = [(e.offset, e.offset + e.size) for e in entries]
+    clash = first_overlap(spans)
+    if clash is not None:
+        first, second = clash
+        raise FormatError(f"bundle entries {entries[first].entry_id!r} and {entries[second].entry_id!r} "
+                          f"overlap: the second starts at bundle offset {spans[second][0]:#x}, before the "
+                          f"first ends at {spans[first][1]:#x}", origin, headers[second])
     return entries, extent
 
 

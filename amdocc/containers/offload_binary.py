@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..binary import Buffer, Layout, StringBudget, need_bytes
+from ..binary import Buffer, Layout, StringBudget, cstring
 from ..errors import FormatError, LimitError, Origin
 from .model import Limits
 
@@ -57,28 +57,20 @@ def parse_offload_binary(buf: Buffer, start: int, end: int, origin: Origin, limi
     if e.image_offset + e.image_size > h.size:
         raise FormatError(f"OffloadBinary image ({e.image_size} bytes at {e.image_offset:#x}) lies "
                           "outside the binary", origin, start + h.entry_offset)
-    strings = {}
     budget = StringBudget(h.size, "the OffloadBinary string map")
+
+    def string(offset: int, what: str, ref_at: int) -> str:
+        # Offsets count from the binary's start: the whole binary is the string table.
+        return cstring(buf, offset, origin, f"OffloadBinary string {what}", ref_at, budget,
+                       start=start, end=blob_end, errors="replace")
+
+    strings = {}
     table_at = start + e.string_offset
     for i, s in enumerate(STRING.read_many(buf, table_at, e.num_strings, origin, "OffloadBinary strings")):
         at = table_at + i * STRING.size
-        strings[_string(buf, start, blob_end, s.key, origin, budget, at)] = \
-            _string(buf, start, blob_end, s.value, origin, budget, at + 8)
+        strings[string(s.key, f"{i} key", at)] = string(s.value, f"{i} value", at + 8)
     extent = start + -(-h.size // 8) * 8
     return OffloadImage(IMAGE_KINDS.get(e.image_kind, f"kind-{e.image_kind}"),
                         "+".join(v for k, v in OFFLOAD_KINDS.items() if k and e.offload_kind & k) or "none",
                         strings, start + e.image_offset, e.image_size, min(extent, end))
 
-
-def _string(buf, start, end, offset, origin, budget: StringBudget, ref_at: int) -> str:
-    """The string at ``offset`` of the binary; ``ref_at`` is where the offset was read."""
-    at = start + offset
-    need_bytes(buf, at, 1, origin, "OffloadBinary string")
-    limit = budget.stop(at, end)
-    stop = buf.find(b"\0", at, limit)
-    if stop < 0:
-        if limit < end:
-            raise budget.exceeded(origin, ref_at)
-        raise FormatError("unterminated OffloadBinary string", origin, at)
-    budget.spend(at, stop)
-    return bytes(buf[at:stop]).decode("utf-8", "replace")

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..binary import Buffer
+from ..binary import Buffer, overlaps
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, parse_bundle
@@ -267,7 +267,8 @@ def _scan_host_elf(buf, start, end, origin, limits, depth):
         yield Skipped(origin, f"host ELF (machine {elf.header.e_machine}) without device code")
         return
     spans = [elf.section_range(s) for s in regions]
-    overlapping = _overlapping(spans)
+    # Device code is read once: a table listing one fat binary thousands of times costs one read.
+    overlapping = overlaps(spans)
     for i, s in enumerate(regions):
         lo, hi = spans[i]
         here = origin.within(f"section {s.name}")
@@ -294,7 +295,7 @@ def _scan_coff(buf, start, origin, limits, depth):
     if not regions:
         yield Skipped(origin, f"PE/COFF ({machine}) without a .hip_fat section")
         return
-    overlapping = _overlapping([(s.start, s.end) for s in regions])
+    overlapping = overlaps([(s.start, s.end) for s in regions])
     for i, s in enumerate(regions):
         here = origin.within(f"section {s.name}")
         if i in overlapping:
@@ -304,28 +305,3 @@ def _scan_coff(buf, start, origin, limits, depth):
                 f"({other.start:#x}-{other.end:#x}) and is skipped: device code is read once", origin, s.start))
             continue
         yield from _scan_region(buf, s.start, s.end, here, limits, depth + 1)
-
-
-def _overlapping(spans: list[tuple[int, int]]) -> dict[int, int]:
-    """Which of the (start, end) spans overlap one read instead: {index: index kept}.
-
-    Device code is read once: of two overlapping sections the one listed first is kept, so a
-    section table that lists one fat binary thousands of times costs one read, not thousands.
-    The kept spans are disjoint; O(n log n) however the table is ordered.
-    """
-    kept: list[int] = []   # indices, in start order, of disjoint spans
-    dropped: dict[int, int] = {}
-    for i in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
-        lo, hi = spans[i]
-        if hi <= lo:
-            continue
-        if kept and lo < spans[kept[-1]][1]:
-            last = kept[-1]
-            if i < last:       # the one listed first wins; it cannot reach back past ``last``'s start
-                dropped[last] = i
-                kept[-1] = i
-            else:
-                dropped[i] = last
-            continue
-        kept.append(i)
-    return dropped
