@@ -78,13 +78,14 @@ def boolean(value, name: str) -> bool:
 
 
 def _integer(value, name: str, low: int, high: int | None, wanted: str) -> int:
+    given = value
     if isinstance(value, str):
         try:
             value = int(value, 10)
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        raise UsageError(f"{name} must be {wanted}, not {value!r}")
+        raise UsageError(f"{name} must be {wanted}, not {given!r}")
     return value
 
 
