@@ -281,7 +281,7 @@ def _compare(args) -> int:
         regressed += bool(worse)
         failing += bool(gate)
         blocks = f"{_change(before['blocks_per_cu'], after['blocks_per_cu'])} @" + _change(a["block_size"], b["block_size"])
-        cells = [key[0], key[1], key[2], _change(before["vgpr"], after["vgpr"]), _change(before["sgpr"], after["sgpr"]),
+        cells = [key[0] or "-", key[1], key[2], _change(before["vgpr"], after["vgpr"]), _change(before["sgpr"], after["sgpr"]),
                  _change(before["lds"], after["lds"]), _change(before["scratch"], after["scratch"]),
                  _change(before["spills"], after["spills"]), blocks,
                  ", ".join(("FAIL " if k in gate else "") + k for k in worse) or "-"]

@@ -126,7 +126,7 @@ def scratch_rule(kernel, allowed: int):
     if r.scratch is None:
         return NotEvaluated("scratch", "no .private_segment_fixed_size in the metadata or descriptor")
     if r.scratch > allowed or r.uses_dynamic_stack:
-        dynamic = " and a dynamic stack (its size is known only at run time)" if r.uses_dynamic_stack else ""
+        dynamic = " and a dynamic stack, whose size is known only at run time" if r.uses_dynamic_stack else ""
         return Violation("scratch", r.scratch, allowed,
                          f"{r.scratch} B of scratch per work-item{dynamic} (allowed: {allowed} B)")
     return None
