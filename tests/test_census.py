@@ -350,3 +350,13 @@ def test_compare_html(capsys, releases, tmp_path):
     assert dom.tables["regressions"] == 2 and dom.tables["added"] == 2 and dom.tables["removed"] == 1 + len(kernels_of(LDS))
     series = {m["data-series"] for c in dom.charts for m in c["marks"]}
     assert series == {"old", "new"}
+
+
+def test_progress_on_a_terminal_only(capsys, monkeypatch):
+    """One file is counted in kernels as it is read, on stderr, and only on a terminal."""
+    import sys
+    assert census(capsys, "--csv", "/dev/null", LIB1)[2] == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr("time.monotonic", iter(range(0, 10**6, 10)).__next__)
+    code, out, err = census(capsys, "--csv", "/dev/null", LIB1)
+    assert code == 0 and f"\r{len(kernels_of(LIB1))} kernels read" in err and err.endswith("\r")

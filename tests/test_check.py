@@ -304,6 +304,12 @@ def test_sarif_validates_against_the_oasis_schema(capsys, tmp_path):
     assert sarif_run["invocations"][0]["executionSuccessful"] is True
 
 
+def test_a_report_on_standard_output_replaces_the_text(capsys):
+    code, out, _ = run(capsys, "--junit", "-", "--rules", "lds", LDS)
+    assert code == 1 and out.startswith('<?xml version="1.0"')
+    xmlschema.XMLSchema(str(SCHEMAS / "JUnit.xsd")).validate(out)
+
+
 def test_github_annotations(capsys):
     code, out, _ = run(capsys, "--github", "--rules", "lds", LDS)
     assert code == 1
@@ -394,6 +400,7 @@ def test_bad_arguments_exit_2(capsys, flags, words):
     (["--update-baseline"], "--update-baseline needs --baseline FILE"),
     (["--fail-on-stale"], "--fail-on-stale needs a baseline"),
     (["--kernel", "("], "--kernel '(' is not a regular expression"),
+    (["--json", "--sarif", "-"], "only one of --json, --github, --junit - and --sarif - may use standard output"),
 ])
 def test_inapplicable_or_incomplete_options_exit_2(capsys, flags, words):
     code, out, err = run(capsys, *flags, LIB1)

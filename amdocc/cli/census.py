@@ -26,7 +26,7 @@ def add_arguments(parser) -> None:
     import argparse
 
     from ..policy import check_config as cfg
-    from .check import _typed
+    from .check import typed
     from .diff import KINDS, _kinds
 
     parser.description = DESCRIPTION
@@ -36,17 +36,17 @@ def add_arguments(parser) -> None:
     parser.add_argument("--parquet", metavar="FILE", help="write the rows as Parquet (needs pyarrow)")
     parser.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
     parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
-    parser.add_argument("--block", type=_typed(cfg.block_size), metavar="N",
+    parser.add_argument("--block", type=typed(cfg.block_size), metavar="N",
                         help="block size for occupancy (default: each kernel's declared size)")
-    parser.add_argument("--dynamic-lds", type=_typed(cfg.count), default=0, metavar="BYTES",
+    parser.add_argument("--dynamic-lds", type=typed(cfg.count), default=0, metavar="BYTES",
                         help="dynamic LDS per workgroup (default 0)")
     parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
-    parser.add_argument("--top", type=_typed(cfg.positive), default=25, metavar="N",
+    parser.add_argument("--top", type=typed(cfg.positive), default=25, metavar="N",
                         help="spillers listed in the report (default 25)")
-    parser.add_argument("--fail-on", type=_typed(lambda text, _name: _kinds(text)), default=None,
+    parser.add_argument("--fail-on", type=typed(lambda text, _name: _kinds(text)), default=None,
                         metavar="KIND,...", help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, "
                                                  "all or none (default none)")
-    parser.add_argument("--jobs", type=_typed(cfg.positive), default=None, metavar="N",
+    parser.add_argument("--jobs", type=typed(cfg.positive), default=None, metavar="N",
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
@@ -84,17 +84,44 @@ def census_rows(path: str, args, summary, sinks=()) -> None:
     root = path if path != "-" and os.path.isdir(path) else None
     files = parallel.expand([path])
     spec = (root, args.block, args.dynamic_lds, args.kernel)
+    # Over a tree the runner counts files; inside one large file (a wheel, a fat library) count kernels.
+    counter = KernelCounter() if len(files) == 1 else None
     for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(args.jobs, len(files))):
         if kind == "row":
             summary.add(value)
             for sink in sinks:
                 sink.add(value)
+            if counter is not None:
+                counter.show(summary.kernels)
         elif kind == "code_object":
             summary.add_code_object()
         elif kind == "skipped":
             summary.add_skipped(value)
         else:
             summary.add_error(*value)
+    if counter is not None:
+        counter.close()
+
+
+class KernelCounter:
+    """"N kernels read" on stderr while one file is read, at most ten times a second, only when
+    stderr is a terminal."""
+
+    def __init__(self):
+        self.enabled, self.last, self.shown = sys.stderr.isatty(), 0.0, False
+
+    def show(self, kernels: int) -> None:
+        import time
+        now = time.monotonic()
+        if self.enabled and now - self.last > 0.1:
+            self.last, self.shown = now, True
+            sys.stderr.write(f"\r{kernels} kernels read")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+            sys.stderr.flush()
 
 
 def census_file(item, spec):
@@ -166,6 +193,7 @@ def _census(args) -> int:
     from .. import report
     from ..census import Summary
     from ..census.tables import CsvSink, ParquetSink
+    from .check import write_text
 
     summary = Summary(top=args.top)
     sinks = []
@@ -181,7 +209,7 @@ def _census(args) -> int:
     result = summary.as_dict()
     if args.html:
         from ..census.html import census_page
-        _write(args.html, census_page(result, f"amdocc census: {args.paths[0]}", _note(args)))
+        write_text(args.html, census_page(result, f"amdocc census: {args.paths[0]}", _note(args)))
     if args.json:
         sys.stdout.write(report.dumps({"path": args.paths[0], **result}) + "\n")
     elif "-" not in (args.csv, args.html):
@@ -195,14 +223,6 @@ def _note(args) -> str:
     block = f"block size {args.block}" if args.block else "each kernel's declared block size"
     dyn = f", {args.dynamic_lds} B dynamic LDS" if args.dynamic_lds else ""
     return f"Occupancy: the hip model at {block}{dyn}."
-
-
-def _write(path: str, text: str) -> None:
-    from .check import _write as write
-    if path == "-":
-        sys.stdout.write(text)
-    else:
-        write(path, text)
 
 
 def render_summary(path: str, s: dict) -> str:
@@ -261,6 +281,7 @@ def facts(row: dict) -> dict:
 def _compare(args) -> int:
     from .. import report
     from ..census import Summary
+    from .check import write_text
     from .diff import _change, _regressions
 
     sides = []
@@ -297,7 +318,7 @@ def _compare(args) -> int:
               "old_summary": old_summary, "new_summary": new_summary}
     if args.html:
         from ..census.html import compare_page
-        _write(args.html, compare_page(result, f"amdocc census: {args.paths[0]} -> {args.paths[1]}"))
+        write_text(args.html, compare_page(result, f"amdocc census: {args.paths[0]} -> {args.paths[1]}"))
     if args.json:
         sys.stdout.write(report.dumps({k: v for k, v in result.items()
                                        if k not in ("old_summary", "new_summary")}) + "\n")

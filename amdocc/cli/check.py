@@ -20,7 +20,7 @@ Exit status: 0 no new violation, 1 new violations (or stale entries with --fail-
 2 bad usage or unreadable input."""
 
 
-def _typed(parse):
+def typed(parse):
     """An argparse type from a check_config parser: a bad value exits 2 with its reason."""
     def convert(text):
         from ..errors import UsageError
@@ -40,24 +40,24 @@ def add_arguments(parser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
     r = parser.add_argument_group("rules and thresholds")
-    r.add_argument("--rules", type=_typed(cfg.rules), metavar="RULE,...",
+    r.add_argument("--rules", type=typed(cfg.rules), metavar="RULE,...",
                    help=f"rules to run: {', '.join(RULES)}, or {', '.join(RULE_GROUPS)} (default: "
                         f"{', '.join(DEFAULT_RULES)}, and occupancy when --min-occupancy is given)")
-    r.add_argument("--max-vgpr-spills", type=_typed(cfg.count), metavar="N", help="VGPR spills allowed (default 0)")
-    r.add_argument("--max-sgpr-spills", type=_typed(cfg.count), metavar="N", help="SGPR spills allowed (default 0)")
-    r.add_argument("--max-scratch", type=_typed(cfg.count), metavar="BYTES",
+    r.add_argument("--max-vgpr-spills", type=typed(cfg.count), metavar="N", help="VGPR spills allowed (default 0)")
+    r.add_argument("--max-sgpr-spills", type=typed(cfg.count), metavar="N", help="SGPR spills allowed (default 0)")
+    r.add_argument("--max-scratch", type=typed(cfg.count), metavar="BYTES",
                    help="scratch bytes per work-item allowed (default 0); a dynamic stack always fails")
-    r.add_argument("--min-occupancy", type=_typed(cfg.floor), metavar="W",
+    r.add_argument("--min-occupancy", type=typed(cfg.floor), metavar="W",
                    help="occupancy floor in waves per SIMD (turns the occupancy rule on)")
-    r.add_argument("--block", type=_typed(cfg.block_size), metavar="N",
+    r.add_argument("--block", type=typed(cfg.block_size), metavar="N",
                    help="block size for the occupancy floor (default: the kernel's declared size)")
-    r.add_argument("--model", type=_typed(cfg.model), metavar="MODEL",
+    r.add_argument("--model", type=typed(cfg.model), metavar="MODEL",
                    help=f"model of the occupancy floor: {', '.join(cfg.MODELS)} (default hip)")
-    r.add_argument("--dynamic-lds", type=_typed(cfg.count), metavar="BYTES",
+    r.add_argument("--dynamic-lds", type=typed(cfg.count), metavar="BYTES",
                    help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)")
     parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
     b = parser.add_argument_group("baseline")
-    b.add_argument("--baseline", type=_typed(cfg.path), metavar="FILE", help="accepted violations (JSON)")
+    b.add_argument("--baseline", type=typed(cfg.path), metavar="FILE", help="accepted violations (JSON)")
     b.add_argument("--update-baseline", action="store_true",
                    help="write every violation found into the baseline (drops stale entries)")
     b.add_argument("--fail-on-stale", action="store_true", default=None,
@@ -69,9 +69,9 @@ def add_arguments(parser) -> None:
     fmt = o.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the result as one JSON object")
     fmt.add_argument("--github", action="store_true", help="print GitHub Actions annotations (::error ...)")
-    o.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one test case per kernel)")
-    o.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0")
-    parser.add_argument("--jobs", type=_typed(cfg.positive), default=None, metavar="N",
+    o.add_argument("--junit", metavar="FILE", help="also write JUnit XML, one test case per kernel ('-': stdout)")
+    o.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 ('-': stdout)")
+    parser.add_argument("--jobs", type=typed(cfg.positive), default=None, metavar="N",
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
@@ -112,6 +112,9 @@ def run(args) -> int:
     from ..policy import baseline as bl
     from . import parallel
 
+    to_stdout = [f"--{k}" for k in ("junit", "sarif") if getattr(args, k) == "-"]
+    if len(to_stdout) + args.json + args.github > 1:
+        raise UsageError("only one of --json, --github, --junit - and --sarif - may use standard output")
     settings, baseline_path, fail_on_stale = settings_of(args)
     try:
         pattern = re.compile(args.kernel) if args.kernel else None
@@ -156,15 +159,15 @@ def run(args) -> int:
                          "accepted": len(violations) - failing, "stale": len(stale), "errors": len(errors)}
 
     if args.junit:
-        _write(args.junit, check_report.junit(result, checked))
+        write_text(args.junit, check_report.junit(result, checked))
     if args.sarif:
-        _write(args.sarif, check_report.sarif_text(result, __version__))
+        write_text(args.sarif, check_report.sarif_text(result, __version__))
     if args.json:
         sys.stdout.write(report.dumps(result) + "\n")
     elif args.github:
         for line in check_report.github(result):
             print(line)
-    else:
+    elif not to_stdout:
         print(render(result))
     for e in errors:
         print(f"amdocc: {e['error']}", file=sys.stderr)
@@ -180,8 +183,12 @@ def run(args) -> int:
     return 1 if failing or (fail_on_stale and stale) else 0
 
 
-def _write(path: str, text: str) -> None:
+def write_text(path: str, text: str) -> None:
+    """Write a report to a file, or to standard output for '-'."""
     from ..errors import UsageError
+    if path == "-":
+        sys.stdout.write(text)
+        return
     try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
