@@ -166,6 +166,10 @@ def test_summary_json_and_text(capsys, tree):
     oracle = oracle_kernels()
     assert code == 0 and s["kernels"] == len(oracle) and s["files"] == len(CHECK_FILES) + len(DIFF_FILES)
     assert {t: v["kernels"] for t, v in s["targets"].items()} == oracle_targets()
+    # Every fixture kernel carries spill counts; only the dynamic-VGPR one cannot be launch-checked.
+    no_counts = sum(".vgpr_spill_count" not in k for k in oracle.values())
+    assert sum(t["no_spill_counts"] for t in s["targets"].values()) == no_counts == 0
+    assert {t: v["launch_unchecked"] for t, v in s["targets"].items()} == {"gfx942": 0, "gfx1200": 1}
     spilling = sorted(((k.get(".vgpr_spill_count") or 0) + (k.get(".sgpr_spill_count") or 0), name)
                       for (_, name), k in oracle.items() if k.get(".vgpr_spill_count") or k.get(".sgpr_spill_count"))
     top = [(r["vgpr_spills"] + r["sgpr_spills"], r["kernel"]) for r in s["top_spillers"]]

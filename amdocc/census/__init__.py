@@ -25,6 +25,7 @@ COLUMNS = (
     ("block_size", int), ("block_source", str),
     ("blocks_per_cu", int), ("waves_per_simd", float), ("occupancy_fraction", float),
     ("limiter", str),
+    ("launch_checked", bool),   # False: no declared size, or a kernel amdocc cannot model
     ("cannot_launch", str),     # models that fit no workgroup of the declared size, ','-joined
     ("findings", str),          # codes of warning/error findings, ';'-joined
     ("problem", str),           # why occupancy could not be computed, if it could not
@@ -75,10 +76,13 @@ class Summary:
         t = self.targets.get(row["target"])
         if t is None:
             t = self.targets[row["target"]] = {"kernels": 0, "occupancy": Counter(), "limiters": Counter(),
-                                               "spilling": 0, "scratch": 0, "cannot_launch": 0}
+                                               "spilling": 0, "no_spill_counts": 0, "scratch": 0,
+                                               "cannot_launch": 0, "launch_unchecked": 0}
         t["kernels"] += 1
         t["occupancy"][_bucket(row["waves_per_simd"])] += 1
         t["limiters"][row["limiter"] or "n/a"] += 1
+        if row["vgpr_spills"] is None and row["sgpr_spills"] is None:
+            t["no_spill_counts"] += 1
         n = spills(row)
         if n:
             t["spilling"] += 1
@@ -92,6 +96,8 @@ class Summary:
         if row["cannot_launch"]:
             t["cannot_launch"] += 1
             self.cannot_launch.append(row)
+        elif not row["launch_checked"]:
+            t["launch_unchecked"] += 1
         for code in filter(None, (row["findings"] or "").split(";")):
             self.findings[code] += 1
 

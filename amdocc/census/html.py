@@ -62,9 +62,13 @@ def census_page(summary: dict, title: str, note: str = "") -> str:
                      [[summary["files"], summary["code_objects"], summary["kernels"], len(targets),
                        len(summary["cannot_launch"]), len(summary["errors"]), sum(summary["skipped"].values())]],
                      "summary")
-    per_target = table(["target", "kernels", "spilling", "using scratch", "cannot launch", "most common limiter"],
-                       [[name, t["kernels"], t["spilling"], t["scratch"], t["cannot_launch"],
-                         next(iter(t["limiters"]), "")] for name, t in targets.items()], "targets")
+    per_target = table(["target", "kernels", "spilling", "without spill counts", "using scratch", "cannot launch",
+                        "launch not checked", "most common limiter"],
+                       [[name, t["kernels"], t["spilling"], t["no_spill_counts"], t["scratch"], t["cannot_launch"],
+                         t["launch_unchecked"], next(iter(t["limiters"]), "")] for name, t in targets.items()],
+                       "targets")
+    unknown_spills = sum(t["no_spill_counts"] for t in targets.values())
+    unchecked = sum(t["launch_unchecked"] for t in targets.values())
     histograms = [svg.columns(f"{name}: waves per SIMD at the declared block size (hip)", buckets(t["occupancy"]),
                               {name: [t["occupancy"].get(b, 0) for b in buckets(t["occupancy"])]},
                               css="occupancy", x_label="waves per SIMD")
@@ -81,13 +85,20 @@ def census_page(summary: dict, title: str, note: str = "") -> str:
                         for r in top], css="spills", x_label="spills"),
               table(spill_cols, kernel_rows(top, spill_cols), "spills")] if top else \
         ['<p class="note">No kernel reports spills.</p>']
+    if unknown_spills:
+        spills.append(f'<p class="note">{unknown_spills} kernel(s) carry no spill counts in their metadata '
+                      '(hand-written assembly, for one): for those nothing is known.</p>')
     launch_cols = ["kernel", "target", "member", "block_size", "block_source", "vgprs", "lds", "cannot_launch"]
     blocked = summary["cannot_launch"]
     launch = [svg.columns("Kernels that cannot launch at their declared size, per target", list(targets),
                           {"cannot launch": [t["cannot_launch"] for t in targets.values()]},
                           css="launch", x_label="target"),
               table(launch_cols, kernel_rows(blocked, launch_cols), "launch")] if blocked else \
-        ['<p class="note">Every kernel fits at least one workgroup of its declared size on a CU.</p>']
+        ['<p class="note">Every kernel checked fits at least one workgroup of its declared size on a CU.</p>']
+    if unchecked:
+        launch.append(f'<p class="note">{unchecked} kernel(s) not checked: no declared size '
+                      '(.reqd_workgroup_size or .max_flat_workgroup_size), or a kernel amdocc cannot model '
+                      '(see its problem column).</p>')
     findings = table(["finding", "kernels"], [[k, n] for k, n in summary["findings"].items()], "findings")
     inputs = [table(["skipped because", "entries"], [[k, n] for k, n in summary["skipped"].items()], "skipped"),
               table(["path", "error"], [[e["path"], e["error"]] for e in summary["errors"]], "errors")]

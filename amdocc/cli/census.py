@@ -181,6 +181,7 @@ def kernel_row(co, kernel, member: str, given_block, dynamic_lds: int) -> dict:
         "waves_per_simd": None if occ is None else (0 if occ.error else occ.waves_per_simd),
         "occupancy_fraction": None if occ is None else (0.0 if occ.error else occ.occupancy_fraction),
         "limiter": None if occ is None else occ.limiter,
+        "launch_checked": not any(n.rule == "launch" for n in verdict.not_evaluated),
         "cannot_launch": found["launch"].value if "launch" in found else None,
         "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
         "problem": found["mode"].message if "mode" in found else None,
@@ -231,10 +232,11 @@ def render_summary(path: str, s: dict) -> str:
     for name, t in s["targets"].items():
         occ = " ".join(f"{k}:{n}" for k, n in t["occupancy"].items())
         lim = " ".join(f"{k}:{n}" for k, n in t["limiters"].items())
-        rows.append([name, str(t["kernels"]), str(t["spilling"]), str(t["scratch"]), str(t["cannot_launch"]), occ, lim])
+        rows.append([name, str(t["kernels"]), str(t["spilling"]), str(t["no_spill_counts"]), str(t["scratch"]),
+                     str(t["cannot_launch"]), str(t["launch_unchecked"]), occ, lim])
     if rows:
-        lines.append(table(rows, ["target", "kernels", "spilling", "scratch", "cannot launch",
-                                  "waves/SIMD:kernels", "limiter:kernels"]))
+        lines.append(table(rows, ["target", "kernels", "spilling", "no spill counts", "scratch", "cannot launch",
+                                  "not checked", "waves/SIMD:kernels", "limiter:kernels"]))
     if s["top_spillers"]:
         lines.append("top spillers:")
         lines.append(table([[r["kernel"], r["target"], r["member"] or "-", str(r["vgpr_spills"] or 0),
