@@ -423,3 +423,25 @@ def test_a_tree_in_parallel_matches_one_process(capsys, tmp_path):
     _, one, _ = check_json(capsys, "--jobs", "1", tmp_path)
     _, two, _ = check_json(capsys, "--jobs", "2", tmp_path)
     assert one == two and one["summary"]["kernels"] == 3 * (len(kernels_of(LIB1)) + len(kernels_of(LDS)))
+
+
+@pytest.mark.llvm22
+def test_a_fresh_llc_22_build_trips_the_same_rules(capsys, tmp_path):
+    """Rebuild release 1 from its IR with the installed llc-22 and take LLVM's view of the new
+    object: the violations found agree with it and with the stored fixture's."""
+    import subprocess
+
+    import make_check_fixtures
+    from make_fixtures import kernel_info_text
+
+    (tmp_path / "lib.ll").write_text(make_check_fixtures.library(1))
+    llc = ["llc-22", "-mtriple=amdgcn-amd-amdhsa", "-O3", "-mcpu=gfx942"]
+    for cmd in (llc + ["-filetype=obj", "lib.ll", "-o", "lib.o"], ["ld.lld-22", "-shared", "lib.o", "-o", "lib.hsaco"],
+                llc + ["-filetype=asm", "lib.ll", "-o", "lib.s"]):
+        subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True)
+    fresh = tmp_path / "lib.hsaco"
+    notes = subprocess.run(["llvm-readelf-22", "-h", "--notes", fresh], check=True, capture_output=True, text=True)
+    Path(f"{fresh}.readelf.txt").write_text(notes.stdout)
+    Path(f"{fresh}.kernel-info.txt").write_text(kernel_info_text((tmp_path / "lib.s").read_text()))
+    _, result, _ = check_json(capsys, fresh)
+    assert found(result) == expected_violations(fresh) == expected_violations(LIB1)
