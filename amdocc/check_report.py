@@ -21,7 +21,8 @@ import os
 import socket
 from pathlib import PurePath
 from urllib.parse import quote
-from xml.sax.saxutils import quoteattr, escape
+import re
+from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
 
 from .policy.checks import RULE_SUMMARY, RULES
 
@@ -42,6 +43,22 @@ def status_note(v: dict) -> str:
 
 
 # --------------------------------------------------------------------------- JUnit
+
+# Characters XML 1.0 cannot carry at all; a malformed kernel name may hold them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def escape(text: str) -> str:
+    return _escape(_clean(text))
+
+
+def quoteattr(text: str) -> str:
+    return _quoteattr(_clean(text))
+
 
 def junit(result: dict, checked: list[tuple[str, str, str, str]]) -> str:
     """``checked``: (path, origin chain, kernel, target) of every kernel checked, in order."""

@@ -318,6 +318,16 @@ def test_github_annotations(capsys):
         f"exceeds the {llc_lds_limit()} B a gfx942 workgroup may use"]
 
 
+def test_junit_survives_names_xml_cannot_carry():
+    from amdocc.check_report import junit
+    v = {"path": "lib.so", "origin": "", "kernel": "k\x01<odd>", "symbol": "k.kd", "target": "gfx942",
+         "rule": "lds", "value": 1, "limit": 0, "message": "m\x00", "status": "new", "accepted_value": None}
+    result = {"settings": {"rules": ["lds"]}, "baseline": None, "violations": [v], "stale": [], "errors": []}
+    text = junit(result, [("lib.so", "", v["kernel"], "gfx942")])
+    xmlschema.XMLSchema(str(SCHEMAS / "JUnit.xsd")).validate(text)
+    assert "k\\x01&lt;odd&gt; [gfx942]" in text
+
+
 def test_annotation_escaping():
     # The runner's own escaping (actions/toolkit, command.ts): % \r \n in data; also : and , in properties.
     assert annotation("error", "50% done\nnext", file="a,b:c.so", title="t: x") == \
