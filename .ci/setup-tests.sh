@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh Debian bookworm machine (no GPU):
 #  - LLVM 22 tools (the oracle): llvm-22 clang-22 lld-22 from Debian's bookworm-security
+#  - Chromium (Debian's chromium), headless, to open the census HTML report
 #  - amdocc with its test extras (editable, so tests run against this checkout)
 #  - the amd-aiter wheel's 2,501 hand-written .co files (the real corpus), unpacked to .cache/aiter
 set -euo pipefail
@@ -10,6 +11,12 @@ if ! command -v llvm-readelf-22 >/dev/null || ! command -v clang-22 >/dev/null |
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-22 clang-22 lld-22 >/dev/null
+fi
+# Headless Chromium opens the `amdocc census --html` report in tests/test_census.py.
+if ! command -v chromium >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e ".[test,hip,plot]"

@@ -17,6 +17,8 @@ COMMANDS = {
     "split": ("amdocc.cli.split", "KV split count for AITER's fp8_mqa_logits from the kernel's occupancy"),
     "gate": ("amdocc.cli.gate", "route a prefill to AITER's asm kernel or CK Tile, with every reason"),
     "diff": ("amdocc.cli.diff", "compare two builds kernel by kernel; exit 1 on a regression (CI gate)"),
+    "check": ("amdocc.cli.check", "check every kernel against CI rules (spills, scratch, launch, LDS); baseline; JUnit/SARIF"),
+    "census": ("amdocc.cli.census", "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two"),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }

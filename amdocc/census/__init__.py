@@ -1,0 +1,135 @@
+"""A census of every kernel in a library, a tree or a wheel: one row per kernel, and a summary.
+
+Rows are plain dicts with the :data:`COLUMNS` below (built by ``amdocc census``); this package
+aggregates them (:class:`Summary`), writes them (CSV or Parquet, :mod:`.tables`) and reports
+them (one offline HTML page, :mod:`.html`). It reads no files of its own.
+"""
+from __future__ import annotations
+
+import heapq
+import re
+from collections import Counter
+
+# (column, type): the row a kernel becomes. Types are for Parquet: str, int, float, bool.
+COLUMNS = (
+    ("member", str),            # the file within the tree (or wheel), '' for a single file
+    ("path", str), ("origin", str),
+    ("target", str), ("processor", str),
+    ("kernel", str), ("symbol", str),
+    ("wave", int),
+    ("vgprs", int), ("vgprs_allocated", int), ("arch_vgprs", int), ("agprs", int),
+    ("sgprs", int), ("sgprs_allocated", int),
+    ("lds", int), ("scratch", int),
+    ("vgpr_spills", int), ("sgpr_spills", int), ("dynamic_stack", bool),
+    ("max_flat_workgroup_size", int),
+    ("block_size", int), ("block_source", str),
+    ("blocks_per_cu", int), ("waves_per_simd", float), ("occupancy_fraction", float),
+    ("limiter", str),
+    ("launch_checked", bool),   # False: no declared size, or a kernel amdocc cannot model
+    ("cannot_launch", str),     # models that fit no workgroup of the declared size, ','-joined
+    ("findings", str),          # codes of warning/error findings, ';'-joined
+    ("problem", str),           # why occupancy could not be computed, if it could not
+)
+COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+
+# Hops that only say how a code object was packed (a section, a bundle, its compression, an
+# entry id, an offset): two releases pack the same member differently, so they are left out
+# of the member a kernel is matched by.
+_PACKING = re.compile(r"^(section |bundle|CCOB|OffloadBinary|AKS|hip[v0-9]*-|hipv4-|openmp-|host-)|amdgcn-")
+_MARK = re.compile(r"@(0x[0-9a-fA-F]+|\+0x[0-9a-fA-F]+)$")
+
+
+def member_of(relative_path: str, hops) -> str:
+    """The member a kernel lives in: the file's path within what was given, then any hop that
+    names a file inside it (an archive member), with packing hops and offsets left out."""
+    parts = [relative_path] if relative_path else []
+    for hop in hops:
+        hop = _MARK.sub("", hop).strip()
+        if hop and not _PACKING.search(hop):
+            parts.append(hop)
+    return "!".join(parts)
+
+
+def spills(row: dict) -> int:
+    return (row["vgpr_spills"] or 0) + (row["sgpr_spills"] or 0)
+
+
+class Summary:
+    """What the report shows, gathered one row at a time (memory does not follow the row count,
+    save for the kernels that cannot launch, which are all listed)."""
+
+    def __init__(self, top: int = 25):
+        self.top = top
+        self.kernels = 0
+        self.code_objects = 0
+        self.files: set[str] = set()
+        self.targets: dict[str, dict] = {}
+        self.findings: Counter = Counter()
+        self.spillers: list = []          # heap of (spills, order, row)
+        self.cannot_launch: list[dict] = []
+        self.skipped: Counter = Counter()
+        self.errors: list[dict] = []
+
+    def add(self, row: dict) -> None:
+        self.kernels += 1
+        self.files.add(row["path"])
+        t = self.targets.get(row["target"])
+        if t is None:
+            t = self.targets[row["target"]] = {"kernels": 0, "occupancy": Counter(), "limiters": Counter(),
+                                               "spilling": 0, "no_spill_counts": 0, "scratch": 0,
+                                               "cannot_launch": 0, "launch_unchecked": 0}
+        t["kernels"] += 1
+        t["occupancy"][_bucket(row["waves_per_simd"])] += 1
+        t["limiters"][row["limiter"] or "n/a"] += 1
+        if row["vgpr_spills"] is None and row["sgpr_spills"] is None:
+            t["no_spill_counts"] += 1
+        n = spills(row)
+        if n:
+            t["spilling"] += 1
+            item = (n, -self.kernels, row)
+            if len(self.spillers) < self.top:
+                heapq.heappush(self.spillers, item)
+            elif item > self.spillers[0]:
+                heapq.heapreplace(self.spillers, item)
+        if row["scratch"]:
+            t["scratch"] += 1
+        if row["cannot_launch"]:
+            t["cannot_launch"] += 1
+            self.cannot_launch.append(row)
+        elif not row["launch_checked"]:
+            t["launch_unchecked"] += 1
+        for code in filter(None, (row["findings"] or "").split(";")):
+            self.findings[code] += 1
+
+    def add_code_object(self) -> None:
+        self.code_objects += 1
+
+    def add_skipped(self, reason: str) -> None:
+        self.skipped[reason] += 1
+
+    def add_error(self, path: str, error: str) -> None:
+        self.errors.append({"path": path, "error": error})
+
+    def as_dict(self) -> dict:
+        top = [row for _, _, row in sorted(self.spillers, reverse=True)]
+        return {
+            "files": len(self.files), "code_objects": self.code_objects, "kernels": self.kernels,
+            "targets": {name: {**t, "occupancy": dict(sorted(t["occupancy"].items(), key=_bucket_order)),
+                               "limiters": dict(t["limiters"].most_common())}
+                        for name, t in sorted(self.targets.items())},
+            "top_spillers": top,
+            "cannot_launch": self.cannot_launch,
+            "findings": dict(self.findings.most_common()),
+            "skipped": dict(self.skipped.most_common()),
+            "errors": self.errors,
+        }
+
+
+def _bucket(waves) -> str:
+    """Waves per SIMD as a histogram bucket: its whole part ("n/a" when not computed)."""
+    return "n/a" if waves is None else str(int(waves))
+
+
+def _bucket_order(item) -> tuple:
+    key = item[0]
+    return (1, 0) if key == "n/a" else (0, int(key))

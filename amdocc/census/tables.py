@@ -1,0 +1,73 @@
+"""Census rows to CSV (always) or Parquet (when pyarrow is importable), written as they come."""
+from __future__ import annotations
+
+import csv
+import sys
+
+from ..errors import UsageError
+from . import COLUMN_NAMES, COLUMNS
+
+PARQUET_BATCH = 10_000   # rows held before a Parquet row group is written
+
+
+def require_pyarrow():
+    """pyarrow's Parquet writer, or a usage error saying how to get one."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise UsageError("--parquet needs pyarrow, which is not installed (pip install pyarrow); "
+                         "--csv needs nothing") from None
+    return pyarrow
+
+
+def _open(path: str):
+    if path == "-":
+        return sys.stdout, False
+    try:
+        return open(path, "w", newline="", encoding="utf-8"), True
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc}") from None
+
+
+class CsvSink:
+    def __init__(self, path: str):
+        self.file, self.owned = _open(path)
+        self.writer = csv.writer(self.file, lineterminator="\n")
+        self.writer.writerow(COLUMN_NAMES)
+
+    def add(self, row: dict) -> None:
+        self.writer.writerow(["" if row[c] is None else row[c] for c in COLUMN_NAMES])
+
+    def close(self) -> None:
+        if self.owned:
+            self.file.close()
+        else:
+            self.file.flush()
+
+
+class ParquetSink:
+    def __init__(self, path: str):
+        pa = require_pyarrow()
+        types = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
+        self.schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
+        self.pa = pa
+        try:
+            self.writer = pa.parquet.ParquetWriter(path, self.schema)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc}") from None
+        self.rows: list[dict] = []
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= PARQUET_BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.rows:
+            self.writer.write_table(self.pa.Table.from_pylist(self.rows, schema=self.schema))
+            self.rows = []
+
+    def close(self) -> None:
+        self._flush()
+        self.writer.close()

@@ -1,0 +1,213 @@
+"""``amdocc check`` results in the formats CI systems read: JUnit XML, SARIF 2.1.0 and GitHub
+Actions workflow commands.
+
+Each function takes the plain result record ``amdocc check --json`` prints (see
+amdocc/cli/check.py) and writes it down; none decides anything.
+
+- JUnit XML follows the Apache Ant schema (windyroad/JUnit-Schema, JUnit.xsd): one <testsuite>
+  per input file, one <testcase> per kernel checked, a <failure> for a kernel with new
+  violations (the schema allows one, so they are listed together), an <error> for a file that
+  could not be read.
+- SARIF 2.1.0 (OASIS): one result per violation. Accepted ones carry an external suppression
+  and baselineState "unchanged", those past their accepted value "updated", new ones "new";
+  stale baseline entries are results with baselineState "absent".
+- GitHub Actions: ``::error``/``::warning`` lines, escaped as the runner's toolkit escapes them.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import socket
+from pathlib import PurePath
+from urllib.parse import quote
+import re
+from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
+
+from .policy.checks import RULE_SUMMARY, RULES
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FAILING = ("new", "worse")
+
+
+def where(v: dict) -> str:
+    """A violation's kernel as people read it: name, target, and the container chain."""
+    origin = f" [{v['origin']}]" if v.get("origin") else ""
+    return f"{v['kernel']} ({v['target']}) in {v['path']}{origin}"
+
+
+def status_note(v: dict) -> str:
+    if v["status"] == "worse":
+        return f" (worse than the {v['accepted_value']} the baseline accepts)"
+    return ""
+
+
+# --------------------------------------------------------------------------- JUnit
+
+# Characters XML 1.0 cannot carry at all; a malformed kernel name may hold them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def escape(text: str) -> str:
+    return _escape(_clean(text))
+
+
+def quoteattr(text: str) -> str:
+    return _quoteattr(_clean(text))
+
+
+def junit(result: dict, checked: list[tuple[str, str, str, str]]) -> str:
+    """``checked``: (path, origin chain, kernel, target) of every kernel checked, in order."""
+    by_file: dict[str, list] = {}
+    for path, origin, kernel, target in checked:
+        by_file.setdefault(path, []).append((origin, kernel, target))
+    failing: dict[tuple, list] = {}
+    accepted: dict[str, list] = {}
+    for v in result["violations"]:
+        if v["status"] in FAILING:
+            failing.setdefault((v["path"], v["origin"], v["kernel"], v["target"]), []).append(v)
+        else:
+            accepted.setdefault(v["path"], []).append(v)
+    errors: dict[str, list] = {}
+    for e in result["errors"]:
+        errors.setdefault(e["path"], []).append(e["error"])
+        by_file.setdefault(e["path"], [])
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    host = socket.gethostname() or "localhost"
+    props = "".join(f'<property name={quoteattr(k)} value={quoteattr(_text(v))}/>'
+                    for k, v in result["settings"].items())
+    if result.get("baseline"):
+        props += f'<property name="baseline" value={quoteattr(result["baseline"])}/>'
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
+    for index, (path, kernels) in enumerate(by_file.items()):
+        cases, failures = [], 0
+        for origin, kernel, target in kernels:
+            name = f"{kernel} [{target}]" + (f" [{origin}]" if origin else "")
+            found = failing.get((path, origin, kernel, target))
+            body = ""
+            if found:
+                failures += 1
+                message = "; ".join(f"{v['rule']}: {v['message']}{status_note(v)}" for v in found)
+                kinds = ",".join(v["rule"] for v in found)
+                body = f"<failure message={quoteattr(message)} type={quoteattr(kinds)}>{escape(message)}</failure>"
+            cases.append(f'<testcase name={quoteattr(name)} classname={quoteattr(path)} time="0">{body}</testcase>')
+        for message in errors.get(path, []):
+            cases.append(f'<testcase name="read" classname={quoteattr(path)} time="0">'
+                         f'<error message={quoteattr(message)} type="unreadable">{escape(message)}</error></testcase>')
+        notes = [f"accepted by the baseline: {where(v)}: {v['rule']}: {v['message']}" for v in accepted.get(path, [])]
+        if index == 0:
+            notes += [f"stale baseline entry: {e['kernel']} ({e['target']}) {e['rule']}" for e in result["stale"]]
+        out.append(f'<testsuite package="amdocc.check" id="{index}" name={quoteattr(path)} timestamp="{stamp}" '
+                   f'hostname={quoteattr(host)} tests="{len(cases)}" failures="{failures}" '
+                   f'errors="{len(errors.get(path, []))}" skipped="0" time="0">')
+        out.append(f"<properties>{props}</properties>")
+        out.extend(cases)
+        out.append(f"<system-out>{escape(chr(10).join(notes))}</system-out><system-err></system-err>")
+        out.append("</testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
+
+
+def _text(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return "" if value is None else str(value)
+
+
+# --------------------------------------------------------------------------- SARIF
+
+def artifact_uri(path: str) -> str:
+    p = PurePath(path)
+    if p.is_absolute():
+        return "file://" + quote(p.as_posix())
+    return quote(p.as_posix())
+
+
+def sarif(result: dict, version: str) -> dict:
+    rules = [r for r in RULES if r in result["settings"]["rules"]]
+    index = {r: i for i, r in enumerate(rules)}
+    baseline = result.get("baseline")
+    results = []
+    for v in result["violations"]:
+        item = {
+            "ruleId": v["rule"], "ruleIndex": index[v["rule"]], "level": "error",
+            "message": {"text": f"{v['kernel']} ({v['target']}): {v['message']}{status_note(v)}"},
+            "locations": [{
+                "physicalLocation": {"artifactLocation": {"uri": artifact_uri(v["path"])}},
+                "logicalLocations": [{"name": v["kernel"], "kind": "function",
+                                      "fullyQualifiedName": f"{v['target']}::{v['kernel']}"}],
+            }],
+            "partialFingerprints": {"amdoccCheck/v1": f"{v['target']}:{v['kernel']}:{v['rule']}"},
+            "properties": {"target": v["target"], "origin": v["origin"], "symbol": v["symbol"],
+                           "value": v["value"], "limit": v["limit"]},
+        }
+        if baseline:
+            item["baselineState"] = {"new": "new", "worse": "updated", "accepted": "unchanged"}[v["status"]]
+        if v["status"] == "accepted":
+            item["suppressions"] = [{"kind": "external", "status": "accepted",
+                                     "justification": f"accepted in the baseline {baseline}"}]
+        results.append(item)
+    for e in result["stale"]:
+        results.append({
+            "ruleId": e["rule"], "ruleIndex": index[e["rule"]], "level": "note", "baselineState": "absent",
+            "message": {"text": f"stale baseline entry: {e['kernel']} ({e['target']}) no longer violates "
+                                f"{e['rule']}; remove it with --update-baseline"},
+            "locations": [{"logicalLocations": [{"name": e["kernel"], "kind": "function",
+                                                 "fullyQualifiedName": f"{e['target']}::{e['kernel']}"}]}],
+            "partialFingerprints": {"amdoccCheck/v1": f"{e['target']}:{e['kernel']}:{e['rule']}"},
+        })
+    invocation = {"executionSuccessful": not result["errors"],
+                  "toolExecutionNotifications": [{"level": "error", "message": {"text": e["error"]},
+                                                  "locations": [{"physicalLocation": {"artifactLocation": {
+                                                      "uri": artifact_uri(e["path"])}}}]}
+                                                 for e in result["errors"]]}
+    driver = {"name": "amdocc", "version": version, "semanticVersion": version,
+              "rules": [{"id": r, "name": _camel(r), "shortDescription": {"text": RULE_SUMMARY[r]},
+                         "defaultConfiguration": {"level": "error"}} for r in rules]}
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
+            "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}]}
+
+
+def _camel(rule: str) -> str:
+    return "".join(part.capitalize() for part in rule.split("-"))
+
+
+def sarif_text(result: dict, version: str) -> str:
+    return json.dumps(sarif(result, version), indent=1) + "\n"
+
+
+# --------------------------------------------------------------------------- GitHub Actions
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(level: str, message: str, *, file: str | None = None, title: str | None = None) -> str:
+    props = []
+    if file:
+        props.append(f"file={_property(os.path.normpath(file))}")
+    if title:
+        props.append(f"title={_property(title)}")
+    return f"::{level}{' ' + ','.join(props) if props else ''}::{_data(message)}"
+
+
+def github(result: dict) -> list[str]:
+    lines = []
+    for v in result["violations"]:
+        if v["status"] in FAILING:
+            lines.append(annotation("error", f"{where(v)}: {v['message']}{status_note(v)}", file=v["path"],
+                                    title=f"amdocc check: {v['rule']}"))
+    for e in result["stale"]:
+        lines.append(annotation("warning", f"stale baseline entry: {e['kernel']} ({e['target']}) no longer "
+                                           f"violates {e['rule']}", title="amdocc check: stale baseline entry"))
+    for e in result["errors"]:
+        lines.append(annotation("error", e["error"], file=e["path"], title="amdocc check: unreadable input"))
+    return lines

@@ -1,0 +1,349 @@
+"""``amdocc census PATH`` (one report for a whole tree or wheel) and ``amdocc census OLD NEW``
+(two releases compared kernel by kernel)."""
+from __future__ import annotations
+
+import os
+import sys
+
+from .render import table
+
+DESCRIPTION = """A census of every kernel in PATH (a library, a directory tree, a wheel, or any file
+amdocc reads): per kernel the member it lives in, target, wave size, VGPRs (used and allocated,
+arch and AGPR), SGPRs, static LDS, scratch, spills, the hip model's workgroups per CU at the
+kernel's declared block size (.reqd_workgroup_size, else .max_flat_workgroup_size; or --block),
+the limiter, whether a workgroup of the declared size fits at all under every model, and the
+findings. Writes the rows as CSV or Parquet and one self-contained HTML report (summary tables,
+occupancy per target, limiter shares, top spillers, kernels that cannot launch), and prints a
+summary.
+
+With two PATHs, compares the releases OLD and NEW kernel by kernel (matched by member, kernel
+name and target) the way `amdocc diff` compares two builds; --fail-on makes it a gate (exit 1)."""
+
+REPORT_KINDS = ("csv", "parquet")
+
+
+def add_arguments(parser) -> None:
+    import argparse
+
+    from ..policy import check_config as cfg
+    from .check import typed
+    from .diff import KINDS, _kinds
+
+    parser.description = DESCRIPTION
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="PATH, or OLD NEW to compare two releases")
+    parser.add_argument("--csv", metavar="FILE", help="write one row per kernel as CSV ('-': stdout)")
+    parser.add_argument("--parquet", metavar="FILE", help="write the rows as Parquet (needs pyarrow)")
+    parser.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
+    parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
+    parser.add_argument("--block", type=typed(cfg.block_size), metavar="N",
+                        help="block size for occupancy (default: each kernel's declared size)")
+    parser.add_argument("--dynamic-lds", type=typed(cfg.count), default=0, metavar="BYTES",
+                        help="dynamic LDS per workgroup (default 0)")
+    parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
+    parser.add_argument("--top", type=typed(cfg.positive), default=25, metavar="N",
+                        help="spillers listed in the report (default 25)")
+    parser.add_argument("--fail-on", type=typed(lambda text, _name: _kinds(text)), default=None,
+                        metavar="KIND,...", help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, "
+                                                 "all or none (default none)")
+    parser.add_argument("--jobs", type=typed(cfg.positive), default=None, metavar="N",
+                        help="processes reading files (default: one per CPU for 32 files or more)")
+
+
+def run(args) -> int:
+    from ..errors import UsageError
+    from .occupancy import kernel_filter
+
+    kernel_filter(None, None, args.kernel)            # a bad --kernel is a usage error up front
+    if len(args.paths) > 2:
+        raise UsageError(f"census takes one PATH, or OLD NEW to compare, not {len(args.paths)} paths")
+    outputs = [o for o in ("csv", "html") if getattr(args, o) == "-"]
+    if len(outputs) + bool(args.json) > 1:
+        raise UsageError("only one of --json, --csv - and --html - may use standard output")
+    if args.parquet == "-":
+        raise UsageError("--parquet needs a file name (Parquet is not written to standard output)")
+    if len(args.paths) == 2:
+        given = [f"--{k}" for k in REPORT_KINDS if getattr(args, k)]
+        if given:
+            raise UsageError(f"{' and '.join(given)} apply to a census of one PATH, not to a comparison")
+        return _compare(args)
+    if args.fail_on is not None:
+        raise UsageError("--fail-on applies to a comparison (census OLD NEW), not to one PATH")
+    if args.parquet:
+        from ..census.tables import require_pyarrow
+        require_pyarrow()
+    return _census(args)
+
+
+# --------------------------------------------------------------------------- reading
+
+def census_rows(path: str, args, summary, sinks=()) -> None:
+    """Feed every kernel of ``path`` (a row each) to ``summary`` and ``sinks``."""
+    from . import parallel
+
+    root = path if path != "-" and os.path.isdir(path) else None
+    files = parallel.expand([path])
+    spec = (root, args.block, args.dynamic_lds, args.kernel)
+    # Over a tree the runner counts files; inside one large file (a wheel, a fat library) count kernels.
+    counter = KernelCounter() if len(files) == 1 else None
+    for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(args.jobs, len(files))):
+        if kind == "row":
+            summary.add(value)
+            for sink in sinks:
+                sink.add(value)
+            if counter is not None:
+                counter.show(summary.kernels)
+        elif kind == "code_object":
+            summary.add_code_object()
+        elif kind == "skipped":
+            summary.add_skipped(value)
+        else:
+            summary.add_error(*value)
+    if counter is not None:
+        counter.close()
+
+
+class KernelCounter:
+    """"N kernels read" on stderr while one file is read, at most ten times a second, only when
+    stderr is a terminal."""
+
+    def __init__(self):
+        self.enabled, self.last, self.shown = sys.stderr.isatty(), 0.0, False
+
+    def show(self, kernels: int) -> None:
+        import time
+        now = time.monotonic()
+        if self.enabled and now - self.last > 0.1:
+            self.last, self.shown = now, True
+            sys.stderr.write(f"\r{kernels} kernels read")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+            sys.stderr.flush()
+
+
+def census_file(item, spec):
+    """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", reason) and
+    ("error", (path, message)) for one file."""
+    from ..census import member_of
+    from ..codeobject import CodeObject
+    from ..containers import Skipped
+    from ..errors import AmdoccError
+    from ..loader import iter_load
+    from .occupancy import kernel_filter
+
+    path, in_directory = item
+    root, block, dynamic_lds, regex = spec
+    _, pattern = kernel_filter(None, None, regex)
+    relative = os.path.relpath(path, root) if root else ""
+    try:
+        for x in iter_load(path, in_directory=in_directory):
+            if isinstance(x, Skipped):
+                yield "skipped", x.reason
+            elif not isinstance(x, CodeObject):
+                yield "error", (path, str(x.error))
+            else:
+                yield "code_object", None
+                member = member_of(relative, x.origin.hops)
+                for k in x.kernels:
+                    if pattern is None or pattern.search(k.name) or pattern.search(k.symbol):
+                        yield "row", kernel_row(x, k, member, block, dynamic_lds)
+    except AmdoccError as exc:
+        yield "error", (path, str(exc))
+
+
+def kernel_row(co, kernel, member: str, given_block, dynamic_lds: int) -> dict:
+    """One kernel as a census row (amdocc.census.COLUMNS)."""
+    from ..models import occupancy
+    from ..policy.checks import Settings, evaluate
+    from .check import declared_block
+    from .occupancy import block_for
+
+    r = kernel.resources
+    sgpr_spills, vgpr_spills = r.spills
+    verdict = evaluate(kernel, Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds),
+                       declared=declared_block(kernel))
+    found = {v.rule: v for v in verdict.violations}
+    block, source = block_for(kernel, given_block, "hip")
+    occ = None if "mode" in found else occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds)
+    return {
+        "member": member, "path": co.path, "origin": co.origin.chain,
+        "target": str(co.target_id), "processor": co.processor,
+        "kernel": kernel.name, "symbol": kernel.symbol, "wave": r.wavefront_size,
+        "vgprs": r.vgprs, "vgprs_allocated": r.vgprs_allocated, "arch_vgprs": r.arch_vgprs, "agprs": r.agprs,
+        "sgprs": r.sgprs, "sgprs_allocated": r.sgprs_allocated, "lds": r.lds, "scratch": r.scratch,
+        "vgpr_spills": vgpr_spills, "sgpr_spills": sgpr_spills, "dynamic_stack": r.uses_dynamic_stack,
+        "max_flat_workgroup_size": r.max_flat_workgroup_size,
+        "block_size": block, "block_source": source,
+        "blocks_per_cu": None if occ is None or occ.error else occ.blocks_per_cu,
+        "waves_per_simd": None if occ is None else (0 if occ.error else occ.waves_per_simd),
+        "occupancy_fraction": None if occ is None else (0.0 if occ.error else occ.occupancy_fraction),
+        "limiter": None if occ is None else occ.limiter,
+        "launch_checked": not any(n.rule == "launch" for n in verdict.not_evaluated),
+        "cannot_launch": found["launch"].value if "launch" in found else None,
+        "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
+        "problem": found["mode"].message if "mode" in found else None,
+    }
+
+
+# --------------------------------------------------------------------------- one release
+
+def _census(args) -> int:
+    from .. import report
+    from ..census import Summary
+    from ..census.tables import CsvSink, ParquetSink
+    from .check import write_text
+
+    summary = Summary(top=args.top)
+    sinks = []
+    try:
+        if args.csv:
+            sinks.append(CsvSink(args.csv))
+        if args.parquet:
+            sinks.append(ParquetSink(args.parquet))
+        census_rows(args.paths[0], args, summary, sinks)
+    finally:
+        for sink in sinks:
+            sink.close()
+    result = summary.as_dict()
+    if args.html:
+        from ..census.html import census_page
+        write_text(args.html, census_page(result, f"amdocc census: {args.paths[0]}", _note(args)))
+    if args.json:
+        sys.stdout.write(report.dumps({"path": args.paths[0], **result}) + "\n")
+    elif "-" not in (args.csv, args.html):
+        print(render_summary(args.paths[0], result))
+    for e in result["errors"]:
+        print(f"amdocc: {e['error']}", file=sys.stderr)
+    return 2 if result["errors"] else 0
+
+
+def _note(args) -> str:
+    block = f"block size {args.block}" if args.block else "each kernel's declared block size"
+    dyn = f", {args.dynamic_lds} B dynamic LDS" if args.dynamic_lds else ""
+    return f"Occupancy: the hip model at {block}{dyn}."
+
+
+def render_summary(path: str, s: dict) -> str:
+    lines = [f"{path}: {s['files']} file(s), {s['code_objects']} code object(s), {s['kernels']} kernel(s)"]
+    rows = []
+    for name, t in s["targets"].items():
+        occ = " ".join(f"{k}:{n}" for k, n in t["occupancy"].items())
+        lim = " ".join(f"{k}:{n}" for k, n in t["limiters"].items())
+        rows.append([name, str(t["kernels"]), str(t["spilling"]), str(t["no_spill_counts"]), str(t["scratch"]),
+                     str(t["cannot_launch"]), str(t["launch_unchecked"]), occ, lim])
+    if rows:
+        lines.append(table(rows, ["target", "kernels", "spilling", "no spill counts", "scratch", "cannot launch",
+                                  "not checked", "waves/SIMD:kernels", "limiter:kernels"]))
+    if s["top_spillers"]:
+        lines.append("top spillers:")
+        lines.append(table([[r["kernel"], r["target"], r["member"] or "-", str(r["vgpr_spills"] or 0),
+                             str(r["sgpr_spills"] or 0)] for r in s["top_spillers"]],
+                           ["kernel", "target", "member", "VGPR spills", "SGPR spills"], "    "))
+    if s["cannot_launch"]:
+        lines.append("cannot launch at their declared size:")
+        lines.append(table([[r["kernel"], r["target"], r["member"] or "-", f"{r['block_size']} ({r['block_source']})",
+                             r["cannot_launch"]] for r in s["cannot_launch"]],
+                           ["kernel", "target", "member", "block", "models fitting 0"], "    "))
+    if s["skipped"]:
+        lines.append("skipped: " + "; ".join(f"{n} {k}" for k, n in s["skipped"].items()))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- two releases
+
+class _Rows:
+    """Census rows of one release, keyed by (member, kernel, target) and, for a key seen more
+    than once in one release, its occurrence."""
+
+    def __init__(self):
+        self.by_key: dict[tuple, dict] = {}
+        self.seen: dict[tuple, int] = {}
+
+    def add(self, row: dict) -> None:
+        key = (row["member"], row["kernel"], row["target"])
+        n = self.seen.get(key, 0)
+        self.seen[key] = n + 1
+        self.by_key[key + (n,)] = row
+
+    def close(self) -> None:
+        pass
+
+
+def facts(row: dict) -> dict:
+    """A census row in the shape `amdocc diff` compares."""
+    from ..census import spills
+    return {"vgpr": row["vgprs"], "agpr": row["agprs"], "sgpr": row["sgprs"], "lds": row["lds"],
+            "scratch": row["scratch"], "spills": spills(row) if row["vgpr_spills"] is not None else None,
+            "blocks_per_cu": row["blocks_per_cu"], "limiter": row["limiter"]}
+
+
+def _compare(args) -> int:
+    from .. import report
+    from ..census import Summary
+    from .check import write_text
+    from .diff import _change, _regressions
+
+    sides = []
+    for path in args.paths:
+        rows, summary = _Rows(), Summary(top=args.top)
+        census_rows(path, args, summary, [rows])
+        sides.append((rows, summary.as_dict()))
+    (old, old_summary), (new, new_summary) = sides
+    fail_on = args.fail_on or []
+    changes, regressed, failing = [], 0, 0
+    for key in sorted(old.by_key.keys() & new.by_key.keys()):
+        a, b = old.by_key[key], new.by_key[key]
+        before, after = facts(a), facts(b)
+        if before == after and a["block_size"] == b["block_size"]:
+            continue
+        worse = _regressions(before, after)
+        gate = [k for k in worse if k in fail_on]
+        regressed += bool(worse)
+        failing += bool(gate)
+        blocks = f"{_change(before['blocks_per_cu'], after['blocks_per_cu'])} @" + _change(a["block_size"], b["block_size"])
+        cells = [key[0] or "-", key[1], key[2], _change(before["vgpr"], after["vgpr"]), _change(before["sgpr"], after["sgpr"]),
+                 _change(before["lds"], after["lds"]), _change(before["scratch"], after["scratch"]),
+                 _change(before["spills"], after["spills"]), blocks,
+                 ", ".join(("FAIL " if k in gate else "") + k for k in worse) or "-"]
+        changes.append({"member": key[0], "kernel": key[1], "target": key[2], "old": before, "new": after,
+                        "old_block": a["block_size"], "new_block": b["block_size"],
+                        "regressions": worse, "fails": gate, "cells": cells})
+    ident = ("member", "kernel", "target")
+    added = [{k: new.by_key[key][k] for k in ident} for key in sorted(new.by_key.keys() - old.by_key.keys())]
+    removed = [{k: old.by_key[key][k] for k in ident} for key in sorted(old.by_key.keys() - new.by_key.keys())]
+    result = {"old": args.paths[0], "new": args.paths[1], "fail_on": fail_on,
+              "matched": len(old.by_key.keys() & new.by_key.keys()), "changes": changes, "regressed": regressed,
+              "failing": failing, "added": added, "removed": removed,
+              "old_summary": old_summary, "new_summary": new_summary}
+    if args.html:
+        from ..census.html import compare_page
+        write_text(args.html, compare_page(result, f"amdocc census: {args.paths[0]} -> {args.paths[1]}"))
+    if args.json:
+        sys.stdout.write(report.dumps({k: v for k, v in result.items()
+                                       if k not in ("old_summary", "new_summary")}) + "\n")
+    elif args.html != "-":
+        print(render_compare(result))
+    errors = old_summary["errors"] + new_summary["errors"]
+    for e in errors:
+        print(f"amdocc: {e['error']}", file=sys.stderr)
+    return 2 if errors else (1 if failing else 0)
+
+
+def render_compare(result: dict) -> str:
+    lines = [f"{result['old']} -> {result['new']}: {result['matched']} kernel(s) matched, "
+             f"{len(result['changes'])} changed, {result['regressed']} regressed, {len(result['added'])} added, "
+             f"{len(result['removed'])} removed"]
+    if result["changes"]:
+        lines.append(table([c["cells"] for c in result["changes"]],
+                           ["member", "kernel", "target", "VGPR", "SGPR", "LDS", "scratch", "spills",
+                            "blocks/CU (hip)", "worse"]))
+    for label in ("added", "removed"):
+        for k in result[label]:
+            lines.append(f"  {label}: {k['kernel']} ({k['target']})" + (f" in {k['member']}" if k["member"] else ""))
+    if result["fail_on"]:
+        lines.append(f"{result['failing']} kernel(s) regress on {', '.join(result['fail_on'])}" if result["failing"]
+                     else f"no regression on {', '.join(result['fail_on'])}")
+    return "\n".join(lines)

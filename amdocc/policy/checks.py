@@ -1,0 +1,256 @@
+"""The rules of ``amdocc check``: small functions over one kernel and its occupancy.
+
+A kernel-library CI gate asks the same questions of every kernel: does it spill, does it use
+scratch, does it reach an occupancy floor, can it launch at the size it declares, does its LDS
+fit, and can amdocc model it at all. Each rule here answers one of them from a parsed kernel
+(and, for the occupancy rules, the models' answers) and returns a :class:`Violation`, nothing,
+or a :class:`NotEvaluated` saying why it could not tell. Nothing is guessed: a count the code
+object does not carry is "not evaluated", never 0.
+
+Sources of the rules: llama.cpp's HIP VGPR-spill check (ggml-org/llama.cpp #20430) fails on
+kernels that spill VGPRs and keeps a hand-written ignore list; XLA (openxla/xla #35211) reads
+.vgpr_spill_count/.sgpr_spill_count from the metadata note and rejects a kernel whose stack is
+used (.private_segment_fixed_size > 0 or .uses_dynamic_stack), since SGPR spills may go to VGPR
+lanes and cost no memory; kokkos/kokkos #9402 is a kernel that could not launch at its own
+launch bound.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+
+# Rule names, in report order. "spills" and "all" are accepted as shorthands where rules are
+# chosen; "occupancy" needs a floor, so it is on only when one is given.
+RULES = ("vgpr-spills", "sgpr-spills", "scratch", "occupancy", "launch", "lds", "mode")
+RULE_GROUPS = {"spills": ("vgpr-spills", "sgpr-spills"), "all": RULES}
+DEFAULT_RULES = tuple(r for r in RULES if r != "occupancy")
+RULE_SUMMARY = {
+    "vgpr-spills": "VGPR spills (.vgpr_spill_count) above the allowed count",
+    "sgpr-spills": "SGPR spills (.sgpr_spill_count) above the allowed count",
+    "scratch": "scratch per work-item (.private_segment_fixed_size) above the allowed bytes, or a dynamic stack",
+    "occupancy": "waves per SIMD below the floor at the declared or given block size",
+    "launch": "a workgroup of the declared size (.reqd_workgroup_size, else .max_flat_workgroup_size) "
+              "does not fit on a CU under some occupancy model",
+    "lds": "static plus dynamic LDS above the processor's per-workgroup limit",
+    "mode": "a kernel amdocc cannot model: unknown processor, dynamic-VGPR mode, unsupported wave "
+            "size or missing resource counts",
+}
+# Rules where a smaller value is the worse one (a baseline accepts it down to its recorded value).
+LOWER_IS_WORSE = frozenset({"occupancy"})
+LAUNCH_MODELS = ("hip", "llvm", "hw")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Which rules run and their thresholds. Counts are "at most", the floor is "at least"."""
+
+    rules: tuple[str, ...] = DEFAULT_RULES
+    max_vgpr_spills: int = 0
+    max_sgpr_spills: int = 0
+    max_scratch: int = 0                  # bytes per work-item
+    min_occupancy: float | None = None    # waves per SIMD
+    block: int | None = None              # block size for the occupancy floor (default: declared)
+    dynamic_lds: int = 0
+    model: str = "hip"                    # model of the occupancy floor
+
+    def __post_init__(self):
+        unknown = [r for r in self.rules if r not in RULES]
+        if unknown:
+            raise UsageError(f"unknown rule {', '.join(unknown)} (rules: {', '.join(RULES)})")
+        if "occupancy" in self.rules and self.min_occupancy is None:
+            raise UsageError("the occupancy rule needs a floor (min-occupancy, in waves per SIMD)")
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    rule: str
+    value: int | float | str | None      # what the kernel has (compared with a baseline's)
+    limit: int | float | str | None      # what the rule allows
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotEvaluated:
+    rule: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Verdict:
+    violations: list[Violation] = field(default_factory=list)
+    not_evaluated: list[NotEvaluated] = field(default_factory=list)
+
+
+def expand_rules(names) -> tuple[str, ...]:
+    """Rule names with the shorthands spelled out, in report order, without repeats."""
+    chosen = set()
+    for name in names:
+        if name in RULE_GROUPS:
+            chosen.update(RULE_GROUPS[name])
+        elif name in RULES:
+            chosen.add(name)
+        else:
+            raise UsageError(f"unknown rule {name!r} (rules: {', '.join(RULES)}; or "
+                             f"{', '.join(RULE_GROUPS)})")
+    return tuple(r for r in RULES if r in chosen)
+
+
+def worse(rule: str, value, accepted) -> bool:
+    """Is ``value`` worse than the ``accepted`` one a baseline recorded? Only numbers compare."""
+    numbers = (int, float)
+    if not isinstance(value, numbers) or not isinstance(accepted, numbers) or isinstance(value, bool):
+        return False
+    return value < accepted if rule in LOWER_IS_WORSE else value > accepted
+
+
+# --------------------------------------------------------------------------- the rules
+
+def spill_rule(kernel, rule: str, allowed: int):
+    sgpr, vgpr = kernel.resources.spills
+    kind = "VGPR" if rule == "vgpr-spills" else "SGPR"
+    count = vgpr if kind == "VGPR" else sgpr
+    if count is None:
+        return NotEvaluated(rule, f"no .{kind.lower()}_spill_count in the metadata")
+    if count > allowed:
+        return Violation(rule, count, allowed, f"{count} {kind} spill{'s' if count != 1 else ''} "
+                                               f"(allowed: {allowed})")
+    return None
+
+
+def scratch_rule(kernel, allowed: int):
+    r = kernel.resources
+    if r.scratch is None:
+        return NotEvaluated("scratch", "no .private_segment_fixed_size in the metadata or descriptor")
+    if r.scratch > allowed or r.uses_dynamic_stack:
+        dynamic = " and a dynamic stack, whose size is known only at run time" if r.uses_dynamic_stack else ""
+        return Violation("scratch", r.scratch, allowed,
+                         f"{r.scratch} B of scratch per work-item{dynamic} (allowed: {allowed} B)")
+    return None
+
+
+def lds_rule(kernel, target, dynamic_lds: int):
+    lds = kernel.resources.lds
+    if lds is None:
+        return NotEvaluated("lds", "no static LDS size in the metadata or descriptor")
+    total, limit = lds + dynamic_lds, target.lds_per_workgroup
+    if total > limit:
+        dyn = f" + {dynamic_lds} B dynamic" if dynamic_lds else ""
+        return Violation("lds", total, limit, f"{lds} B static LDS{dyn} exceeds the {limit} B a "
+                                              f"{target.name} workgroup may use")
+    return None
+
+
+def mode_problems(kernel, target) -> list[tuple[str, str]]:
+    """(code, explanation) for each reason the models cannot describe this kernel."""
+    if target is None:
+        return [("unknown-processor", f"processor {kernel.target_id.processor} is not in tables/targets.toml")]
+    out = []
+    fields = kernel.descriptor.fields if kernel.descriptor is not None else {}
+    if fields.get("enable_dynamic_vgpr"):
+        out.append(("dynamic-vgpr", "the descriptor enables dynamic-VGPR mode: waves allocate VGPRs "
+                                    "at run time, so no static occupancy applies"))
+    wave = kernel.resources.wavefront_size
+    if wave is not None and wave not in target.wave_sizes:
+        out.append(("unsupported-wave", f"wave{wave} does not run on {target.name} (it runs "
+                                        f"{', '.join(f'wave{w}' for w in target.wave_sizes)})"))
+    from ..models import usage_of
+    try:
+        usage_of(kernel, target)
+    except UsageError as exc:
+        out.append(("no-resources", exc.message))
+    return out
+
+
+def mode_rule(problems):
+    if not problems:
+        return None
+    codes = ",".join(code for code, _ in problems)
+    return Violation("mode", codes, None, "; ".join(text for _, text in problems))
+
+
+def occupancy_rule(occ, floor: float, block: int, source: str):
+    waves = 0 if occ.error else (occ.waves_per_simd or 0)
+    if waves < floor:
+        why = f"{occ.model} answers {occ.error}" if occ.error else f"{occ.model} model, limited by {occ.limiter}"
+        return Violation("occupancy", waves, floor, f"{_number(waves)} waves per SIMD at {block} threads "
+                                                    f"({source}; {why}), below the floor of {_number(floor)}")
+    return None
+
+
+def launch_rule(answers: dict, block: int, source: str):
+    """``answers``: model → Occupancy at the declared size. Any model fitting no workgroup fails;
+    the violation's value names those models."""
+    zero = {m: o for m, o in answers.items() if o.error or not o.blocks_per_cu}
+    if not zero:
+        return None
+    limiters = sorted({o.limiter for o in zero.values() if o.limiter})
+    why = f"limited by {', '.join(limiters)}" if limiters else "no wave fits"
+    return Violation("launch", ",".join(zero), None, f"a {block}-thread workgroup ({source}) does not fit on a CU: "
+                                     f"{_listed(list(zero))} fit{'s' if len(zero) == 1 else ''} 0 ({why})")
+
+
+def _number(x) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+# --------------------------------------------------------------------------- one kernel
+
+def evaluate(kernel, settings: Settings, *, target=None, declared: tuple[int | None, str] = (None, "")) -> Verdict:
+    """Run the chosen rules on one kernel.
+
+    ``target``: the processor to judge it on (default: its own). ``declared``: the workgroup
+    size the kernel declares and where it was read ((None, reason) when it declares none).
+    """
+    from ..models import occupancy
+
+    verdict = Verdict()
+    rules = settings.rules
+    target = target or kernel.target
+
+    def add(result):
+        if isinstance(result, Violation):
+            verdict.violations.append(result)
+        elif isinstance(result, NotEvaluated):
+            verdict.not_evaluated.append(result)
+
+    for rule, allowed in (("vgpr-spills", settings.max_vgpr_spills), ("sgpr-spills", settings.max_sgpr_spills)):
+        if rule in rules:
+            add(spill_rule(kernel, rule, allowed))
+    if "scratch" in rules:
+        add(scratch_rule(kernel, settings.max_scratch))
+    problems = mode_problems(kernel, target)
+    modelled = not problems
+    block, source = declared
+    if "occupancy" in rules:
+        floor_block, floor_source = (settings.block, "given") if settings.block else declared
+        if not modelled:
+            add(NotEvaluated("occupancy", "the kernel cannot be modelled (see the mode rule)"))
+        elif floor_block is None:
+            add(NotEvaluated("occupancy", f"no block size: {source}; give one"))
+        else:
+            occ = occupancy(kernel, target=target, block_size=floor_block, dynamic_lds=settings.dynamic_lds,
+                            model=settings.model)
+            add(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
+    if "launch" in rules:
+        if not modelled:
+            add(NotEvaluated("launch", "the kernel cannot be modelled (see the mode rule)"))
+        elif block is None:
+            add(NotEvaluated("launch", source))
+        else:
+            answers = {m: occupancy(kernel, target=target, block_size=block, dynamic_lds=settings.dynamic_lds,
+                                    model=m) for m in LAUNCH_MODELS}
+            add(launch_rule(answers, block, source))
+    if "lds" in rules:
+        add(lds_rule(kernel, target, settings.dynamic_lds) if target is not None
+            else NotEvaluated("lds", "unknown processor (see the mode rule)"))
+    if "mode" in rules:
+        add(mode_rule(problems))
+    return verdict
