@@ -33,7 +33,7 @@ HEADER_FIELDS = ("e_type", "e_machine", "e_version", "e_entry", "e_phoff", "e_sh
                  "e_ehsize", "e_phentsize", "e_phnum", "e_shentsize", "e_shnum", "e_shstrndx")
 SEGMENT_FIELDS = ("p_type", "p_flags", "p_offset", "p_vaddr", "p_paddr", "p_filesz", "p_memsz", "p_align")
 SECTION_FIELDS = ("type", "flags", "addr", "offset", "size", "link", "info", "addralign", "entsize")
-NOT_BINARY = {".txt", ".json", ".mlir"}
+NOT_BINARY = {".txt", ".json", ".mlir", ".ll", ".s"}   # sources and LLVM output beside the binaries
 
 
 @dataclass
