@@ -40,6 +40,10 @@ class ArgType:
         """Values this type must refuse: empty, of the wrong type, out of range."""
         return [""]
 
+    def example(self) -> str:
+        """A value this type accepts (tests fill required options with it)."""
+        raise NotImplementedError
+
     def describe(self) -> str:
         return self.metavar
 
@@ -76,6 +80,9 @@ class Integer(ArgType):
         if hi is not None:
             return f"{self.what} <= {hi}"
         return self.what
+
+    def example(self) -> str:
+        return str(self.minimum if self.minimum is not None else 0)
 
     def invalid_examples(self) -> list[str]:
         out = ["", "abc", "1.5"]
@@ -140,6 +147,9 @@ class Number(ArgType):
             raise Invalid(f"{text!r} is out of range: expected a number >= {self.minimum:g}")
         return value
 
+    def example(self) -> str:
+        return str(self.minimum if self.minimum is not None else 0)
+
     def invalid_examples(self) -> list[str]:
         return ["", "abc", "nan"] + ([str(self.minimum - 1)] if self.minimum is not None else [])
 
@@ -160,14 +170,11 @@ class ListOf(ArgType):
     def describe(self) -> str:
         return f"comma-separated {self.item.describe()}"
 
+    def example(self) -> str:
+        return self.item.example()
+
     def invalid_examples(self) -> list[str]:
-        return ["", ",", "1,,2"] + [f"{_first_valid(self.item)},{bad}" for bad in self.item.invalid_examples() if bad]
-
-
-def _first_valid(item: ArgType) -> str:
-    if isinstance(item, Integer) and item.minimum is not None:
-        return str(item.minimum)
-    return "1"
+        return ["", ",", "1,,2"] + [f"{self.item.example()},{bad}" for bad in self.item.invalid_examples() if bad]
 
 
 def integer(minimum: int | None = None, maximum: int | None = None) -> Integer:
@@ -206,6 +213,9 @@ class OneOf(ArgType):
         raise Invalid(f"unknown {self.what} {text!r} (choose from {', '.join(valid)})" if text
                       else f"empty value: choose a {self.what} from {', '.join(valid)}")
 
+    def example(self) -> str:
+        return self.valid()[0]
+
     def invalid_examples(self) -> list[str]:
         return ["", "bogus"]
 
@@ -227,6 +237,9 @@ class Kinds(ArgType):
             shown = ", ".join(repr(b) for b in bad)
             raise Invalid(f"unknown kind {shown} (choose from {', '.join(self.kinds)}, all or none)")
         return list(dict.fromkeys(chosen))
+
+    def example(self) -> str:
+        return self.kinds[0]
 
     def invalid_examples(self) -> list[str]:
         return ["", "bogus", f"{self.kinds[0]},bogus", f"{self.kinds[0]},"]
@@ -258,6 +271,9 @@ class Processor(ArgType):
                 raise Invalid(f"{text!r}: {target.name} has no {feature} setting")
         return text.strip()
 
+    def example(self) -> str:
+        return "gfx942"
+
     def invalid_examples(self) -> list[str]:
         return ["", "banana", "gfx9999", "gfx942:xnack"]
 
@@ -278,6 +294,9 @@ class Device(ArgType):
             raise Invalid(str(exc)) from None
         return text
 
+    def example(self) -> str:
+        return "MI300X"
+
     def invalid_examples(self) -> list[str]:
         return ["", "banana"]
 
@@ -296,6 +315,9 @@ class Pattern(ArgType):
         except re.error as exc:
             raise Invalid(f"{text!r} is not a regular expression: {exc}") from None
         return text
+
+    def example(self) -> str:
+        return "."
 
     def invalid_examples(self) -> list[str]:
         return ["", "(", "[a-"]
@@ -321,6 +343,9 @@ class ExistingPath(ArgType):
             raise Invalid(f"{text}: is a directory, not a file")
         return text
 
+    def example(self) -> str:
+        return "."
+
     def invalid_examples(self) -> list[str]:
         return ["", "/nonexistent/amdocc-test-path"]
 
@@ -342,6 +367,9 @@ class OutputFile(ArgType):
         if self.suffixes and os.path.splitext(text)[1].lower() not in self.suffixes:
             raise Invalid(f"{text}: unknown file type (use {', '.join(self.suffixes)})")
         return text
+
+    def example(self) -> str:
+        return "out" + (self.suffixes[0] if self.suffixes else ".txt")
 
     def invalid_examples(self) -> list[str]:
         return ["", "/nonexistent/dir/out" + (self.suffixes[0] if self.suffixes else ".txt")] + (
