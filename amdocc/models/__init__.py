@@ -103,6 +103,9 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
         usage = from_kernel(kernel_or_resources)      # memoised on the kernel
     else:
         usage = _usage(kernel_or_resources, where.target if where else None)
+    if usage.wave not in usage.target.wave_sizes:      # a what-if cannot change the wave size
+        raise UsageError(f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
+                         f"only wave{'/'.join(map(str, usage.target.wave_sizes))}: no evaluation there can be right")
     occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     if where is not None and where.built_for is not None:
         warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
