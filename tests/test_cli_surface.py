@@ -15,7 +15,7 @@ import pytest
 
 import amdocc
 from amdocc.cli.main import main
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 ELF = FIXTURES / "elf"
 GFX942 = ELF / "gfx942_cov4.hsaco"                      # xnack any, sramecc any (e_flags 0x54c)
@@ -71,6 +71,16 @@ def test_a_directory_without_code_objects(capsys, tmp_path):
     (tmp_path / "notes.txt").write_text("not a kernel")
     code, _, err = cli(capsys, "occupancy", "--block", "64", tmp_path)
     assert code == 2 and "no code object" in one_line(err)
+
+
+def test_a_command_that_needs_one_kernel_lists_the_ones_selected(capsys):
+    sample = ROOT / "amdocc" / "samples" / "sample_kernels.hipfb"
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())["sample"]
+    count = sum(len(e["llvm_reported"]["kernels"]) for b in manifest["bundles"] for e in b["entries"]
+                if "llvm_reported" in e)
+    code, _, err = cli(capsys, "sweep", sample)
+    line = one_line(err)
+    assert code == 2 and f"{count} selected" in line and "saxpy_lds(float, float const*, float*, int) (gfx1100)" in line
 
 
 def test_verify_on_a_missing_file_is_bad_input_not_a_missing_gpu(capsys, tmp_path):
@@ -207,6 +217,9 @@ def test_per_wgp_is_said_per_wgp_everywhere(capsys):
     assert r["waves_per_wgp"] == r["waves_per_cu"]
     code, out, _ = cli(capsys, "occupancy", "--block", "256", "--kernel", "saxpy", GFX1100_WGP)
     assert "workgroups/WGP" in out and "/CU" not in out
+    # LLVM's occupancy over the flat workgroup range has no workgroups: its limits are waves.
+    code, out, _ = cli(capsys, "occupancy", "--model", "llvm", "--kernel", "saxpy", GFX942)
+    assert "limits (waves/SIMD each allows)" in out
     code, out, _ = cli(capsys, "sweep", "--kernel", "saxpy", "--blocks", "64,256", "--dynamic-lds", "0", GFX1100_WGP)
     assert code == 0 and "workgroups per WGP" in out and "per CU" not in out
     code, out, _ = cli(capsys, "sweep", "--json", "--kernel", "saxpy", "--blocks", "64", "--dynamic-lds", "0", GFX1100_WGP)

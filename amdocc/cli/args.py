@@ -414,7 +414,9 @@ def require_one_kernel(chosen: list, what: str, selection) -> None:
         return
     if not chosen:
         raise UsageError(selection.nothing_selected())
-    names = ", ".join(f"{selection.display(k)} ({co.processor})" for co, k, _ in chosen[:8])
+    from ..demangle import display
+
+    names = ", ".join(f"{display(k.name)} ({co.processor})" for co, k in chosen[:8])
     more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
     raise UsageError(f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} "
                      "(narrow it with --kernel and --target)")

@@ -383,7 +383,8 @@ def render(results: list[dict], mangled: bool = False) -> str:
     lines, last_where = [], None
     rows = []
     for r in results:
-        where = (r["path"], r["origin"], r["target"], r["processor"], r["model"], r["profile"], r["unit"])
+        where = (r["path"], r["origin"], r["target"], r["processor"], r["model"], r["profile"], r["unit"],
+                 r["block_size"] is None)
         if where != last_where:
             if rows:
                 lines.append(_table(rows, mangled))
@@ -413,10 +414,13 @@ def _table(results, mangled: bool) -> str:
         if step:
             shed = ", ".join(f"{amount} {'B of LDS' if what == 'lds' else what.upper() + 's'}"
                              for what, amount in step["shed"].items())
-            notes.append(f"    {name}: shed {shed} for {step['gain']} "
-                         f"{'workgroups per ' + r['unit'] if step['unit'] == 'blocks_per_cu' else 'waves per SIMD'}")
+            what = "workgroup" if step["unit"] == "blocks_per_cu" else "wave"
+            where = f"per {r['unit']}" if step["unit"] == "blocks_per_cu" else "per SIMD"
+            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{'s' if step['gain'] != 1 else ''} {where}")
         for w in r["warnings"]:
             notes.append(f"    {name}: warning: {w}")
+    # The llvm model over the flat workgroup range counts its limits in waves per SIMD.
+    per = f"workgroups/{unit}" if results[0]["block_size"] is not None else "waves/SIMD"
     text = table(rows, ["kernel", "block", "dyn LDS", f"workgroups/{unit}", "waves/SIMD", "occupancy", "limiter",
-                        f"limits (workgroups/{unit} each allows)"])
+                        f"limits ({per} each allows)"])
     return text + ("\n" + "\n".join(notes) if notes else "") + "\n"
