@@ -98,7 +98,11 @@ class Selection:
         if not self.kernels:
             return f"the code objects selected in {paths} hold no kernels"
         near = self.nearest()
-        return f"no kernel matches --kernel {self.pattern!r} in {paths}" + (f"; nearest: {', '.join(near)}" if near else "")
+        if near:
+            return f"no kernel matches --kernel {self.pattern!r} in {paths}; nearest: {', '.join(near)}"
+        some = sorted(self.names)[:3]
+        return (f"no kernel matches --kernel {self.pattern!r} in {paths}, which hold {self.kernels} "
+                f"kernel{'s' if self.kernels != 1 else ''}" + (f", e.g. {', '.join(some)}" if some else ""))
 
     def nearest(self, n: int = 5) -> list[str]:
         """Kernel names closest to the --kernel pattern (by their bare function names)."""
@@ -107,9 +111,6 @@ class Selection:
         by_base: dict[str, list[str]] = {}
         for name in sorted(self.names):
             by_base.setdefault(base_name(name), []).append(name)
-        picks = difflib.get_close_matches(self.pattern, list(by_base), n=n, cutoff=0.4)
-        if not picks:
-            picks = difflib.get_close_matches(self.pattern.lower(), [b.lower() for b in by_base], n=n, cutoff=0.0)
-            lowered = {b.lower(): b for b in by_base}
-            picks = [lowered[p] for p in picks]
-        return [by_base[p][0] for p in picks]
+        lowered = {b.lower(): b for b in by_base}
+        picks = difflib.get_close_matches(self.pattern.lower(), list(lowered), n=n, cutoff=0.6)
+        return [by_base[lowered[p]][0] for p in picks]

@@ -78,7 +78,7 @@ def run(args) -> int:
         occ = out.get("occupancy")
         print(f"splits: {out['splits']} ({out['reason']})")
         if occ:
-            print(f"occupancy: {occ['blocks_per_cu']} blocks/CU from {occ['source']}"
+            print(f"occupancy: {occ['blocks_per_cu']} blocks/{occ['unit']} from {occ['source']}"
                   + (f" — {occ['detail']}" if occ["detail"] else ""))
         for key in ("arch_policy", "grid_x", "cu_count", "cu_source", "max_splits", "target", "effective_cus",
                     "window_tiles"):

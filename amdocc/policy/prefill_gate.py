@@ -230,7 +230,7 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
         return checks, None
     occ = amdocc.occupancy(k, target=device_arch, block_size=block)
     fits = occ.error is None and (occ.blocks_per_cu or 0) >= 1
-    checks.append(Check("occupancy", fits, f"{occ.blocks_per_cu} block(s) of {block} threads per CU "
+    checks.append(Check("occupancy", fits, f"{occ.blocks_per_cu} block(s) of {block} threads per {occ.unit} "
                         f"(limited by {occ.limiter})" if occ.error is None else f"HIP would answer {occ.error}"))
     return checks, occ.blocks_per_cu
 

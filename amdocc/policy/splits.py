@@ -96,6 +96,7 @@ class OccupancyAnswer:
     blocks_per_cu: int
     source: str                 # "given", "model", "hip", "recorded" or "default"
     detail: str = ""
+    unit: str = "CU"            # "WGP" when the model counted per WGP (RDNA kernels in WGP mode)
 
 
 def resolve_occupancy(*, occupancy: int | None = None, kernel=None, block_size: int | None = None,
@@ -119,7 +120,7 @@ def resolve_occupancy(*, occupancy: int | None = None, kernel=None, block_size: 
             label = " (what-if: its code object cannot run there)" if occ.what_if else ""
             return OccupancyAnswer(occ.blocks_per_cu, "model",
                                    f"hip model ({occ.profile}) on {getattr(kernel, 'name', 'the kernel')}, "
-                                   f"limited by {occ.limiter}{label}")
+                                   f"limited by {occ.limiter}{label}", occ.unit)
     for source, ask in (("hip", hip), ("recorded", recorded)):
         if ask is not None:
             value = ask()
@@ -148,7 +149,7 @@ class SplitDecision:
     def as_dict(self) -> dict:
         out = {name: getattr(self, name) for name in self.__slots__}
         if self.occupancy is not None:
-            out["occupancy"] = {"blocks_per_cu": self.occupancy.blocks_per_cu,
+            out["occupancy"] = {"blocks_per_cu": self.occupancy.blocks_per_cu, "unit": self.occupancy.unit,
                                 "source": self.occupancy.source, "detail": self.occupancy.detail}
         out["notes"] = list(self.notes)
         out["warnings"] = list(self.warnings)
