@@ -112,11 +112,9 @@ def test_model_options_of_another_model_are_refused(capsys):
     # Walks the one table of model options, so options added there are covered here too.
     from amdocc.cli.occupancy import MODEL_FLAGS
     from amdocc.models import MODELS
-    from amdocc.models.hip import profiles
 
-    some_profile = next(iter(profiles()))
     for f in MODEL_FLAGS:
-        value = [] if f.settings.get("action") == "store_const" else [some_profile]
+        value = [f.settings["type"].example()] if "type" in f.settings else []
         for model in MODELS:
             argv = ["occupancy", "--target", "gfx942", "--vgprs", "32", "--block", "64", "--model", model, f.flag, *value]
             code, err = _err(capsys, *argv)

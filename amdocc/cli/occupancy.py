@@ -295,7 +295,8 @@ def _run_files(args, options) -> int:
     if args.json:
         sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
     if not shown:
-        print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+        if not selection.matched:       # kernels that were selected but failed are already reported
+            print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
         return 2
     return 2 if errors else 0
 
