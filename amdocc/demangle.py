@@ -19,11 +19,6 @@ def _demangler():
     return engine
 
 
-def available() -> bool:
-    """Whether a demangler is installed (names are shown as they are stored otherwise)."""
-    return _demangler() is not None
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def demangle(name: str) -> str | None:
     """The demangled form of ``name``. A name that is not mangled (a C or asm kernel) or that

@@ -48,10 +48,6 @@ class ArgType:
         return self.metavar
 
 
-def _plural(word: str, n: int) -> str:
-    return word if n == 1 else word + "s"
-
-
 # -- numbers ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

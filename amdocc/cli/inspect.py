@@ -40,7 +40,6 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from ..errors import UsageError
     from . import parallel
     from .selection import Selection
 
