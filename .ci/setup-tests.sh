@@ -4,6 +4,8 @@
 #  - Chromium (Debian's chromium), headless, to open the census HTML report
 #  - amdocc with its test extras (editable, so tests run against this checkout)
 #  - the amd-aiter wheel's 2,501 hand-written .co files (the real corpus), unpacked to .cache/aiter
+#  - bitsandbytes' ROCm libraries (HIP fat binaries of templated C++ kernels: the demangler's
+#    second corpus), pinned, unpacked to .cache/bitsandbytes/<version>/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,5 +41,22 @@ with zipfile.ZipFile(wheel) as z:
     members = [m for m in z.namelist() if m.startswith("aiter_meta/hsa/")]
     z.extractall(".cache/aiter", members)
 print(f"unpacked {len(members)} files of {wheel} into .cache/aiter")
+PY
+fi
+
+# bitsandbytes ships its ROCm kernels inside the one manylinux wheel (libbitsandbytes_rocm*.so).
+BNB_VERSION=0.50.2
+if ! ls .cache/bitsandbytes/$BNB_VERSION/bitsandbytes/libbitsandbytes_rocm*.so >/dev/null 2>&1; then
+  mkdir -p .cache/bitsandbytes
+  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+      --platform manylinux_2_24_x86_64 -d .cache/bitsandbytes "bitsandbytes==$BNB_VERSION"
+  python3 - "$BNB_VERSION" <<'PY'
+import glob, sys, zipfile
+version = sys.argv[1]
+wheel = glob.glob(f".cache/bitsandbytes/bitsandbytes-{version}-*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    members = [m for m in z.namelist() if m.startswith("bitsandbytes/libbitsandbytes_rocm")]
+    z.extractall(f".cache/bitsandbytes/{version}", members)
+print(f"unpacked {len(members)} ROCm libraries of {wheel}")
 PY
 fi

@@ -13,7 +13,8 @@ import msgpack
 from .codeobject import CodeObject, Kernel
 from .codeobject.resources import note_view
 from .containers import Failed, Skipped
-from .errors import Origin
+from .demangle import demangle
+from .errors import AmdoccError, Origin
 
 # Metadata keys every kernel record carries at top level (null when the note lacks them).
 KERNEL_NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size",
@@ -73,7 +74,7 @@ def origin_record(origin: Origin) -> dict:
 
 def kernel_record(kernel: Kernel) -> dict:
     note = note_view(kernel.metadata, kernel.code_object_version)
-    out = {"name": kernel.name, "symbol": kernel.symbol}
+    out = {"name": kernel.name, "symbol": kernel.symbol, "demangled": demangle(kernel.name)}
     for key in KERNEL_NOTE_KEYS:
         out[key] = note.get("." + key)
     out["descriptor"] = kernel.descriptor.as_dict() if kernel.descriptor is not None else None
@@ -107,4 +108,21 @@ def skipped_record(item: Skipped) -> dict:
 
 
 def failed_record(item: Failed) -> dict:
-    return {**origin_record(item.origin), "error": str(item.error)}
+    return error_record(item.error, item.origin)
+
+
+def error_record(error: AmdoccError, where: Origin | str) -> dict:
+    """An error as JSON, located exactly where its message says: ``offset`` is the absolute file
+    offset the message names (null when it names none), ``payload_offset`` the offset inside a
+    decompressed payload, which sits at no file offset."""
+    fallback = where if isinstance(where, Origin) else Origin(where)
+    origin = error.origin or fallback
+    offset = payload_offset = None
+    if error.origin is not None and error.offset is not None:
+        if origin.base is not None:
+            offset = origin.base + error.offset
+        else:
+            payload_offset = error.offset
+    message = str(error) if error.origin is not None else f"{fallback}: {error}"
+    return {"path": origin.path, "origin": origin.chain, "offset": offset, "payload_offset": payload_offset,
+            "error": message}

@@ -48,9 +48,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("llvm22") and missing_llvm:
             item.add_marker(pytest.mark.skip(reason=f"LLVM 22 tools not installed: {', '.join(missing_llvm)}"))
+        if item.get_closest_marker("bitsandbytes") and bitsandbytes_dir() is None:
+            item.add_marker(pytest.mark.skip(reason="bitsandbytes ROCm libraries not found (run .ci/setup-tests.sh)"))
         if item.get_closest_marker("corpus") and aiter_dir() is None:
             item.add_marker(pytest.mark.skip(reason="amd-aiter corpus not found (set AMDOCC_AITER_DIR "
                                                     "or run .ci/run)"))
+
+
+BITSANDBYTES_VERSION = "0.50.2"   # pinned in .ci/setup-tests.sh
+
+
+def bitsandbytes_dir() -> Path | None:
+    """The bitsandbytes wheel's ROCm libraries, unpacked by .ci/setup-tests.sh."""
+    path = ROOT / ".cache" / "bitsandbytes" / BITSANDBYTES_VERSION / "bitsandbytes"
+    return path if any(path.glob("libbitsandbytes_rocm*.so")) else None
+
+
+@pytest.fixture(scope="session")
+def bitsandbytes_rocm():
+    path = bitsandbytes_dir()
+    assert path is not None, "run .ci/setup-tests.sh to unpack bitsandbytes' ROCm libraries"
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -160,9 +160,12 @@ def test_max_blocks_per_cu_asks_hip_what_flydsl_asks():
     assert (int(got), got.source, capturing.asked) == (5, "model", [])
 
 
-def test_device_overrides_the_target():
-    # The gfx942 code object evaluated as if on gfx950 (160 KiB of LDS): 163840 / 32768 = 5.
-    assert int(af.max_blocks_per_cu(text_of("lds-gfx942"), device="gfx950")) == 5
+def test_another_device_is_refused_unless_asked_as_a_what_if():
+    # gfx942 code cannot run on gfx950 (issue 10 §3): refused, naming both processors. Asked
+    # for as a what-if, it is evaluated with gfx950's 160 KiB of LDS: 163840 / 32768 = 5.
+    with pytest.raises(UsageError, match="gfx942 code cannot run on gfx950"):
+        af.max_blocks_per_cu(text_of("lds-gfx942"), device="gfx950")
+    assert int(af.max_blocks_per_cu(text_of("lds-gfx942"), device="gfx950", what_if=True)) == 5
 
 
 # -- what cannot be answered --------------------------------------------------------------------

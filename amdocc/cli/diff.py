@@ -14,39 +14,28 @@ unreadable input: a gate for kernel-library CI."""
 KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
 
 
-def _kinds(text: str) -> list[str]:
-    from ..errors import UsageError
-    kinds = [k.strip() for k in text.split(",") if k.strip()]
-    if kinds == ["none"]:
-        return []
-    if kinds == ["all"]:
-        return list(KINDS)
-    bad = [k for k in kinds if k not in KINDS]
-    if bad:
-        raise UsageError(f"--fail-on takes {', '.join(KINDS)}, all or none, not {', '.join(bad)}")
-    return kinds
-
-
 def add_arguments(parser) -> None:
+    from . import args as a
+
     parser.description = DESCRIPTION
     parser.add_argument("old", metavar="OLD")
     parser.add_argument("new", metavar="NEW")
-    parser.add_argument("--block", type=int, help="threads per block for the occupancy comparison")
-    parser.add_argument("--dynamic-lds", type=int, default=0)
-    parser.add_argument("--fail-on", type=_kinds, default=["occupancy"], metavar="KIND,...",
+    parser.add_argument("--block", type=a.integer(1), help="threads per block for the occupancy comparison")
+    parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0)
+    parser.add_argument("--fail-on", type=a.Kinds(KINDS), default=["occupancy"], metavar="KIND,...",
                         help=f"regressions that fail the gate: {', '.join(KINDS)}, all or none (default: occupancy)")
-    parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name matches")
+    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
+                        help="only kernels whose name (mangled or demangled) or symbol matches")
+    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
     parser.add_argument("--json", action="store_true")
 
 
-def _snapshot(path, pattern) -> dict:
+def _snapshot(path, selection) -> dict:
     import amdocc
 
     out = {}
     for co in amdocc.load(path):
-        for k in co.kernels:
-            if pattern and not pattern.search(k.name):
-                continue
+        for k in selection.kernels_of(co):
             out[(k.name, co.processor)] = k
     return out
 
@@ -59,6 +48,7 @@ def _facts(kernel, block, dynamic_lds) -> dict:
     spills = [x for x in r.spills if x is not None]
     return {"vgpr": r.vgprs, "agpr": r.agprs, "sgpr": r.sgprs, "lds": r.lds, "scratch": r.scratch,
             "spills": sum(spills) if spills else None, "blocks_per_cu": occ.blocks_per_cu,
+            "blocks_per_wgp": occ.blocks_per_cu if occ.per_wgp else None, "unit": occ.unit,
             "limiter": occ.limiter}
 
 
@@ -73,13 +63,16 @@ def _regressions(old: dict, new: dict) -> list[str]:
 
 
 def run(args) -> int:
-    import re
-
+    from ..demangle import demangle
+    from ..errors import UsageError
     from .occupancy import block_for
+    from .selection import Selection
     from .. import report
 
-    pattern = re.compile(args.kernel) if args.kernel else None
-    old, new = _snapshot(args.old, pattern), _snapshot(args.new, pattern)
+    selection = Selection(kernel=args.kernel)
+    old, new = _snapshot(args.old, selection), _snapshot(args.new, selection)
+    if not old and not new:
+        raise UsageError(selection.nothing_selected(f"{args.old} and {args.new}"))
     rows, failing = [], 0
     for key in sorted(set(old) & set(new)):
         block, source = block_for(new[key], args.block, "hip")
@@ -87,16 +80,17 @@ def run(args) -> int:
         worse = _regressions(before, after)
         gate = [k for k in worse if k in args.fail_on]
         failing += bool(gate)
-        rows.append({"kernel": key[0], "target": key[1], "block_size": block, "block_source": source,
-                     "old": before, "new": after, "regressions": worse, "fails": gate})
-    added = [{"kernel": k, "target": t} for k, t in sorted(set(new) - set(old))]
-    removed = [{"kernel": k, "target": t} for k, t in sorted(set(old) - set(new))]
+        rows.append({"kernel": key[0], "demangled": demangle(key[0]), "target": key[1], "block_size": block,
+                     "block_source": source, "old": before, "new": after, "regressions": worse, "fails": gate})
+    added = [{"kernel": k, "demangled": demangle(k), "target": t} for k, t in sorted(set(new) - set(old))]
+    removed = [{"kernel": k, "demangled": demangle(k), "target": t} for k, t in sorted(set(old) - set(new))]
+    failed_kinds = [k for k in KINDS if any(k in r["fails"] for r in rows)]
     result = {"old": args.old, "new": args.new, "fail_on": args.fail_on, "kernels": rows,
-              "added": added, "removed": removed, "failing": failing}
+              "added": added, "removed": removed, "failing": failing, "failed_kinds": failed_kinds}
     if args.json:
         sys.stdout.write(report.dumps(result) + "\n")
     else:
-        print(render(result))
+        print(render(result, args.mangled))
     return 1 if failing else 0
 
 
@@ -108,22 +102,31 @@ def _change(a, b) -> str:
     return f"{fmt(a)}->{fmt(b)}"
 
 
-def render(result: dict) -> str:
+def render(result: dict, mangled: bool = False) -> str:
+    def name(r):
+        return r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
+
     lines = [f"{result['old']} -> {result['new']}"]
     rows = []
     for r in result["kernels"]:
         o, n = r["old"], r["new"]
-        rows.append([r["kernel"], r["target"], _change(o["vgpr"], n["vgpr"]), _change(o["sgpr"], n["sgpr"]),
+        unit = o["unit"] if o["unit"] == n["unit"] else f"{o['unit']}->{n['unit']}"
+        rows.append([name(r), r["target"], _change(o["vgpr"], n["vgpr"]), _change(o["sgpr"], n["sgpr"]),
                      _change(o["lds"], n["lds"]), _change(o["scratch"], n["scratch"]),
-                     _change(o["spills"], n["spills"]), f"{_change(o['blocks_per_cu'], n['blocks_per_cu'])} @{r['block_size']}",
+                     _change(o["spills"], n["spills"]),
+                     f"{_change(o['blocks_per_cu'], n['blocks_per_cu'])} @{r['block_size']} per {unit}",
                      ", ".join(("FAIL " if k in r["fails"] else "") + k for k in r["regressions"]) or "-"])
     if rows:
-        lines.append(table(rows, ["kernel", "target", "VGPR", "SGPR", "LDS", "scratch", "spills", "blocks/CU (hip)",
-                                  "worse"]))
+        lines.append(table(rows, ["kernel", "target", "VGPR", "SGPR", "LDS", "scratch", "spills",
+                                  "workgroups (hip)", "worse"]))
     for label in ("added", "removed"):
         for k in result[label]:
-            lines.append(f"  {label}: {k['kernel']} ({k['target']})")
-    verdict = (f"{result['failing']} kernel(s) regress on {', '.join(result['fail_on'])}" if result["failing"]
-               else "no regression" + (f" on {', '.join(result['fail_on'])}" if result["fail_on"] else " gate (--fail-on none)"))
+            lines.append(f"  {label}: {name(k)} ({k['target']})")
+    if result["failing"]:
+        verdict = f"{result['failing']} kernel(s) regress on {', '.join(result['failed_kinds'])}"
+    elif result["fail_on"]:
+        verdict = f"no regression on {', '.join(result['fail_on'])}"
+    else:
+        verdict = "no regression gate (--fail-on none)"
     lines.append(verdict)
     return "\n".join(lines)

@@ -10,34 +10,46 @@ $AITER_ASM_DIR/<arch>/fmha_v3_fwd/ and its manifest and validate the .co statica
 route and every reason; exit 0 either way."""
 
 
+from . import args as a
+
+DTYPES = ("bf16", "fp16", "fp8", "fp32")
+
+
 def add_arguments(parser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--arch", required=True, help="device gcnArchName, e.g. gfx950:sramecc+:xnack-")
-    parser.add_argument("--device", help="product (tables/devices.toml) for CU count and LDS")
-    parser.add_argument("--cu-count", type=int, help="CUs of the device (picks MI300/MI308 kernels on gfx942)")
-    parser.add_argument("--qo-len", type=int, required=True)
-    parser.add_argument("--kv-len", type=int, required=True)
-    parser.add_argument("--dtype", default="bf16")
-    parser.add_argument("--head-dim-qk", type=int, default=128)
-    parser.add_argument("--head-dim-v", type=int, default=128)
-    parser.add_argument("--logits-soft-cap", type=float, default=0.0)
-    parser.add_argument("--window-left", type=int, default=-1)
+    parser.add_argument("--arch", required=True, type=a.Processor(),
+                        help="device gcnArchName, e.g. gfx950:sramecc+:xnack-")
+    parser.add_argument("--device", type=a.Device(), help="product (tables/devices.toml) for CU count and LDS; "
+                        "must be a --arch processor")
+    parser.add_argument("--cu-count", type=a.integer(1), help="CUs of the device (picks MI300/MI308 kernels on gfx942)")
+    parser.add_argument("--qo-len", type=a.integer(1), required=True)
+    parser.add_argument("--kv-len", type=a.integer(1), required=True)
+    parser.add_argument("--dtype", type=a.OneOf(DTYPES, "dtype"), default="bf16", metavar="{" + ",".join(DTYPES) + "}")
+    parser.add_argument("--head-dim-qk", type=a.integer(1), default=128)
+    parser.add_argument("--head-dim-v", type=a.integer(1), default=128)
+    parser.add_argument("--logits-soft-cap", type=a.Number(0.0), default=0.0)
+    parser.add_argument("--window-left", type=a.integer(-1), default=-1, help="-1: no sliding window")
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--group", action="store_true", help="variable-length (group mode) prefill")
-    parser.add_argument("--bf16-cvt", type=int, default=0, help="gfx942 rounding mode (0 rtne, 1 rtna, 2 rtz)")
+    parser.add_argument("--bf16-cvt", type=a.OneOf(("0", "1", "2"), "bf16 rounding mode", int), default=0,
+                        metavar="{0,1,2}", help="gfx942 rounding mode (0 rtne, 1 rtna, 2 rtz)")
     parser.add_argument("--capturing", action="store_true", help="the stream is being captured into a graph")
-    parser.add_argument("--asm-dir", help="AITER's hsa/ directory (default: $AITER_ASM_DIR)")
+    parser.add_argument("--asm-dir", type=a.ExistingPath(stdin=False, directory=True),
+                        help="AITER's hsa/ directory (default: $AITER_ASM_DIR)")
 
 
 def run(args) -> int:
     from ..policy.prefill_gate import decide
+    from ..targets import processor_name
     from .. import report
 
     cu_count, lds = args.cu_count, None
     if args.device:
         from ..devices import get_device
         dev = get_device(args.device)
+        if dev.processor != processor_name(args.arch):
+            raise a.UsageError(f"--device {dev.name} is a {dev.processor}, but --arch says {args.arch}")
         cu_count, lds = cu_count or dev.compute_units, dev.lds
     d = decide(arch=args.arch, qo_len=args.qo_len, kv_len=args.kv_len, dtype=args.dtype,
                head_dim_qk=args.head_dim_qk, head_dim_v=args.head_dim_v, logits_soft_cap=args.logits_soft_cap,

@@ -1,6 +1,7 @@
 """``amdocc inspect``: code objects, kernels, resources (both views) and findings."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -13,34 +14,54 @@ allocated (kernel descriptor), the arch VGPR / AGPR split, SGPRs, static LDS, sc
 largest workgroup size, and findings where metadata and descriptor disagree."""
 
 
+FINDINGS = ("all", "warnings", "errors", "none")
+SEVERITY_SHOWN = {"all": {"info", "warning", "error"}, "warnings": {"warning", "error"}, "errors": {"error"}, "none": set()}
+
+
 def add_arguments(parser) -> None:
+    from . import args as a
+
     parser.description = DESCRIPTION
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="file, directory or '-' for stdin")
     parser.add_argument("--json", action="store_true", help="print one JSON object: "
                         '{"code_objects": [...], "skipped": [...], "errors": [...]}')
-    parser.add_argument("--findings", choices=("all", "warnings", "none"), default="all",
-                        help="which findings the table shows (default: all; JSON always has all)")
-    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+    parser.add_argument("--findings", type=a.OneOf(FINDINGS, "findings level"), default="warnings",
+                        metavar="{" + ",".join(FINDINGS) + "}",
+                        help="which findings the table shows: all (info too), warnings (and errors; the "
+                             "default), errors, none. JSON always has all")
+    parser.add_argument("--target", metavar="GFX", type=a.Processor(),
+                        help="only code objects that can run on this processor (or target id)")
+    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
+                        help="only kernels whose name (mangled or demangled) or symbol matches")
+    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
+    parser.add_argument("--jobs", type=a.integer(1), metavar="N",
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
 def run(args) -> int:
     from . import parallel
+    from .selection import Selection
 
+    selection = Selection(args.target, None, args.kernel, what_if=None)
     files = parallel.expand(args.paths)
     jobs = parallel.jobs_for(args.jobs, len(files))
-    failed = 0
+    failed = shown = 0
     skipped, errors = [], []
     first = True
     if args.json:
         sys.stdout.write('{"code_objects": [')
-    for kind, value in parallel.run(files, inspect_file, (args.json, args.findings), jobs):
+    options = (args.json, args.findings, args.target, args.kernel, args.mangled)
+    for kind, value in parallel.run(files, inspect_file, options, jobs):
         if kind == "code_object":
+            shown += 1
             if args.json:
                 sys.stdout.write(("\n" if first else ",\n") + value)
                 first = False
             else:
                 print(value)
+        elif kind == "seen":
+            selection.merge(value)
         elif kind == "skipped":
             if args.json:
                 skipped.append(value)
@@ -53,11 +74,16 @@ def run(args) -> int:
             error(value["error"])
     if args.json:
         sys.stdout.write("\n], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+    filtered = args.target or args.kernel
+    if filtered and not shown:
+        error(selection.nothing_selected())
+        return 2
     return 2 if failed else 0
 
 
 def inspect_file(item, options):
-    """Yield ("code_object", text), ("skipped", record) and ("error", record) for one file.
+    """Yield ("code_object", text), ("skipped", record), ("error", record) and, last,
+    ("seen", what the filters passed over) for one file.
 
     Text, not objects, so a worker process can send them back; in one process they stream, so
     a multi-GB file is printed as it is read.
@@ -67,23 +93,35 @@ def inspect_file(item, options):
     from ..errors import AmdoccError
     from ..loader import iter_load
     from .. import report
+    from .selection import Selection
 
     path, in_directory = item
-    as_json, which_findings = options
+    as_json, which_findings, target, kernel, mangled = options
+    selection = Selection(target, None, kernel, what_if=None)
     try:
         for x in iter_load(path, in_directory=in_directory):
             if isinstance(x, CodeObject):
+                if not selection.runs_here(x):
+                    continue
+                kernels = [k for k in x.kernels if selection.wants(k)]
+                if kernel and not kernels:
+                    continue
+                if len(kernels) != len(x.kernels):
+                    x = dataclasses.replace(x, kernels=kernels)
                 yield "code_object", (report.dumps(report.code_object_record(x)) if as_json
-                                      else render_code_object(x, which_findings))
+                                      else render_code_object(x, which_findings, mangled))
             elif isinstance(x, Skipped):
                 yield "skipped", report.skipped_record(x)
             else:
                 yield "error", report.failed_record(x)
     except AmdoccError as exc:
-        yield "error", {"path": path, "origin": "", "offset": None, "error": str(exc)}
+        yield "error", report.error_record(exc, path)
+    yield "seen", selection.summary()
 
 
-def render_code_object(co, which_findings: str = "all") -> str:
+def render_code_object(co, which_findings: str = "warnings", mangled: bool = False) -> str:
+    from ..demangle import display
+
     lines = [str(co.origin)]
     md = f", metadata v{'.'.join(map(str, co.metadata_version))}" if co.metadata_version else ""
     generic = f", generic v{co.generic_version}" if co.generic_version else ""
@@ -96,22 +134,22 @@ def render_code_object(co, which_findings: str = "all") -> str:
         for k in co.kernels:
             r = k.resources
             split = f"{fmt(r.arch_vgprs, '?')}+{fmt(r.agprs, '?')}" if co.target and co.target.has_agprs else "-"
-            rows.append([k.name, fmt(r.wavefront_size), f"{fmt(r.vgprs, '?')}/{fmt(r.vgprs_allocated)}",
-                         split, f"{fmt(r.sgprs, '?')}/{fmt(r.sgprs_allocated)}", fmt(r.lds),
+            spills = "-" if r.spills == (None, None) else f"{fmt(r.spills[0], '?')}/{fmt(r.spills[1], '?')}"
+            rows.append([display(k.name, mangled), fmt(r.wavefront_size),
+                         f"{fmt(r.vgprs, '?')}/{fmt(r.vgprs_allocated)}",
+                         split, f"{fmt(r.sgprs, '?')}/{fmt(r.sgprs_allocated)}", spills, fmt(r.lds),
                          fmt(r.scratch), fmt(r.max_flat_workgroup_size),
                          {True: "WGP", False: "CU", None: "-"}[r.wgp_mode]])
         lines.append(table(rows, ["kernel", "wave", "VGPR used/alloc", "arch+AGPR", "SGPR used/alloc",
-                                  "LDS", "scratch", "max WG", "mode"]))
+                                  "spills SGPR/VGPR", "LDS", "scratch B/lane", "max WG", "mode"]))
         for k in co.kernels:
             shown = _findings(k.findings, which_findings, "      ")
             if shown:
-                lines.append(f"    {k.name}:")
+                lines.append(f"    {display(k.name, mangled)}:")
                 lines += shown
     return "\n".join(lines) + "\n"
 
 
 def _findings(findings, which, indent):
-    if which == "none":
-        return []
-    keep = [f for f in findings if which == "all" or f.severity != "info"]
+    keep = [f for f in findings if f.severity in SEVERITY_SHOWN[which]]
     return [f"{indent}{f.severity}: {f.code}: {f.message}" for f in keep]

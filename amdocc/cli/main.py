@@ -26,21 +26,32 @@ COMMANDS = {
 EXIT_OK, EXIT_INPUT, EXIT_RUNTIME = 0, 2, 3
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error printed as two lines: a one-line usage naming the command
+    (the full usage is in --help) and the error itself."""
+
+    def error(self, message: str):
+        positionals = " ".join((act.metavar or act.dest) + ("..." if act.nargs in ("*", "+") else "")
+                               for act in self._actions if not act.option_strings and act.dest != "command")
+        short = f"{self.prog} [options]" + (f" {positionals}" if positionals else "") + f"  (see {self.prog} --help)"
+        self.exit(EXIT_INPUT, f"usage: {short}\n{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="amdocc",
         description="Read AMD GPU code objects (.co/.hsaco, offload bundles, fat .so/.dll) and "
                     "report what each kernel uses and how many workgroups fit on a CU.",
         epilog="Exit status: 0 success, 2 bad usage or unreadable input, 3 HIP runtime needed "
                "but unavailable. PATH may be '-' for standard input.")
     parser.add_argument("--version", action="version", version=f"amdocc {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (module, help_text) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         importlib.import_module(module).add_arguments(cmd)
-        cmd.set_defaults(_module=module)
+        cmd.set_defaults(_module=module, _parser=cmd)
     return parser
 
 
@@ -49,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     # every 700 allocations costs a sixth of the time on a large tree for nothing.
     gc.set_threshold(100_000, 50, 100)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            # Shown with the usage of the subcommand they were given to, not the top level's.
+            getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    except SystemExit as exc:        # usage errors (2), --help and --version (0): returned, not raised
+        return exc.code if isinstance(exc.code, int) else EXIT_INPUT
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT

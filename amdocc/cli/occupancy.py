@@ -1,9 +1,10 @@
 """``amdocc occupancy``: workgroups per CU for each kernel (or for typed-in numbers), explained."""
 from __future__ import annotations
 
-import re
 import sys
+from dataclasses import dataclass, field
 
+from . import args as a
 from .render import fmt, table
 
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
@@ -14,131 +15,183 @@ runtime era (--hip-profile); llvm reproduces LLVM 22's '; Occupancy:' (waves per
 --block over the flat workgroup range 1..max_flat_workgroup_size); hw estimates what the
 hardware does from the descriptor's allocation.
 
-File mode reads PATHs. Manual mode (no PATH) takes --target and register counts that mean what
-the metadata note means: --vgprs is .vgpr_count (AGPRs already included on gfx90a/gfx942/gfx950),
---agprs is reported, never added; --arch-vgprs A --agprs G forms the total by the target's rule."""
+File mode reads PATHs; with --target or --device only the code objects that can run there are
+evaluated (a generic code object as the member it stands for); --what-if evaluates the others
+there too, labelled as what-ifs. Manual mode (no PATH) takes --target and register counts that
+mean what the metadata note means: --vgprs is .vgpr_count (AGPRs already included on
+gfx90a/gfx942/gfx950), --agprs is reported, never added; --arch-vgprs A --agprs G forms the
+total by the target's rule. Options that would be ignored (another model's options, manual
+numbers beside a PATH) are errors."""
+
+
+def _models():
+    from ..models import MODELS
+    return MODELS
+
+
+def _hip_profiles():
+    from ..models.hip import profiles
+    return profiles()
+
+
+@dataclass(frozen=True)
+class ModelFlag:
+    """One model option on the command line: the models it applies to, the amdocc.occupancy
+    option it sets, and its argparse settings. Options that do not apply are refused."""
+
+    flag: str
+    models: tuple[str, ...]
+    option: str
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+# The one table of model options; a new option is one row (its check and help follow).
+MODEL_FLAGS = (
+    ModelFlag("--hip-profile", ("hip",), "profile", dict(
+        metavar="NAME", type=a.OneOf(_hip_profiles, "HIP profile"),
+        help="hip: the HIP runtime era to reproduce (default: newest; see --list-profiles)")),
+    ModelFlag("--lds-granule-rounding", ("llvm",), "lds_granule_rounding", dict(
+        action="store_const", const=True, help="llvm: round LDS to its allocation granule (llvm PR #205637, 2026)")),
+    ModelFlag("--sgpr-trap-reserve", ("llvm",), "sgpr_trap_reserve", dict(
+        action="store_const", const=True,
+        help="llvm: SGPR occupancy as the exact inverse with the trap reserve (llvm PR #201342, 2026)")),
+    ModelFlag("--no-trap-reserve", ("hw",), "trap_reserve", dict(
+        action="store_const", const=False, help="hw: do not charge 16 trap-handler SGPRs per wave")),
+)
+
+# Manual-mode resource numbers: refused beside a PATH, where the kernel's own numbers apply.
+MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "wgp", "cu_mode", "max_flat_workgroup_size")
+# File-mode options: refused without a PATH, where there is nothing to select or read.
+FILE_DESTS = ("kernel", "jobs", "mangled", "what_if")
 
 
 def add_model_arguments(parser) -> None:
-    parser.add_argument("--model", choices=("hip", "llvm", "hw"), default="hip", help="occupancy model (default hip)")
-    parser.add_argument("--hip-profile", metavar="NAME", help="HIP runtime era to reproduce (default: newest; "
-                        "see `amdocc occupancy --list-profiles`)")
-    parser.add_argument("--lds-granule-rounding", action="store_true",
-                        help="llvm: round LDS to its allocation granule (llvm PR #205637, 2026)")
-    parser.add_argument("--sgpr-trap-reserve", action="store_true",
-                        help="llvm: SGPR occupancy as the exact inverse with the trap reserve (llvm PR #201342, 2026)")
-    parser.add_argument("--no-trap-reserve", action="store_true", help="hw: do not charge 16 trap-handler SGPRs per wave")
+    parser.add_argument("--model", type=a.OneOf(_models, "model"), default="hip", metavar="{hip,llvm,hw}",
+                        help="occupancy model (default hip)")
+    for f in MODEL_FLAGS:
+        parser.add_argument(f.flag, dest=f.dest, default=None, **f.settings)
 
 
 def add_target_arguments(parser) -> None:
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--target", metavar="GFX", help="processor (file mode: only code objects for it, generic ones run on it)")
-    group.add_argument("--device", metavar="NAME", help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)")
+    parser.add_argument("--target", metavar="GFX", type=a.Processor(),
+                        help="processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (file mode: "
+                             "only code objects that can run on it; with --device, its xnack/sramecc modes)")
+    parser.add_argument("--device", metavar="NAME", type=a.Device(),
+                        help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)")
+    parser.add_argument("--what-if", action="store_true",
+                        help="also evaluate code objects that cannot run on --target/--device, labelled what-if")
 
 
 def add_manual_arguments(parser) -> None:
     m = parser.add_argument_group("manual mode (no PATH)")
-    m.add_argument("--vgprs", type=int, help=".vgpr_count (the unified total on gfx90a/gfx942/gfx950)")
-    m.add_argument("--arch-vgprs", type=int, help="arch VGPRs; with --agprs forms the total by the target's rule")
-    m.add_argument("--agprs", type=int, help=".agpr_count (reported; added only with --arch-vgprs)")
-    m.add_argument("--sgprs", type=int, default=0, help=".sgpr_count (default 0)")
-    m.add_argument("--lds", type=int, default=0, metavar="BYTES", help="static LDS (default 0)")
-    m.add_argument("--wave", type=int, choices=(32, 64), help="wavefront size (default: the target's)")
+    m.add_argument("--vgprs", type=a.integer(0), help=".vgpr_count (the unified total on gfx90a/gfx942/gfx950)")
+    m.add_argument("--arch-vgprs", type=a.integer(0), help="arch VGPRs; with --agprs forms the total by the target's rule")
+    m.add_argument("--agprs", type=a.integer(0), help=".agpr_count (reported; added only with --arch-vgprs)")
+    m.add_argument("--sgprs", type=a.integer(0), help=".sgpr_count (default 0)")
+    m.add_argument("--lds", type=a.byte_size(), metavar="BYTES", help="static LDS (default 0)")
+    m.add_argument("--wave", type=a.OneOf(("32", "64"), "wave size", int), metavar="{32,64}",
+                   help="wavefront size (default: the target's)")
     mode = m.add_mutually_exclusive_group()
     mode.add_argument("--wgp", action="store_true", help="WGP mode (the default where it exists)")
     mode.add_argument("--cu-mode", action="store_true", help="CU mode")
-    m.add_argument("--max-flat-workgroup-size", type=int, metavar="N", help=".max_flat_workgroup_size")
+    m.add_argument("--max-flat-workgroup-size", type=a.integer(1, 1024), metavar="N", help=".max_flat_workgroup_size")
 
 
 def add_arguments(parser) -> None:
     parser.description = DESCRIPTION
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="code objects or containers ('-' for stdin)")
-    parser.add_argument("--json", action="store_true", help='print {"results": [...]}')
-    parser.add_argument("--block", type=int, metavar="N", help="workgroup size in threads (file mode default: "
-                        "the kernel's .reqd_workgroup_size, else its .max_flat_workgroup_size)")
-    parser.add_argument("--dynamic-lds", type=int, default=0, metavar="BYTES", help="dynamic LDS per workgroup")
-    parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="code objects or containers ('-' for stdin)")
+    parser.add_argument("--json", action="store_true", help='print {"results": [...], "skipped": [...], "errors": [...]}')
+    parser.add_argument("--block", type=a.integer(1), metavar="N", help="workgroup size in threads, >= 1 (file mode "
+                        "default: the kernel's .reqd_workgroup_size, else its .max_flat_workgroup_size)")
+    parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES",
+                        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)")
+    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
+                        help="only kernels whose name (mangled or demangled) or symbol matches")
+    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
     parser.add_argument("--list-profiles", action="store_true", help="list the HIP runtime profiles and exit")
-    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+    parser.add_argument("--jobs", type=a.integer(1), metavar="N",
                         help="processes reading files (default: one per CPU for 32 files or more)")
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
 
 
+# -- the mode checks ------------------------------------------------------------------------------
+
+def check_model_options(args) -> None:
+    """Options of another model would be ignored: refuse them."""
+    for f in MODEL_FLAGS:
+        if a.given(args, f.dest) and args.model not in f.models:
+            models = " and ".join(f.models)
+            raise a.UsageError(f"{f.flag} applies to the {models} model, not to --model {args.model}")
+
+
+def check_mode(args, file_dests=FILE_DESTS) -> None:
+    """Manual numbers beside a PATH, file options without one, --what-if without a processor."""
+    check_model_options(args)
+    if args.paths:
+        a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
+    else:
+        a.refuse(args, file_dests, "only applies to kernels read from a PATH, and none is given")
+    if a.given(args, "what_if") and not (args.target or args.device):
+        raise a.UsageError("--what-if needs --target or --device: the processor to evaluate on")
+
+
 def model_options(args) -> dict:
-    if args.model == "hip":
-        return {"profile": args.hip_profile} if args.hip_profile else {}
-    if args.model == "llvm":
-        return {"lds_granule_rounding": args.lds_granule_rounding, "sgpr_trap_reserve": args.sgpr_trap_reserve}
-    return {"trap_reserve": not args.no_trap_reserve}
+    return {f.option: getattr(args, f.dest) for f in MODEL_FLAGS if a.given(args, f.dest)}
 
 
 def manual_usage(args):
-    from ..errors import UsageError
     from ..models import manual
+    from ..models.compat import device_id
 
-    if not (args.target or args.device):
-        raise UsageError("manual mode needs --target GFX or --device NAME")
-    target, _ = kernel_filter(args.target, args.device, None)
+    named = device_id(args.target, args.device)
+    if named is None:
+        raise a.UsageError("manual mode needs --target GFX or --device NAME")
+    target = named[1]
+    if args.cu_mode and not target.wgp:
+        raise a.UsageError(f"--cu-mode changes nothing on {target.name}, which has no WGP mode")
     return manual(target, vgprs=args.vgprs or 0, arch_vgprs=args.arch_vgprs, agprs=args.agprs,
-                  sgprs=args.sgprs, lds=args.lds, wave=args.wave,
+                  sgprs=args.sgprs or 0, lds=args.lds or 0, wave=args.wave,
                   wgp=True if args.wgp else (False if args.cu_mode else None),
                   max_flat_workgroup_size=args.max_flat_workgroup_size)
 
 
-def selected_kernels(args, failures: list):
-    """(code object, kernel, target) for every kernel the PATHs and filters select; what could
-    not be read is appended to ``failures`` (as one-line messages)."""
-    want, pattern = kernel_filter(args.target, args.device, args.kernel)
-    for path in args.paths:
-        yield from kernels_in(path, False, want, pattern, failures)
+def selection_of(args):
+    from .selection import Selection
+
+    return Selection(args.target, args.device, args.kernel, bool(getattr(args, "what_if", False)))
 
 
-def kernel_filter(target_name: str | None, device_name: str | None, regex: str | None):
-    """(target every code object must run on, or None; compiled --kernel pattern, or None)."""
-    from ..errors import UsageError
-    from ..targets import get_target
-
-    want = None
-    if device_name:
-        from ..devices import get_device
-        want = get_device(device_name).target
-    elif target_name:
-        want = get_target(target_name)
-    try:
-        pattern = re.compile(regex) if regex else None
-    except re.error as exc:
-        raise UsageError(f"--kernel {regex!r} is not a regular expression: {exc}") from None
-    return want, pattern
-
-
-def kernels_in(path: str, in_directory: bool, want, pattern, failures: list):
-    """The selected (code object, kernel, target) of one PATH, streamed; failures appended."""
+def selected_kernels(args, selection, failures: list) -> list:
+    """(code object, kernel) for every kernel the PATHs and the selection keep; what could not
+    be read is appended to ``failures`` (one-line messages)."""
     from ..codeobject import CodeObject
     from ..containers import Failed
     from ..errors import AmdoccError
     from ..loader import iter_load
 
-    try:
-        for item in iter_load(path, in_directory=in_directory):
-            if isinstance(item, Failed):
-                failures.append(str(item.error))
-                continue
-            if not isinstance(item, CodeObject):
-                continue
-            target = item.target
-            if want is not None:
-                if target is want or (target is not None and want.name in target.generic_of):
-                    target = want
-                else:
-                    continue
-            for k in item.kernels:
-                if pattern and not (pattern.search(k.name) or pattern.search(k.symbol)):
-                    continue
-                yield item, k, target
-    except AmdoccError as exc:
-        failures.append(str(exc))
+    chosen = []
+    for path, in_directory in _files(args.paths):
+        try:
+            for item in iter_load(path, in_directory=in_directory):
+                if isinstance(item, Failed):
+                    failures.append(str(item.error))
+                elif isinstance(item, CodeObject):
+                    chosen.extend((item, k) for k in selection.kernels_of(item))
+        except AmdoccError as exc:
+            failures.append(str(exc))
+    return chosen
+
+
+def _files(paths):
+    from . import parallel
+    return parallel.expand(paths)
 
 
 def block_for(kernel, given: int | None, model: str) -> tuple[int | None, str]:
@@ -166,94 +219,136 @@ def result_record(occ, next_step, **where) -> dict:
 
 
 def run(args) -> int:
-    from ..errors import UsageError
     from ..models import occupancy
     from ..models.nextstep import next_step
     from .. import report
 
     if args.list_profiles:
+        others = [act.dest for act in args._parser._actions if act.dest not in ("help", "list_profiles")]
+        a.refuse(args, others, "not used with --list-profiles")
         return _list_profiles()
+    check_mode(args)
     options = model_options(args)
     if args.paths:
         return _run_files(args, options)
     if args.vgprs is None and args.arch_vgprs is None:
-        raise UsageError("give PATHs, or --target and --vgprs (or --arch-vgprs) for manual mode")
+        raise a.UsageError("give PATHs, or --target (or --device) and --vgprs (or --arch-vgprs) for manual mode")
     if args.block is None and args.model != "llvm":
-        raise UsageError(f"manual mode needs --block for the {args.model} model")
+        raise a.UsageError(f"manual mode needs --block for the {args.model} model")
     usage = manual_usage(args)
-    occ = occupancy(usage, device=args.device, block_size=args.block, dynamic_lds=args.dynamic_lds,
-                    model=args.model, **options)
+    occ = occupancy(usage, target=args.target, device=args.device, block_size=args.block,
+                    dynamic_lds=args.dynamic_lds, model=args.model, **options)
     results = [result_record(occ, next_step(usage, occ, **_step_options(args.model, options)),
-                             path=None, origin=None, kernel="manual", symbol=None,
+                             path=None, origin=None, kernel="manual", symbol=None, demangled="manual",
                              target=usage.target.name, block_source="given")]
     if args.json:
-        sys.stdout.write(report.dumps({"results": results}) + "\n")
+        sys.stdout.write(report.dumps({"results": results, "skipped": [], "errors": []}) + "\n")
     else:
         print(render(results))
     return 0
 
 
+@dataclass(frozen=True)
+class Spec:
+    """What a worker process needs to evaluate one file (picklable)."""
+
+    target: str | None
+    device: str | None
+    kernel: str | None
+    what_if: bool
+    block: int | None
+    dynamic_lds: int
+    model: str
+    options: dict
+    as_json: bool
+
+
 def _run_files(args, options) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
+    import json
+
     from . import parallel
 
-    kernel_filter(args.target, args.device, args.kernel)   # bad --target/--kernel: usage error up front
+    selection = selection_of(args)          # --target and --device that disagree: refused up front
     files = parallel.expand(args.paths)
-    spec = (args.target, args.device, args.kernel, args.block, args.dynamic_lds, args.model, options, args.json)
-    failed = shown = 0
+    spec = Spec(args.target, args.device, args.kernel, bool(args.what_if), args.block, args.dynamic_lds,
+                args.model, options, args.json)
+    skipped, errors, shown = [], [], 0
     if args.json:
         sys.stdout.write('{"results": [')
     for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(args.jobs, len(files))):
-        if kind == "error":
-            failed += 1
-            print(f"amdocc: {value}", file=sys.stderr)
+        if kind == "seen":
+            selection.merge(value)
+        elif kind == "error":
+            errors.append(value)
+            print(f"amdocc: {value['error']}", file=sys.stderr)
+        elif kind == "skipped":
+            skipped.append(value)
+            if not args.json and not value["origin"]:     # a whole file with nothing to evaluate
+                print(f"skipped {value['path']}: {value['reason']}")
         elif args.json:
             sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
             shown += len(value)
         else:
-            print(render(value))
+            print(render(value, mangled=args.mangled))
             shown += len(value)
     if args.json:
-        sys.stdout.write("]}\n")
-    elif not shown:
-        print(render([]))
-    return 2 if failed else 0
+        sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+    if not shown:
+        if not selection.matched:       # kernels that were selected but failed are already reported
+            print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+        return 2
+    return 2 if errors else 0
 
 
-def occupancy_file(item, spec):
-    """Yield ("results", rows of one code object) and ("error", message) for one file. Rows are
-    JSON text or dicts for the table, so a worker process can send them back."""
-    from ..errors import UsageError
+def occupancy_file(item, spec: Spec):
+    """Yield ("results", rows of one code object), ("error", record), ("skipped", record) and,
+    last, ("seen", what the selection passed over) for one file. Rows are JSON text or dicts
+    for the table, so a worker process can send them back."""
+    from ..codeobject import CodeObject
+    from ..containers import Failed, Skipped
+    from ..demangle import demangle
+    from ..errors import AmdoccError
+    from ..loader import iter_load
     from ..models import occupancy, usage_of
     from ..models.nextstep import next_step
     from .. import report
+    from .selection import Selection
 
-    target_name, device, regex, given_block, dynamic_lds, model, options, as_json = spec
-    want, pattern = kernel_filter(target_name, device, regex)
-    failures: list[str] = []
-    rows, current = [], None
-    for co, kernel, target in kernels_in(item[0], item[1], want, pattern, failures):
-        yield from (("error", m) for m in failures)
-        failures.clear()
-        if co is not current and rows:
-            yield "results", rows
+    selection = Selection(spec.target, spec.device, spec.kernel, spec.what_if)
+    where = selection.evaluation()
+    path, in_directory = item
+    try:
+        for co in iter_load(path, in_directory=in_directory):
+            if isinstance(co, Failed):
+                yield "error", report.failed_record(co)
+                continue
+            if isinstance(co, Skipped):
+                yield "skipped", report.skipped_record(co)
+                continue
+            if not isinstance(co, CodeObject):
+                continue
             rows = []
-        current = co
-        block, source = block_for(kernel, given_block, model)
-        try:
-            occ = occupancy(kernel, target=target, device=device, block_size=block,
-                            dynamic_lds=dynamic_lds, model=model, **options)
-        except UsageError as exc:
-            yield "error", f"{co.origin}: {kernel.name}: {exc}"
-            continue
-        usage = usage_of(kernel, target)
-        row = result_record(occ, next_step(usage, occ, **_step_options(model, options)),
-                            path=co.path, origin=co.origin.chain, kernel=kernel.name,
-                            symbol=kernel.symbol, target=str(co.target_id), block_source=source)
-        rows.append(report.dumps(row) if as_json else row)
-    if rows:
-        yield "results", rows
-    yield from (("error", m) for m in failures)
+            for kernel in selection.kernels_of(co):
+                block, source = block_for(kernel, spec.block, spec.model)
+                try:
+                    occ = occupancy(kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model,
+                                    **where, **spec.options)
+                    usage = usage_of(kernel, where.get("target"), where.get("device"))
+                except AmdoccError as exc:
+                    yield "error", {**report.origin_record(co.origin), "kernel": kernel.name,
+                                    "error": f"{co.origin}: {kernel.name}: {exc}"}
+                    continue
+                row = result_record(occ, next_step(usage, occ, **_step_options(spec.model, spec.options)),
+                                    path=co.path, origin=co.origin.chain, kernel=kernel.name,
+                                    symbol=kernel.symbol, demangled=demangle(kernel.name),
+                                    target=str(co.target_id), block_source=source)
+                rows.append(report.dumps(row) if spec.as_json else row)
+            if rows:
+                yield "results", rows
+    except AmdoccError as exc:
+        yield "error", report.error_record(exc, path)
+    yield "seen", selection.summary()
 
 
 def _step_options(model, options):
@@ -272,44 +367,64 @@ def _list_profiles() -> int:
     return 0
 
 
-def render(results: list[dict]) -> str:
+# -- text -----------------------------------------------------------------------------------------
+
+def where_evaluated(r: dict) -> str:
+    """The processor line of a group of results: the code's target, and where it was evaluated
+    when that is another processor (a generic family member, or a what-if)."""
+    text = r["target"]
+    built = (r.get("built_for") or r["target"]).split(":", 1)[0]
+    if r["processor"] != built:
+        text += f" code evaluated on {r['processor']}"
+    if r.get("what_if"):
+        text = "WHAT-IF: " + text + " (it cannot run there)"
+    return text
+
+
+def render(results: list[dict], mangled: bool = False) -> str:
     if not results:
         return "no kernels selected"
     lines, last_where = [], None
     rows = []
     for r in results:
-        where = (r["path"], r["origin"], r["target"], r["model"], r["profile"])
+        where = (r["path"], r["origin"], r["target"], r["processor"], r["model"], r["profile"], r["unit"],
+                 r["block_size"] is None)
         if where != last_where:
             if rows:
-                lines.append(_table(rows))
+                lines.append(_table(rows, mangled))
                 rows = []
             head = r["path"] or "manual"
             if r["origin"]:
                 head += f" [{r['origin']}]"
-            lines.append(f"{head}\n  {r['target']}  model {r['model']}" + (f" ({r['profile']})" if r["profile"] else ""))
+            lines.append(f"{head}\n  {where_evaluated(r)}  model {r['model']}" + (f" ({r['profile']})" if r["profile"] else ""))
             last_where = where
         rows.append(r)
     if rows:
-        lines.append(_table(rows))
+        lines.append(_table(rows, mangled))
     return "\n".join(lines)
 
 
-def _table(results) -> str:
+def _table(results, mangled: bool) -> str:
     rows, notes = [], []
+    unit = results[0]["unit"]
     for r in results:
+        name = r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
         limits = " ".join(f"{k}={v}" for k, v in r["limits"].items() if v is not None)
-        unit = "WGP" if r["per_wgp"] else "CU"
-        blocks = "-" if r["blocks_per_cu"] is None else f"{r['blocks_per_cu']}/{unit}"
-        rows.append([r["kernel"], fmt(r["block_size"]), fmt(r["dynamic_lds"]), blocks,
+        blocks = "-" if r["blocks_per_cu"] is None else str(r["blocks_per_cu"])
+        rows.append([name, fmt(r["block_size"]), fmt(r["dynamic_lds"]), blocks,
                      fmt(r["waves_per_simd"]), "-" if r["occupancy_fraction"] is None else f"{r['occupancy_fraction']:.0%}",
                      r["error"] or fmt(r["limiter"]), limits])
         step = r.get("next_step")
         if step:
-            shed = ", ".join(f"{amount} {'B of LDS' if name == 'lds' else name.upper() + 's'}"
-                             for name, amount in step["shed"].items())
-            notes.append(f"    {r['kernel']}: shed {shed} for {step['gain']} "
-                         f"{'blocks per ' + unit if step['unit'] == 'blocks_per_cu' else 'waves per SIMD'}")
+            shed = ", ".join(f"{amount} {'B of LDS' if what == 'lds' else what.upper() + 's'}"
+                             for what, amount in step["shed"].items())
+            what = "workgroup" if step["unit"] == "blocks_per_cu" else "wave"
+            where = f"per {r['unit']}" if step["unit"] == "blocks_per_cu" else "per SIMD"
+            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{'s' if step['gain'] != 1 else ''} {where}")
         for w in r["warnings"]:
-            notes.append(f"    {r['kernel']}: warning: {w}")
-    text = table(rows, ["kernel", "block", "dyn LDS", "blocks", "waves/SIMD", "occupancy", "limiter", "limits (blocks each allows)"])
+            notes.append(f"    {name}: warning: {w}")
+    # The llvm model over the flat workgroup range counts its limits in waves per SIMD.
+    per = f"workgroups/{unit}" if results[0]["block_size"] is not None else "waves/SIMD"
+    text = table(rows, ["kernel", "block", "dyn LDS", f"workgroups/{unit}", "waves/SIMD", "occupancy", "limiter",
+                        f"limits ({per} each allows)"])
     return text + ("\n" + "\n".join(notes) if notes else "") + "\n"

@@ -10,61 +10,67 @@ PATH with --kernel, --block and --dynamic-lds; or --occupancy N; else the defaul
 cost model's inputs directly (--grid-x, --effective-cus, --window-tiles, --max-splits, --overhead)."""
 
 
+from . import args as a
+
+SHAPE_DESTS = ("arch", "seq_len", "seq_len_kv", "rows_per_block", "block_kv", "cu_count", "num_heads", "aggressive")
+OCCUPANCY_DESTS = ("paths", "occupancy", "kernel", "block", "dynamic_lds", "what_if")
+DIRECT_DESTS = ("grid_x", "effective_cus", "window_tiles", "max_splits", "overhead")
+
+
 def add_arguments(parser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH", help="code object holding the kernel")
     parser.add_argument("--json", action="store_true")
     shape = parser.add_argument_group("launch shape")
-    shape.add_argument("--arch", help="device gcnArchName, e.g. gfx942 or gfx950:sramecc+:xnack-")
-    shape.add_argument("--seq-len", type=int)
-    shape.add_argument("--seq-len-kv", type=int)
-    shape.add_argument("--rows-per-block", type=int, help="query rows per block (RPB x WPB for _lds variants)")
-    shape.add_argument("--block-kv", type=int, help="KV tile (block_kv)")
-    shape.add_argument("--cu-count", type=int, help="CUs of the device (default: the policy's fallback)")
-    shape.add_argument("--num-heads", type=int, help="query heads (decides the streaming low-head case)")
-    shape.add_argument("--aggressive", action="store_true", default=None, help="force the streaming low-head case")
+    shape.add_argument("--arch", type=a.Processor(), help="device gcnArchName, e.g. gfx942 or gfx950:sramecc+:xnack-")
+    shape.add_argument("--seq-len", type=a.integer(0), help="query rows (>= 0)")
+    shape.add_argument("--seq-len-kv", type=a.integer(0), help="KV length (>= 0)")
+    shape.add_argument("--rows-per-block", type=a.integer(1), help="query rows per block (RPB x WPB for _lds variants)")
+    shape.add_argument("--block-kv", type=a.integer(1), help="KV tile (block_kv)")
+    shape.add_argument("--cu-count", type=a.integer(1), help="CUs of the device (default: the policy's fallback, "
+                       "with a warning)")
+    shape.add_argument("--num-heads", type=a.integer(1), help="query heads (decides the streaming low-head case)")
+    shape.add_argument("--aggressive", action="store_const", const=True, help="force the streaming low-head case")
     occ = parser.add_argument_group("occupancy")
-    occ.add_argument("--occupancy", type=int, help="blocks per CU, if known")
-    occ.add_argument("--kernel", metavar="REGEX", help="the kernel in PATH")
-    occ.add_argument("--block", type=int, help="threads per block of the kernel")
-    occ.add_argument("--dynamic-lds", type=int, default=0, help="dynamic LDS bytes per block")
+    occ.add_argument("--occupancy", type=a.integer(1), help="blocks per CU, if known (instead of a PATH)")
+    occ.add_argument("--kernel", metavar="REGEX", type=a.Pattern(), help="the kernel in PATH (name, demangled name or symbol)")
+    occ.add_argument("--block", type=a.integer(1), help="threads per block of the kernel")
+    occ.add_argument("--dynamic-lds", type=a.byte_size(), default=0, help="dynamic LDS bytes per block")
+    occ.add_argument("--what-if", action="store_true",
+                     help="evaluate a kernel whose code object cannot run on --arch there anyway, labelled what-if")
     direct = parser.add_argument_group("cost model inputs (instead of a launch shape)")
-    for flag in ("--grid-x", "--effective-cus", "--window-tiles", "--max-splits", "--overhead"):
-        direct.add_argument(flag, type=int)
+    for flag, minimum in (("--grid-x", 1), ("--effective-cus", 1), ("--window-tiles", 1), ("--max-splits", 1),
+                          ("--overhead", 0)):
+        direct.add_argument(flag, type=a.integer(minimum), help=f">= {minimum}")
 
 
 def run(args) -> int:
-    from ..errors import UsageError
     from ..policy.splits import auto_num_splits, splits_by_wave_cost
     from .. import report
 
-    direct = (args.grid_x, args.effective_cus, args.window_tiles, args.max_splits, args.overhead)
+    direct = tuple(getattr(args, d) for d in DIRECT_DESTS)
     if any(v is not None for v in direct):
+        a.refuse(args, SHAPE_DESTS + OCCUPANCY_DESTS, "not used with the cost model inputs (--grid-x ...)")
         if any(v is None for v in direct):
-            raise UsageError("the cost model needs --grid-x, --effective-cus, --window-tiles, --max-splits and --overhead")
+            raise a.UsageError("the cost model needs --grid-x, --effective-cus, --window-tiles, --max-splits and --overhead")
         splits = splits_by_wave_cost(*direct)
-        out = {"splits": splits, "reason": "wave-quantized cost", "inputs": dict(zip(
-            ("grid_x", "effective_cus", "window_tiles", "max_splits", "overhead"), direct))}
+        out = {"splits": splits, "reason": "wave-quantized cost", "inputs": dict(zip(DIRECT_DESTS, direct))}
     else:
         needed = {"--arch": args.arch, "--seq-len": args.seq_len, "--seq-len-kv": args.seq_len_kv,
                   "--rows-per-block": args.rows_per_block, "--block-kv": args.block_kv}
         missing = [k for k, v in needed.items() if v is None]
         if missing:
-            raise UsageError(f"give {', '.join(missing)} (or the cost model inputs)")
-        kernel = None
+            raise a.UsageError(f"give {', '.join(missing)} (or the cost model inputs)")
         if args.paths:
-            from .occupancy import selected_kernels
-            args.target, args.device = args.arch, None
-            failures: list[str] = []
-            chosen = list(selected_kernels(args, failures))
-            if failures or len(chosen) != 1:
-                raise UsageError(("; ".join(failures) + "; " if failures else "")
-                                 + f"{len(chosen)} kernels selected for {args.arch}; use --kernel")
-            kernel = chosen[0][1]
+            a.refuse(args, ("occupancy",), "give either --occupancy or a PATH to take it from, not both")
+        else:
+            a.refuse(args, ("kernel", "block", "dynamic_lds", "what_if"), "only applies to a kernel read from a PATH, "
+                     "and none is given")
+        kernel = _kernel(args) if args.paths else None
         decision = auto_num_splits(args.seq_len, args.seq_len_kv, args.rows_per_block, args.block_kv,
                                    arch=args.arch, cu_count=args.cu_count, num_heads=args.num_heads,
                                    aggressive=args.aggressive, occupancy=args.occupancy, kernel=kernel,
-                                   block_size=args.block, dynamic_lds=args.dynamic_lds)
+                                   block_size=args.block, dynamic_lds=args.dynamic_lds, what_if=bool(args.what_if))
         out = decision.as_dict()
     if args.json:
         sys.stdout.write(report.dumps(out) + "\n")
@@ -72,10 +78,26 @@ def run(args) -> int:
         occ = out.get("occupancy")
         print(f"splits: {out['splits']} ({out['reason']})")
         if occ:
-            print(f"occupancy: {occ['blocks_per_cu']} blocks/CU from {occ['source']}"
+            print(f"occupancy: {occ['blocks_per_cu']} blocks/{occ['unit']} from {occ['source']}"
                   + (f" — {occ['detail']}" if occ["detail"] else ""))
         for key in ("arch_policy", "grid_x", "cu_count", "cu_source", "max_splits", "target", "effective_cus",
                     "window_tiles"):
             if out.get(key) is not None:
                 print(f"{key}: {out[key]}")
+        for w in out.get("warnings", ()):
+            print(f"warning: {w}")
     return 0
+
+
+def _kernel(args):
+    """The one kernel of PATHs that --kernel selects and that can run on --arch (or --what-if)."""
+    from .occupancy import selected_kernels
+    from .selection import Selection
+
+    selection = Selection(args.arch, None, args.kernel, bool(args.what_if), flag="--arch")
+    failures: list[str] = []
+    chosen = selected_kernels(args, selection, failures)
+    if failures:
+        raise a.UsageError("; ".join(failures))
+    a.require_one_kernel(chosen, "split", selection)
+    return chosen[0][1]

@@ -3,39 +3,37 @@ from __future__ import annotations
 
 import sys
 
-from .occupancy import add_manual_arguments, add_model_arguments, add_target_arguments, manual_usage, \
-    model_options, selected_kernels
+from . import args as a
+from .occupancy import add_manual_arguments, add_model_arguments, add_target_arguments, check_mode, manual_usage, \
+    model_options, selected_kernels, selection_of
 from .render import table
 
-DESCRIPTION = """Print workgroups per CU (per WGP in WGP mode) for one kernel over a grid of block
-sizes and dynamic LDS sizes, with the limiting resource of each cell. Select the kernel with
---kernel (and --target for fat binaries), or give manual numbers as for `amdocc occupancy`."""
+DESCRIPTION = """Print workgroups per CU (per WGP for kernels in WGP mode) for one kernel over a grid
+of block sizes and dynamic LDS sizes, with the limiting resource of each cell. Select the kernel
+with --kernel (and --target for fat binaries), or give manual numbers as for `amdocc occupancy`."""
 
-
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(x, 0) for x in text.split(",") if x.strip()]
-    except ValueError:
-        from ..errors import UsageError
-        raise UsageError(f"expected comma-separated integers, got {text!r}") from None
-    return values
+# Options that apply only to a kernel read from a PATH.
+FILE_DESTS = ("kernel", "mangled", "what_if")
 
 
 def add_arguments(parser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH")
     parser.add_argument("--json", action="store_true", help='print {"grid": [...]} with one record per cell')
-    parser.add_argument("--kernel", metavar="REGEX", help="the kernel (must select exactly one)")
-    parser.add_argument("--blocks", type=_int_list, metavar="N,N,...",
-                        help="block sizes (default: every wave multiple up to the kernel's limit, in steps)")
-    parser.add_argument("--dynamic-lds", dest="dynamic_lds_grid", type=_int_list, metavar="B,B,...",
+    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
+                        help="the kernel, by its name (mangled or demangled) or symbol; must select exactly one")
+    parser.add_argument("--mangled", action="store_true", help="show the kernel's name as stored, not demangled")
+    parser.add_argument("--blocks", type=a.integers(1), metavar="N,N,...",
+                        help="block sizes, each >= 1 (default: wave multiples up to the kernel's limit, in steps)")
+    parser.add_argument("--dynamic-lds", dest="dynamic_lds_grid", type=a.byte_sizes(), metavar="B,B,...",
                         help="dynamic LDS sizes in bytes (default: 0 and powers of two up to the target's limit)")
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
-    parser.add_argument("--plot", metavar="FILE", help="also draw occupancy against block size, dynamic LDS and "
-                        "VGPRs to FILE.svg/.png (needs matplotlib: amdocc[plot])")
-    parser.add_argument("--block", type=int, help="the kernel's block size, marked on the plot")
+    parser.add_argument("--plot", metavar="FILE", type=a.OutputFile((".png", ".svg", ".pdf")),
+                        help="also draw occupancy against block size, dynamic LDS and VGPRs to FILE "
+                             "(.png, .svg or .pdf; needs matplotlib: amdocc[plot])")
+    parser.add_argument("--block", type=a.integer(1), help="the kernel's block size, marked on the plot")
 
 
 def default_blocks(wave: int, limit: int) -> list[int]:
@@ -54,27 +52,33 @@ def default_dynamic_lds(static: int, per_workgroup: int) -> list[int]:
 
 
 def run(args) -> int:
-    from ..errors import UsageError
+    from ..demangle import display
     from ..models import occupancy, usage_of
+    from ..models.compat import place
     from ..targets import MAX_WORKGROUP_SIZE
     from .. import report
 
+    check_mode(args, FILE_DESTS)
+    if args.block is not None and not args.plot:
+        raise a.UsageError("--block marks the kernel on the plot, and no --plot is given")
+    where = None
     if args.paths:
+        selection = selection_of(args)
         failures: list[str] = []
-        chosen = list(selected_kernels(args, failures))
+        chosen = selected_kernels(args, selection, failures)
         for message in failures:
             print(f"amdocc: {message}", file=sys.stderr)
-        if len(chosen) != 1:
-            names = ", ".join(f"{k.name} ({co.processor})" for co, k, _ in chosen[:12])
-            raise UsageError(f"sweep needs exactly one kernel, {len(chosen)} selected"
-                             + (f": {names}" if names else "") + " (use --kernel and --target)")
-        co, kernel, target = chosen[0]
-        usage = usage_of(kernel, target)
-        title = f"{co.origin}: {kernel.name} on {usage.target.name}"
-        short_title = f"{kernel.name} on {usage.target.name}"
+        a.require_one_kernel(chosen, "sweep", selection)
+        co, kernel = chosen[0]
+        where = place(co.target_id, co.target, args.target, args.device, what_if=bool(args.what_if))
+        usage = usage_of(kernel, args.target, args.device)
+        name = display(kernel.name, args.mangled)
+        on = f" on {usage.target.name}" + (f" (what-if: {co.target_id} code cannot run there)"
+                                           if where is not None and where.what_if else "")
+        title, short_title = f"{co.origin}: {name}{on}", f"{name}{on}"
     else:
         if args.vgprs is None and args.arch_vgprs is None:
-            raise UsageError("give a PATH, or --target and --vgprs for manual mode")
+            raise a.UsageError("give a PATH, or --target (or --device) and --vgprs for manual mode")
         usage = manual_usage(args)
         title = short_title = f"manual kernel on {usage.target.name}"
     t = usage.target
@@ -82,19 +86,22 @@ def run(args) -> int:
     blocks = args.blocks or default_blocks(usage.wave, limit)
     lds_sizes = args.dynamic_lds_grid or default_dynamic_lds(usage.lds, t.lds_per_workgroup)
     options = model_options(args)
-    grid = []
+    grid, unit = [], None
     for dyn in lds_sizes:
-        row = []
         for block in blocks:
             occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model,
                             **options)
-            row.append(occ)
+            unit = unit or occ.unit
             grid.append({"block_size": block, "dynamic_lds": dyn, "blocks_per_cu": occ.blocks_per_cu,
-                         "waves_per_simd": occ.waves_per_simd, "limiter": occ.limiter, "error": occ.error})
+                         "blocks_per_wgp": occ.blocks_per_cu if occ.per_wgp else None, "unit": occ.unit,
+                         "waves_per_simd": occ.waves_per_simd, "limiter": occ.limiter, "error": occ.error,
+                         "launchable": occ.launchable})
     if args.json:
-        sys.stdout.write(report.dumps({"kernel": title, "model": args.model, "grid": grid}) + "\n")
+        sys.stdout.write(report.dumps({"kernel": title, "model": args.model, "unit": unit,
+                                       "built_for": where.built_for if where else None,
+                                       "what_if": bool(where and where.what_if), "grid": grid}) + "\n")
     else:
-        print(render(title, args.model, blocks, lds_sizes, grid))
+        print(render(title, args.model, blocks, lds_sizes, grid, unit))
     if args.plot:
         from .plot import plot_sweep
         plot_sweep(args.plot, usage, args.model, options, blocks, lds_sizes, short_title, block=args.block)
@@ -106,7 +113,7 @@ LIMITER_MARK = {"vgpr": "v", "agpr": "a", "sgpr": "s", "lds": "L", "waves": "w",
                 "workgroup_slots": "g", "block_size": "B", None: "?"}
 
 
-def render(title, model, blocks, lds_sizes, grid) -> str:
+def render(title, model, blocks, lds_sizes, grid, unit: str = "CU") -> str:
     cells = {(c["dynamic_lds"], c["block_size"]): c for c in grid}
     rows = []
     for dyn in lds_sizes:
@@ -116,5 +123,5 @@ def render(title, model, blocks, lds_sizes, grid) -> str:
             row.append(c["error"] or f"{c['blocks_per_cu']}{LIMITER_MARK.get(c['limiter'], '?')}")
         rows.append(row)
     legend = "limiter: v=VGPR s=SGPR L=LDS w=wave slots b=barriers B=block size"
-    return (f"{title} ({model} model): workgroups per CU, block size across, dynamic LDS bytes down\n"
+    return (f"{title} ({model} model): workgroups per {unit}, block size across, dynamic LDS bytes down\n"
             + table(rows, ["dyn LDS \\ block"] + [str(b) for b in blocks]) + f"\n  {legend}")

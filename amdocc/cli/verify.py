@@ -3,26 +3,34 @@ from __future__ import annotations
 
 import sys
 
-from .sweep import _int_list
+from . import args as a
 
 DESCRIPTION = """On a machine with a ROCm GPU, ask HIP's own occupancy API for every kernel in PATH
 that is built for this device, over a grid of block sizes and dynamic LDS sizes, and compare with
 amdocc's hip model under the profile of the runtime's own ROCm release (hipRuntimeGetVersion();
 --hip-profile overrides it). Prints the agreement; --record appends HIP's answers (with their
 inputs, the device's gcnArchName, the runtime version, the profile and the date) to a
-tables/hip_observed/ file. Exit 0 when every answer agrees, 1 when some disagree, 3 when no HIP
-runtime is usable."""
+tables/hip_observed/ file. Exit 0 when every answer agrees, 1 when some disagree, 2 on bad usage
+or unreadable input, 3 when no HIP runtime is usable."""
+
+
+def _hip_profiles():
+    from ..models.hip import profiles
+    return profiles()
 
 
 def add_arguments(parser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="+", metavar="PATH")
-    parser.add_argument("--blocks", type=_int_list, default=[64, 128, 256, 512, 1024], metavar="N,N,...")
-    parser.add_argument("--dynamic-lds", type=_int_list, default=[0, 16384], metavar="B,B,...")
-    parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
-    parser.add_argument("--hip-profile", metavar="NAME", help="the HIP profile to compare with (default: the "
+    parser.add_argument("--blocks", type=a.integers(1), default=[64, 128, 256, 512, 1024], metavar="N,N,...")
+    parser.add_argument("--dynamic-lds", type=a.byte_sizes(), default=[0, 16384], metavar="B,B,...")
+    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
+                        help="only kernels whose name (mangled or demangled) or symbol matches")
+    parser.add_argument("--hip-profile", metavar="NAME", type=a.OneOf(_hip_profiles, "HIP profile"),
+                        help="the HIP profile to compare with (default: the "
                         "runtime's own release, from hipRuntimeGetVersion())")
-    parser.add_argument("--record", metavar="FILE", help="append HIP's answers as [[observation]] rows")
+    parser.add_argument("--record", metavar="FILE", type=a.OutputFile((".toml",)),
+                        help="append HIP's answers as [[observation]] rows")
     parser.add_argument("--json", action="store_true")
 
 
@@ -30,8 +38,10 @@ def run(args) -> int:
     from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
     from .. import observed, report
     from .occupancy import selected_kernels
+    from .selection import Selection
     import amdocc
 
+    a.check_readable(args.paths)        # a missing file is bad input (2), whatever the runtime
     rt = runtime()
     if rt is None:
         raise HipUnavailable(f"amdocc verify needs a ROCm GPU: {unavailable_reason()}")
@@ -40,11 +50,15 @@ def run(args) -> int:
     if choice.warning:
         print(f"amdocc: {choice.warning}", file=sys.stderr)
     profile = {"profile": choice.profile} if choice.profile else {}
-    args.target, args.device = dev.processor, None
+    selection = Selection(dev.gcn_arch_name or dev.processor, None, args.kernel)
     failures: list[str] = []
     rows, agree, total = [], 0, 0
     recorded, not_asked = [], []
-    for co, kernel, target in selected_kernels(args, failures):
+    chosen = selected_kernels(args, selection, failures)
+    if not chosen and not failures:
+        raise a.UsageError(selection.nothing_selected())
+    for co, kernel in chosen:
+        target = selection.target
         for block in args.blocks:
             for dyn in args.dynamic_lds:
                 occ = amdocc.occupancy(kernel, target=target, block_size=block, dynamic_lds=dyn, **profile)

@@ -37,6 +37,8 @@ BUNDLE_SECTION_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
 _NON_ZERO = re.compile(rb"[^\x00]")
 _CONTAINER_MAGICS = (BUNDLE_MAGIC, CCOB_MAGIC, OFFLOAD_MAGIC)
 SMALL_FILE = 1 << 20
+# Names that say "this is device code": in a directory walk such a file is never passed over.
+CODE_OBJECT_SUFFIXES = (".co", ".hsaco", ".hipfb", ".fatbin")
 # A mapped file's pages count toward the process's resident size once read. Past this many
 # bytes of a region, pages already scanned are handed back, so a multi-GB file keeps RSS flat.
 RELEASE_EVERY = 64 << 20
@@ -74,7 +76,20 @@ def iter_files(root: str) -> Iterator[str]:
 
 def scan_file(path: str, limits: Limits = DEFAULT_LIMITS, in_directory: bool = False) -> Iterator[Item]:
     """Scan one file. Inside a directory walk, files that start like nothing amdocc reads
-    (sources, CSVs, scripts) are passed over silently instead of failing."""
+    (sources, CSVs, scripts) are passed over silently instead of failing, unless their name
+    says they are code objects (CODE_OBJECT_SUFFIXES): those are read, and a file that cannot
+    be read (empty, random bytes, truncated) is a Failed item, so nothing vanishes from a tree
+    and the walk goes on."""
+    if not in_directory:
+        yield from _scan_one(path, limits, False)
+        return
+    try:
+        yield from _scan_one(path, limits, True)
+    except AmdoccError as exc:
+        yield Failed(Origin(path), exc)
+
+
+def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
     origin = Origin(path)
     try:
         fh = open(path, "rb")
@@ -87,7 +102,7 @@ def scan_file(path: str, limits: Limits = DEFAULT_LIMITS, in_directory: bool = F
             # Small files are read whole at once (one read, not a peek and a read); large ones
             # are peeked at first, so a directory of big non-code files costs nothing.
             head = fh.read() if size <= SMALL_FILE else fh.read(64)
-            if not recognised(head[:64]):
+            if not recognised(head[:64]) and not path.lower().endswith(CODE_OBJECT_SUFFIXES):
                 return
             if size <= SMALL_FILE:
                 buf = head

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import functools
 
+from ..codeobject.target_id import TargetId
 from ..errors import UsageError
-from ..targets import Target, get_target
+from ..targets import Target
+from .compat import IncompatibleTarget, device_id, place
 from .hip import hip_occupancy
 from .hw import hw_occupancy
 from .llvm import llvm_occupancy
-from .record import LIMITERS, Occupancy
+from .record import LIMITERS, Occupancy, launch_check
 from .usage import KernelUsage, from_kernel, manual
 
 MODELS = ("hip", "llvm", "hw")
@@ -29,13 +31,18 @@ OPTIONS = {
 
 _DEFAULT_OPTIONS = {model: tuple(sorted(opts.items())) for model, opts in OPTIONS.items()}
 
-__all__ = ["LIMITERS", "MODELS", "KernelUsage", "Occupancy", "from_kernel", "manual", "occupancy",
-           "usage_of"]
+__all__ = ["LIMITERS", "MODELS", "IncompatibleTarget", "KernelUsage", "Occupancy", "from_kernel", "manual",
+           "occupancy", "usage_of"]
 
 
 def usage_of(kernel_or_resources, target=None, device=None) -> KernelUsage:
-    """Turn a Kernel, a KernelUsage or a dict of manual numbers into a KernelUsage."""
-    t = _resolve_target(target, device)
+    """Turn a Kernel, a KernelUsage or a dict of manual numbers into a KernelUsage on the
+    processor ``target``/``device`` name (no compatibility check: see :func:`occupancy`)."""
+    named = device_id(target, device)
+    return _usage(kernel_or_resources, named[1] if named else None)
+
+
+def _usage(kernel_or_resources, t: Target | None) -> KernelUsage:
     if isinstance(kernel_or_resources, KernelUsage):
         return kernel_or_resources if t is None or t is kernel_or_resources.target \
             else kernel_or_resources.with_(target=t)
@@ -48,56 +55,78 @@ def usage_of(kernel_or_resources, target=None, device=None) -> KernelUsage:
     raise UsageError(f"cannot compute occupancy of a {type(kernel_or_resources).__name__}")
 
 
-def _resolve_target(target, device) -> Target | None:
-    if device is not None:
-        from ..devices import Device, get_device
-        dev = device if isinstance(device, Device) else get_device(device)
-        if target is not None and _target(target) is not dev.target:
-            raise UsageError(f"device {dev.name} is a {dev.target.name}, not {_target(target).name}")
-        return dev.target
-    return _target(target) if target is not None else None
+def _built_for(kernel_or_resources) -> tuple[TargetId | None, Target | None]:
+    """The target id a kernel's code object was built for (None for numbers typed in)."""
+    if isinstance(kernel_or_resources, KernelUsage):
+        return TargetId(kernel_or_resources.target.name), kernel_or_resources.target
+    if hasattr(kernel_or_resources, "target_id"):
+        return kernel_or_resources.target_id, kernel_or_resources.target
+    return None, None
 
 
-def _target(target) -> Target:
-    return target if isinstance(target, Target) else get_target(str(target))
+def _whole(value, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{name} must be a whole number, not {value!r}")
 
 
 def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int | None = None,
-              dynamic_lds: int = 0, model: str = "hip", **options) -> Occupancy:
+              dynamic_lds: int = 0, model: str = "hip", what_if: bool = False, **options) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, and why.
 
     ``kernel_or_resources``: a parsed Kernel, a KernelUsage, or a dict of manual numbers
     (``vgprs``, ``agprs``, ``arch_vgprs``, ``sgprs``, ``lds``, ``wave``, ``wgp``,
-    ``max_flat_workgroup_size``) meaning what the metadata note means. ``target`` overrides the
-    processor; ``device`` names a product (its processor and, for HIP, its LDS). Options:
-    hip ``profile``; llvm ``lds_granule_rounding``, ``sgpr_trap_reserve``; hw ``trap_reserve``.
+    ``max_flat_workgroup_size``) meaning what the metadata note means. ``target`` (a processor
+    or target id such as ``gfx942:xnack-``) or ``device`` (a product: its processor and, for
+    HIP, its LDS) names where to evaluate. A kernel is evaluated only where its code object can
+    run (its processor with matching xnack/sramecc modes, or a member of its generic family);
+    elsewhere this raises an AmdoccError naming both, unless ``what_if=True``, and then the
+    record says ``what_if``. Options: hip ``profile``; llvm ``lds_granule_rounding``,
+    ``sgpr_trap_reserve``; hw ``trap_reserve``.
     """
+    opts = _model_options(model, options)
+    if block_size is None and model != "llvm":
+        raise UsageError(f"the {model} model needs a block size")
+    if block_size is not None:
+        _whole(block_size, "block_size")
+    _whole(dynamic_lds, "dynamic_lds")
+    if dynamic_lds < 0:
+        raise UsageError("dynamic LDS cannot be negative")
+    if what_if and target is None and device is None:
+        raise UsageError("what_if needs target= or device=: the processor to evaluate on")
+    code, code_target = _built_for(kernel_or_resources)
+    where = place(code, code_target, target, device, what_if=what_if)
+    lds_bytes = None
+    if device is not None and model == "hip":
+        from ..devices import Device, get_device
+        lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
+    if where is None and hasattr(kernel_or_resources, "memo"):
+        usage = from_kernel(kernel_or_resources)      # memoised on the kernel
+    else:
+        usage = _usage(kernel_or_resources, where.target if where else None)
+    if usage.wave not in usage.target.wave_sizes:      # a what-if cannot change the wave size
+        raise UsageError(f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
+                         f"only wave{'/'.join(map(str, usage.target.wave_sizes))}: no evaluation there can be right")
+    occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
+    if where is not None and where.built_for is not None:
+        warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
+        occ = occ._replace(built_for=where.built_for, what_if=where.what_if, warnings=warnings)
+    return occ
+
+
+def _model_options(model: str, options: dict) -> tuple:
     defaults = _DEFAULT_OPTIONS.get(model)
     if defaults is None:
         raise UsageError(f"unknown model {model!r} (choose from {', '.join(MODELS)})")
-    if options:
-        if "hip_profile" in options:
-            options["profile"] = options.pop("hip_profile")
-        unknown = set(options) - set(OPTIONS[model])
-        if unknown:
-            raise UsageError(f"model {model} takes no option {', '.join(sorted(unknown))} "
-                             f"(it takes: {', '.join(OPTIONS[model]) or 'none'})")
-        opts = tuple(sorted({**OPTIONS[model], **options}.items()))
-    else:
-        opts = defaults
-    if block_size is None and model != "llvm":
-        raise UsageError(f"the {model} model needs a block size")
-    if dynamic_lds < 0:
-        raise UsageError("dynamic LDS cannot be negative")
-    if device is not None:
-        from ..devices import Device, get_device
-        device = device if isinstance(device, Device) else get_device(device)
-    lds_bytes = device.lds if device is not None and model == "hip" else None
-    if target is None and device is None and hasattr(kernel_or_resources, "memo"):
-        usage = from_kernel(kernel_or_resources)      # memoised on the kernel
-    else:
-        usage = usage_of(kernel_or_resources, target, device)
-    return _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
+    if not options:
+        return defaults
+    options = dict(options)
+    if "hip_profile" in options:
+        options["profile"] = options.pop("hip_profile")
+    unknown = set(options) - set(OPTIONS[model])
+    if unknown:
+        raise UsageError(f"model {model} takes no option {', '.join(sorted(unknown))} "
+                         f"(it takes: {', '.join(OPTIONS[model]) or 'none'})")
+    return tuple(sorted({**OPTIONS[model], **options}.items()))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -109,9 +138,11 @@ def compute(usage: KernelUsage, model: str, block_size, dynamic_lds: int = 0, *,
             **options) -> Occupancy:
     """The uncached computation (the models themselves are pure functions)."""
     if model == "hip":
-        return hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
-    if model == "llvm":
-        return llvm_occupancy(usage, block_size, dynamic_lds,
-                              lds_granule_rounding=options.get("lds_granule_rounding", False),
-                              sgpr_trap_reserve=options.get("sgpr_trap_reserve", False))
-    return hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
+        occ = hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
+    elif model == "llvm":
+        occ = llvm_occupancy(usage, block_size, dynamic_lds,
+                             lds_granule_rounding=options.get("lds_granule_rounding", False),
+                             sgpr_trap_reserve=options.get("sgpr_trap_reserve", False))
+    else:
+        occ = hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
+    return launch_check(usage, occ)

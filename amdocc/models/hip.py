@@ -172,9 +172,6 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
     limits = _limits(b, block_size, lds)
     details["aluThreads"] = b.simds * b.wave * min(b.max_waves, b.vgpr_waves,
                                                     b.sgpr_waves if b.sgpr_waves is not None else INT_MAX)
-    if u.max_flat_workgroup_size is not None and block_size > u.max_flat_workgroup_size:
-        warnings.append(f"block size {block_size} exceeds the kernel's .max_flat_workgroup_size "
-                        f"{u.max_flat_workgroup_size}: HIP answers, but a launch would fail")
     if lds > t.lds_per_workgroup:
         warnings.append(f"{lds} B of LDS exceed the {t.lds_per_workgroup} B one workgroup may use")
     return build(**common, limits=limits, blocks=smallest(limits), warnings=warnings, **shape)

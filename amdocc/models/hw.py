@@ -42,9 +42,7 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
     limits: dict[str, int | None] = {}
     if block_size <= 0 or block_size > MAX_WORKGROUP_SIZE or (
             u.max_flat_workgroup_size is not None and block_size > u.max_flat_workgroup_size):
-        limits["block_size"] = 0
-        warnings.append(f"a block of {block_size} threads cannot launch (the kernel allows at most "
-                        f"{u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE})")
+        limits["block_size"] = 0          # the warning is launch_check's, the same for every model
     if waves_per_block:
         limits["vgpr"] = simds * waves_by_vgpr // waves_per_block
         if waves_by_sgpr is not None:

@@ -102,6 +102,10 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
     flags = [name for name, on in (("lds-granule-rounding", lds_granule_rounding),
                                    ("sgpr-trap-reserve", sgpr_trap_reserve)) if on]
     profile = "llvm22" + ("+" + "+".join(flags) if flags else "")
+    if block_size is not None and block_size < 1:     # no such launch: nothing to evaluate
+        return build("llvm", profile, t.name, block_size, dynamic_lds, {"block_size": 0}, blocks=0,
+                     waves_per_block=None, simds=t.simds(wgp), max_waves_per_simd=t.max_waves_per_simd,
+                     per_wgp=wgp, allocated={})
     wg_max = u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE
     wg_min, wg_hi = (block_size, block_size) if block_size else (1, wg_max)
     lds = u.lds + dynamic_lds

@@ -35,9 +35,25 @@ class Occupancy(NamedTuple):
     warnings: tuple[str, ...] = ()
     error: str | None = None            # e.g. "hipErrorUnknown": the API would not answer
     details: dict[str, Any] = {}        # the model's intermediate values
+    launchable: bool = True             # False: the block size cannot launch this kernel
+    built_for: str | None = None        # the code object's target id, when evaluated on a named processor
+    what_if: bool = False               # evaluated where the code object cannot run, as asked
+
+    @property
+    def unit(self) -> str:
+        """What ``blocks_per_cu`` and ``waves_per_cu`` count per: "WGP" or "CU"."""
+        return "WGP" if self.per_wgp else "CU"
 
     def as_dict(self) -> dict:
-        return self._asdict()
+        """The record as JSON fields. ``blocks_per_cu``/``waves_per_cu`` keep their v1 names and
+        count per WGP when ``unit`` is "WGP"; ``blocks_per_wgp``/``waves_per_wgp`` say so by name
+        (null when the unit is the CU)."""
+        out = self._asdict()
+        out["unit"] = self.unit
+        out["blocks_per_wgp"] = self.blocks_per_cu if self.per_wgp else None
+        out["waves_per_wgp"] = self.waves_per_cu if self.per_wgp else None
+        out["max_waves_per_wgp"] = self.max_waves_per_cu if self.per_wgp else None
+        return out
 
 
 def smallest(limits: dict[str, int | None]) -> int | None:
@@ -54,7 +70,10 @@ def build(model: str, profile: str | None, processor: str, block_size: int | Non
     knows waves per SIMD (LLVM without a block size) passes limits in waves and ``blocks=None``."""
     result = blocks if blocks is not None else waves_per_simd
     limiters = tuple(name for name in LIMITERS if limits.get(name) is not None and limits[name] == result)
-    if waves_per_simd is not None:
+    if blocks == 0:
+        # No workgroup fits, so no wave runs, whatever a per-wave limit alone would allow.
+        per_simd = waves_cu = 0
+    elif waves_per_simd is not None:
         per_simd = waves_per_simd
         waves_cu = per_simd * simds
     elif blocks is not None and waves_per_block:
@@ -72,3 +91,27 @@ def build(model: str, profile: str | None, processor: str, block_size: int | Non
                      limiter=limiters[0] if limiters else None, limiters=limiters, limits=dict(limits),
                      allocated=dict(allocated), warnings=tuple(warnings), error=error,
                      details=dict(details or {}))
+
+
+def launch_check(u, occ: Occupancy) -> Occupancy:
+    """Mark a block size that cannot launch the kernel, the same way for every model: the
+    record says ``launchable: false`` and carries one warning. Models that know the kernel's
+    limit answer 0 workgroups there; HIP's occupancy API does not read it and answers anyway."""
+    from ..targets import MAX_WORKGROUP_SIZE
+
+    block = occ.block_size
+    if block is None:
+        return occ
+    limit = min(u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
+    if 1 <= block <= limit:
+        return occ
+    if block < 1:
+        text = f"a block of {block} threads cannot launch"
+    elif u.max_flat_workgroup_size is not None and block > u.max_flat_workgroup_size:
+        text = (f"block size {block} exceeds the kernel's .max_flat_workgroup_size "
+                f"{u.max_flat_workgroup_size}: a launch fails")
+    else:
+        text = f"block size {block} exceeds the largest workgroup, {MAX_WORKGROUP_SIZE}: a launch fails"
+    if occ.blocks_per_cu:
+        text += "; HIP's occupancy API does not read .max_flat_workgroup_size and answers anyway"
+    return occ._replace(launchable=False, warnings=occ.warnings + (text,))

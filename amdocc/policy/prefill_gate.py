@@ -191,6 +191,7 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
     statically; returns the checks and the blocks per CU HIP would report."""
     import amdocc
     from ..codeobject.target_id import TargetId
+    from ..models.compat import why_not
     from ..targets import find_target
 
     checks = []
@@ -206,7 +207,8 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
     co = cos[0]
     checks.append(Check("kernel file", True, f"{path.name} parses ({co.target_id}, code object v{co.code_object_version})"))
     device = TargetId.parse(device_arch)
-    ok = co.target_id.matches(device)
+    target = find_target(device.processor)
+    ok = target is not None and why_not(co.target_id, co.target, device, target) is None
     checks.append(Check("target", ok, f"{path.name} is built for {co.target_id}; the device is {device}"
                         + ("" if ok else " — HIP would refuse to load it")))
     names = {k.name: k for k in co.kernels}
@@ -215,9 +217,8 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
     checks.append(Check("symbol", k is not None,
                         f"{kernel.knl_name} {'found' if k else 'not found'} in {path.name}"
                         + ("" if k else f" (it has {', '.join(sorted(x.name for x in co.kernels)) or 'no kernels'})")))
-    if k is None:
-        return checks, None
-    target = find_target(device.processor)
+    if k is None or not ok:
+        return checks, None            # no occupancy where the code cannot run
     limit = lds_bytes if lds_bytes is not None else (target.lds_per_workgroup if target else None)
     lds = k.resources.lds or 0
     checks.append(Check("lds", limit is not None and lds <= limit,
@@ -227,9 +228,9 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
     if block is None or target is None:
         checks.append(Check("occupancy", False, "block size or device processor unknown"))
         return checks, None
-    occ = amdocc.occupancy(k, target=target, block_size=block, device=None)
+    occ = amdocc.occupancy(k, target=device_arch, block_size=block)
     fits = occ.error is None and (occ.blocks_per_cu or 0) >= 1
-    checks.append(Check("occupancy", fits, f"{occ.blocks_per_cu} block(s) of {block} threads per CU "
+    checks.append(Check("occupancy", fits, f"{occ.blocks_per_cu} block(s) of {block} threads per {occ.unit} "
                         f"(limited by {occ.limiter})" if occ.error is None else f"HIP would answer {occ.error}"))
     return checks, occ.blocks_per_cu
 
@@ -247,6 +248,9 @@ def decide(*, arch: str, qo_len: int, kv_len: int, dtype: str = "bf16", head_dim
     being captured into a graph (a failed capture query counts as capturing); ``env`` defaults to
     os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the device.
     """
+    from ..targets import get_target
+
+    get_target(arch)                 # a processor the tables do not know is an error, not "never asm"
     env = os.environ if env is None else env
     names = _table()["env"]
     proc = processor_name(arch)

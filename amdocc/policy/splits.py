@@ -42,9 +42,24 @@ def _policies() -> tuple[dict[str, SplitPolicy], str, int]:
 
 
 def policy_for(arch: str) -> SplitPolicy:
-    """The policy of an architecture (its bare processor name); unknown ones get the default's."""
+    """The policy of an architecture (its bare processor name). A processor without a row gets
+    the default row's policy, as AITER does (see :func:`policy_fallback`); a processor that is
+    not in tables/targets.toml is an UnknownTargetError."""
+    from ..targets import get_target
+
+    get_target(arch)
     policies, default, _ = _policies()
     return policies.get(processor_name(arch), policies[default])
+
+
+def policy_fallback(arch: str) -> str | None:
+    """Why ``arch`` uses another processor's policy (AITER's documented fallback), or None."""
+    policies, default, _ = _policies()
+    proc = processor_name(arch)
+    if proc in policies:
+        return None
+    return (f"no split policy for {proc}: AITER falls back to {default}'s "
+            f"(tables/split_policies.toml has {', '.join(policies)})")
 
 
 def max_split_search() -> int:
@@ -81,14 +96,17 @@ class OccupancyAnswer:
     blocks_per_cu: int
     source: str                 # "given", "model", "hip", "recorded" or "default"
     detail: str = ""
+    unit: str = "CU"            # "WGP" when the model counted per WGP (RDNA kernels in WGP mode)
 
 
 def resolve_occupancy(*, occupancy: int | None = None, kernel=None, block_size: int | None = None,
                       dynamic_lds: int = 0, hip: Callable[[], int | None] | None = None,
-                      recorded: Callable[[], int | None] | None = None) -> OccupancyAnswer:
+                      recorded: Callable[[], int | None] | None = None, arch: str | None = None,
+                      what_if: bool = False) -> OccupancyAnswer:
     """Blocks per CU from the first source that answers, in this order: a value the caller gives;
-    the static HIP model on the kernel's code object; HIP itself when usable (``hip()`` returns
-    None when it is not); a recorded answer; the default of 2."""
+    the static HIP model on the kernel's code object (evaluated on ``arch`` when given: an
+    AmdoccError when the code object cannot run there, unless ``what_if``); HIP itself when
+    usable (``hip()`` returns None when it is not); a recorded answer; the default of 2."""
     if occupancy is not None:
         return OccupancyAnswer(int(occupancy), "given")
     if kernel is not None:
@@ -96,11 +114,13 @@ def resolve_occupancy(*, occupancy: int | None = None, kernel=None, block_size: 
             raise UsageError("the kernel's occupancy needs the launch block size")
         import amdocc
 
-        occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds)
+        where = {"target": arch, "what_if": what_if} if arch is not None else {}
+        occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **where)
         if occ.error is None and occ.blocks_per_cu:
+            label = " (what-if: its code object cannot run there)" if occ.what_if else ""
             return OccupancyAnswer(occ.blocks_per_cu, "model",
                                    f"hip model ({occ.profile}) on {getattr(kernel, 'name', 'the kernel')}, "
-                                   f"limited by {occ.limiter}")
+                                   f"limited by {occ.limiter}{label}", occ.unit)
     for source, ask in (("hip", hip), ("recorded", recorded)):
         if ask is not None:
             value = ask()
@@ -123,13 +143,16 @@ class SplitDecision:
     effective_cus: int | None = None
     window_tiles: int | None = None
     notes: tuple[str, ...] = field(default=())
+    policy_fallback: bool = False   # the arch has no policy row: AITER's fallback to the default row
+    warnings: tuple[str, ...] = field(default=())   # every fallback taken, in words
 
     def as_dict(self) -> dict:
         out = {name: getattr(self, name) for name in self.__slots__}
         if self.occupancy is not None:
-            out["occupancy"] = {"blocks_per_cu": self.occupancy.blocks_per_cu,
+            out["occupancy"] = {"blocks_per_cu": self.occupancy.blocks_per_cu, "unit": self.occupancy.unit,
                                 "source": self.occupancy.source, "detail": self.occupancy.detail}
         out["notes"] = list(self.notes)
+        out["warnings"] = list(self.warnings)
         return out
 
 
@@ -138,27 +161,33 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
                     aggressive: bool | None = None, occupancy: int | None = None, kernel=None,
                     block_size: int | None = None, dynamic_lds: int = 0,
                     hip: Callable[[], int | None] | None = None,
-                    recorded: Callable[[], int | None] | None = None) -> SplitDecision:
+                    recorded: Callable[[], int | None] | None = None, what_if: bool = False) -> SplitDecision:
     """AITER's _auto_num_splits, with occupancy from amdocc (see resolve_occupancy).
 
     ``aggressive`` is the streaming low-head case; when not given it is derived as AITER does:
-    ``num_heads <= 32 and seq_len_kv > 2 * seq_len``.
+    ``num_heads <= 32 and seq_len_kv > 2 * seq_len``. The kernel is evaluated on ``arch``: an
+    AmdoccError naming both processors when its code object cannot run there, unless ``what_if``.
+    Every fallback taken (another arch's policy, the policy's CU count, the default occupancy)
+    is in ``warnings``.
     """
     if rows_per_block < 1 or block_kv < 1 or seq_len < 0 or seq_len_kv < 0:
         raise UsageError("rows_per_block and block_kv must be positive, sequence lengths non-negative")
     policy = policy_for(arch)
+    warnings = [w for w in (policy_fallback(arch),) if w]
     grid_x = _ceil_div(seq_len, rows_per_block)
     cus, cu_source = (cu_count, "given") if cu_count else (policy.fallback_cu, "fallback")
+    if cu_source == "fallback":
+        warnings.append(f"CU count not given: the {policy.arch} policy's fallback of {cus} CUs is used")
     max_splits = max(1, (seq_len_kv // block_kv) // policy.min_tiles_per_split)
     common = dict(arch_policy=policy.arch, grid_x=grid_x, cu_count=cus, cu_source=cu_source,
-                  max_splits=max_splits)
+                  max_splits=max_splits, policy_fallback=bool(policy_fallback(arch)), warnings=tuple(warnings))
     if grid_x == 0:
         return SplitDecision(1, "empty grid", **common)
     if seq_len_kv < policy.min_seq_len_kv:
         return SplitDecision(1, f"seq_len_kv {seq_len_kv} below the policy's minimum {policy.min_seq_len_kv}",
                              **common)
     occ_args = dict(occupancy=occupancy, kernel=kernel, block_size=block_size, dynamic_lds=dynamic_lds,
-                    hip=hip, recorded=recorded)
+                    hip=hip, recorded=recorded, arch=arch, what_if=what_if)
     if not policy.occupancy_aware:
         target = policy.cu_oversub * cus
         occ = None
@@ -167,6 +196,7 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
         if aggressive:
             if policy.streaming_lowh_residency:
                 occ = resolve_occupancy(**occ_args)
+                common = _noting_default(common, occ)
                 streaming = policy.streaming_lowh_residency * occ.blocks_per_cu * cus
             else:
                 streaming = policy.streaming_lowh_cu_oversub * cus
@@ -178,8 +208,17 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
         return SplitDecision(splits, "fixed oversubscription" + (" (streaming low-head)" if aggressive else ""),
                              occupancy=occ, target=target, **common)
     occ = resolve_occupancy(**occ_args)
+    common = _noting_default(common, occ)
     effective = cus * occ.blocks_per_cu
     window = max(1, seq_len_kv // block_kv)
     splits = splits_by_wave_cost(grid_x, effective, window, max_splits, policy.block_overhead_tiles)
     return SplitDecision(splits, "wave-quantized cost over CUs x occupancy", occupancy=occ,
                          effective_cus=effective, window_tiles=window, **common)
+
+
+def _noting_default(common: dict, occ: OccupancyAnswer) -> dict:
+    """Add a warning when the occupancy is the conservative default rather than an answer."""
+    if occ.source != "default":
+        return common
+    text = f"occupancy unknown ({occ.detail}): AITER's conservative default of {occ.blocks_per_cu} blocks per CU is used"
+    return {**common, "warnings": common["warnings"] + (text,)}

@@ -93,13 +93,14 @@ def _kernel_and_image(obj, kernel_name: str | None):
 
 def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int = 0, *, stream=None,
                       device=None, kernel_name: str | None = None, profile: str | None = None,
-                      hip: Hip | None = None) -> BlocksPerCU:
+                      hip: Hip | None = None, what_if: bool = False) -> BlocksPerCU:
     """Workgroups of the kernel resident per CU at this block size and dynamic LDS.
 
-    ``device`` names a product or processor for the static model when no runtime is present;
-    ``hip`` overrides the runtime (tests pass a fake); ``profile`` the HIP release the model
-    reproduces (default: the runtime's own, from hipRuntimeGetVersion(); without a runtime, the
-    default profile).
+    ``device`` names a product (tables/devices.toml) or a processor / target id for the static
+    model when no runtime is present: an AmdoccError naming both processors when the kernel's
+    code object cannot run there, unless ``what_if``. ``hip`` overrides the runtime (tests pass
+    a fake); ``profile`` the HIP release the model reproduces (default: the runtime's own, from
+    hipRuntimeGetVersion(); without a runtime, the default profile).
     """
     import amdocc
 
@@ -111,10 +112,11 @@ def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int =
     kwargs = {"profile": choice.profile} if choice.profile else {}
     target_kwargs = {}
     if device is not None:
-        from ..devices import get_device
         from ..targets import find_target
-        t = find_target(device)
-        target_kwargs = {"target": t} if t is not None else {"device": get_device(device)}
+        is_processor = not hasattr(device, "compute_units") and find_target(str(device)) is not None
+        target_kwargs = {"target" if is_processor else "device": device, "what_if": what_if}
+    elif what_if:
+        raise UsageError("what_if needs device=: the processor to evaluate on")
     occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **target_kwargs, **kwargs)
     model = occ.blocks_per_cu
     where = dict(profile=occ.profile, runtime_version=choice.runtime_version)

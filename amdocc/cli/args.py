@@ -1,0 +1,418 @@
+"""The argument contract every subcommand shares.
+
+Each option that takes a value goes through one of the validated types below, so a bad value is
+a usage error (exit 2, argparse's usage line, then one line naming what is wrong and what is
+valid), never a traceback and never a silent default. Every type also lists values it must
+refuse (``invalid_examples``), so a test can walk each subcommand's parser and try them all:
+an option added later is covered without editing the test.
+
+Enumerations read their tables when a value is checked, not when the parser is built, so new
+processors, devices and HIP profiles are accepted as soon as their table rows exist, and the CLI
+starts without reading any table.
+
+The mode checks at the end refuse options that would be ignored: options of another model,
+manual resource numbers beside a PATH, file filters without a PATH.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..errors import UsageError
+
+
+class Invalid(argparse.ArgumentTypeError):
+    """A value an option refuses; argparse prints it after the option's name."""
+
+
+class ArgType:
+    """A validated argparse type: ``__call__`` converts or raises :class:`Invalid`."""
+
+    metavar = "VALUE"
+
+    def __call__(self, text: str):
+        raise NotImplementedError
+
+    def invalid_examples(self) -> list[str]:
+        """Values this type must refuse: empty, of the wrong type, out of range."""
+        return [""]
+
+    def example(self) -> str:
+        """A value this type accepts (tests fill required options with it)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.metavar
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Integer(ArgType):
+    """A whole number in [minimum, maximum] (decimal, or 0x hex)."""
+
+    minimum: int | None = None
+    maximum: int | None = None
+    what: str = "an integer"
+
+    def __call__(self, text: str) -> int:
+        value = _parse_int(text, self.what, self.describe())
+        return self.check(value, text)
+
+    def check(self, value: int, text: str) -> int:
+        if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
+            raise Invalid(f"{text!r} is out of range: expected {self.describe()}")
+        return value
+
+    def describe(self) -> str:
+        lo, hi = self.minimum, self.maximum
+        if lo is not None and hi is not None:
+            return f"{self.what} from {lo} to {hi}"
+        if lo is not None:
+            return f"{self.what} >= {lo}"
+        if hi is not None:
+            return f"{self.what} <= {hi}"
+        return self.what
+
+    def example(self) -> str:
+        return str(self.minimum if self.minimum is not None else 0)
+
+    def invalid_examples(self) -> list[str]:
+        out = ["", "abc", "1.5"]
+        if self.minimum is not None:
+            out.append(str(self.minimum - 1))
+        if self.maximum is not None:
+            out.append(str(self.maximum + 1))
+        return out
+
+
+def _parse_int(text: str, what: str, expected: str) -> int:
+    stripped = text.strip()
+    try:
+        if re.fullmatch(r"[+-]?0[xX][0-9a-fA-F]+", stripped):
+            return int(stripped, 16)
+        if re.fullmatch(r"[+-]?[0-9]+", stripped):
+            return int(stripped, 10)
+    except ValueError:
+        pass
+    raise Invalid(f"{text!r} is not {what}: expected {expected}" if text else f"empty value: expected {expected}")
+
+
+_BYTE_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20}
+
+
+@dataclass(frozen=True)
+class ByteSize(Integer):
+    """A byte count: an integer, optionally with a K/KiB or M/MiB suffix (powers of 1024)."""
+
+    minimum: int | None = 0
+    what: str = "a byte count"
+
+    def __call__(self, text: str) -> int:
+        m = re.fullmatch(r"\s*(0[xX][0-9a-fA-F]+|[+-]?[0-9]+)\s*([A-Za-z]*)\s*", text)
+        unit = m and _BYTE_UNITS.get(m.group(2).upper())
+        if not m or unit is None:
+            raise Invalid(f"{text!r} is not {self.what}: expected {self.describe()}" if text
+                          else f"empty value: expected {self.describe()}")
+        return self.check(int(m.group(1), 0) * unit, text)
+
+    def describe(self) -> str:
+        return super().describe() + " (bytes, or with a K/KiB or M/MiB suffix)"
+
+    def invalid_examples(self) -> list[str]:
+        return super().invalid_examples() + ["1e3", "64 parsecs"]
+
+
+@dataclass(frozen=True)
+class Number(ArgType):
+    """A real number >= minimum."""
+
+    minimum: float | None = None
+
+    def __call__(self, text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or value != value or value in (float("inf"), float("-inf")):
+            raise Invalid(f"{text!r} is not a finite number" if text else "empty value: expected a number")
+        if self.minimum is not None and value < self.minimum:
+            raise Invalid(f"{text!r} is out of range: expected a number >= {self.minimum:g}")
+        return value
+
+    def example(self) -> str:
+        return str(self.minimum if self.minimum is not None else 0)
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "abc", "nan"] + ([str(self.minimum - 1)] if self.minimum is not None else [])
+
+
+@dataclass(frozen=True)
+class ListOf(ArgType):
+    """Comma-separated values of one type, at least one."""
+
+    item: ArgType
+
+    def __call__(self, text: str) -> list:
+        parts = [p.strip() for p in text.split(",")]
+        if not text.strip() or any(not p for p in parts):
+            raise Invalid(f"{text!r}: expected comma-separated values, each {self.item.describe()}" if text
+                          else f"empty value: expected comma-separated values, each {self.item.describe()}")
+        return [self.item(p) for p in parts]
+
+    def describe(self) -> str:
+        return f"comma-separated {self.item.describe()}"
+
+    def example(self) -> str:
+        return self.item.example()
+
+    def invalid_examples(self) -> list[str]:
+        return ["", ",", "1,,2"] + [f"{self.item.example()},{bad}" for bad in self.item.invalid_examples() if bad]
+
+
+def integer(minimum: int | None = None, maximum: int | None = None) -> Integer:
+    return Integer(minimum, maximum)
+
+
+def integers(minimum: int | None = None, maximum: int | None = None) -> ListOf:
+    return ListOf(Integer(minimum, maximum))
+
+
+def byte_size(minimum: int = 0) -> ByteSize:
+    return ByteSize(minimum)
+
+
+def byte_sizes(minimum: int = 0) -> ListOf:
+    return ListOf(ByteSize(minimum))
+
+
+# -- enumerations -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OneOf(ArgType):
+    """One name from a set read at check time (a table's rows), or a fixed tuple."""
+
+    values: Callable[[], Iterable[str]] | tuple[str, ...]
+    what: str = "value"
+    convert: Callable[[str], object] = str
+
+    def valid(self) -> list[str]:
+        return [str(v) for v in (self.values() if callable(self.values) else self.values)]
+
+    def __call__(self, text: str):
+        valid = self.valid()
+        if text in valid:
+            return self.convert(text)
+        raise Invalid(f"unknown {self.what} {text!r} (choose from {', '.join(valid)})" if text
+                      else f"empty value: choose a {self.what} from {', '.join(valid)}")
+
+    def example(self) -> str:
+        return self.valid()[0]
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "bogus"]
+
+
+@dataclass(frozen=True)
+class Kinds(ArgType):
+    """A comma list of kinds from a fixed set, or "all" or "none"."""
+
+    kinds: tuple[str, ...]
+
+    def __call__(self, text: str) -> list[str]:
+        chosen = [k.strip() for k in text.split(",")]
+        if chosen == ["none"]:
+            return []
+        if chosen == ["all"]:
+            return list(self.kinds)
+        bad = [k for k in chosen if k not in self.kinds]
+        if bad:
+            shown = ", ".join(repr(b) for b in bad)
+            raise Invalid(f"unknown kind {shown} (choose from {', '.join(self.kinds)}, all or none)")
+        return list(dict.fromkeys(chosen))
+
+    def example(self) -> str:
+        return self.kinds[0]
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "bogus", f"{self.kinds[0]},bogus", f"{self.kinds[0]},"]
+
+
+# Target-id feature spellings (sram-ecc is the v2/v3-era name) → the targets table's column.
+_FEATURES = {"sramecc": "sramecc", "sram-ecc": "sramecc", "xnack": "xnack"}
+
+
+@dataclass(frozen=True)
+class Processor(ArgType):
+    """A processor or target id from tables/targets.toml, features allowed:
+    ``gfx942``, ``gfx942:sramecc+:xnack-``, ``amdgcn-amd-amdhsa--gfx90a:xnack+``."""
+
+    def __call__(self, text: str) -> str:
+        from ..targets import all_targets, find_target, processor_name, strip_triple
+
+        if not text.strip():
+            raise Invalid("empty value: expected a processor such as gfx942 or gfx942:sramecc+:xnack-")
+        target = find_target(text)
+        if target is None:
+            names = ", ".join(t.name for t in all_targets())
+            raise Invalid(f"unknown processor {processor_name(text)!r} (known: {names})")
+        for part in strip_triple(text).split(":")[1:]:
+            feature = _FEATURES.get(part[:-1].lower())
+            if part[-1:] not in ("+", "-") or feature is None:
+                raise Invalid(f"{text!r}: feature {part!r} is not sramecc+/- or xnack+/-")
+            if not getattr(target, feature):
+                raise Invalid(f"{text!r}: {target.name} has no {feature} setting")
+        return text.strip()
+
+    def example(self) -> str:
+        return "gfx942"
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "banana", "gfx9999", "gfx942:xnack"]
+
+
+@dataclass(frozen=True)
+class Device(ArgType):
+    """A product from tables/devices.toml (MI300X, MI355X, RX7900XTX, ...)."""
+
+    def __call__(self, text: str) -> str:
+        from ..devices import get_device
+        from ..errors import UnknownTargetError
+
+        if not text.strip():
+            raise Invalid("empty value: expected a device from tables/devices.toml such as MI300X")
+        try:
+            get_device(text)
+        except UnknownTargetError as exc:
+            raise Invalid(str(exc)) from None
+        return text
+
+    def example(self) -> str:
+        return "MI300X"
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "banana"]
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pattern(ArgType):
+    """A Python regular expression (matched with search), not empty."""
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            raise Invalid("empty pattern: give a regular expression (e.g. a part of the kernel's name)")
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise Invalid(f"{text!r} is not a regular expression: {exc}") from None
+        return text
+
+    def example(self) -> str:
+        return "."
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "(", "[a-"]
+
+
+@dataclass(frozen=True)
+class ExistingPath(ArgType):
+    """A file or directory that exists; "-" (standard input) when ``stdin`` allows it."""
+
+    stdin: bool = True
+    directory: bool | None = None      # True: must be a directory; False: must not be one
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            raise Invalid("empty path")
+        if text == "-" and self.stdin:
+            return text
+        if not os.path.exists(text):
+            raise Invalid(f"{text}: no such file or directory")
+        if self.directory is True and not os.path.isdir(text):
+            raise Invalid(f"{text}: not a directory")
+        if self.directory is False and os.path.isdir(text):
+            raise Invalid(f"{text}: is a directory, not a file")
+        return text
+
+    def example(self) -> str:
+        return "."
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "/nonexistent/amdocc-test-path"]
+
+
+@dataclass(frozen=True)
+class OutputFile(ArgType):
+    """A file to write: its directory must exist, and its suffix be one of ``suffixes`` (if any)."""
+
+    suffixes: tuple[str, ...] = ()
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            raise Invalid("empty path")
+        folder = os.path.dirname(os.path.abspath(text))
+        if not os.path.isdir(folder):
+            raise Invalid(f"{text}: directory {folder} does not exist")
+        if os.path.isdir(text):
+            raise Invalid(f"{text}: is a directory, not a file")
+        if self.suffixes and os.path.splitext(text)[1].lower() not in self.suffixes:
+            raise Invalid(f"{text}: unknown file type (use {', '.join(self.suffixes)})")
+        return text
+
+    def example(self) -> str:
+        return "out" + (self.suffixes[0] if self.suffixes else ".txt")
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "/nonexistent/dir/out" + (self.suffixes[0] if self.suffixes else ".txt")] + (
+            ["out.xyz"] if self.suffixes else [])
+
+
+def check_readable(paths: Iterable[str]) -> None:
+    """Every PATH exists ("-" is standard input), checked before slow or runtime-dependent work;
+    the message is the one reading the file would give."""
+    from ..errors import AmdoccError, Origin
+
+    for path in paths:
+        if path != "-" and not os.path.exists(path):
+            raise AmdoccError("cannot open: No such file or directory", Origin(path))
+
+
+# -- modes and contradictions ---------------------------------------------------------------
+
+def given(args, dest: str) -> bool:
+    """Whether the user gave an option (its value differs from the parser's default)."""
+    value = getattr(args, dest, None)
+    return value not in (None, []) and value != args._parser.get_default(dest)
+
+
+def flag_of(parser: argparse.ArgumentParser, dest: str) -> str:
+    for action in parser._actions:
+        if action.dest == dest and action.option_strings:
+            return max(action.option_strings, key=len)
+    return dest
+
+
+def refuse(args, dests: Iterable[str], why: str) -> None:
+    """A usage error naming every option of ``dests`` that was given: "OPTIONS: why"."""
+    shown = [flag_of(args._parser, d) for d in dests if given(args, d)]
+    if shown:
+        raise UsageError(f"{', '.join(shown)}: {why}")
+
+
+def require_one_kernel(chosen: list, what: str, selection) -> None:
+    """``chosen`` must hold exactly one kernel; otherwise say what is there."""
+    if len(chosen) == 1:
+        return
+    if not chosen:
+        raise UsageError(selection.nothing_selected())
+    from ..demangle import display
+
+    names = ", ".join(f"{display(k.name)} ({co.processor})" for co, k in chosen[:8])
+    more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
+    raise UsageError(f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} "
+                     "(narrow it with --kernel and --target)")
