@@ -7,7 +7,9 @@ caller may shed either.
 """
 from __future__ import annotations
 
-from . import compute
+import functools
+
+from . import _cached, compute
 from .record import Occupancy
 from .usage import KernelUsage
 
@@ -57,3 +59,17 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options) -> dict | None:
         return None
     return {"gain": gain, "unit": "blocks_per_cu" if occ.block_size is not None else "waves_per_simd",
             "shed": shed}
+
+
+def next_step_of(occ: Occupancy) -> dict | None:
+    """The next step of a record made by :func:`amdocc.occupancy`, from the inputs it carries.
+    A fresh dict each call (the cached answer is shared)."""
+    usage, opts, lds_bytes = occ.query
+    step = _cached_next_step(usage, occ.model, occ.block_size, occ.dynamic_lds, lds_bytes, opts)
+    return None if step is None else {**step, "shed": dict(step["shed"])}
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_next_step(usage: KernelUsage, model: str, block_size, dynamic_lds: int, lds_bytes, opts):
+    occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
+    return next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))
