@@ -2,7 +2,7 @@
 ``amdocc occupancy`` answers at the same inputs and what HIP's arithmetic gives by hand.
 
 Expected values come from the worked examples of research/hip-occupancy.md §9 and from its
-§4 algorithm written out below (``hip_blocks``), from LLVM's reading of the fixtures'
+§4 algorithm worked by hand (``oracle.hip_reference``), from LLVM's reading of the fixtures'
 metadata (the default block), and from ``amdocc occupancy --json`` for the star.
 """
 from __future__ import annotations
@@ -18,41 +18,14 @@ import pytest
 import amdocc
 from amdocc.cli.main import main
 from conftest import FIXTURES, ROOT
+from oracle.hip_reference import hip_blocks
 
 pytest.importorskip("matplotlib", reason="matplotlib (amdocc[plot]) is not installed")
 
 from amdocc.cli import plot  # noqa: E402  (needs matplotlib only when drawing)
 from amdocc.models import usage_of  # noqa: E402
-from amdocc.targets import get_target  # noqa: E402
 
 SAMPLE = str(amdocc.samples_path())
-
-
-# --- hip-occupancy.md §4 (newest runtime: trap-handler reserve, WGP mode parsed), by hand ---------
-
-# VGPRs per SIMD, granule (wave32 units on gfx10+), SGPRs per SIMD, SIMDs per CU, LDS bytes, HIP's
-# MaxWavesPerSimd: §12's GFX942 and GFX1100 rows.
-HIP_DEVICES = {"gfx942": (512, 8, 800, 4, 65536, 8), "gfx1100": (1536, 24, None, 2, 65536, 16)}
-
-
-def align_up_bitmask(v, a):
-    return (v + a - 1) & ~(a - 1)
-
-
-def hip_blocks(processor, vgprs, block, sgprs=0, lds=0, wave=64, wgp=False):
-    """Blocks per CU (per WGP) by §4 steps 2-8; None where HIP answers hipErrorUnknown."""
-    vmax, gran, sgpr_file, simd, lds_bytes, max_waves = HIP_DEVICES[processor]
-    if wave == 64 and processor != "gfx942":
-        vmax, gran = vmax >> 1, gran >> 1
-    vgpr_waves = vmax // align_up_bitmask(vgprs, gran) if vgprs else max_waves
-    if vgpr_waves == 0:
-        return None
-    waves = vgpr_waves
-    if sgprs and sgpr_file:
-        waves = min(waves, sgpr_file // (align_up_bitmask(sgprs, 16) + 16))
-    alu_threads = simd * (2 if wgp else 1) * min(max_waves, waves) * wave
-    by_lds = lds_bytes // lds if lds else 2**31 - 1
-    return min(alu_threads // align_up_bitmask(block, wave), by_lds)
 
 
 # --- reading the figure back ------------------------------------------------------------------------
