@@ -19,12 +19,16 @@ Main entry points:
     iter_load(source)             -> the same code objects as a stream, with what was skipped or failed
     samples_path()                -> a code object shipped with amdocc, to try things on
 
-Example:
+Example (16 KiB of static LDS on gfx1100: 65536 // 16384 = 4 workgroups per WGP; five need
+at most 65536 // 5 = 13107 bytes):
     >>> import amdocc
     >>> co = amdocc.load(amdocc.samples_path())[0]
+    >>> co.processor
+    'gfx1100'
     >>> k = co.kernel("_Z9saxpy_ldsfPKfPfi")
     >>> occ = amdocc.occupancy(k, block_size=256)
-    >>> occ.blocks_per_cu, occ.limiter, occ.next_step()
+    >>> occ.blocks_per_cu, occ.per_wgp, occ.limiter, occ.next_step()["shed"]
+    (4, True, 'lds', {'lds': 3277})
 
 Models: "hip" (default) is what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns, for
 a named runtime era (profile=); "llvm" is what LLVM 22 prints as '; Occupancy:'; "hw" is the
@@ -80,8 +84,9 @@ def load(source, *, strict: bool = True, limits=None):
         (files or entries that are not AMDGPU code) and ``.failed`` (what could not be read).
 
     Raises:
-        AmdoccError: the source cannot be read (FormatError, LimitError, or UsageError for a
-            missing path), when ``strict``.
+        AmdoccError: the source cannot be opened, or is not a code object or container at all
+            (FormatError); when ``strict``, also any part that cannot be read (FormatError, or
+            LimitError past a safety bound).
     """
     from .loader import load as _load
     from .containers import DEFAULT_LIMITS

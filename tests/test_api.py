@@ -63,6 +63,12 @@ def test_module_docstring_names_the_entry_points_and_help_renders_the_results():
         assert needle in text, needle
 
 
+def test_the_module_example_runs():
+    import doctest
+    failed, tried = doctest.testmod(amdocc, verbose=False, report=False)
+    assert tried >= 5 and failed == 0
+
+
 def test_import_stays_light():
     code = ("import sys, amdocc; heavy = [m for m in ('amdocc.cli', 'amdocc.models', 'amdocc.codeobject', "
             "'amdocc.runtime', 'amdocc.targets', 'matplotlib') if m in sys.modules]; print(heavy)")
