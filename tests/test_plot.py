@@ -260,6 +260,8 @@ def test_axes_never_degenerate_and_ticks_are_integers():
                 assert xhi > xlo and yhi > ylo, name
                 assert all(float(t).is_integer() for t in ax.get_yticks()), name
             assert all(float(t).is_integer() for t in p["axes"].get_xticks()), name
+        room = panels["lds"]["xs"][-1]
+        assert ("none fits" in panels["lds"]["axes"].get_xlabel()) == (room == 0)
 
 
 def test_wgp_parse_bug_profile_says_per_cu():

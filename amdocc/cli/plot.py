@@ -122,7 +122,9 @@ def curves(usage, model: str, options: dict, *, block: int | None, dynamic_lds: 
         return _key(lds_records[d])
 
     lds_xs = sorted(set(_lds_changes(lds_key, 0, room)) | {dynamic_lds})
-    lds_panel = Panel("lds", "dynamic LDS per block (KiB)", f"held: {block_text}, VGPRs {vgprs}",
+    lds_label = "dynamic LDS per block (KiB)" + (
+        "" if room else f": none fits beside {usage.lds} B of static LDS ({t.lds_per_workgroup} B per workgroup)")
+    lds_panel = Panel("lds", lds_label, f"held: {block_text}, VGPRs {vgprs}",
                       lds_xs, [lds_records.get(d) or at(usage, block, d) for d in lds_xs],
                       dynamic_lds, star)
 
@@ -179,7 +181,7 @@ def build_figure(usage, model: str, options: dict, *, block: int | None, dynamic
         if panel.reference is not None:
             ax.axhline(_number(panel.reference.waves_per_simd, panel.reference), color="#222222", linestyle=":",
                        gid="flat-range", label="LLVM over the flat workgroup range (no single block)")
-        _x_axis(ax, panel, usage.target.lds_granule)
+        _x_axis(ax, panel)
         ax.set_ylim(0, top * 1.05)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g} ({v / top:.0%})"))
@@ -226,14 +228,14 @@ def plot_sweep(path: str, usage, model: str, options: dict, *, block: int | None
         raise UsageError(f"--plot {path!r}: cannot write: {exc.strerror or exc}") from None
 
 
-def _x_axis(ax, panel: Panel, lds_granule: int) -> None:
+def _x_axis(ax, panel: Panel) -> None:
     """Limits with a small margin (a step at the first input stays visible), never degenerate;
     integer ticks, LDS in KiB on power-of-two boundaries."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
     lo, hi = panel.xs[0], panel.xs[-1]
     if hi <= lo:
-        hi = lo + (lds_granule if panel.name == "lds" else 1)
+        hi = lo + (1024 if panel.name == "lds" else 1)
     margin = (hi - lo) * 0.02
     ax.set_xlim(lo - margin, hi + margin)
     if panel.name == "lds":
