@@ -30,13 +30,32 @@ def add_arguments(parser) -> None:
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
-    parser.add_argument("--plot", metavar="FILE", type=a.OutputFile((".png", ".svg", ".pdf")),
+    parser.add_argument("--plot", metavar="FILE", type=PlotFile(),
                         help="also draw occupancy (waves per SIMD, and workgroups) against block size, "
                              "dynamic LDS and VGPRs to FILE (.png, .svg or .pdf; needs matplotlib: "
                              "amdocc[plot]); the star marks the kernel where `amdocc occupancy` evaluates "
                              "it: --block (default as there), the first --dynamic-lds size (default 0)")
     parser.add_argument("--block", type=a.integer(1), help="the kernel's block size, marked on the plot "
                         "(default: .reqd_workgroup_size, else .max_flat_workgroup_size, as `amdocc occupancy`)")
+
+
+class PlotFile(a.OutputFile):
+    """An image file matplotlib can write (checked when the option is parsed, before any work)."""
+
+    def __call__(self, text: str) -> str:
+        from .plot import check_plot_path   # imports matplotlib only when --plot is given
+
+        try:
+            check_plot_path(text)
+        except a.UsageError as exc:
+            raise a.Invalid(exc.message) from None
+        return text
+
+    def example(self) -> str:
+        return "out.png"
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "/nonexistent/dir/out.png", "out.xyz"]
 
 
 def default_blocks(wave: int, limit: int) -> list[int]:
@@ -64,9 +83,6 @@ def run(args) -> int:
     check_mode(args, FILE_DESTS)
     if args.block is not None and not args.plot:
         raise a.UsageError("--block marks the kernel on the plot, and no --plot is given")
-    if args.plot:
-        from .plot import check_plot_path
-        check_plot_path(args.plot)          # no matplotlib, an unwritable directory: before any work
     where = kernel = None
     if args.paths:
         selection = selection_of(args)

@@ -62,6 +62,8 @@ class BlocksPerCU(int):
         hip: HIP's answer, when the runtime was asked.
         reason: why this source answered (e.g. "the stream is capturing ...").
         profile: the HIP runtime profile the model reproduced.
+        runtime_version: the hipRuntimeGetVersion() value the profile was chosen from (None when
+            no runtime was asked).
     """
 
     source: str            # "hip" or "model"
