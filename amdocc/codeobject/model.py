@@ -7,6 +7,7 @@ from typing import Any
 from ..errors import Origin
 from ..targets import Target
 from .descriptor import Descriptor
+from .producer import Producer
 from .target_id import TargetId
 
 INFO, WARNING, ERROR = "info", "warning", "error"
@@ -80,6 +81,7 @@ class Kernel:
     target_id: TargetId
     target: Target | None                    # None when the processor is unknown
     code_object_version: int
+    producer: Producer | None = None         # the compiler its code object names (.comment)
     memo: dict = field(default_factory=dict, repr=False, compare=False)  # derived values, computed once
 
     def meta(self, key: str, default=None):
@@ -102,6 +104,7 @@ class CodeObject:
     kernels: list[Kernel] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     data: bytes = field(default=b"", repr=False)   # the code object's bytes (to load it into HIP)
+    producer: Producer | None = None         # the compiler its .comment names (clang's, else the linker's)
 
     @property
     def processor(self) -> str:
