@@ -10,8 +10,9 @@ DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for R
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
 
 Models: hip (default) reproduces hipModuleOccupancyMaxActiveBlocksPerMultiprocessor for a named
-runtime era (--hip-profile); llvm reproduces LLVM 22's '; Occupancy:' (waves per SIMD; without
---block over the flat workgroup range 1..max_flat_workgroup_size); hw estimates what the
+runtime era (--hip-profile); llvm reproduces LLVM's '; Occupancy:' (waves per SIMD; without
+--block over the flat workgroup range 1..max_flat_workgroup_size) under the rules of the LLVM
+that built the kernel (--llvm-version); hw estimates what the
 hardware does from the descriptor's allocation.
 
 File mode reads PATHs. Manual mode (no PATH) takes --target and register counts that mean what
@@ -23,10 +24,14 @@ def add_model_arguments(parser) -> None:
     parser.add_argument("--model", choices=("hip", "llvm", "hw"), default="hip", help="occupancy model (default hip)")
     parser.add_argument("--hip-profile", metavar="NAME", help="HIP runtime era to reproduce (default: newest; "
                         "see `amdocc occupancy --list-profiles`)")
+    parser.add_argument("--llvm-version", metavar="V",
+                        help="llvm: apply this LLVM's rules (22, 22.1.8, 24.0.0git, main, or llvm-22/llvm-23; "
+                             "default: the compiler the code object names in .comment)")
     parser.add_argument("--lds-granule-rounding", action="store_true",
-                        help="llvm: round LDS to its allocation granule (llvm PR #205637, 2026)")
+                        help="llvm: same as --llvm-version llvm-23, whose rules round LDS to its granule "
+                             "(llvm PR #205637) and invert the SGPR budget (PR #201342)")
     parser.add_argument("--sgpr-trap-reserve", action="store_true",
-                        help="llvm: SGPR occupancy as the exact inverse with the trap reserve (llvm PR #201342, 2026)")
+                        help="llvm: same as --llvm-version llvm-23 (see --lds-granule-rounding)")
     parser.add_argument("--no-trap-reserve", action="store_true", help="hw: do not charge 16 trap-handler SGPRs per wave")
 
 
@@ -70,7 +75,9 @@ def model_options(args) -> dict:
     if args.model == "hip":
         return {"profile": args.hip_profile} if args.hip_profile else {}
     if args.model == "llvm":
-        return {"lds_granule_rounding": args.lds_granule_rounding, "sgpr_trap_reserve": args.sgpr_trap_reserve}
+        from ..models.llvm_rules import version_option
+        version = version_option(args.llvm_version, args.lds_granule_rounding, args.sgpr_trap_reserve)
+        return {"llvm_version": version} if version else {}
     return {"trap_reserve": not args.no_trap_reserve}
 
 

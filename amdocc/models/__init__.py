@@ -1,7 +1,7 @@
 """Occupancy models: pure functions of (usage, target, block size, dynamic LDS, options).
 
 - ``hip``  what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns (a named runtime era)
-- ``llvm`` what LLVM 22 prints as ``; Occupancy:``
+- ``llvm`` what LLVM prints as ``; Occupancy:``, under the rules of the LLVM that built the kernel
 - ``hw``   the best physical estimate from what the descriptor allocates
 
 :func:`occupancy` is the one entry point; answers are cached, since callers ask the same
@@ -13,9 +13,11 @@ import functools
 
 from ..errors import UsageError
 from ..targets import Target, get_target
+from .applicable import check as check_applicable
 from .hip import hip_occupancy
 from .hw import hw_occupancy
 from .llvm import llvm_occupancy
+from .llvm_rules import version_option
 from .record import LIMITERS, Occupancy
 from .usage import KernelUsage, from_kernel, manual
 
@@ -23,7 +25,7 @@ MODELS = ("hip", "llvm", "hw")
 # Options each model accepts, with their defaults.
 OPTIONS = {
     "hip": {"profile": None},
-    "llvm": {"lds_granule_rounding": False, "sgpr_trap_reserve": False},
+    "llvm": {"llvm_version": None},
     "hw": {"trap_reserve": True},
 }
 
@@ -70,7 +72,11 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
     (``vgprs``, ``agprs``, ``arch_vgprs``, ``sgprs``, ``lds``, ``wave``, ``wgp``,
     ``max_flat_workgroup_size``) meaning what the metadata note means. ``target`` overrides the
     processor; ``device`` names a product (its processor and, for HIP, its LDS). Options:
-    hip ``profile``; llvm ``lds_granule_rounding``, ``sgpr_trap_reserve``; hw ``trap_reserve``.
+    hip ``profile``; llvm ``llvm_version`` (a version such as "22.1.8" or "24.0.0git", "main", or a
+    rule set of tables/llvm_rules.toml; default: the compiler the code object names;
+    ``lds_granule_rounding=True`` / ``sgpr_trap_reserve=True`` are spellings of the version that
+    brought them); hw ``trap_reserve``. A dynamic-VGPR kernel, or a processor fact no public
+    source pins that the model needs, is refused with a UsageError that gives the reason.
     """
     defaults = _DEFAULT_OPTIONS.get(model)
     if defaults is None:
@@ -78,6 +84,8 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
     if options:
         if "hip_profile" in options:
             options["profile"] = options.pop("hip_profile")
+        if model == "llvm":
+            _version_aliases(options)
         unknown = set(options) - set(OPTIONS[model])
         if unknown:
             raise UsageError(f"model {model} takes no option {', '.join(sorted(unknown))} "
@@ -100,6 +108,14 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
     return _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
 
 
+def _version_aliases(options: dict) -> None:
+    """Turn the llvm model's old switches into the version they are spellings of."""
+    if "lds_granule_rounding" in options or "sgpr_trap_reserve" in options:
+        options["llvm_version"] = version_option(options.get("llvm_version"),
+                                                 options.pop("lds_granule_rounding", False),
+                                                 options.pop("sgpr_trap_reserve", False))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _cached(usage: KernelUsage, model: str, block_size, dynamic_lds: int, lds_bytes, opts) -> Occupancy:
     return compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts))
@@ -108,10 +124,9 @@ def _cached(usage: KernelUsage, model: str, block_size, dynamic_lds: int, lds_by
 def compute(usage: KernelUsage, model: str, block_size, dynamic_lds: int = 0, *, lds_bytes=None,
             **options) -> Occupancy:
     """The uncached computation (the models themselves are pure functions)."""
+    check_applicable(usage, model)
     if model == "hip":
         return hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
     if model == "llvm":
-        return llvm_occupancy(usage, block_size, dynamic_lds,
-                              lds_granule_rounding=options.get("lds_granule_rounding", False),
-                              sgpr_trap_reserve=options.get("sgpr_trap_reserve", False))
+        return llvm_occupancy(usage, block_size, dynamic_lds, llvm_version=options.get("llvm_version"))
     return hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
