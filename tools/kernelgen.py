@@ -181,8 +181,8 @@ _ALIASES = {  # llc-22 processor aliases -> the gfx name whose e_flags they prod
 
 
 def _major_of(target: str) -> int:
-    """gfx<major><minor><stepping> (stepping is one hex digit); gfxN-...-generic."""
-    target = _ALIASES.get(target, target)
+    """gfx<major><minor><stepping> (stepping is one hex digit), maybe -strict; gfxN-...-generic."""
+    target = _ALIASES.get(target, target).removesuffix("-strict")
     m = re.match(r"gfx(\d+)-", target)
     if m:
         return int(m.group(1))
@@ -244,19 +244,31 @@ def _builtin_caps(target: str) -> TargetCaps:
 
 
 PROBE_JSON = Path(__file__).resolve().parent.parent / "tests" / "data" / "llvm22_target_probe.json"
-_PROBE: dict | None = None
+# What tools/probe_targets.py --compiler triton-llvm measured: the processors LLVM 22 does not know,
+# and gfx1250/gfx1251 as LLVM 24 sees them (no xnack).
+TRITON_PROBE_JSON = PROBE_JSON.with_name("triton_llvm_target_probe.json")
+_PROBES: dict[str, dict] = {}
 
 
-def _probe_data() -> dict:
-    global _PROBE
-    if _PROBE is None:
-        try:
-            import json
+def _read_json(path: Path) -> dict:
+    try:
+        import json
 
-            _PROBE = json.loads(PROBE_JSON.read_text())
-        except (OSError, ValueError):
-            _PROBE = {}
-    return _PROBE
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _probe_data(compiler: "Compiler | None" = None) -> dict:
+    """The measured facts for ``compiler``'s processors: llc-22's probe, overlaid for triton-llvm
+    with what that LLVM measured."""
+    name = compiler.name if compiler is not None else "llc-22"
+    if name not in _PROBES:
+        data = dict(_read_json(PROBE_JSON))
+        if name == TRITON_LLVM.name:
+            data.update({k: v for k, v in _read_json(TRITON_PROBE_JSON).items() if not k.startswith("_")})
+        _PROBES[name] = data
+    return _PROBES[name]
 
 
 def _caps_from_probe(target: str, p: dict) -> TargetCaps:
@@ -278,14 +290,15 @@ def _caps_from_probe(target: str, p: dict) -> TargetCaps:
     )
 
 
-def target_caps(target: str, source: str = "auto") -> TargetCaps:
+def target_caps(target: str, source: str = "auto", compiler: "Compiler | None" = None) -> TargetCaps:
     """Legal-input envelope of one processor.
 
     ``source="probe"`` reads tests/data/llvm22_target_probe.json (measured by
-    tools/probe_targets.py), ``"builtin"`` uses the table in this file (same values,
-    kept so the generator works without the JSON), ``"auto"`` prefers the probe."""
+    tools/probe_targets.py; for ``compiler`` triton-llvm, triton_llvm_target_probe.json first),
+    ``"builtin"`` uses the table in this file (same values, kept so the generator works without
+    the JSON), ``"auto"`` prefers the probe."""
     if source in ("auto", "probe"):
-        data = _probe_data()
+        data = _probe_data(compiler)
         p = data.get(target)
         if p is not None and p.get("kind") == "alias":
             p = data.get(p["alias_of"])
@@ -929,9 +942,10 @@ def _pick_lds(rng: random.Random, caps: TargetCaps) -> int:
 
 
 def random_spec(rng: random.Random, target: str, name: str,
-                variant: tuple[int, bool | None] | None = None) -> KernelSpec:
-    """One random kernel.  ``variant`` = (cov, xnack) fixes the module-level choices."""
-    caps = target_caps(target)
+                variant: tuple[int, bool | None] | None = None, compiler: "Compiler | None" = None) -> KernelSpec:
+    """One random kernel.  ``variant`` = (cov, xnack) fixes the module-level choices; ``compiler``
+    chooses whose measured envelope applies (llc-22's by default)."""
+    caps = target_caps(target, compiler=compiler)
     if variant is None:
         variant = _random_variant(rng, caps)
     cov, xnack = variant
@@ -983,19 +997,19 @@ def _random_variant(rng: random.Random, caps: TargetCaps) -> tuple[int, bool | N
 
 
 def random_specs(rng: random.Random, targets: Sequence[str] = DEFAULT_TARGETS, n: int = 1000,
-                 prefix: str = "k") -> list[KernelSpec]:
+                 prefix: str = "k", compiler: "Compiler | None" = None) -> list[KernelSpec]:
     """``n`` random specs spread round-robin over ``targets`` (names ``{prefix}{i}``).
 
     Module-level choices (code-object version, xnack) are drawn once per target: 75% of a
     target's kernels use (v6, default xnack), the rest one random other variant, so a run
     needs at most two modules per target (compile throughput is dominated by per-module cost)."""
     targets = list(targets)
-    extra = {t: _random_variant(rng, target_caps(t)) for t in targets}
+    extra = {t: _random_variant(rng, target_caps(t, compiler=compiler)) for t in targets}
     out = []
     for i in range(n):
         t = targets[i % len(targets)]
         v = (6, None) if rng.random() < 0.75 else extra[t]
-        out.append(random_spec(rng, t, f"{prefix}{i}", v))
+        out.append(random_spec(rng, t, f"{prefix}{i}", v, compiler))
     return out
 
 

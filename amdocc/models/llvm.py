@@ -108,20 +108,20 @@ def choose_rules(u: KernelUsage, llvm_version: str | None) -> RulesChoice:
     """The rules for this kernel: ``llvm_version`` when given, else its code object's compiler.
     A processor the chosen LLVM did not know is refused when the version was given, and moves the
     choice to the first LLVM that knew it when the version came from the code object (its .comment
-    may name an older linker than the compiler)."""
+    may name an older linker than the compiler) or from nowhere."""
     t = u.target
     if llvm_version is not None:
         choice = parse_version(llvm_version, t)
-        if t.since_llvm and choice.rules.releases[-1] < t.since_llvm:
-            raise UsageError(f"{choice.rules.name} rules cannot describe {t.name}: LLVM first knew it in "
-                             f"LLVM {t.since_llvm}")
+        if t.since_llvm and choice.llvm_major < t.since_llvm:
+            raise UsageError(f"LLVM {choice.llvm_major} ({choice.rules.name} rules) did not know {t.name}: "
+                             f"LLVM first knew it in LLVM {t.since_llvm}")
         return choice
     choice = rules_for_producer(u.producer, u.from_file, t)
-    if t.since_llvm and choice.rules.releases[-1] < t.since_llvm:
+    if t.since_llvm and choice.llvm_major < t.since_llvm:
         rules, _ = rules_for_version(t.since_llvm, False, f"LLVM {t.since_llvm}")
-        note = (f"{t.name} first appeared in LLVM {t.since_llvm}, so the compiler cannot be the one "
-                f"{choice.chosen_by} names; {rules.name} rules used")
-        return RulesChoice(rules, f"{t.name} needs LLVM {t.since_llvm}+", choice.warnings + (note,))
+        built = f", so it was not built by the LLVM {choice.llvm_major} its .comment names" if u.producer else ""
+        note = f"{t.name} first appeared in LLVM {t.since_llvm}{built}; {rules.name} rules used"
+        return RulesChoice(rules, f"{t.name} needs LLVM {t.since_llvm}+", choice.warnings + (note,), t.since_llvm)
     return choice
 
 

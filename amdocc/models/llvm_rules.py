@@ -67,6 +67,11 @@ class RulesChoice:
     rules: LlvmRules
     chosen_by: str
     warnings: tuple[str, ...] = ()
+    major: int | None = None     # the LLVM major the choice stands for (None: the rules' newest release)
+
+    @property
+    def llvm_major(self) -> int:
+        return self.major if self.major is not None else max(self.rules.releases)
 
     def as_dict(self) -> dict:
         return {"rules": self.rules.name, "summary": self.rules.summary, "chosen_by": self.chosen_by}
@@ -153,7 +158,7 @@ def parse_version(text: str, target: Target | None = None) -> RulesChoice:
     version = tuple(int(x) for x in (m.group("major"), m.group("minor"), m.group("patch")) if x is not None)
     rules, warnings = rules_for_version(version[0], is_snapshot(version, bool(m.group("git"))), f"LLVM {text}",
                                         target)
-    return RulesChoice(rules, f"--llvm-version {text}", tuple(warnings))
+    return RulesChoice(rules, f"--llvm-version {text}", tuple(warnings), version[0])
 
 
 def rules_for_producer(producer: Producer | None, from_file: bool, target: Target | None = None) -> RulesChoice:
@@ -172,7 +177,7 @@ def rules_for_producer(producer: Producer | None, from_file: bool, target: Targe
                         f"upstream LLVM {producer.version_text} lacks; {rules.name} rules used")
     via = "clang's .comment line" if producer.tool == "clang" else \
         ".comment linker line (the compiler is taken to be the linker's LLVM)"
-    return RulesChoice(rules, f"code object: {producer.text!r} ({via})", tuple(warnings))
+    return RulesChoice(rules, f"code object: {producer.text!r} ({via})", tuple(warnings), producer.major)
 
 
 def version_option(llvm_version: str | None, lds_granule_rounding: bool = False,
