@@ -57,6 +57,7 @@ class Target:
     source: str
     lds_per_wgp: int | None = None
     max_workgroups_per_wgp: int | None = None
+    lds_per_workgroup_wgp: int | None = None   # where WGP mode lets one workgroup use more (gfx13)
     generic_of: tuple[str, ...] = field(default=())
     # Facts no public source pins, each with the reason (a model that needs one refuses; see
     # models/applicable.py). Keys are column names, or "hw_wave_slots" for the physical wave slots.
@@ -78,6 +79,10 @@ class Target:
     @property
     def sgprs_limit_occupancy(self) -> bool:
         return bool(self.sgpr_waves)
+
+    def max_lds_per_workgroup(self, wgp: bool) -> int:
+        """The largest LDS one workgroup may use: in WGP mode gfx13 lets it take the whole WGP pool."""
+        return (self.lds_per_workgroup_wgp or self.lds_per_workgroup) if wgp else self.lds_per_workgroup
 
     def simds(self, wgp: bool) -> int:
         """SIMDs that share a kernel's resources: a WGP is two CUs."""
@@ -132,6 +137,7 @@ def _build(name: str, row: dict, source: str) -> Target:
         source=source,
         lds_per_wgp=row.get("lds_per_wgp") if row["wgp"] else None,
         max_workgroups_per_wgp=row.get("max_workgroups_per_wgp") if row["wgp"] else None,
+        lds_per_workgroup_wgp=row.get("lds_per_workgroup_wgp") if row["wgp"] else None,
         generic_of=tuple(row.get("generic_of", ())),
         unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
         since_llvm=row.get("since_llvm"),

@@ -267,6 +267,10 @@ def _kernel(co, name, symbol, md, descriptor, symbols, findings, data=b""):
     if descriptor is not None:
         for problem in descriptor.problems:
             findings.append(Finding("descriptor-bits", WARNING, problem))
+        if descriptor.fields.get("enable_dynamic_vgpr"):
+            findings.append(Finding("dynamic-vgpr", WARNING, "the descriptor enables dynamic VGPRs "
+                                    "(ENABLE_DYNAMIC_VGPR): VGPRs are allocated in blocks while the kernel "
+                                    "runs, so its VGPR count bounds no occupancy; the static models refuse it"))
     fn = symbol[:-3] if symbol.endswith(".kd") else symbol
     resource_symbols = symbols.resources.get(fn, {})
     resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings)
