@@ -257,8 +257,7 @@ def subarch_admits(subarch_name: str, processor: str) -> bool:
     if subarch_name == processor:
         return True
     family = find_target(subarch_name)
-    return family is None or not family.is_generic or processor in family.generic_of or \
-        processor == family.name
+    return family is None or processor in family.generic_of
 
 
 def strip_triple(text: str) -> str:
