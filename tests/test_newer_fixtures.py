@@ -33,28 +33,27 @@ def _text(fixture, kind):
     return (FIXTURES / fixture["oracle"][kind]).read_text()
 
 
-def _kernel_info(fixture) -> dict[str, dict[str, int]]:
-    """{kernel: {key: int}} from the compiler's '; Kernel info:' comments."""
+def _per_kernel(text: str, opens: str, value: str) -> dict[str, dict[str, int]]:
+    """{kernel: {key: int}}: lines matching ``opens`` start a kernel (its name is the last word),
+    lines matching ``value`` give (key, number)."""
     out, current = {}, None
-    for line in _text(fixture, "kernel-info").splitlines():
-        if line.startswith("# kernel "):
+    for line in text.splitlines():
+        if line.startswith(opens):
             current = out.setdefault(line.split()[-1], {})
-        m = re.match(r"; ([\w:]+)\s*[:=]\s*(\d+)", line)
+        m = re.match(value, line)
         if current is not None and m:
             current[m.group(1)] = int(m.group(2))
     return out
+
+
+def _kernel_info(fixture) -> dict[str, dict[str, int]]:
+    """The compiler's '; Kernel info:' comments."""
+    return _per_kernel(_text(fixture, "kernel-info"), "# kernel ", r"; ([\w:]+)\s*[:=]\s*(\d+)")
 
 
 def _directives(fixture) -> dict[str, dict[str, int]]:
-    """{kernel: {directive without .amdhsa_: int}}: the descriptor as the compiler wrote it."""
-    out, current = {}, None
-    for line in _text(fixture, "amdhsa").splitlines():
-        if line.startswith(".amdhsa_kernel "):
-            current = out.setdefault(line.split()[-1], {})
-        m = re.match(r"\.amdhsa_(\w+) (\d+)$", line)
-        if current is not None and m:
-            current[m.group(1)] = int(m.group(2))
-    return out
+    """The descriptor as the compiler wrote it (directives without .amdhsa_)."""
+    return _per_kernel(_text(fixture, "amdhsa"), ".amdhsa_kernel ", r"\.amdhsa_(\w+) (\d+)$")
 
 
 def _load(fixture):
