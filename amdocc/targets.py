@@ -273,8 +273,13 @@ def strip_triple(text: str) -> str:
 
 
 def get_target(name: str) -> Target:
-    """The Target for a processor name or target id; UnknownTargetError if the table lacks it."""
+    """The Target for a processor name or target id; UnknownTargetError if the table lacks it, or
+    if an amdgpu subarch triple names a processor the rest of the id contradicts."""
     proc = processor_name(name)
+    triple = find_triple(name)
+    if triple and triple.subarch_processor and not subarch_admits(triple.subarch_processor, proc):
+        raise UnknownTargetError(f"{name.strip()!r} names {triple.subarch_processor} in its triple "
+                                 f"({triple.arch}) but {proc} after it")
     try:
         return _targets()[proc]
     except KeyError:

@@ -162,6 +162,8 @@ def test_target_option_takes_the_amdgpu_spellings(capsys):
     assert len(set(answers)) == 1 and answers[0][0] == "gfx942"
     code, _, err = run_cli(capsys, *base, "--target", "amdgpu99.99-amd-amdhsa")
     assert code == 2 and "unknown processor" in err
+    code, _, err = run_cli(capsys, *base, "--target", "amdgpu9.42-amd-amdhsa--gfx950")
+    assert code == 2 and "names gfx942 in its triple" in err
 
 
 def test_llvm_version_option(capsys):
