@@ -31,6 +31,7 @@ import pytest
 
 import amdocc
 from amdocc.models import compute, from_kernel
+from conftest import REQUIRE
 from amdocc.models import llvm as llvm_model
 
 pytestmark = [pytest.mark.llvm22, pytest.mark.slow]
@@ -68,6 +69,13 @@ class Compared:
     want: int
 
 
+def _missing(reason):
+    """A missing oracle skips with its reason, or fails where oracles are required (.ci/run)."""
+    if REQUIRE:
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 def _draw(compiler, targets, n, prefix):
     import kernelgen
 
@@ -97,7 +105,7 @@ def _compile_and_compare(compiler, targets, n, tmp_path):
     import kernelgen
 
     if not compiler.available():
-        pytest.fail(f"{compiler.name} cannot run (is triton 3.9 installed?)")
+        _missing(f"{compiler.name} cannot run (is triton 3.9 installed?)")
     specs = _draw(compiler, targets, n, prefix="k") + _barrier_edges(targets)
     by_name = {s.name: s for s in specs}
     results = kernelgen.compile_many(specs, tmp_path / compiler.name, jobs=2, compiler=compiler)
@@ -175,7 +183,10 @@ def test_subarch_triples_are_the_ones_triton_asks_for():
     """kernelgen's amdgpu<subarch> spelling against Triton's own (amd.get_target_triple)."""
     import kernelgen
 
-    from triton._C.libtriton import amd
+    try:
+        from triton._C.libtriton import amd
+    except ImportError as exc:
+        _missing(f"triton is not installed: {exc}")
     for target in TRITON_TARGETS:
         if target.endswith("-strict"):
             continue   # Triton's core LLVM does not know it (backends/amd/compiler.py hard-codes it)

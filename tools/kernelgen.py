@@ -115,7 +115,7 @@ class Compiler:
 
     name: str
     command: tuple[str, ...]
-    link: tuple[str, ...]          # links an object: [*link, OBJ, "-o", HSACO]
+    link: tuple[str, ...] | None   # links an object: [*link, OBJ, "-o", HSACO]; None: -filetype=hsaco links
     subarch_triples: bool = False
 
     def triple(self, mcpu: str) -> str:
@@ -130,7 +130,8 @@ class Compiler:
 
 LLC22 = Compiler("llc-22", (LLC,), (LLD, "-shared"))
 _TRITON_LLC = (sys.executable, str(Path(__file__).resolve().with_name("triton_llc.py")))
-TRITON_LLVM = Compiler("triton-llvm", _TRITON_LLC, (*_TRITON_LLC, "--link"), subarch_triples=True)
+# One process compiles, assembles and links (with Triton's LLD): process start-up is most of the cost.
+TRITON_LLVM = Compiler("triton-llvm", _TRITON_LLC, None, subarch_triples=True)
 COMPILERS = {c.name: c for c in (LLC22, TRITON_LLVM)}
 
 # --------------------------------------------------------------------------------------
@@ -681,14 +682,14 @@ class BatchResult:
 
 def _compile_asm_robust(
     specs: list[KernelSpec], mcpu: str, cache_dir, errors: dict[str, str], counter: list[int],
-    compiler: Compiler = LLC22,
+    compiler: Compiler = LLC22, extra: tuple[str, ...] = (),
 ) -> tuple[list[KernelSpec], str | None]:
     """Compile to asm, dropping specs that make llc fail; return (kept specs, asm text)."""
     pending = list(specs)
     while pending:
         ir = render_module(pending)
         counter[0] += 1
-        r = run_llc(ir, mcpu, "asm", extra_args=_REMARK_ARGS, cache_dir=cache_dir, compiler=compiler)
+        r = run_llc(ir, mcpu, "asm", extra_args=_REMARK_ARGS + extra, cache_dir=cache_dir, compiler=compiler)
         if r.rc == 0:
             asm = (r.output or b"").decode()
             for fn, why in removed_functions(r.stderr).items():
@@ -707,15 +708,15 @@ def _compile_asm_robust(
             errors[pending[0].name] = msg
             return [], None
         half = len(pending) // 2
-        a, asm_a = _compile_asm_robust(pending[:half], mcpu, cache_dir, errors, counter, compiler)
-        b, asm_b = _compile_asm_robust(pending[half:], mcpu, cache_dir, errors, counter, compiler)
+        a, asm_a = _compile_asm_robust(pending[:half], mcpu, cache_dir, errors, counter, compiler, extra)
+        b, asm_b = _compile_asm_robust(pending[half:], mcpu, cache_dir, errors, counter, compiler, extra)
         pending = a + b
         if not pending:
             return [], None
         # both halves compile on their own; compile them together again (cheap, rare)
         ir = render_module(pending)
         counter[0] += 1
-        r = run_llc(ir, mcpu, "asm", extra_args=_REMARK_ARGS, cache_dir=cache_dir, compiler=compiler)
+        r = run_llc(ir, mcpu, "asm", extra_args=_REMARK_ARGS + extra, cache_dir=cache_dir, compiler=compiler)
         if r.rc == 0:
             return pending, (r.output or b"").decode()
         # give up on joint compilation: keep the first half only
@@ -783,7 +784,9 @@ def compile_batch(
     stem = stem or f"{target}_v{cov}_{hashlib.sha1(','.join(s.name for s in specs).encode()).hexdigest()[:10]}"
     errors: dict[str, str] = {}
     counter = [0]
-    kept, asm = _compile_asm_robust(specs, target, cache_dir, errors, counter, compiler)
+    # A compiler that links (link None) leaves the linked object of each IR it compiled beside it.
+    extra = (f"--hsaco-dir={workdir}",) if link and compiler.link is None else ()
+    kept, asm = _compile_asm_robust(specs, target, cache_dir, errors, counter, compiler, extra)
     res = BatchResult(None, {}, errors, target, cov, llc_calls=0)
     if asm is None or not kept:
         res.llc_calls = counter[0]
@@ -798,7 +801,18 @@ def compile_batch(
     for s in kept:
         if s.name not in res.infos:
             errors.setdefault(s.name, "kernel missing from llc output")
-    if link:
+    if link and compiler.link is None:
+        ir = render_module(kept)
+        linked = workdir / (hashlib.sha256(ir.encode()).hexdigest() + ".hsaco")
+        if not linked.exists():   # the asm came from a cache or a partial compile
+            counter[0] += 1
+            r = run_llc(ir, target, "hsaco", cache_dir=cache_dir, compiler=compiler)
+            if r.rc != 0:
+                raise RuntimeError(f"{compiler.name} failed to link what it compiled ({target}): {r.stderr[:500]}")
+            linked.write_bytes(r.output or b"")
+        res.hsaco = workdir / f"{stem}.hsaco"
+        os.replace(linked, res.hsaco)
+    elif link:
         obj_path = workdir / f"{stem}.o"
         if obj_via == "mc" and compiler is LLC22:
             s0 = kept[0]

@@ -1165,23 +1165,27 @@ def build_newer_bundle(objects: list[dict]) -> dict:
     dest = OUT / NEWER / "bundle_amdgpu_ids.hipfb"
     dest.write_bytes(blob)
     twin_ids = [HOST_ID, "hipv4-amdgcn-amd-amdhsa--gfx942", "hipv4-amdgcn-amd-amdhsa--gfx1250"]
-    twin = OUT / NEWER / "bundle_amdgcn_twin.hipfb"
+    scratch = WORK / NEWER
+    for t in ("gfx942", "gfx1250"):
+        shutil.copyfile(by_target[t], scratch / by_target[t].name)
     log: list = []
-    run([BUNDLER, "--type=o", "--bundle-align=4096", "--targets=" + ",".join(twin_ids),
-         "--input=/dev/null", f"--input={by_target['gfx942']}", f"--input={by_target['gfx1250']}",
-         f"--output={twin}"], log)
+    run([BUNDLER, "--type=o", "--bundle-align=4096", "--targets=" + ",".join(twin_ids), "--input=/dev/null",
+         f"--input={by_target['gfx942'].name}", f"--input={by_target['gfx1250'].name}",
+         "--output=bundle_amdgcn_twin.hipfb"], log, cwd=scratch)
+    twin = store(scratch / "bundle_amdgcn_twin.hipfb", NEWER)
     unbundled = {}
     for eid in twin_ids[1:]:
-        out = WORK / NEWER / f"twin-{safe(eid)}.co"
-        run([BUNDLER, "--unbundle", "--type=o", f"--input={twin}", f"--targets={eid}", f"--output={out}"], log)
-        unbundled[eid] = sha256(out)
+        out = f"twin-{safe(eid)}.co"
+        run([BUNDLER, "--unbundle", "--type=o", "--input=bundle_amdgcn_twin.hipfb", f"--targets={eid}",
+             f"--output={out}"], log, cwd=scratch)
+        unbundled[eid] = sha256(scratch / out)
     return {"file": rel(dest), "kind": "bundle", "hand_assembled": True,
             "why": "bundle entry ids in LLVM main's amdgpu<subarch> spelling (llvm PR #206482)",
             "layout": "ClangOffloadBundler.rst: magic, u64 count, (u64 offset, u64 size, u64 id length, id) "
                       "per entry, payloads 4096-aligned; written by tools/make_fixtures.py _write_bundle",
             "entries": [{"id": eid, "target": t, "sha256": sha256(by_target[t])} for eid, t in ids],
             "twin": {"file": rel(twin), "commands": log, "bundler_list":
-                     run([BUNDLER, "--list", "--type=o", f"--input={twin}"]).stdout.split(),
+                     run([BUNDLER, "--list", "--type=o", f"--input={twin.name}"], cwd=twin.parent).stdout.split(),
                      "unbundled_sha256": unbundled}}
 
 

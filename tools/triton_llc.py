@@ -9,6 +9,8 @@ points take LLVM IR and give AMDGPU assembly (the same asm printer as llc, with 
 them in llc's command line so tools/kernelgen.py can use that LLVM as a second oracle::
 
     triton_llc.py -mtriple=amdgpu9.42-amd-amdhsa -mcpu=gfx942 -filetype=asm -o - - < kernel.ll
+    triton_llc.py -mtriple=... -mcpu=gfx942 -filetype=hsaco -o kernel.hsaco - < kernel.ll
+    triton_llc.py ... -filetype=asm --hsaco-dir=DIR    # also DIR/<sha256 of the IR>.hsaco, on success
     triton_llc.py --revision
     triton_llc.py --link kernel.o -o kernel.hsaco     # Triton's own link step (amd.link_hsaco)
 
@@ -21,6 +23,7 @@ loaded).
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import importlib.util
 import os
 import sys
@@ -115,10 +118,21 @@ def link(argv: list[str]) -> int:
     if len(argv) != 3 or argv[1] != "-o":
         print("usage: triton_llc.py --link OBJ -o HSACO", file=sys.stderr)
         return 2
+    link_file(argv[0], argv[2])
+    return 0
+
+
+def link_file(obj: str, hsaco: str) -> None:
     from triton._C.libtriton import amd   # imported only here: it loads all of Triton's core
 
-    amd.link_hsaco(argv[0], argv[2])
-    return 0
+    amd.link_hsaco(obj, hsaco)
+
+
+def link_bytes(obj: bytes) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="triton-llc-") as tmp:
+        Path(tmp, "k.o").write_bytes(obj)
+        link_file(str(Path(tmp, "k.o")), str(Path(tmp, "k.hsaco")))
+        return Path(tmp, "k.hsaco").read_bytes()
 
 
 def main(argv: list[str]) -> int:
@@ -133,7 +147,7 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["--link"]:
         return link(argv[1:])
-    opts = {"-mtriple": "", "-mcpu": "", "-filetype": "asm", "-mattr": "", "-o": "-"}
+    opts = {"-mtriple": "", "-mcpu": "", "-filetype": "asm", "-mattr": "", "-o": "-", "--hsaco-dir": ""}
     inputs, args = [], list(argv)
     while args:
         arg = args.pop(0)
@@ -151,7 +165,10 @@ def main(argv: list[str]) -> int:
 
     def build():
         asm = compile_ir(lib, ir, triple, cpu, features)
-        return asm if opts["-filetype"] == "asm" else assemble(lib, asm, triple, cpu, features)
+        if opts["-filetype"] == "asm":
+            return asm
+        obj = assemble(lib, asm, triple, cpu, features)
+        return obj if opts["-filetype"] == "obj" else link_bytes(obj)   # "hsaco": linked as Triton links
 
     result, printed = _captured_stderr(build)
     sys.stderr.write(printed)
@@ -160,6 +177,10 @@ def main(argv: list[str]) -> int:
         return 1
     if "error:" in printed:
         return 1
+    if opts["--hsaco-dir"] and opts["-filetype"] == "asm":
+        # The linked object of the same IR, so a caller that wants both starts one process, not two.
+        obj = assemble(lib, result, triple, cpu, features)
+        Path(opts["--hsaco-dir"], hashlib.sha256(ir).hexdigest() + ".hsaco").write_bytes(link_bytes(obj))
     if opts["-o"] == "-":
         sys.stdout.buffer.write(result)
     else:
