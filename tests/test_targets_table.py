@@ -15,6 +15,7 @@ import pytest
 
 from amdocc.models.llvm import sgpr_waves
 from amdocc.models.llvm_rules import rules_named
+from amdocc.tabledata import load_table
 from amdocc.targets import all_targets, get_target, target_by_mach
 from conftest import TESTS
 
@@ -55,6 +56,19 @@ def test_newer_row_matches_triton_llvm(t):
     is overridden there: that LLVM predates llvm PR #222615)."""
     rules = rules_named("llvm-23")
     assert_row_matches_probe(rules.target_view(t), TRITON_PROBE[t.name], rules.sgpr_occupancy, rounds_lds=True)
+
+
+def test_newer_rows_cite_every_column():
+    """LLVM 22 cannot measure these rows, so each column (inherited ones too) names its source."""
+    raw = load_table("targets.toml")
+    merged: dict[str, dict] = {}
+    for name, row in raw.items():
+        merged[name] = {k: v for k, v in merged.get(row.get("like"), {}).items() if k != "generic_of"}
+        merged[name].update({k: v for k, v in row.items() if k not in ("like", "source")})
+    for t in NEWER:
+        columns = set(merged[t.name]) - {"cite"}
+        cite = raw[t.name].get("cite", {})
+        assert columns == set(cite) and all(str(v).strip() for v in cite.values()), (t.name, columns ^ set(cite))
 
 
 def assert_row_matches_probe(t, p, sgpr_rule, rounds_lds):

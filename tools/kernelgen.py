@@ -10,6 +10,11 @@ directives and the scalar keys of the code-object metadata).
 It is deliberately independent of the ``amdocc`` package: it is the *oracle*
 side of the differential tests and must never import it.
 
+Two compilers (:class:`Compiler`): ``LLC22`` (Debian's llc-22 + ld.lld-22, the default) and
+``TRITON_LLVM``, the AMD code generator Triton 3.9 bundles (LLVM 24.0.0git), driven through
+tools/triton_llc.py with LLVM main's ``amdgpu<subarch>`` triples and linked by Triton's own LLD;
+every compile function takes ``compiler=``.
+
 How register pressure is created (measured on LLVM 22.1.8):
 
 * one empty inline-asm statement per register class, clobbering only the
