@@ -7,17 +7,18 @@ the table the way LLVM's AMDGPUBaseInfo reads its feature bits.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 
 from .errors import UnknownTargetError
 from .tabledata import load_table
 
 REGISTER_FILES = ("none", "separate", "unified")
-DESCRIPTOR_LAYOUTS = ("gfx6", "gfx90a", "gfx10", "gfx11", "gfx12", "gfx1250")
+DESCRIPTOR_LAYOUTS = ("gfx6", "gfx90a", "gfx10", "gfx11", "gfx12", "gfx1250", "gfx13")
 # The largest workgroup on every AMDGPU processor (LLVM's flat-workgroup-size cap; ROCr's
 # HSA_AGENT_INFO_WORKGROUP_MAX_SIZE; HIP's maxThreadsPerBlock).
 MAX_WORKGROUP_SIZE = 1024
-TRIPLE = "amdgcn-amd-amdhsa"
+TRIPLE = "amdgcn-amd-amdhsa"   # the legacy spelling; see find_triple for the amdgpu<subarch> one
 # SGPRs the trap handler reserves per wave on gfx6-9 (rocm-systems PR #10618, llvm PR #201342).
 TRAP_HANDLER_SGPRS = 16
 
@@ -56,7 +57,12 @@ class Target:
     source: str
     lds_per_wgp: int | None = None
     max_workgroups_per_wgp: int | None = None
+    lds_per_workgroup_wgp: int | None = None   # where WGP mode lets one workgroup use more (gfx13)
     generic_of: tuple[str, ...] = field(default=())
+    # Facts no public source pins, each with the reason (a model that needs one refuses; see
+    # models/applicable.py). Keys are column names, or "hw_wave_slots" for the physical wave slots.
+    unknown: dict[str, str] = field(default_factory=dict)
+    since_llvm: int | None = None     # first LLVM release major that knows the processor (None: 22 or older)
 
     @property
     def major(self) -> int:
@@ -74,6 +80,10 @@ class Target:
     def sgprs_limit_occupancy(self) -> bool:
         return bool(self.sgpr_waves)
 
+    def max_lds_per_workgroup(self, wgp: bool) -> int:
+        """The largest LDS one workgroup may use: in WGP mode gfx13 lets it take the whole WGP pool."""
+        return (self.lds_per_workgroup_wgp or self.lds_per_workgroup) if wgp else self.lds_per_workgroup
+
     def simds(self, wgp: bool) -> int:
         """SIMDs that share a kernel's resources: a WGP is two CUs."""
         return self.simds_per_cu * (2 if wgp else 1)
@@ -85,7 +95,7 @@ class Target:
         return max(arch, agpr)
 
 
-def _wave_map(value: dict, key: str, row: str) -> dict[int, int]:
+def wave_map(value: dict, key: str, row: str) -> dict[int, int]:
     out = {}
     for k, v in value.items():
         if not k.startswith("w") or not k[1:].isdigit():
@@ -103,9 +113,9 @@ def _build(name: str, row: dict, source: str) -> Target:
         wave_sizes=tuple(row["wave_sizes"]),
         default_wave=int(row["default_wave"]),
         register_file=row["register_file"],
-        vgprs=_wave_map(row["vgprs"], "vgprs", name),
-        vgpr_alloc_granule=_wave_map(row["vgpr_alloc_granule"], "vgpr_alloc_granule", name),
-        vgpr_encode_granule=_wave_map(row["vgpr_encode_granule"], "vgpr_encode_granule", name),
+        vgprs=wave_map(row["vgprs"], "vgprs", name),
+        vgpr_alloc_granule=wave_map(row["vgpr_alloc_granule"], "vgpr_alloc_granule", name),
+        vgpr_encode_granule=wave_map(row["vgpr_encode_granule"], "vgpr_encode_granule", name),
         addressable_vgprs=int(row["addressable_vgprs"]),
         agprs=int(row["agprs"]),
         max_waves_per_simd=int(row["max_waves_per_simd"]),
@@ -127,7 +137,10 @@ def _build(name: str, row: dict, source: str) -> Target:
         source=source,
         lds_per_wgp=row.get("lds_per_wgp") if row["wgp"] else None,
         max_workgroups_per_wgp=row.get("max_workgroups_per_wgp") if row["wgp"] else None,
+        lds_per_workgroup_wgp=row.get("lds_per_workgroup_wgp") if row["wgp"] else None,
         generic_of=tuple(row.get("generic_of", ())),
+        unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
+        since_llvm=row.get("since_llvm"),
     )
     if t.register_file not in REGISTER_FILES:
         raise ValueError(f"targets.toml [{name}]: register_file {t.register_file!r}")
@@ -177,21 +190,96 @@ def all_targets() -> list[Target]:
 
 
 def processor_name(text: str) -> str:
-    """The bare processor of a target id, triple-prefixed or not: 'amdgcn-amd-amdhsa--gfx90a:xnack-' → 'gfx90a'."""
+    """The bare processor of a target id, triple-prefixed or not: 'amdgcn-amd-amdhsa--gfx90a:xnack-' and
+    'amdgpu9.0a-amd-amdhsa-unknown-gfx90a:xnack-' → 'gfx90a'; a bare subarch triple
+    'amdgpu9.0a-amd-amdhsa' → 'gfx90a'."""
     return strip_triple(text).split(":", 1)[0].lower()
 
 
+# The AMDGPU triple as a target id or bundle entry id spells it: the legacy arch "amdgcn", or (LLVM
+# main, llvm PRs #206480/#206482, 2026) "amdgpu" with an optional subarch naming the processor.
+_TRIPLE_RE = re.compile(r"(?:^|-)(?P<arch>amdgcn|amdgpu(?P<sub>\d+(?:\.[0-9a-z]+)?)?)-amd-amdhsa(?=-|$)",
+                        re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class TripleMatch:
+    """Where an AMDGPU HSA triple sits in a text, and what follows it."""
+
+    arch: str                 # "amdgcn", "amdgpu" or "amdgpu<subarch>"
+    subarch_processor: str | None   # the processor a subarch names ('9.42' → 'gfx942'), else None
+    environment: str          # "" or e.g. "unknown" (LLVM main writes "-unknown-" before the processor)
+    rest: str                 # the target id after the triple (processor and features), maybe ""
+
+
+def find_triple(text: str) -> TripleMatch | None:
+    """The AMDGPU HSA triple in a target id or bundle entry id, or None when it has none.
+
+    Accepts 'amdgcn-amd-amdhsa--gfx942', the 3-field 'amdgcn-amd-amdhsa-gfx906',
+    'amdgpu9.42-amd-amdhsa-unknown-gfx942' and an offload-kind prefix ('hipv4-...')."""
+    m = _TRIPLE_RE.search(text.strip())
+    if m is None:
+        return None
+    rest = text.strip()[m.end():]
+    rest = rest[1:] if rest.startswith("-") else rest
+    environment = ""
+    if rest and not rest.lower().startswith("gfx") and "-" in rest:
+        environment, rest = rest.split("-", 1)   # processors start with "gfx"; anything else is the environment
+    sub = m.group("sub")
+    return TripleMatch(m.group("arch").lower(), subarch_processor(sub) if sub else None, environment, rest)
+
+
+# A major-only subarch names its family's generic target, except where LLVM names another processor
+# (TargetParser.cpp AMDGPUSubArchNames, LLVM main: gfx6-8 have no generic target; amdgpu10 is
+# gfx10-1-generic).
+_FAMILY_SUBARCH = {"6": "gfx600", "7": "gfx700", "8": "gfx801", "10": "gfx10-1-generic"}
+
+
+def subarch_processor(sub: str) -> str | None:
+    """The processor an amdgpu subarch names (llvm/test/CodeGen/AMDGPU/elf-header-flags-mach.ll and
+    TargetParser.cpp, LLVM main): '9.42' → gfx942, '9.0a' → gfx90a, '12.50s' → gfx1250-strict,
+    '9.4' → gfx9-4-generic, '11' → gfx11-generic. A family subarch may prefix any of its members
+    ('amdgpu11-amd-amdhsa-unknown-gfx1101'). None when the text is not a subarch."""
+    m = re.fullmatch(r"(\d+)(?:\.(\d)([0-9a-z])?(s)?)?", sub.lower())
+    if m is None:
+        return None
+    major, minor, stepping, strict = m.groups()
+    if minor is None:
+        return _FAMILY_SUBARCH.get(major, f"gfx{major}-generic")
+    if stepping is None:
+        return None if strict else f"gfx{major}-{minor}-generic"
+    return f"gfx{major}{minor}{stepping}" + ("-strict" if strict else "")
+
+
+def subarch_admits(subarch_name: str, processor: str) -> bool:
+    """Whether a triple whose subarch names ``subarch_name`` may carry ``processor``: the same
+    processor, a member of that generic target, or a subarch this table cannot judge."""
+    if subarch_name == processor:
+        return True
+    family = find_target(subarch_name)
+    return family is None or processor in family.generic_of
+
+
 def strip_triple(text: str) -> str:
-    """A target id without its 'amdgcn-amd-amdhsa--' (or offload-kind) prefix."""
+    """A target id without its triple ('amdgcn-amd-amdhsa--', 'amdgpu9.42-amd-amdhsa-unknown-') or
+    offload-kind prefix; a triple with a subarch and nothing after it gives the subarch's processor."""
     text = text.strip()
-    if TRIPLE in text:
-        text = text.split(TRIPLE, 1)[1].lstrip("-")
-    return text
+    found = find_triple(text)
+    if found is None:
+        return text
+    if not found.rest and found.subarch_processor:
+        return found.subarch_processor
+    return found.rest
 
 
 def get_target(name: str) -> Target:
-    """The Target for a processor name or target id; UnknownTargetError if the table lacks it."""
+    """The Target for a processor name or target id; UnknownTargetError if the table lacks it, or
+    if an amdgpu subarch triple names a processor the rest of the id contradicts."""
     proc = processor_name(name)
+    triple = find_triple(name)
+    if triple and triple.subarch_processor and not subarch_admits(triple.subarch_processor, proc):
+        raise UnknownTargetError(f"{name.strip()!r} names {triple.subarch_processor} in its triple "
+                                 f"({triple.arch}) but {proc} after it")
     try:
         return _targets()[proc]
     except KeyError:

@@ -27,7 +27,8 @@ def test_fresh_llc_objects_match_llvm_field_by_field(tmp_path):
 
     seed = int(os.environ.get("AMDOCC_DIFF_SEED", time.time_ns() % 2**32))
     rng = random.Random(seed)
-    targets = [t.name for t in all_targets() if t.name not in ("gfx940", "gfx941")]
+    # llc-22 knows every row but gfx940/gfx941 (removed from LLVM) and the rows newer LLVMs added.
+    targets = [t.name for t in all_targets() if t.name not in ("gfx940", "gfx941") and not t.since_llvm]
     specs = kernelgen.random_specs(rng, targets, 600)
     batches = [b for b in kernelgen.compile_many(specs, tmp_path, jobs=2) if b.hsaco is not None]
     report = check_files([str(b.hsaco) for b in batches])

@@ -10,6 +10,11 @@ directives and the scalar keys of the code-object metadata).
 It is deliberately independent of the ``amdocc`` package: it is the *oracle*
 side of the differential tests and must never import it.
 
+Two compilers (:class:`Compiler`): ``LLC22`` (Debian's llc-22 + ld.lld-22, the default) and
+``TRITON_LLVM``, the AMD code generator Triton 3.9 bundles (LLVM 24.0.0git), driven through
+tools/triton_llc.py with LLVM main's ``amdgpu<subarch>`` triples and linked by Triton's own LLD;
+every compile function takes ``compiler=``.
+
 How register pressure is created (measured on LLVM 22.1.8):
 
 * one empty inline-asm statement per register class, clobbering only the
@@ -87,6 +92,53 @@ LLD = os.environ.get("AMDOCC_LLD", "ld.lld-22")
 LLVM_MC = os.environ.get("AMDOCC_LLVM_MC", "llvm-mc-22")
 TRIPLE = "amdgcn-amd-amdhsa"
 
+
+def subarch_triple(mcpu: str) -> str:
+    """The ``amdgpu<subarch>-amd-amdhsa`` triple LLVM main (llvm PR #206480/#206482) spells for a
+    processor: gfx942 -> amdgpu9.42, gfx90a -> amdgpu9.0a, gfx1250-strict -> amdgpu12.50s,
+    gfx9-4-generic -> amdgpu9.4, gfx11-generic -> amdgpu11 (checked against Triton's
+    ``amd.get_target_triple`` by tests/test_llvm_differential.py)."""
+    strict = mcpu.endswith("-strict")
+    name = mcpu.removesuffix("-strict")
+    m = re.fullmatch(r"gfx(\d+)(?:-(\d+))?-generic", name)
+    if m:
+        sub = m.group(1) + (f".{m.group(2)}" if m.group(2) else "")
+    else:
+        m = re.fullmatch(r"gfx(\d+)(\d)([0-9a-z])", name)
+        if not m:
+            raise ValueError(f"no subarch triple for {mcpu!r}")
+        sub = f"{m.group(1)}.{m.group(2)}{m.group(3)}"
+    return f"amdgpu{sub}{'s' if strict else ''}-amd-amdhsa"
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """An llc-shaped compiler: ``command`` takes llc's -mtriple/-mcpu/-filetype/-o arguments.
+
+    ``llc-22`` is Debian's LLVM 22.1; ``triton-llvm`` is the AMD code generator Triton 3.9 bundles
+    (LLVM 24.0.0git), run through tools/triton_llc.py and given the subarch triples it asks for."""
+
+    name: str
+    command: tuple[str, ...]
+    link: tuple[str, ...] | None   # links an object: [*link, OBJ, "-o", HSACO]; None: -filetype=hsaco links
+    subarch_triples: bool = False
+
+    def triple(self, mcpu: str) -> str:
+        return subarch_triple(mcpu) if self.subarch_triples else TRIPLE
+
+    def version(self) -> str:
+        return _compiler_version(self)
+
+    def available(self) -> bool:
+        return self.version() != "unknown"
+
+
+LLC22 = Compiler("llc-22", (LLC,), (LLD, "-shared"))
+_TRITON_LLC = (sys.executable, str(Path(__file__).resolve().with_name("triton_llc.py")))
+# One process compiles, assembles and links (with Triton's LLD): process start-up is most of the cost.
+TRITON_LLVM = Compiler("triton-llvm", _TRITON_LLC, None, subarch_triples=True)
+COMPILERS = {c.name: c for c in (LLC22, TRITON_LLVM)}
+
 # --------------------------------------------------------------------------------------
 # Target capabilities used by the generator (what is *legal* to ask llc for).
 # Measured with tools/probe_targets.py on llc-22 (see tests/data/llvm22_target_probe.json);
@@ -135,8 +187,8 @@ _ALIASES = {  # llc-22 processor aliases -> the gfx name whose e_flags they prod
 
 
 def _major_of(target: str) -> int:
-    """gfx<major><minor><stepping> (stepping is one hex digit); gfxN-...-generic."""
-    target = _ALIASES.get(target, target)
+    """gfx<major><minor><stepping> (stepping is one hex digit), maybe -strict; gfxN-...-generic."""
+    target = _ALIASES.get(target, target).removesuffix("-strict")
     m = re.match(r"gfx(\d+)-", target)
     if m:
         return int(m.group(1))
@@ -198,19 +250,31 @@ def _builtin_caps(target: str) -> TargetCaps:
 
 
 PROBE_JSON = Path(__file__).resolve().parent.parent / "tests" / "data" / "llvm22_target_probe.json"
-_PROBE: dict | None = None
+# What tools/probe_targets.py --compiler triton-llvm measured: the processors LLVM 22 does not know,
+# and gfx1250/gfx1251 as LLVM 24 sees them (no xnack).
+TRITON_PROBE_JSON = PROBE_JSON.with_name("triton_llvm_target_probe.json")
+_PROBES: dict[str, dict] = {}
 
 
-def _probe_data() -> dict:
-    global _PROBE
-    if _PROBE is None:
-        try:
-            import json
+def _read_json(path: Path) -> dict:
+    try:
+        import json
 
-            _PROBE = json.loads(PROBE_JSON.read_text())
-        except (OSError, ValueError):
-            _PROBE = {}
-    return _PROBE
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _probe_data(compiler: "Compiler | None" = None) -> dict:
+    """The measured facts for ``compiler``'s processors: llc-22's probe, overlaid for triton-llvm
+    with what that LLVM measured."""
+    name = compiler.name if compiler is not None else "llc-22"
+    if name not in _PROBES:
+        data = dict(_read_json(PROBE_JSON))
+        if name == TRITON_LLVM.name:
+            data.update({k: v for k, v in _read_json(TRITON_PROBE_JSON).items() if not k.startswith("_")})
+        _PROBES[name] = data
+    return _PROBES[name]
 
 
 def _caps_from_probe(target: str, p: dict) -> TargetCaps:
@@ -232,14 +296,15 @@ def _caps_from_probe(target: str, p: dict) -> TargetCaps:
     )
 
 
-def target_caps(target: str, source: str = "auto") -> TargetCaps:
+def target_caps(target: str, source: str = "auto", compiler: "Compiler | None" = None) -> TargetCaps:
     """Legal-input envelope of one processor.
 
     ``source="probe"`` reads tests/data/llvm22_target_probe.json (measured by
-    tools/probe_targets.py), ``"builtin"`` uses the table in this file (same values,
-    kept so the generator works without the JSON), ``"auto"`` prefers the probe."""
+    tools/probe_targets.py; for ``compiler`` triton-llvm, triton_llvm_target_probe.json first),
+    ``"builtin"`` uses the table in this file (same values, kept so the generator works without
+    the JSON), ``"auto"`` prefers the probe."""
     if source in ("auto", "probe"):
-        data = _probe_data()
+        data = _probe_data(compiler)
         p = data.get(target)
         if p is not None and p.get("kind") == "alias":
             p = data.get(p["alias_of"])
@@ -470,6 +535,7 @@ def parse_asm(text: str) -> dict[str, dict]:
             m = re.match(r"\.set\s+([^,\s]+)\s*,\s*(.+)$", s)
             if m:
                 sym, val = m.group(1), m.group(2)
+                sym = sym[2:] if sym.startswith(".L" + cur + ".") else sym   # LLVM 24 makes them local
                 if sym.startswith(cur + "."):
                     infos[cur].setdefault("sym", {})[sym[len(cur) + 1:]] = _num(val)
             i += 1
@@ -514,32 +580,33 @@ class LlcResult:
     output: bytes | None  # asm text bytes or object bytes (None on failure)
 
 
-def _cache_key(ir: str, args: Sequence[str]) -> str:
+def _cache_key(ir: str, args: Sequence[str], compiler: Compiler = LLC22) -> str:
     h = hashlib.sha256()
-    h.update(_llc_version().encode())
+    h.update(compiler.version().encode())
     h.update(b"\0".join(a.encode() for a in args))
     h.update(b"\0\0")
     h.update(ir.encode())
     return h.hexdigest()
 
 
-_VERSION: str | None = None
+_VERSIONS: dict[str, str] = {}
 
 
-def _llc_version() -> str:
-    global _VERSION
-    if _VERSION is None:
+def _compiler_version(compiler: Compiler) -> str:
+    """llc's "LLVM version X", or the Triton code generator's revision; "unknown" if it cannot run."""
+    if compiler.name not in _VERSIONS:
+        flag = "--revision" if compiler.subarch_triples else "--version"
         try:
-            out = subprocess.run([LLC, "--version"], capture_output=True, text=True, check=False).stdout
+            out = subprocess.run([*compiler.command, flag], capture_output=True, text=True, check=False).stdout
         except FileNotFoundError:
             out = ""
-        m = re.search(r"LLVM version (\S+)", out)
-        _VERSION = m.group(1) if m else "unknown"
-    return _VERSION
+        m = re.search(r"LLVM version (\S+)", out) or re.fullmatch(r"\s*([0-9a-f]{40}\S*)\s*", out)
+        _VERSIONS[compiler.name] = m.group(1) if m else "unknown"
+    return _VERSIONS[compiler.name]
 
 
 def llc_version() -> str:
-    return _llc_version()
+    return _compiler_version(LLC22)
 
 
 def run_llc(
@@ -550,13 +617,15 @@ def run_llc(
     extra_args: Sequence[str] = (),
     cache_dir: str | os.PathLike | None = None,
     timeout: float = 600,
+    compiler: Compiler = LLC22,
 ) -> LlcResult:
-    """Compile IR text with llc-22 (stdin -> stdout), optionally memoised on disk
-    (key: llc version + arguments + IR; outputs stored zlib-compressed)."""
-    args = [LLC, f"-mtriple={TRIPLE}", f"-mcpu={mcpu}", f"-filetype={filetype}", *extra_args, "-o", "-", "-"]
+    """Compile IR text with ``compiler`` (llc-22 by default; stdin -> stdout), optionally memoised
+    on disk (key: compiler version + arguments + IR; outputs stored zlib-compressed)."""
+    args = [*compiler.command, f"-mtriple={compiler.triple(mcpu)}", f"-mcpu={mcpu}", f"-filetype={filetype}",
+            *extra_args, "-o", "-", "-"]
     cpath = None
     if cache_dir is not None:
-        key = _cache_key(ir, args[1:])
+        key = _cache_key(ir, args[len(compiler.command):], compiler)
         cpath = Path(cache_dir) / key[:2] / key
         if cpath.with_suffix(".rc").exists():
             rc = int(cpath.with_suffix(".rc").read_text())
@@ -617,14 +686,15 @@ class BatchResult:
 
 
 def _compile_asm_robust(
-    specs: list[KernelSpec], mcpu: str, cache_dir, errors: dict[str, str], counter: list[int]
+    specs: list[KernelSpec], mcpu: str, cache_dir, errors: dict[str, str], counter: list[int],
+    compiler: Compiler = LLC22, extra: tuple[str, ...] = (),
 ) -> tuple[list[KernelSpec], str | None]:
     """Compile to asm, dropping specs that make llc fail; return (kept specs, asm text)."""
     pending = list(specs)
     while pending:
         ir = render_module(pending)
         counter[0] += 1
-        r = run_llc(ir, mcpu, "asm", extra_args=_REMARK_ARGS, cache_dir=cache_dir)
+        r = run_llc(ir, mcpu, "asm", extra_args=_REMARK_ARGS + extra, cache_dir=cache_dir, compiler=compiler)
         if r.rc == 0:
             asm = (r.output or b"").decode()
             for fn, why in removed_functions(r.stderr).items():
@@ -643,15 +713,15 @@ def _compile_asm_robust(
             errors[pending[0].name] = msg
             return [], None
         half = len(pending) // 2
-        a, asm_a = _compile_asm_robust(pending[:half], mcpu, cache_dir, errors, counter)
-        b, asm_b = _compile_asm_robust(pending[half:], mcpu, cache_dir, errors, counter)
+        a, asm_a = _compile_asm_robust(pending[:half], mcpu, cache_dir, errors, counter, compiler, extra)
+        b, asm_b = _compile_asm_robust(pending[half:], mcpu, cache_dir, errors, counter, compiler, extra)
         pending = a + b
         if not pending:
             return [], None
         # both halves compile on their own; compile them together again (cheap, rare)
         ir = render_module(pending)
         counter[0] += 1
-        r = run_llc(ir, mcpu, "asm", extra_args=_REMARK_ARGS, cache_dir=cache_dir)
+        r = run_llc(ir, mcpu, "asm", extra_args=_REMARK_ARGS + extra, cache_dir=cache_dir, compiler=compiler)
         if r.rc == 0:
             return pending, (r.output or b"").decode()
         # give up on joint compilation: keep the first half only
@@ -671,7 +741,7 @@ def _first_error(stderr: str, rc: int) -> str:
 
 
 def compile_asm(
-    specs: Sequence[KernelSpec], cache_dir: str | os.PathLike | None = None
+    specs: Sequence[KernelSpec], cache_dir: str | os.PathLike | None = None, compiler: Compiler = LLC22,
 ) -> tuple[dict[str, dict], dict[str, str], int]:
     """Asm-only compile of one :attr:`KernelSpec.group`: ``(infos, errors, llc_calls)``.
 
@@ -682,7 +752,7 @@ def compile_asm(
         return {}, {}, 0
     errors: dict[str, str] = {}
     counter = [0]
-    kept, asm = _compile_asm_robust(specs, specs[0].target, cache_dir, errors, counter)
+    kept, asm = _compile_asm_robust(specs, specs[0].target, cache_dir, errors, counter, compiler)
     infos = parse_asm(asm) if asm else {}
     want = {s.name for s in kept}
     infos = {k: v for k, v in infos.items() if k in want}
@@ -700,6 +770,7 @@ def compile_batch(
     obj_via: str = "llc",
     cache_dir: str | os.PathLike | None = None,
     stem: str | None = None,
+    compiler: Compiler = LLC22,
 ) -> BatchResult:
     """Compile specs of one :attr:`KernelSpec.group` in a single module.
 
@@ -718,7 +789,9 @@ def compile_batch(
     stem = stem or f"{target}_v{cov}_{hashlib.sha1(','.join(s.name for s in specs).encode()).hexdigest()[:10]}"
     errors: dict[str, str] = {}
     counter = [0]
-    kept, asm = _compile_asm_robust(specs, target, cache_dir, errors, counter)
+    # A compiler that links (link None) leaves the linked object of each IR it compiled beside it.
+    extra = (f"--hsaco-dir={workdir}",) if link and compiler.link is None else ()
+    kept, asm = _compile_asm_robust(specs, target, cache_dir, errors, counter, compiler, extra)
     res = BatchResult(None, {}, errors, target, cov, llc_calls=0)
     if asm is None or not kept:
         res.llc_calls = counter[0]
@@ -733,9 +806,20 @@ def compile_batch(
     for s in kept:
         if s.name not in res.infos:
             errors.setdefault(s.name, "kernel missing from llc output")
-    if link:
+    if link and compiler.link is None:
+        ir = render_module(kept)
+        linked = workdir / (hashlib.sha256(ir.encode()).hexdigest() + ".hsaco")
+        if not linked.exists():   # the asm came from a cache or a partial compile
+            counter[0] += 1
+            r = run_llc(ir, target, "hsaco", cache_dir=cache_dir, compiler=compiler)
+            if r.rc != 0:
+                raise RuntimeError(f"{compiler.name} failed to link what it compiled ({target}): {r.stderr[:500]}")
+            linked.write_bytes(r.output or b"")
+        res.hsaco = workdir / f"{stem}.hsaco"
+        os.replace(linked, res.hsaco)
+    elif link:
         obj_path = workdir / f"{stem}.o"
-        if obj_via == "mc":
+        if obj_via == "mc" and compiler is LLC22:
             s0 = kept[0]
             mattr = ",".join(
                 f"{'+' if v else '-'}{k}" for k, v in (("xnack", s0.xnack), ("sramecc", s0.sramecc)) if v is not None
@@ -750,16 +834,17 @@ def compile_batch(
             ok, err = p.returncode == 0, p.stderr
         else:
             counter[0] += 1
-            r = run_llc(render_module(kept), target, "obj", cache_dir=cache_dir)
+            r = run_llc(render_module(kept), target, "obj", cache_dir=cache_dir, compiler=compiler)
             ok, err = r.rc == 0, r.stderr
             if ok:
                 obj_path.write_bytes(r.output or b"")
         if not ok:
             raise RuntimeError(f"object compile failed after asm succeeded ({target}): {err[:500]}")
         hsaco = workdir / f"{stem}.hsaco"
-        p = subprocess.run([LLD, "-shared", str(obj_path), "-o", str(hsaco)], capture_output=True, text=True, check=False)
+        p = subprocess.run([*compiler.link, str(obj_path), "-o", str(hsaco)], capture_output=True, text=True,
+                           check=False)
         if p.returncode != 0:
-            raise RuntimeError(f"ld.lld failed ({target}): {p.stderr[:500]}")
+            raise RuntimeError(f"{compiler.name} link failed ({target}): {p.stderr[:500]}")
         res.hsaco = hsaco
     res.llc_calls = counter[0]
     res.seconds = time.perf_counter() - t0
@@ -788,6 +873,7 @@ def compile_many(
     link: bool = True,
     obj_via: str = "llc",
     cache_dir: str | os.PathLike | None = None,
+    compiler: Compiler = LLC22,
 ) -> list[BatchResult]:
     """Group specs by :attr:`KernelSpec.group`, split into modules of <= ``chunk`` kernels and
     compile them on a thread pool (each worker runs its own llc processes)."""
@@ -797,7 +883,8 @@ def compile_many(
     batches.sort(key=len, reverse=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
         futs = [
-            ex.submit(compile_batch, b, workdir, link=link, obj_via=obj_via, cache_dir=cache_dir, stem=f"b{i:04d}_{b[0].target}_v{b[0].cov}")
+            ex.submit(compile_batch, b, workdir, link=link, obj_via=obj_via, cache_dir=cache_dir,
+                      stem=f"{compiler.name}_b{i:04d}_{b[0].target}_v{b[0].cov}", compiler=compiler)
             for i, b in enumerate(batches)
         ]
         return [f.result() for f in futs]
@@ -874,9 +961,10 @@ def _pick_lds(rng: random.Random, caps: TargetCaps) -> int:
 
 
 def random_spec(rng: random.Random, target: str, name: str,
-                variant: tuple[int, bool | None] | None = None) -> KernelSpec:
-    """One random kernel.  ``variant`` = (cov, xnack) fixes the module-level choices."""
-    caps = target_caps(target)
+                variant: tuple[int, bool | None] | None = None, compiler: "Compiler | None" = None) -> KernelSpec:
+    """One random kernel.  ``variant`` = (cov, xnack) fixes the module-level choices; ``compiler``
+    chooses whose measured envelope applies (llc-22's by default)."""
+    caps = target_caps(target, compiler=compiler)
     if variant is None:
         variant = _random_variant(rng, caps)
     cov, xnack = variant
@@ -928,19 +1016,19 @@ def _random_variant(rng: random.Random, caps: TargetCaps) -> tuple[int, bool | N
 
 
 def random_specs(rng: random.Random, targets: Sequence[str] = DEFAULT_TARGETS, n: int = 1000,
-                 prefix: str = "k") -> list[KernelSpec]:
+                 prefix: str = "k", compiler: "Compiler | None" = None) -> list[KernelSpec]:
     """``n`` random specs spread round-robin over ``targets`` (names ``{prefix}{i}``).
 
     Module-level choices (code-object version, xnack) are drawn once per target: 75% of a
     target's kernels use (v6, default xnack), the rest one random other variant, so a run
     needs at most two modules per target (compile throughput is dominated by per-module cost)."""
     targets = list(targets)
-    extra = {t: _random_variant(rng, target_caps(t)) for t in targets}
+    extra = {t: _random_variant(rng, target_caps(t, compiler=compiler)) for t in targets}
     out = []
     for i in range(n):
         t = targets[i % len(targets)]
         v = (6, None) if rng.random() < 0.75 else extra[t]
-        out.append(random_spec(rng, t, f"{prefix}{i}", v))
+        out.append(random_spec(rng, t, f"{prefix}{i}", v, compiler))
     return out
 
 

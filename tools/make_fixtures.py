@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate amdocc's real AMD GPU code-object test fixtures, and LLVM's view of them.
 
-    python tools/make_fixtures.py
+    python tools/make_fixtures.py            # everything
+    python tools/make_fixtures.py --newer    # only fixtures/newer (LLVM 24 output, needs triton 3.9)
 
 Builds small code objects and containers with Debian's LLVM 22 tools (clang-22,
 llc-22, llvm-mc-22, ld.lld-22, lld-link-22, clang-offload-bundler-22,
@@ -1031,9 +1032,236 @@ def toolchain() -> dict:
     return versions
 
 
+
+# --------------------------------------------------------------------------- newer LLVM (fixtures/newer)
+#
+# Code objects from LLVM main as Triton 3.9 bundles it (24.0.0git 6bc4aaf6641c): amdgpu<subarch>
+# triples, processors LLVM 22 does not know, and LLVM 24's rules. Built through tools/triton_llc.py
+# (compile, assemble) and Triton's own LLD, from tools/kernelgen.py IR. LLVM 22's tools still read
+# their notes and headers; the compiler's own account of each kernel (its "; Kernel info:" comments
+# and .amdhsa_* directives) is stored beside them. Hand-assembled pieces (a bundle spelled with
+# amdgpu ids, dynamic-VGPR descriptors) are written to the documented layouts and say which.
+
+NEWER = "newer"
+NEWER_MANIFEST: dict = {}
+
+
+def _kernelgen():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import kernelgen
+
+    return kernelgen
+
+
+# (fixture stem, processor, kernels as KernelSpec keyword sets): each kernel puts one rule under test.
+NEWER_OBJECTS = (
+    ("amdgpu_gfx942", "gfx942", [
+        dict(name="sgpr85", sgprs=85, max_wg=256),          # PR #201342: 85 SGPRs cost 8 -> 7 waves
+        dict(name="lds20000", lds=20000, max_wg=256),        # PR #205637: LDS rounded to 512 B
+        dict(name="agpr", vgprs=41, agprs=11, max_wg=256),
+        dict(name="fixed320", min_wg=320, max_wg=320),       # 5 waves: the SGPR padding of 9 waves
+    ]),
+    ("amdgpu_gfx906", "gfx906", [
+        dict(name="fixed384", min_wg=384, max_wg=384),       # 9 waves, padded SGPRs: 8 under PR #201342
+    ]),
+    ("amdgpu_gfx1250", "gfx1250", [
+        dict(name="v200", vgprs=200, max_wg=256),
+        dict(name="lds100000", lds=100000, max_wg=128),
+    ]),
+    ("amdgpu_gfx1250-strict", "gfx1250-strict", [dict(name="v100", vgprs=100, max_wg=256)]),
+    ("amdgpu_gfx1310", "gfx1310", [
+        dict(name="v100_wgp", vgprs=100, max_wg=256),        # LLVM 23's 1536/24 file vs PR #222615's 1024/16
+        dict(name="v100_w64_cu", vgprs=100, wave=64, cumode=True, max_wg=256),
+        dict(name="lds150000_wgp", lds=150000, max_wg=64),   # above a CU's 96 KiB: WGP mode only
+    ]),
+    ("amdgpu_gfx1170", "gfx1170", [dict(name="v120_w64", vgprs=120, wave=64, max_wg=512)]),
+    ("amdgpu_gfx12-5-generic", "gfx12-5-generic", [dict(name="v64", vgprs=64, max_wg=1024)]),
+)
+
+
+def _amdhsa_blocks(asm: str) -> str:
+    """The .amdhsa_kernel ... .end_amdhsa_kernel blocks of compiler asm: its descriptor directives."""
+    out, inside = [], False
+    for line in asm.splitlines():
+        text = line.strip()
+        if text.startswith(".amdhsa_kernel "):
+            inside = True
+        if inside:
+            out.append(text)
+        if text.startswith(".end_amdhsa_kernel"):
+            inside = False
+            out.append("")
+    return "\n".join(out)
+
+
+def _newer_oracles(path: Path, stem: str, asm: str | None) -> dict:
+    dest = OUT / NEWER
+    outputs = {}
+
+    def save(kind: str, text: str) -> str:
+        out = dest / f"{stem}.{kind}.txt"
+        out.write_text(text)
+        outputs[kind] = rel(out)
+        return text
+
+    header = save("readelf", run([READELF, "-h", "--notes", path.name], cwd=path.parent).stdout)
+    save("comment", run([READELF, "-p", ".comment", path.name], cwd=path.parent).stdout)
+    if asm is not None:
+        save("kernel-info", kernel_info_text(asm))
+        save("amdhsa", _amdhsa_blocks(asm))
+    meta = metadata_summary(metadata_yaml(header))
+    return {"llvm_reported": {**header_facts(header), **meta}, "oracle": outputs}
+
+
+def build_newer_objects(kg) -> list[dict]:
+    records = []
+    for stem, target, kernels in NEWER_OBJECTS:
+        specs = [kg.KernelSpec(target=target, cov=6, **k) for k in kernels]
+        res = kg.compile_batch(specs, WORK / NEWER, compiler=kg.TRITON_LLVM, stem=stem)
+        if res.errors or res.hsaco is None:
+            raise RuntimeError(f"{stem}: {res.errors}")
+        dest = store(res.hsaco, NEWER, f"{stem}.hsaco")
+        asm = res.asm_path.read_text()
+        rec = {"file": rel(dest), "kind": "elf", "target": target,
+               "triple": kg.subarch_triple(target), "kernels": [s.name for s in specs],
+               # the IR's "amdgpu-flat-work-group-size" (the note keeps only the maximum)
+               "flat_workgroup_size": {s.name: [s.min_wg, s.max_wg] for s in specs},
+               "why": "LLVM 24 output: amdgpu subarch triple in amdhsa.target, LLVM 24 occupancy rules"
+                      + ("; a processor LLVM 22 does not know" if target not in kg._probe_data() else ""),
+               "sha256": sha256(dest), "size": dest.stat().st_size,
+               "commands": [f"tools/triton_llc.py -mtriple={kg.subarch_triple(target)} -mcpu={target} "
+                            f"-filetype=asm|obj < {stem}.ll; tools/triton_llc.py --link {stem}.o -o {stem}.hsaco"]}
+        (OUT / NEWER / f"{stem}.ll").write_text(kg.render_module(specs))
+        rec.update(_newer_oracles(dest, stem, asm))
+        records.append(rec)
+    return records
+
+
+def _write_bundle(entries: list[tuple[str, bytes]], align: int = 4096) -> bytes:
+    """An uncompressed offload bundle (ClangOffloadBundler.rst; llvm-amdgpu-rules.md §5.1)."""
+    header = BUNDLE_MAGIC + struct.pack("<Q", len(entries))
+    size = len(header) + sum(24 + len(eid) for eid, _ in entries)
+    offsets, pos = [], size
+    for _, data in entries:
+        pos = -(-pos // align) * align if data else pos
+        offsets.append(pos)
+        pos += len(data)
+    for (eid, data), off in zip(entries, offsets):
+        header += struct.pack("<QQQ", off, len(data), len(eid)) + eid.encode()
+    blob = bytearray(header)
+    for (_, data), off in zip(entries, offsets):
+        blob += b"\0" * (off - len(blob)) + data
+    return bytes(blob)
+
+
+def build_newer_bundle(objects: list[dict]) -> dict:
+    """The same code objects under amdgpu-spelled entry ids (clang-offload-bundler-22 rejects those
+    triples), and a twin under amdgcn ids that clang-offload-bundler-22 itself writes and unbundles."""
+    by_target = {r["target"]: OUT / r["file"] for r in objects}
+    ids = [("hipv4-amdgpu9.42-amd-amdhsa--gfx942", "gfx942"),
+           ("hipv4-amdgpu12.50-amd-amdhsa-unknown-gfx1250", "gfx1250"),
+           ("hipv4-amdgpu13.10-amd-amdhsa--gfx1310", "gfx1310")]
+    blob = _write_bundle([(HOST_ID, b"")] + [(eid, by_target[t].read_bytes()) for eid, t in ids])
+    dest = OUT / NEWER / "bundle_amdgpu_ids.hipfb"
+    dest.write_bytes(blob)
+    twin_ids = [HOST_ID, "hipv4-amdgcn-amd-amdhsa--gfx942", "hipv4-amdgcn-amd-amdhsa--gfx1250"]
+    scratch = WORK / NEWER
+    for t in ("gfx942", "gfx1250"):
+        shutil.copyfile(by_target[t], scratch / by_target[t].name)
+    log: list = []
+    run([BUNDLER, "--type=o", "--bundle-align=4096", "--targets=" + ",".join(twin_ids), "--input=/dev/null",
+         f"--input={by_target['gfx942'].name}", f"--input={by_target['gfx1250'].name}",
+         "--output=bundle_amdgcn_twin.hipfb"], log, cwd=scratch)
+    twin = store(scratch / "bundle_amdgcn_twin.hipfb", NEWER)
+    unbundled = {}
+    for eid in twin_ids[1:]:
+        out = f"twin-{safe(eid)}.co"
+        run([BUNDLER, "--unbundle", "--type=o", "--input=bundle_amdgcn_twin.hipfb", f"--targets={eid}",
+             f"--output={out}"], log, cwd=scratch)
+        unbundled[eid] = sha256(scratch / out)
+    return {"file": rel(dest), "kind": "bundle", "hand_assembled": True,
+            "why": "bundle entry ids in LLVM main's amdgpu<subarch> spelling (llvm PR #206482)",
+            "layout": "ClangOffloadBundler.rst: magic, u64 count, (u64 offset, u64 size, u64 id length, id) "
+                      "per entry, payloads 4096-aligned; written by tools/make_fixtures.py _write_bundle",
+            "entries": [{"id": eid, "target": t, "sha256": sha256(by_target[t])} for eid, t in ids],
+            "twin": {"file": rel(twin), "commands": log, "bundler_list":
+                     run([BUNDLER, "--list", "--type=o", f"--input={twin.name}"], cwd=twin.parent).stdout.split(),
+                     "unbundled_sha256": unbundled}}
+
+
+# Descriptor bits that enable dynamic VGPRs (AMDHSAKernelDescriptor.h, LLVM 22):
+# COMPUTE_PGM_RSRC2_GFX120(ENABLE_DYNAMIC_VGPR, 6, 1) and COMPUTE_PGM_RSRC3_GFX125(ENABLE_DYNAMIC_VGPR, 17, 1).
+DVGPR_BITS = {"gfx1200": ("compute_pgm_rsrc2", 52, 6), "gfx1250": ("compute_pgm_rsrc3", 44, 17)}
+
+
+def _kd_file_offset(path: Path, symbol: str) -> int:
+    syms = run([READELF, "-s", path.name], cwd=path.parent).stdout
+    addr = int(re.search(rf"([0-9a-f]+)\s+64\s+OBJECT\s.*\s{re.escape(symbol)}$", syms, re.M).group(1), 16)
+    secs = run([READELF, "-S", "-W", path.name], cwd=path.parent).stdout
+    for m in re.finditer(r"\]\s+(\S+)\s+\S+\s+([0-9a-f]{16})\s+([0-9a-f]+)\s+([0-9a-f]+)", secs):
+        start, off, size = int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16)
+        if m.group(1) in (".rodata",) and start <= addr < start + size:
+            return off + addr - start
+    raise RuntimeError(f"{path}: no section holds {symbol}")
+
+
+def build_newer_dynamic_vgpr(kg) -> list[dict]:
+    """llc-22 kernels with the dynamic-VGPR bit set by hand (no compiler sets it for HSA)."""
+    records = []
+    for target, (word, at, bit) in DVGPR_BITS.items():
+        spec = kg.KernelSpec(name="dvgpr", target=target, vgprs=40, max_wg=256, cov=6)
+        res = kg.compile_batch([spec], WORK / NEWER, stem=f"dvgpr_{target}")
+        data = bytearray(res.hsaco.read_bytes())
+        off = _kd_file_offset(res.hsaco, "dvgpr.kd") + at
+        before = struct.unpack_from("<I", data, off)[0]
+        struct.pack_into("<I", data, off, before | (1 << bit))
+        dest = OUT / NEWER / f"dvgpr_{target}.hsaco"
+        dest.write_bytes(bytes(data))
+        rec = {"file": rel(dest), "kind": "elf", "target": target, "hand_assembled": True,
+               "why": "a dynamic-VGPR kernel: the static models must refuse it",
+               "patch": {"symbol": "dvgpr.kd", "word": word, "bit": bit, "before": f"0x{before:08x}",
+                         "after": f"0x{before | (1 << bit):08x}",
+                         "source": f"AMDHSAKernelDescriptor.h (LLVM 22): ENABLE_DYNAMIC_VGPR is {word} bit {bit} "
+                                   f"on {'GFX120' if bit == 6 else 'GFX125'}"},
+               "sha256": sha256(dest), "size": dest.stat().st_size}
+        rec.update(_newer_oracles(dest, f"dvgpr_{target}", None))
+        kd = run([OBJDUMP, "-D", "--disassemble-symbols=dvgpr.kd", dest.name], cwd=dest.parent).stdout
+        (OUT / NEWER / f"dvgpr_{target}.kd.txt").write_text(kd)
+        rec["oracle"]["kd"] = rel(OUT / NEWER / f"dvgpr_{target}.kd.txt")
+        records.append(rec)
+    return records
+
+
+def build_newer() -> None:
+    """fixtures/newer/ and its manifest.json (regenerable alone: make_fixtures.py --newer)."""
+    kg = _kernelgen()
+    if not kg.TRITON_LLVM.available():
+        raise RuntimeError("the newer fixtures need triton 3.9 (its bundled LLVM) installed")
+    shutil.rmtree(OUT / NEWER, ignore_errors=True)
+    (OUT / NEWER).mkdir(parents=True)
+    (WORK / NEWER).mkdir(parents=True, exist_ok=True)
+    objects = build_newer_objects(kg)
+    NEWER_MANIFEST.update({
+        "generator": "tools/make_fixtures.py --newer",
+        "compiler": f"Triton 3.9 bundled AMD code generator, revision {kg.TRITON_LLVM.version()} "
+                    "(tools/triton_llc.py), linked by Triton's LLD",
+        "oracle_commands": {"readelf": f"{READELF} -h --notes <file>", "comment": f"{READELF} -p .comment <file>",
+                            "kernel-info": "the compiler's '; Kernel info:' comments (same build)",
+                            "amdhsa": "the compiler's .amdhsa_kernel directive blocks (same build)",
+                            "kd": f"{OBJDUMP} -D --disassemble-symbols=<kd> <file>"},
+        "fixtures": objects + [build_newer_bundle(objects)] + build_newer_dynamic_vgpr(kg)})
+    (OUT / NEWER / "manifest.json").write_text(json.dumps(NEWER_MANIFEST, indent=1) + "\n")
+
+
 def main() -> int:
     global WORK
     t0 = time.monotonic()
+    if sys.argv[1:] == ["--newer"]:   # only fixtures/newer (the rest is left as it is)
+        with tempfile.TemporaryDirectory(prefix="amdocc-fixtures-") as tmp:
+            WORK = Path(tmp)
+            build_newer()
+        print(f"fixtures/newer rebuilt in {time.monotonic() - t0:.1f} s")
+        return 0
     if OUT.exists():
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
@@ -1066,6 +1294,7 @@ def main() -> int:
         build_new_driver()
         build_windows()
         build_sample()
+        build_newer()
         probe_limits()
     (OUT / "manifest.json").write_text(json.dumps(MANIFEST, indent=1) + "\n")
     total = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())

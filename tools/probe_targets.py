@@ -215,16 +215,17 @@ def occ_exact(n: int, L: int, maxw: int, eus: int, cap: int, pool: int, gran: in
 
 
 class Prober:
-    def __init__(self, target: str, cache: Path):
+    def __init__(self, target: str, cache: Path, compiler: kg.Compiler = kg.LLC22):
         self.t = target
         self.cache = cache
+        self.compiler = compiler
         self.calls = 0
         self.kernels = 0
 
     def asm(self, specs: list[kg.KernelSpec]) -> tuple[dict, dict]:
         if not specs:
             return {}, {}
-        infos, errors, calls = kg.compile_asm(specs, cache_dir=self.cache)
+        infos, errors, calls = kg.compile_asm(specs, cache_dir=self.cache, compiler=self.compiler)
         self.calls += calls
         self.kernels += len(specs)
         return infos, errors
@@ -238,7 +239,7 @@ class Prober:
     def obj_flags(self, cov: int = 6, mattr: str | None = None) -> dict:
         ir = kg.render_module([K(name="k", target=self.t, cov=cov)])
         extra = [f"-mattr={mattr}"] if mattr else []
-        r = kg.run_llc(ir, self.t, "obj", extra_args=extra, cache_dir=self.cache)
+        r = kg.run_llc(ir, self.t, "obj", extra_args=extra, cache_dir=self.cache, compiler=self.compiler)
         self.calls += 1
         warn = next((ln.strip() for ln in r.stderr.splitlines() if ln.strip()), None)
         if r.rc != 0:
@@ -412,9 +413,9 @@ def kinfo(i: dict, keys=("NumVgprs", "NumAgprs", "TotalNumVgprs", "AccumOffset",
     return d
 
 
-def probe(target: str, cache: Path = CACHE) -> dict:
+def probe(target: str, cache: Path = CACHE, compiler: kg.Compiler = kg.LLC22) -> dict:
     t0 = time.perf_counter()
-    P = Prober(target, cache)
+    P = Prober(target, cache, compiler)
     out: dict = {"kind": kind_of(target)}
 
     # ---- ELF facts ---------------------------------------------------------------------
@@ -450,7 +451,7 @@ def probe(target: str, cache: Path = CACHE) -> dict:
     b = P.basic()
     bi, be = b["infos"], b["errors"]
     asm_target = None
-    r = kg.run_llc(kg.render_module([K(name="k", target=target)]), target, "asm", cache_dir=cache)
+    r = kg.run_llc(kg.render_module([K(name="k", target=target)]), target, "asm", cache_dir=cache, compiler=compiler)
     P.calls += 1
     m = re.search(r'\.amdgcn_target "([^"]+)"', (r.output or b"").decode())
     asm_target = m.group(1) if m else None
@@ -773,17 +774,26 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--output", default=None)
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cache", default=str(CACHE))
+    ap.add_argument("--compiler", choices=sorted(kg.COMPILERS), default=kg.LLC22.name,
+                    help="llc-22 (default) or triton-llvm (Triton's bundled LLVM; give the processors, "
+                         "and -o, since it cannot list them)")
     a = ap.parse_args(argv)
     cache = Path(a.cache)
-    procs = list_processors()
-    todo = a.targets or procs
-    unknown = [t for t in todo if t not in procs]
-    if unknown:
-        ap.error(f"llc does not list: {unknown}")
+    compiler = kg.COMPILERS[a.compiler]
+    if compiler is kg.LLC22:
+        procs = list_processors()
+        todo = a.targets or procs
+        unknown = [t for t in todo if t not in procs]
+        if unknown:
+            ap.error(f"llc does not list: {unknown}")
+    else:
+        if not a.targets or not a.output:
+            ap.error(f"--compiler {compiler.name} needs the processors and -o")
+        todo = a.targets
     t0 = time.perf_counter()
     results: dict[str, dict] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = {ex.submit(probe, t, cache): t for t in todo}
+        futs = {ex.submit(probe, t, cache, compiler): t for t in todo}
         for f in concurrent.futures.as_completed(futs):
             t = futs[f]
             results[t] = f.result()
@@ -810,12 +820,24 @@ def main(argv=None) -> int:
                 continue
             r = dict(r, alias_of=base, identical_probe=False)
         final[t] = r
-    doc = {
-        "_about": {
+    if compiler is kg.LLC22:
+        measured_with = {
             "generated_by": "tools/probe_targets.py (measured with llc-22; see tools/kernelgen.py)",
             "llc_version": kg.llc_version(),
             "llc_version_string": subprocess.run([kg.LLC, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[0],
             "triple": kg.TRIPLE,
+        }
+    else:
+        measured_with = {
+            "generated_by": f"tools/probe_targets.py --compiler {compiler.name} (see tools/kernelgen.py, "
+                            "tools/triton_llc.py)",
+            "compiler": compiler.name,
+            "compiler_revision": compiler.version(),
+            "triple": "amdgpu<subarch>-amd-amdhsa (kernelgen.subarch_triple)",
+        }
+    doc = {
+        "_about": {
+            **measured_with,
             "date": datetime.date.today().isoformat(),
             "processors": len(final),
             "keys": ABOUT_KEYS,

@@ -11,8 +11,9 @@ DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for R
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
 
 Models: hip (default) reproduces hipModuleOccupancyMaxActiveBlocksPerMultiprocessor for a named
-runtime era (--hip-profile); llvm reproduces LLVM 22's '; Occupancy:' (waves per SIMD; without
---block over the flat workgroup range 1..max_flat_workgroup_size); hw estimates what the
+runtime era (--hip-profile); llvm reproduces LLVM's '; Occupancy:' (waves per SIMD; without
+--block over the flat workgroup range 1..max_flat_workgroup_size) under the rules of the LLVM
+that built the kernel (--llvm-version); hw estimates what the
 hardware does from the descriptor's allocation.
 
 File mode reads PATHs; with --target or --device only the code objects that can run there are
@@ -32,6 +33,27 @@ def _models():
 def _hip_profiles():
     from ..models.hip import profiles
     return profiles()
+
+
+class LlvmVersion(a.ArgType):
+    """``--llvm-version``: a version (22, 22.1.8, 24.0.0git), "main", or a rule set name."""
+
+    metavar = "V"
+
+    def __call__(self, text: str) -> str:
+        from ..models.llvm_rules import parse_version
+
+        try:
+            parse_version(text)
+        except a.UsageError as exc:
+            raise a.Invalid(exc.message) from None
+        return text
+
+    def example(self) -> str:
+        return "22.1.8"
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "banana", "22.x"]
 
 
 @dataclass(frozen=True)
@@ -54,11 +76,16 @@ MODEL_FLAGS = (
     ModelFlag("--hip-profile", ("hip",), "profile", dict(
         metavar="NAME", type=a.OneOf(_hip_profiles, "HIP profile"),
         help="hip: the HIP runtime era to reproduce (default: newest; see --list-profiles)")),
+    ModelFlag("--llvm-version", ("llvm",), "llvm_version", dict(
+        metavar="V", type=LlvmVersion(),
+        help="llvm: apply this LLVM's rules (22, 22.1.8, 24.0.0git, main, or a rule set such as llvm-23; "
+             "default: the compiler the code object names in .comment)")),
     ModelFlag("--lds-granule-rounding", ("llvm",), "lds_granule_rounding", dict(
-        action="store_const", const=True, help="llvm: round LDS to its allocation granule (llvm PR #205637, 2026)")),
+        action="store_const", const=True,
+        help="llvm: a spelling of the first LLVM whose rules round LDS to its granule (PR #205637, llvm-23)")),
     ModelFlag("--sgpr-trap-reserve", ("llvm",), "sgpr_trap_reserve", dict(
         action="store_const", const=True,
-        help="llvm: SGPR occupancy as the exact inverse with the trap reserve (llvm PR #201342, 2026)")),
+        help="llvm: a spelling of the first LLVM whose SGPR occupancy inverts the budget (PR #201342, llvm-23)")),
     ModelFlag("--no-trap-reserve", ("hw",), "trap_reserve", dict(
         action="store_const", const=False, help="hw: do not charge 16 trap-handler SGPRs per wave")),
 )

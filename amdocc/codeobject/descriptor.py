@@ -30,9 +30,14 @@ KERNEL_DESCRIPTOR = Layout("KernelDescriptor", [
 assert KERNEL_DESCRIPTOR.size == 64
 
 ALL = frozenset(DESCRIPTOR_LAYOUTS)
-GFX10_PLUS = frozenset({"gfx10", "gfx11", "gfx12", "gfx1250"})
-UP_TO_GFX11 = ALL - {"gfx12", "gfx1250"}
-GFX12_PLUS = frozenset({"gfx12", "gfx1250"})
+GFX10_PLUS = frozenset({"gfx10", "gfx11", "gfx12", "gfx1250", "gfx13"})
+UP_TO_GFX11 = ALL - {"gfx12", "gfx1250", "gfx13"}
+GFX12_PLUS = frozenset({"gfx12", "gfx1250", "gfx13"})
+# gfx13 (gfx1310, LLVM 23+): the GFX12+ fields, plus what Triton 3.9's LLVM 24.0.0git assembler
+# encodes (measured with tools/triton_llc.py): a 6-bit USER_SGPR_COUNT as on gfx1250, NAMED_BAR_CNT
+# in RSRC3 bits 14-16, and WGP mode. Bits whose gfx13 meaning no source gives (RSRC1 bit 27, RSRC3
+# bits 17-21) stay undeclared, so a kernel setting them is reported, not decoded by guess.
+SIX_BIT_USER_SGPRS = frozenset({"gfx1250", "gfx13"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +75,13 @@ BIT_FIELDS: tuple[BitField, ...] = (
     _f("cdbg_user", R1, 25),
     _f("fp16_overflow", R1, 26),
     _f("flat_scratch_is_nv", R1, 27, layouts={"gfx1250"}),
-    _f("workgroup_processor_mode", R1, 29, layouts={"gfx10", "gfx11", "gfx12"}),
+    _f("workgroup_processor_mode", R1, 29, layouts={"gfx10", "gfx11", "gfx12", "gfx13"}),
     _f("memory_ordered", R1, 30, layouts=GFX10_PLUS),
     _f("forward_progress", R1, 31, layouts=GFX10_PLUS),
 
     _f("enable_private_segment", R2, 0),
-    _f("user_sgpr_count", R2, 1, 5, layouts=ALL - {"gfx1250"}),
-    _f("user_sgpr_count", R2, 1, 6, layouts={"gfx1250"}),
+    _f("user_sgpr_count", R2, 1, 5, layouts=ALL - SIX_BIT_USER_SGPRS),
+    _f("user_sgpr_count", R2, 1, 6, layouts=SIX_BIT_USER_SGPRS),
     _f("enable_trap_handler", R2, 6, layouts=UP_TO_GFX11),
     _f("enable_dynamic_vgpr", R2, 6, layouts={"gfx12"}),
     _f("system_sgpr_workgroup_id_x", R2, 7),
@@ -103,11 +108,11 @@ BIT_FIELDS: tuple[BitField, ...] = (
     _f("trap_on_start", R3, 10, layouts={"gfx11"}),
     _f("trap_on_end", R3, 11, layouts={"gfx11"}),
     _f("glg_en", R3, 13, layouts=GFX12_PLUS),
-    _f("named_barrier_count", R3, 14, 16, layouts={"gfx1250"}),
+    _f("named_barrier_count", R3, 14, 16, layouts={"gfx1250", "gfx13"}),
     _f("enable_dynamic_vgpr", R3, 17, layouts={"gfx1250"}),
     _f("tcp_split", R3, 18, 20, layouts={"gfx1250"}),
     _f("enable_didt_throttle", R3, 21, layouts={"gfx1250"}),
-    _f("image_op", R3, 31, layouts={"gfx11", "gfx12", "gfx1250"}),
+    _f("image_op", R3, 31, layouts={"gfx11", "gfx12", "gfx1250", "gfx13"}),
 
     _f("user_sgpr_private_segment_buffer", KCP, 0),
     _f("user_sgpr_dispatch_ptr", KCP, 1),

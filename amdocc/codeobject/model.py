@@ -8,6 +8,7 @@ from typing import Any
 from ..errors import Origin, UsageError
 from ..targets import Target
 from .descriptor import Descriptor
+from .producer import Producer
 from .target_id import TargetId
 
 INFO, WARNING, ERROR = "info", "warning", "error"
@@ -135,6 +136,7 @@ class Kernel:
     target: Target | None                    # None when the processor is unknown
     code_object_version: int
     image: bytes = field(default=b"", compare=False)   # the code object's bytes, for the runtime bridge
+    producer: Producer | None = None         # the compiler its code object names (.comment)
     memo: dict = field(default_factory=dict, compare=False)  # derived values, computed once
 
     def meta(self, key: str, default=None):
@@ -195,6 +197,7 @@ class CodeObject:
     kernels: list[Kernel] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     data: bytes = field(default=b"")         # the code object's bytes (to load it into HIP)
+    producer: Producer | None = None         # the compiler its .comment names (clang's, else the linker's)
 
     @property
     def processor(self) -> str:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from ..elf import (EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile)
 from ..errors import FormatError, Origin
-from ..targets import target_by_isa_version
+from ..targets import find_triple, subarch_admits, target_by_isa_version
 from . import notes as N
 from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, decode_amd_kernel_code, decode_descriptor
 from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
+from .producer import MAX_COMMENT_BYTES, comment_strings, producers
 from .resources import resolve
 from .target_id import EF_V2_XNACK, TargetId, decode_e_flags
 
@@ -67,10 +68,11 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
         metadata, md_version = _v3_metadata(all_notes, origin, findings)
         _check_declared_target(metadata, target_id, findings)
 
+    producer = _producer(elf, findings)
     co = CodeObject(origin=origin, size=len(data), target_id=target_id, target=target,
                     code_object_version=co_version, elf_type=ELF_TYPES.get(h.e_type, f"type-{h.e_type}"),
                     e_flags=h.e_flags, generic_version=generic_version, metadata=metadata,
-                    metadata_version=md_version, findings=findings, data=data)
+                    metadata_version=md_version, findings=findings, data=data, producer=producer)
     symbols = _symbols(elf)
     if co_version == 2:
         co.kernels = _v2_kernels(elf, data, co, symbols)
@@ -103,6 +105,29 @@ def _check_declared_target(metadata, target_id, findings):
         if str(TargetId.parse(declared)) != str(target_id):  # "any" is absent from both strings
             findings.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target says "
                                     f"{declared!r} but e_flags say {target_id}"))
+        triple = find_triple(declared)
+        # LLVM main's amdgpu<subarch> triple names the processor a second time ('amdgpu9.42-...-gfx942').
+        if triple and triple.subarch_processor and not subarch_admits(triple.subarch_processor,
+                                                                       target_id.processor):
+            findings.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target's triple "
+                                    f"{triple.arch!r} names {triple.subarch_processor}, but e_flags say "
+                                    f"{target_id.processor}"))
+
+
+def _producer(elf, findings):
+    """The compiler named in ``.comment`` (producer.py), or None; a damaged section is a finding."""
+    section = next((sec for sec in elf.sections if sec.name == ".comment"), None)
+    if section is None:
+        return None
+    try:
+        start, end = elf.section_range(section)
+    except FormatError as exc:
+        findings.append(Finding("comment-section", WARNING, f".comment cannot be read: {exc.message}"))
+        return None
+    chosen, notes = producers(comment_strings(bytes(elf.data[start:min(end, start + MAX_COMMENT_BYTES)])))
+    for note in notes:
+        findings.append(Finding("producer", INFO, note))
+    return chosen
 
 
 def _v2_identity(elf, all_notes, origin, findings):
@@ -242,11 +267,15 @@ def _kernel(co, name, symbol, md, descriptor, symbols, findings, data=b""):
     if descriptor is not None:
         for problem in descriptor.problems:
             findings.append(Finding("descriptor-bits", WARNING, problem))
+        if descriptor.fields.get("enable_dynamic_vgpr"):
+            findings.append(Finding("dynamic-vgpr", WARNING, "the descriptor enables dynamic VGPRs "
+                                    "(ENABLE_DYNAMIC_VGPR): VGPRs are allocated in blocks while the kernel "
+                                    "runs, so its VGPR count bounds no occupancy; the static models refuse it"))
     fn = symbol[:-3] if symbol.endswith(".kd") else symbol
     resource_symbols = symbols.resources.get(fn, {})
     resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings)
     kernel = Kernel(name=name, symbol=symbol, metadata=md, descriptor=descriptor,
                     resource_symbols=resource_symbols, resources=resources, findings=findings,
                     target_id=co.target_id, target=co.target, code_object_version=co.code_object_version,
-                    image=data)
+                    image=data, producer=co.producer)
     return kernel

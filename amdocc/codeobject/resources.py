@@ -217,9 +217,10 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
                 f"{target.name} wave can address")
         if agprs is not None and agprs > target.agprs and agprs_source != "descriptor":
             add("out-of-range", ERROR, f"{agprs} AGPRs exceed the {target.agprs} {target.name} has")
-        if lds is not None and lds > target.lds_per_workgroup:
-            add("out-of-range", ERROR, f"static LDS {lds} B exceeds the {target.lds_per_workgroup} B "
-                f"a {target.name} workgroup may use")
+        lds_cap = target.max_lds_per_workgroup(bool(wgp))
+        if lds is not None and lds > lds_cap:
+            add("out-of-range", ERROR, f"static LDS {lds} B exceeds the {lds_cap} B a {target.name} "
+                f"workgroup may use{' in WGP mode' if wgp else ''}")
     if sgprs is not None and sgprs > MAX_ENCODABLE_SGPRS:
         add("out-of-range", ERROR, f"{sgprs} SGPRs exceed the {MAX_ENCODABLE_SGPRS} a descriptor can allocate")
     if max_wg is not None and not 1 <= max_wg <= MAX_WORKGROUP_SIZE:

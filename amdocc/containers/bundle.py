@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..binary import Buffer, Layout, first_overlap, need_bytes
 from ..errors import FormatError, LimitError, Origin
+from ..targets import find_triple
 from .model import Limits
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
@@ -39,6 +40,22 @@ class BundleEntry:
     entry_id: str
     offset: int          # from the start of the bundle
     size: int
+
+    @property
+    def kind(self) -> str:
+        """The offload kind: 'host', 'hip', 'hipv4', 'openmp', ..."""
+        return self.entry_id.split("-", 1)[0]
+
+    @property
+    def is_amdgpu(self) -> bool:
+        """True for an AMDGPU HSA entry: 'hipv4-amdgcn-amd-amdhsa--gfx942', or LLVM main's subarch
+        spelling 'hipv4-amdgpu9.42-amd-amdhsa--gfx942' (llvm PR #206482; ROCm/llvm-project #214841)."""
+        return is_amdgpu_triple(self.entry_id)
+
+
+def is_amdgpu_triple(text: str) -> bool:
+    """Whether a bundle id or an OffloadBinary ``triple`` string names the AMDGPU HSA target."""
+    return find_triple(text) is not None
 
 
 def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits):

@@ -23,7 +23,7 @@ from dataclasses import replace
 from ..binary import Buffer, overlaps
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
-from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, parse_bundle
+from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, is_amdgpu_triple, parse_bundle
 from .model import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped
 from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
 from .pe import coff_sections, is_pe, looks_like_coff_object
@@ -219,10 +219,9 @@ def _scan_bundle(buf, pos, end, origin, limits, depth):
     for entry in entries:
         at = pos + entry.offset
         inner = here.within(entry.entry_id)
-        kind = entry.entry_id.split("-", 1)[0]
-        if kind == "host":
+        if entry.kind == "host":
             yield Skipped(inner.at(at), "host entry", entry.entry_id)
-        elif "amdgcn-amd-amdhsa" not in entry.entry_id:
+        elif not entry.is_amdgpu:
             yield Skipped(inner.at(at), "not an AMDGPU entry", entry.entry_id)
         elif entry.size == 0:
             yield Skipped(inner.at(at), "empty entry", entry.entry_id)
@@ -251,7 +250,7 @@ def _scan_offload(buf, pos, end, origin, limits, depth):
     inner = here.within(image.label)
     if image.image_kind != "object":
         yield Skipped(inner.at(image.start), f"{image.image_kind} image, not a code object", image.label)
-    elif "amdgcn" not in image.strings.get("triple", ""):
+    elif not is_amdgpu_triple(image.strings.get("triple", "")):
         yield Skipped(inner.at(image.start), f"image for {image.strings.get('triple', 'an unknown triple')}",
                       image.label)
     else:

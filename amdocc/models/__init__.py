@@ -1,7 +1,7 @@
 """Occupancy models: pure functions of (usage, target, block size, dynamic LDS, options).
 
 - ``hip``  what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns (a named runtime era)
-- ``llvm`` what LLVM 22 prints as ``; Occupancy:``
+- ``llvm`` what LLVM prints as ``; Occupancy:``, under the rules of the LLVM that built the kernel
 - ``hw``   the best physical estimate from what the descriptor allocates
 
 :func:`occupancy` is the one entry point; answers are cached, since callers ask the same
@@ -14,10 +14,12 @@ import functools
 from ..codeobject.target_id import TargetId
 from ..errors import UsageError
 from ..targets import Target
+from .applicable import check as check_applicable
 from .compat import IncompatibleTarget, device_id, place
 from .hip import hip_occupancy
 from .hw import hw_occupancy
 from .llvm import llvm_occupancy
+from .llvm_rules import version_option
 from .record import LIMITERS, Occupancy, launch_check, with_query
 from .usage import KernelUsage, from_kernel, manual, manual_from_dict
 
@@ -25,7 +27,7 @@ MODELS = ("hip", "llvm", "hw")
 # Options each model accepts, with their defaults.
 OPTIONS = {
     "hip": {"profile": None},
-    "llvm": {"lds_granule_rounding": False, "sgpr_trap_reserve": False},
+    "llvm": {"llvm_version": None},
     "hw": {"trap_reserve": True},
 }
 
@@ -80,8 +82,11 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
     HIP, its LDS) names where to evaluate. A kernel is evaluated only where its code object can
     run (its processor with matching xnack/sramecc modes, or a member of its generic family);
     elsewhere this raises an AmdoccError naming both, unless ``what_if=True``, and then the
-    record says ``what_if``. Options: hip ``profile``; llvm ``lds_granule_rounding``,
-    ``sgpr_trap_reserve``; hw ``trap_reserve``.
+    record says ``what_if``. Options: hip ``profile``; llvm ``llvm_version`` (a version such as "22.1.8" or
+    "24.0.0git", "main", or a rule set of tables/llvm_rules.toml; default: the compiler the code
+    object names; ``lds_granule_rounding=True`` / ``sgpr_trap_reserve=True`` are spellings of the
+    version that brought them); hw ``trap_reserve``. A dynamic-VGPR kernel, or a processor fact
+    no public source pins that the model needs, is refused with a UsageError that gives the reason.
     """
     opts = _model_options(model, options)
     if block_size is None and model != "llvm":
@@ -122,11 +127,21 @@ def _model_options(model: str, options: dict) -> tuple:
     options = dict(options)
     if "hip_profile" in options:
         options["profile"] = options.pop("hip_profile")
+    if model == "llvm":
+        _version_aliases(options)
     unknown = set(options) - set(OPTIONS[model])
     if unknown:
         raise UsageError(f"model {model} takes no option {', '.join(sorted(unknown))} "
                          f"(it takes: {', '.join(OPTIONS[model]) or 'none'})")
     return tuple(sorted({**OPTIONS[model], **options}.items()))
+
+
+def _version_aliases(options: dict) -> None:
+    """Turn the llvm model's old switches into the version they are spellings of."""
+    if "lds_granule_rounding" in options or "sgpr_trap_reserve" in options:
+        options["llvm_version"] = version_option(options.get("llvm_version"),
+                                                 options.pop("lds_granule_rounding", False),
+                                                 options.pop("sgpr_trap_reserve", False))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -139,12 +154,11 @@ def _cached(usage: KernelUsage, model: str, block_size, dynamic_lds: int, lds_by
 def compute(usage: KernelUsage, model: str, block_size, dynamic_lds: int = 0, *, lds_bytes=None,
             **options) -> Occupancy:
     """The uncached computation (the models themselves are pure functions)."""
+    check_applicable(usage, model)
     if model == "hip":
         occ = hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
     elif model == "llvm":
-        occ = llvm_occupancy(usage, block_size, dynamic_lds,
-                             lds_granule_rounding=options.get("lds_granule_rounding", False),
-                             sgpr_trap_reserve=options.get("sgpr_trap_reserve", False))
+        occ = llvm_occupancy(usage, block_size, dynamic_lds, llvm_version=options.get("llvm_version"))
     else:
         occ = hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
     return launch_check(usage, occ)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, replace
 
+from ..codeobject.producer import Producer
 from ..errors import UsageError
 from ..targets import Target
 
@@ -32,6 +33,9 @@ class KernelUsage:
     scratch: int = 0
     tg_split: bool = False
     name: str = ""
+    producer: Producer | None = None   # the compiler its code object names (.comment), for the llvm model
+    from_file: bool = False            # read from a code object (False: typed-in numbers)
+    dynamic_vgpr: bool = False         # the descriptor enables dynamic VGPR allocation (gfx12)
 
     def with_(self, **changes) -> "KernelUsage":
         return replace(self, **changes)
@@ -60,7 +64,8 @@ def from_kernel(kernel, target: Target | None = None) -> KernelUsage:
         wgp_metadata=metadata_text(kernel.meta("workgroup_processor_mode")),
         agprs=r.agprs, max_flat_workgroup_size=r.max_flat_workgroup_size,
         vgprs_allocated=r.vgprs_allocated, sgprs_allocated=r.sgprs_allocated,
-        scratch=r.scratch or 0, tg_split=bool(fields.get("tg_split")), name=kernel.name)
+        scratch=r.scratch or 0, tg_split=bool(fields.get("tg_split")), name=kernel.name,
+        producer=kernel.producer, from_file=True, dynamic_vgpr=bool(fields.get("enable_dynamic_vgpr")))
     kernel.memo[key] = usage
     return usage
 

@@ -1,0 +1,205 @@
+"""Which LLVM's occupancy rules to apply: tables/llvm_rules.toml, chosen by compiler version.
+
+The version comes from ``--llvm-version`` / ``llvm_version=`` when given, else from the compiler
+the code object names (``Producer``, read from ``.comment``), else the oldest rule set is used
+and the answer says why. Every choice that is not exact (a development snapshot from the cycle in
+which the rules changed, a version older or newer than any rule set, AMD's fork, no version at
+all) comes back with a warning; nothing is chosen silently.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from dataclasses import dataclass
+
+from ..codeobject.producer import Producer, is_snapshot
+from ..errors import UsageError
+from ..tabledata import load_table
+from ..targets import Target, wave_map
+
+SGPR_RULES = ("step-table", "budget-inverse")
+_VERSION_RE = re.compile(r"(?P<major>\d+)(?:\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?)?(?P<git>git)?")
+
+
+@dataclass(frozen=True, slots=True)
+class LlvmRules:
+    name: str
+    summary: str
+    releases: tuple[int, ...]
+    snapshots: tuple[int, ...]
+    partial_snapshots: tuple[int, ...]
+    sgpr_occupancy: str
+    lds_granule_rounding: bool
+    changes: tuple[str, ...]
+    oracle: str
+    source: str
+    # processor → ((column, ((wave, value), ...)), ...): hashable, so a view of a Target can be cached
+    overrides: tuple[tuple[str, tuple], ...] = ()
+
+    @property
+    def first_release(self) -> int:
+        return min(self.releases)
+
+    def columns_for(self, processor: str) -> dict:
+        """The targets.toml columns this LLVM computes differently for ``processor``."""
+        return {column: dict(items) for column, items in dict(self.overrides).get(processor, ())}
+
+    def target_view(self, t: Target) -> Target:
+        """``t`` as this LLVM sees it (its overrides applied)."""
+        return _target_view(self, t)
+
+    def differs_for(self, other: "LlvmRules", t: Target) -> bool:
+        return (self.sgpr_occupancy, self.lds_granule_rounding, self.columns_for(t.name)) != \
+            (other.sgpr_occupancy, other.lds_granule_rounding, other.columns_for(t.name))
+
+
+@functools.lru_cache(maxsize=None)
+def _target_view(rules: LlvmRules, t: Target) -> Target:
+    columns = rules.columns_for(t.name)
+    return dataclasses.replace(t, **columns) if columns else t
+
+
+@dataclass(frozen=True, slots=True)
+class RulesChoice:
+    """The rules applied and why: ``chosen_by`` and ``warnings`` go into the occupancy record."""
+
+    rules: LlvmRules
+    chosen_by: str
+    warnings: tuple[str, ...] = ()
+    major: int | None = None     # the LLVM major the choice stands for (None: the rules' newest release)
+
+    @property
+    def llvm_major(self) -> int:
+        return self.major if self.major is not None else max(self.rules.releases)
+
+    def as_dict(self) -> dict:
+        return {"rules": self.rules.name, "summary": self.rules.summary, "chosen_by": self.chosen_by}
+
+
+@functools.lru_cache(maxsize=None)
+def rule_sets() -> tuple[LlvmRules, ...]:
+    out = []
+    for name, row in load_table("llvm_rules.toml").items():
+        rules = LlvmRules(name, row["summary"], tuple(row["releases"]), tuple(row["snapshots"]),
+                          tuple(row.get("partial_snapshots", ())), row["sgpr_occupancy"],
+                          bool(row["lds_granule_rounding"]), tuple(row.get("changes", ())),
+                          row["oracle"], row["source"], _overrides(name, row.get("overrides", {})))
+        if rules.sgpr_occupancy not in SGPR_RULES:
+            raise ValueError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
+        out.append(rules)
+    return tuple(out)
+
+
+# Columns an LLVM version may see differently from the table, and how to read them.
+_OVERRIDABLE = {"vgprs": wave_map, "vgpr_alloc_granule": wave_map}
+
+
+def _overrides(rules: str, table: dict) -> tuple:
+    out = []
+    for processor, columns in table.items():
+        read = []
+        for column, value in columns.items():
+            if column == "cite":
+                continue
+            if column not in _OVERRIDABLE:
+                raise ValueError(f"llvm_rules.toml [{rules}.overrides.{processor}]: {column} cannot be overridden")
+            read.append((column, tuple(sorted(_OVERRIDABLE[column](value, column, processor).items()))))
+        out.append((processor, tuple(read)))
+    return tuple(out)
+
+
+def rules_named(name: str) -> LlvmRules | None:
+    return next((r for r in rule_sets() if r.name == name), None)
+
+
+def rules_for_version(major: int, snapshot: bool, label: str, target: Target | None = None
+                      ) -> tuple[LlvmRules, list[str]]:
+    """The rule set of LLVM ``major`` (a release, or a development snapshot of main), and the
+    warnings that go with an inexact choice. ``label`` names the version in those warnings; a
+    snapshot from the cycle in which a set's changes landed is warned about only when those
+    changes matter for ``target``."""
+    sets = rule_sets()
+    for rules in sets:
+        if major in (rules.snapshots if snapshot else rules.releases):
+            return rules, []
+    for i, rules in enumerate(sets):
+        if snapshot and major in rules.partial_snapshots:
+            earlier = sets[i - 1] if i else rules
+            if target is not None and earlier is not rules and not rules.differs_for(earlier, target):
+                return earlier, []
+            return earlier, [f"{label} is a development snapshot from the cycle in which {rules.name}'s "
+                             f"changes landed ({'; '.join(rules.changes)}); {earlier.name} rules used "
+                             "(--llvm-version chooses)"]
+    if major < sets[0].first_release:
+        return sets[0], [f"{label} predates every modelled rule set: before LLVM {sets[0].first_release} "
+                         "occupancy came from getOccupancyWithLocalMemSize (largest workgroup only), which "
+                         f"is not modelled; {sets[0].name} rules used and may differ for LDS-bound kernels "
+                         "and restricted workgroup ranges"]
+    newest = sets[-1]
+    return newest, [f"{label} is newer than the newest rule set, {newest.name} ({newest.summary}); "
+                    f"{newest.name} rules used"]
+
+
+def parse_version(text: str, target: Target | None = None) -> RulesChoice:
+    """``--llvm-version``: a rule set name ('llvm-23'), 'main' (the newest), or a version such as
+    '22', '22.1.8' or '24.0.0git'."""
+    spec = text.strip().lower()
+    named = rules_named(spec)
+    if named is not None:
+        return RulesChoice(named, f"--llvm-version {text}")
+    if spec == "main":
+        return RulesChoice(rule_sets()[-1], "--llvm-version main")
+    m = _VERSION_RE.fullmatch(spec)
+    if m is None:
+        names = ", ".join(r.name for r in rule_sets())
+        raise UsageError(f"--llvm-version {text!r} is not a version: give e.g. 22, 22.1.8, 24.0.0git, "
+                         f"main, or a rule set ({names})")
+    version = tuple(int(x) for x in (m.group("major"), m.group("minor"), m.group("patch")) if x is not None)
+    rules, warnings = rules_for_version(version[0], is_snapshot(version, bool(m.group("git"))), f"LLVM {text}",
+                                        target)
+    return RulesChoice(rules, f"--llvm-version {text}", tuple(warnings), version[0])
+
+
+def rules_for_producer(producer: Producer | None, from_file: bool, target: Target | None = None) -> RulesChoice:
+    """The rules for the compiler a code object names; the oldest set for typed-in numbers."""
+    if producer is None:
+        oldest = rule_sets()[0]
+        if not from_file:
+            return RulesChoice(oldest, "default (no code object)")
+        return RulesChoice(oldest, "default", (
+            f"the code object does not name the compiler that built it (no LLVM version in .comment); "
+            f"{oldest.name} rules used (--llvm-version chooses)",))
+    label = f"{producer.tool} {producer.version_text}" + (f" ({producer.vendor})" if producer.vendor else "")
+    rules, warnings = rules_for_version(producer.major, producer.snapshot, f"the code object's {label}", target)
+    if producer.vendor.upper().startswith("AMD"):
+        warnings.append(f"built by AMD's LLVM fork ({producer.text!r}), which may carry occupancy changes "
+                        f"upstream LLVM {producer.version_text} lacks; {rules.name} rules used")
+    via = "clang's .comment line" if producer.tool == "clang" else \
+        ".comment linker line (the compiler is taken to be the linker's LLVM)"
+    return RulesChoice(rules, f"code object: {producer.text!r} ({via})", tuple(warnings), producer.major)
+
+
+def version_option(llvm_version: str | None, lds_granule_rounding: bool = False,
+                   sgpr_trap_reserve: bool = False) -> str | None:
+    """The llvm model's ``llvm_version`` from it and the old switches that are spellings of a version;
+    contradicting them is an error."""
+    alias = alias_version(bool(lds_granule_rounding), bool(sgpr_trap_reserve))
+    if alias is None:
+        return llvm_version
+    if llvm_version is not None and parse_version(llvm_version).rules.name != alias:
+        raise UsageError(f"--lds-granule-rounding/--sgpr-trap-reserve mean {alias} rules, but "
+                         f"--llvm-version {llvm_version} chooses {parse_version(llvm_version).rules.name}")
+    return llvm_version or alias
+
+
+def alias_version(lds_granule_rounding: bool, sgpr_trap_reserve: bool) -> str | None:
+    """The old switches are spellings of the version that brought them: either one selects the first
+    rule set that rounds LDS or inverts the SGPR budget (both arrived together, in LLVM 23)."""
+    if not (lds_granule_rounding or sgpr_trap_reserve):
+        return None
+    for rules in rule_sets():
+        if (lds_granule_rounding and rules.lds_granule_rounding) or \
+                (sgpr_trap_reserve and rules.sgpr_occupancy == "budget-inverse"):
+            return rules.name
+    raise UsageError("no rule set rounds LDS or inverts the SGPR budget")
