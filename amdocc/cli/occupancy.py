@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from . import args as a
 from .render import fmt, table
+from .selection import add_target_arguments
 
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
@@ -76,16 +77,6 @@ def add_model_arguments(parser) -> None:
         parser.add_argument(f.flag, dest=f.dest, default=None, **f.settings)
 
 
-def add_target_arguments(parser) -> None:
-    parser.add_argument("--target", metavar="GFX", type=a.Processor(),
-                        help="processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (file mode: "
-                             "only code objects that can run on it; with --device, its xnack/sramecc modes)")
-    parser.add_argument("--device", metavar="NAME", type=a.Device(),
-                        help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)")
-    parser.add_argument("--what-if", action="store_true",
-                        help="also evaluate code objects that cannot run on --target/--device, labelled what-if")
-
-
 def add_manual_arguments(parser) -> None:
     m = parser.add_argument_group("manual mode (no PATH)")
     m.add_argument("--vgprs", type=a.integer(0), help=".vgpr_count (the unified total on gfx90a/gfx942/gfx950)")
@@ -138,8 +129,7 @@ def check_mode(args, file_dests=FILE_DESTS) -> None:
         a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
     else:
         a.refuse(args, file_dests, "only applies to kernels read from a PATH, and none is given")
-    if a.given(args, "what_if") and not (args.target or args.device):
-        raise a.UsageError("--what-if needs --target or --device: the processor to evaluate on")
+    a.what_if_needs_a_processor(args)
 
 
 def model_options(args) -> dict:
@@ -195,20 +185,19 @@ def _files(paths):
 
 
 def block_for(kernel, given: int | None, model: str) -> tuple[int | None, str]:
+    """The block size to evaluate at and where it came from: the given one, none for the llvm
+    model (its flat workgroup range), else the size the kernel declares (or the largest)."""
+    from ..policy.checks import declared_block
+    from ..targets import MAX_WORKGROUP_SIZE
+
     if given is not None:
         return given, "given"
     if model == "llvm":
         return None, "flat workgroup range"
-    reqd = kernel.meta("reqd_workgroup_size")
-    if isinstance(reqd, list) and reqd and all(isinstance(x, int) and x > 0 for x in reqd):
-        size = 1
-        for x in reqd:
-            size *= x
-        return size, "reqd_workgroup_size"
-    mfw = kernel.resources.max_flat_workgroup_size
-    from ..targets import MAX_WORKGROUP_SIZE
-
-    return (mfw or MAX_WORKGROUP_SIZE), "max_flat_workgroup_size" if mfw else f"default {MAX_WORKGROUP_SIZE}"
+    size, source = declared_block(kernel)
+    if size is None:
+        return MAX_WORKGROUP_SIZE, f"default {MAX_WORKGROUP_SIZE}"
+    return size, source.lstrip(".")
 
 
 def result_record(occ, next_step, **where) -> dict:
