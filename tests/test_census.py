@@ -5,6 +5,7 @@ a screenshot checked for the plots' colours)."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import shutil
@@ -19,7 +20,7 @@ from amdocc.census.svg import LIMITER_COLOURS, PALETTE
 from amdocc.cli.main import main
 from conftest import FIXTURES, REQUIRE
 from make_fixtures import metadata_yaml
-from test_check import LDS, LIB1, LIB2, DVGPR, expected_violations, kernels_of
+from test_check import LDS, LIB1, LIB2, DVGPR, expected_violations, kernels_of, llc_lds_limit_of
 
 D = FIXTURES / "diff"
 CHECK_FILES = (LIB1, LIB2, LDS, DVGPR)
@@ -187,6 +188,50 @@ def test_member_path_leaves_packing_out():
         "torch/lib/libtorch_hip.so"
 
 
+# --------------------------------------------------------------------------- selection and names
+
+def test_target_and_kernel_select_as_everywhere(capsys, tree):
+    targets = oracle_targets()
+    rows = csv_rows(capsys, "--target", "gfx1200", tree)
+    assert len(rows) == targets["gfx1200"] and {r["target"] for r in rows} == {"gfx1200"}
+    code, out, err = census(capsys, "--target", "gfx1100", tree)
+    assert code == 2 and f"built for {', '.join(sorted(targets))}" in err and " 0 kernel(s)" in out.splitlines()[0]
+    code, _, err = census(capsys, "--kernel", "no_such_kernel", tree)
+    assert code == 2 and f"which hold {len(oracle_kernels())} kernels" in err
+
+
+def test_per_wgp_kernels_say_so(capsys):
+    """RDNA kernels in WGP mode (.workgroup_processor_mode 1 in LLVM's notes) count workgroups per
+    WGP, and the row says so by name; CU-mode kernels count per CU."""
+    for name in ("gfx1100_w32_wgp_cov6.hsaco", "gfx1101_w32_cu_cov5.hsaco"):
+        path = FIXTURES / "elf" / name
+        modes = {n: k[".workgroup_processor_mode"] for n, k in kernels_of(path).items()}
+        for r in csv_rows(capsys, path):
+            unit = "WGP" if modes[r["kernel"]] else "CU"
+            assert r["unit"] == unit and r["blocks_per_wgp"] == (r["blocks_per_cu"] if unit == "WGP" else "")
+
+
+@pytest.mark.llvm22
+def test_names_are_demangled_as_llvm_cxxfilt_prints_them(capsys, tmp_path):
+    from test_demangle import cxxfilt
+
+    path = FIXTURES / "elf" / "gfx1100_w32_wgp_cov6.hsaco"
+    rows = csv_rows(capsys, path)
+    assert [r["demangled"] for r in rows] == cxxfilt([r["kernel"] for r in rows])
+    # Reports list kernels by their demangled names (--mangled: as stored). With dynamic LDS past
+    # gfx1100's per-workgroup limit (as llc-22 states it) no workgroup launches, so the kernel is
+    # listed among those that cannot launch.
+    mangled = "_Z15scratch_privatePKiPf"
+    (readable,) = cxxfilt([mangled])
+    over = ["--dynamic-lds", str(llc_lds_limit_of("gfx1100", tmp_path) + 1), "--kernel", mangled, path]
+    code, out, _ = census(capsys, *over)
+    assert code == 0 and readable in out.split("cannot launch at their declared size:")[1] and mangled not in out
+    code, out, _ = census(capsys, "--mangled", *over)
+    assert mangled in out and readable not in out
+    page = census(capsys, "--html", "-", *over)[1]
+    assert html.escape(readable, quote=False) in page and mangled not in page
+
+
 # --------------------------------------------------------------------------- two releases
 
 @pytest.fixture
@@ -220,6 +265,10 @@ def test_compare_matches_by_member_kernel_and_target(capsys, releases):
     code, out, _ = census(capsys, "--fail-on", "occupancy", old, new)
     assert code == 1 and "FAIL occupancy" in out and "1 kernel(s) regress on occupancy" in out
     assert census(capsys, "--fail-on", "lds", old, new)[0] == 0
+    # The verdict names the kinds that regressed, not every kind the gate watches (as diff's).
+    code, out, _ = census(capsys, "--fail-on", "lds,occupancy", old, new)
+    assert code == 1 and out.strip().splitlines()[-1] == "1 kernel(s) regress on occupancy"
+    assert json.loads(census(capsys, "--json", "--fail-on", "all", old, new)[1])["failed_kinds"] == ["occupancy", "vgpr"]
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -227,6 +276,11 @@ def test_compare_matches_by_member_kernel_and_target(capsys, releases):
     (["--csv", "x.csv", "a", "b"], "--csv apply to a census of one PATH, not to a comparison"),
     (["--fail-on", "vgpr", "a"], "--fail-on applies to a comparison (census OLD NEW), not to one PATH"),
     (["--json", "--csv", "-", "a"], "only one of --json, --csv - and --html - may use standard output"),
+    (["--top", "5", "a", "b"], "--top: lists the top spillers of a census of one PATH"),
+    (["--csv", "-", "--top", "5", "a"], "--top: lists spillers in the summary, and --csv - replaces it"),
+    (["--json", "--mangled", "a"], "--mangled: names are shown only in the text and HTML reports"),
+    (["--csv", "-", "--mangled", "a"], "--mangled: names are shown only in the text and HTML reports"),
+    (["--what-if", "a"], "--what-if needs --target or --device"),
 ])
 def test_usage_errors(capsys, argv, words):
     code, out, err = census(capsys, *argv)
