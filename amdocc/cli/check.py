@@ -120,7 +120,6 @@ def check_outputs(args) -> None:
 
 def run(args) -> int:
     from .. import __version__, check_report, report
-    from ..errors import UsageError
     from ..policy import baseline as bl
     from . import args as a, parallel
     from .render import write_report

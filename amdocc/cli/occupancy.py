@@ -161,21 +161,15 @@ def selection_of(args):
 def selected_kernels(args, selection, failures: list) -> list:
     """(code object, kernel) for every kernel the PATHs and the selection keep; what could not
     be read is appended to ``failures`` (one-line messages)."""
-    from ..codeobject import CodeObject
-    from ..containers import Failed
-    from ..errors import AmdoccError
-    from ..loader import iter_load
+    from .parallel import read
 
     chosen = []
-    for path, in_directory in _files(args.paths):
-        try:
-            for item in iter_load(path, in_directory=in_directory):
-                if isinstance(item, Failed):
-                    failures.append(str(item.error))
-                elif isinstance(item, CodeObject):
-                    chosen.extend((item, k) for k in selection.kernels_of(item))
-        except AmdoccError as exc:
-            failures.append(str(exc))
+    for item in _files(args.paths):
+        for kind, value in read(item):
+            if kind == "error":
+                failures.append(value["error"])
+            elif kind == "code_object":
+                chosen.extend((value, k) for k in selection.kernels_of(value))
     return chosen
 
 
@@ -294,49 +288,37 @@ def occupancy_file(item, spec: Spec):
     """Yield ("results", rows of one code object), ("error", record), ("skipped", record) and,
     last, ("seen", what the selection passed over) for one file. Rows are JSON text or dicts
     for the table, so a worker process can send them back."""
-    from ..codeobject import CodeObject
-    from ..containers import Failed, Skipped
     from ..demangle import demangle
     from ..errors import AmdoccError
-    from ..loader import iter_load
     from ..models import occupancy, usage_of
     from ..models.nextstep import next_step
     from .. import report
+    from .parallel import kernel_error, read
     from .selection import Selection
 
     selection = Selection(spec.target, spec.device, spec.kernel, spec.what_if)
     where = selection.evaluation()
-    path, in_directory = item
-    try:
-        for co in iter_load(path, in_directory=in_directory):
-            if isinstance(co, Failed):
-                yield "error", report.failed_record(co)
+    for kind, co in read(item):
+        if kind != "code_object":
+            yield kind, co
+            continue
+        rows = []
+        for kernel in selection.kernels_of(co):
+            block, source = block_for(kernel, spec.block, spec.model)
+            try:
+                occ = occupancy(kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model,
+                                **where, **spec.options)
+                usage = usage_of(kernel, where.get("target"), where.get("device"))
+                step = next_step(usage, occ, **_step_options(spec.model, spec.options))
+            except AmdoccError as exc:
+                yield "error", kernel_error(co, kernel, exc)
                 continue
-            if isinstance(co, Skipped):
-                yield "skipped", report.skipped_record(co)
-                continue
-            if not isinstance(co, CodeObject):
-                continue
-            rows = []
-            for kernel in selection.kernels_of(co):
-                block, source = block_for(kernel, spec.block, spec.model)
-                try:
-                    occ = occupancy(kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model,
-                                    **where, **spec.options)
-                    usage = usage_of(kernel, where.get("target"), where.get("device"))
-                except AmdoccError as exc:
-                    yield "error", {**report.origin_record(co.origin), "kernel": kernel.name,
-                                    "error": f"{co.origin}: {kernel.name}: {exc}"}
-                    continue
-                row = result_record(occ, next_step(usage, occ, **_step_options(spec.model, spec.options)),
-                                    path=co.path, origin=co.origin.chain, kernel=kernel.name,
-                                    symbol=kernel.symbol, demangled=demangle(kernel.name),
-                                    target=str(co.target_id), block_source=source)
-                rows.append(report.dumps(row) if spec.as_json else row)
-            if rows:
-                yield "results", rows
-    except AmdoccError as exc:
-        yield "error", report.error_record(exc, path)
+            row = result_record(occ, step, path=co.path, origin=co.origin.chain, kernel=kernel.name,
+                                symbol=kernel.symbol, demangled=demangle(kernel.name),
+                                target=str(co.target_id), block_source=source)
+            rows.append(report.dumps(row) if spec.as_json else row)
+        if rows:
+            yield "results", rows
     yield "seen", selection.summary()
 
 
