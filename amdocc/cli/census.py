@@ -16,6 +16,9 @@ findings. Writes the rows as CSV or Parquet and one self-contained HTML report (
 occupancy per target, limiter shares, top spillers, kernels that cannot launch), and prints a
 summary.
 
+--kernel, --target, --device and --what-if select as in every command; a census that selects
+nothing exits 2 naming what is there.
+
 With two PATHs, compares the releases OLD and NEW kernel by kernel (matched by member, kernel
 name and target) the way `amdocc diff` compares two builds; --fail-on makes it a gate (exit 1)."""
 

@@ -16,8 +16,12 @@ A baseline file records accepted violations by kernel, target and rule, so that 
 (or ones worse than accepted) fail; entries nothing matches any more are reported as stale.
 Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml.
 
+--kernel, --target, --device and --what-if select as in every command: kernels are judged on
+the processor named (code that cannot run there only with --what-if, labelled so), and a
+selection that matches nothing exits 2 naming what is there.
+
 Exit status: 0 no new violation, 1 new violations (or stale entries with --fail-on-stale),
-2 bad usage or unreadable input."""
+2 bad usage, unreadable input or nothing selected."""
 
 
 def add_arguments(parser) -> None:
