@@ -202,7 +202,8 @@ def test_what_the_caller_holds_after_an_error(profile, caller, text):
             assert occ.error == "division-by-zero"      # no check before 6.1: the process dies instead
             continue
         assert occ.error == error and occ.details["callerNumBlocks"] == caller
-        assert text in occ.warnings[-1]
+        # Among the warnings (a block of 0 threads also carries the launch check's, issue 10 §4).
+        assert any(text in w for w in occ.warnings), occ.warnings
 
 
 def test_gfx950_is_never_given_256_vgprs():
