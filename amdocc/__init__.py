@@ -1,8 +1,43 @@
 """amdocc: read AMD GPU code objects and compute kernel resources and occupancy, offline.
 
+No GPU and no launch: amdocc reads the code object (a .co/.hsaco, an offload bundle, a host
+.so/.dll with embedded device code) and answers what each kernel uses and how many of its
+workgroups fit on a CU, with the limiting resource and what to shed for one more.
+
+Main entry points:
+    load(source)                  -> [CodeObject]: every code object in a file, directory, "-" or bytes
+    CodeObject.kernels            -> [Kernel]; CodeObject.kernel(name) looks one up by name or symbol
+    Kernel.resources              -> Resources: VGPRs, AGPRs, SGPRs, LDS, scratch, wave size (used
+                                     from metadata, allocated from the descriptor)
+    occupancy(kernel, block_size=256, dynamic_lds=0, model="hip")
+                                  -> Occupancy: blocks_per_cu, waves_per_simd, occupancy_fraction,
+                                     limiter, limits, warnings; .next_step() and .as_dict()
+    occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx942", block_size=256)
+                                  -> the same from numbers that mean what the metadata note means
+    max_blocks_per_cu(kernel, 256, dynamic_lds=0, stream=None)
+                                  -> int: HIP's answer when a GPU runtime can be asked, else the model's
+    iter_load(source)             -> the same code objects as a stream, with what was skipped or failed
+    samples_path()                -> a code object shipped with amdocc, to try things on
+
+Example (16 KiB of static LDS on gfx1100: 65536 // 16384 = 4 workgroups per WGP; five need
+at most 65536 // 5 = 13107 bytes):
     >>> import amdocc
-    >>> cos = amdocc.load("kernels.hsaco")
-    >>> cos[0].kernels[0].resources.vgprs
+    >>> co = amdocc.load(amdocc.samples_path())[0]
+    >>> co.processor
+    'gfx1100'
+    >>> k = co.kernel("_Z9saxpy_ldsfPKfPfi")
+    >>> occ = amdocc.occupancy(k, block_size=256)
+    >>> occ.blocks_per_cu, occ.per_wgp, occ.limiter, occ.next_step()["shed"]
+    (4, True, 'lds', {'lds': 3277})
+
+Models: "hip" (default) is what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns, for
+a named runtime era (profile=); "llvm" is what LLVM 22 prints as '; Occupancy:'; "hw" is the
+best physical estimate from what the descriptor allocates.
+
+Errors: every error amdocc raises on bad input or bad arguments derives from AmdoccError
+(FormatError for bytes that break their format, LimitError past a safety bound,
+UnknownTargetError for a processor, device or profile the tables do not know, UsageError for
+arguments that are wrong or inconsistent); its message is one line.
 
 Importing the package is cheap: submodules (CLI, tables, HIP) load on first use.
 """
@@ -11,15 +46,47 @@ from __future__ import annotations
 from .errors import AmdoccError, FormatError, LimitError, UnknownTargetError, UsageError
 
 __version__ = "0.1.0"
-__all__ = ["AmdoccError", "FormatError", "LimitError", "UnknownTargetError", "UsageError",
-           "__version__", "iter_load", "load", "max_blocks_per_cu", "occupancy"]
+__all__ = ["AmdoccError", "CodeObject", "Finding", "FormatError", "Kernel", "LimitError", "Occupancy",
+           "Resources", "UnknownTargetError", "UsageError", "__version__", "iter_load", "load",
+           "max_blocks_per_cu", "occupancy", "samples_path"]
+
+# Result types, imported on first access so that `import amdocc` stays light.
+_LAZY = {"CodeObject": "codeobject.model", "Kernel": "codeobject.model", "Resources": "codeobject.model",
+         "Finding": "codeobject.model", "Occupancy": "models.record"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'amdocc' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def load(source, *, strict: bool = True, limits=None):
-    """Every code object in ``source``: a path, a directory, "-" for stdin, or bytes.
+    """Every code object in ``source``.
 
-    Returns a list of CodeObject (each with ``.kernels``) that also carries ``.skipped`` and
-    ``.failed``. See :func:`amdocc.loader.load`.
+    Args:
+        source: a path (file or directory, searched recursively), "-" for standard input, or
+            bytes. Any container amdocc reads: bare ELF, offload bundles (compressed too), host
+            .so/executables, Windows .dll, .llvm.offloading objects.
+        strict: if True (default), the first unreadable part raises; if False, unreadable parts
+            are listed in ``.failed`` and the rest is still returned.
+        limits: safety bounds (amdocc.containers.Limits); default: amdocc.containers.DEFAULT_LIMITS.
+
+    Returns:
+        A list of :class:`CodeObject` (each with ``.kernels``) that also carries ``.skipped``
+        (files or entries that are not AMDGPU code) and ``.failed`` (what could not be read).
+
+    Raises:
+        AmdoccError: the source cannot be opened, or is not a code object or container at all
+            (FormatError); when ``strict``, also any part that cannot be read (FormatError, or
+            LimitError past a safety bound).
     """
     from .loader import load as _load
     from .containers import DEFAULT_LIMITS
@@ -28,7 +95,19 @@ def load(source, *, strict: bool = True, limits=None):
 
 
 def iter_load(source, limits=None):
-    """Stream CodeObject, Skipped and Failed items from ``source`` in file order."""
+    """Stream what ``source`` holds, in file order, without keeping it all in memory.
+
+    Args:
+        source: as for :func:`load`.
+        limits: as for :func:`load`.
+
+    Returns:
+        An iterator of :class:`CodeObject`, ``amdocc.containers.Skipped`` and
+        ``amdocc.containers.Failed`` items (a failure is yielded, not raised).
+
+    Raises:
+        AmdoccError: the source itself cannot be opened.
+    """
     from .loader import iter_load as _iter_load
     from .containers import DEFAULT_LIMITS
 
@@ -37,9 +116,36 @@ def iter_load(source, limits=None):
 
 def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None, dynamic_lds=0,
               model="hip", **options):
-    """How many workgroups fit on a CU, which resource limits it, and what to shed for one more.
+    """How many workgroups of a kernel fit on a CU, which resource limits it, and why.
 
-    See :func:`amdocc.models.occupancy`; models are "hip" (default), "llvm" and "hw".
+    Args:
+        kernel_or_resources: a :class:`Kernel` (from :func:`load`), or a dict of numbers that
+            mean what the metadata note means: ``vgprs`` (.vgpr_count: on gfx90a/gfx942/gfx950
+            the unified total, AGPRs included), ``agprs`` (reported, never added), ``arch_vgprs``
+            (with ``agprs``: forms the total by the target's rule), ``sgprs``, ``lds`` (static
+            bytes), ``wave`` (32 or 64), ``wgp`` (bool), ``max_flat_workgroup_size``,
+            ``scratch``, ``name``; omitted counts are 0. A KernelUsage is accepted too.
+        target: processor to evaluate on, e.g. "gfx942" (required for a dict, unless ``device``).
+        device: a product from tables/devices.toml, e.g. "MI300X" (its processor, and for the
+            hip model its LDS size).
+        block_size: workgroup size in threads; required except for the llvm model, where None
+            means the flat workgroup range 1..max_flat_workgroup_size (LLVM's '; Occupancy:').
+        dynamic_lds: dynamic LDS bytes per workgroup (Triton's shared memory goes here).
+        model: "hip" (default), "llvm" or "hw".
+        **options: hip: ``profile`` (or ``hip_profile``), the runtime era, e.g. "2025"; llvm:
+            ``lds_granule_rounding``, ``sgpr_trap_reserve`` (bools, 2026 upstream changes);
+            hw: ``trap_reserve`` (bool, default True).
+
+    Returns:
+        An :class:`Occupancy` record: ``blocks_per_cu`` (per WGP when ``per_wgp``),
+        ``waves_per_simd``, ``occupancy_fraction``, ``limiter`` and ``limits``, ``allocated``,
+        ``warnings``, ``error``; ``.next_step()`` says what to shed for one more workgroup and
+        ``.as_dict()`` is the JSON record. Answers are cached (about a microsecond when asked again).
+
+    Raises:
+        UsageError: an unknown model or option, a misspelled resource key, a missing block size
+            or target, negative counts.
+        UnknownTargetError: an unknown target, device or HIP profile.
     """
     global _occupancy
     if _occupancy is None:
@@ -51,19 +157,54 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None,
 _occupancy = None
 
 
-def max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds=0, *, stream=None, device=None, **kwargs):
-    """Workgroups per CU: HIP's answer when the runtime is usable and the stream is not capturing,
-    amdocc's static model otherwise; an int carrying ``.source`` ("hip" or "model").
+def max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds=0, *, stream=None, device=None,
+                      kernel_name=None, profile=None, hip=None):
+    """Workgroups of one kernel resident per CU: HIP's own answer when it can give one, else the model's.
 
-    The drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``; see :mod:`amdocc.runtime`.
+    The drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``, usable inside HIP graph
+    capture: with hip-python and a ROCm GPU it loads the code object and asks
+    hipModuleOccupancyMaxActiveBlocksPerMultiprocessor (cached); when the stream is capturing,
+    without a device or without ROCm, amdocc's static hip model answers. When both answer they
+    are compared; a disagreement is logged (logger "amdocc.runtime") and counted
+    (``amdocc.runtime.stats``).
+
+    Args:
+        code_object_or_kernel: a :class:`Kernel`, a :class:`CodeObject`, bytes or a path
+            (holding one code object).
+        block_size: workgroup size in threads.
+        dynamic_lds: dynamic LDS bytes per workgroup.
+        stream: the HIP stream the kernel will be launched on (its capture status is checked).
+        device: a product or processor for the static model, e.g. "MI300X" or "gfx942".
+        kernel_name: which kernel of a code object: its name or symbol ("<name>.kd"), mangled
+            or demangled; may be omitted when the code object holds one kernel.
+        profile: the HIP runtime era the model reproduces (default: the newest).
+        hip: a runtime object to ask instead of the real one (tests pass a fake).
+
+    Returns:
+        A ``BlocksPerCU``: an int that also carries ``.source`` ("hip" or "model"), ``.model``,
+        ``.hip``, ``.reason`` and ``.profile``.
+
+    Raises:
+        UsageError: no kernel or several match, ``kernel_name`` does not name the kernel
+            passed, or neither HIP nor the model can answer.
+        UnknownTargetError: an unknown device, processor or profile.
     """
     from .runtime import max_blocks_per_cu as _max_blocks_per_cu
 
-    return _max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds, stream=stream, device=device, **kwargs)
+    return _max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds, stream=stream, device=device,
+                              kernel_name=kernel_name, profile=profile, hip=hip)
 
 
 def samples_path():
-    """The path of the code object shipped with amdocc (see ``amdocc sample``)."""
+    """The code object shipped with amdocc (the path ``amdocc sample`` prints).
+
+    Returns:
+        A pathlib.Path to an offload bundle with one code object each for gfx90a, gfx942,
+        gfx950, gfx1100 and gfx1201 (a saxpy kernel with LDS and a register-heavy kernel each).
+
+    Raises:
+        Nothing.
+    """
     from .samples import path
 
     return path()

@@ -5,8 +5,12 @@ comment is HIP's (ihipOccupancyMaxActiveBlocksPerMultiprocessor in hipamd/src/hi
 the VGPR switch in rocclr/device/rocm/rocdevice.cpp, the ISA table in rocclr/device/device.cpp,
 the .workgroup_processor_mode parse in rocclr/device/devkernel.cpp, the wave size in
 rocclr/device/rocm/rockernel.cpp). Tags: ROCm/clr rocm-5.6.0 .. rocm-6.2.0; smajidzahedi/clr
-rocm-6.3.0 (fa1d09cbd) and a187df25c (release/rocm-rel-6.4 as merged for 6.4.1); rocm-systems
-projects/clr b668f8edd0a4 and PR #10618 for develop. Then one test per defect of issue 12.
+rocm-6.3.0 (fa1d09cbd) and a187df25c (release/rocm-rel-6.4 as merged for 6.4.1); for ROCm 7.x,
+rocm-systems develop commits (projects/clr/..., as in NautRobot/Eze-P): the ones TheRock's tags pin
+(therock-7.9.0 55feeef, therock-7.11 318d138, therock-7.13 79e85e1), and for the releases whose own
+source was not readable the develop commits they are inferred from (84e9845 for 7.0, 55feeef for
+7.1/7.2, 598ca70, 93bc019, cd52904 for 7.10, 7.12, 7.14); rocm-systems projects/clr b668f8edd0a4
+and PR #10618 for develop. Then one test per defect of issue 12.
 """
 from __future__ import annotations
 
@@ -109,10 +113,71 @@ CASES = [
      "gfx950", dict(vgprs=32, sgprs=92), 1024, 1),
     ("develop", "b668f8edd0a4: 512 / alignUp(520, 8) = 0 -> hipErrorUnknown", "gfx942", dict(vgprs=520), 64,
      "hipErrorUnknown"),
-    # Releases whose source was not read refuse.
-    ("rocm-7.0", "no tagged source read", "gfx942", dict(vgprs=32), 64, "unknown-runtime-values"),
-    ("rocm-7.1", "no tagged source read", "gfx942", dict(vgprs=32), 64, "unknown-runtime-values"),
-    ("rocm-7.2", "no tagged source read", "gfx942", dict(vgprs=32), 64, "unknown-runtime-values"),
+    # rocm-7.0, inferred from rocm-systems develop 84e9845 (projects/clr/...): the hard-coded switch
+    # in rocdevice.cpp (9.5 -> 512/8), "1" is WGP (devkernel.cpp, 0a45aa8), isa().simdPerCU(), and
+    # rockernel.cpp postLoad overwriting .wavefront_size with the agent's.
+    ("rocm-7.0", "84e9845 rocdevice.cpp 9.5 -> 512/8: 512 / 128 = 4; 800 / 48 = 16; 4 * 4 * 64 = 1024 / 256 = 4; "
+     "LDS 163840 / 49152 = 3", "gfx950", dict(vgprs=128, sgprs=40, lds=49152), 256, 3),
+    ("rocm-7.0", "84e9845 devkernel.cpp: \"1\" is WGP: 2 * 2 SIMDs; 11.0.0 -> 1536/24: alignUp(100, 24) = 104; "
+     "1536 / 104 = 14; 4 * 14 * 32 = 1792 / 256", "gfx1100", dict(vgprs=100, wgp=True), 256, 7),
+    ("rocm-7.0", "84e9845 rockernel.cpp: the agent's wave 32 replaces .wavefront_size 64, no halving: "
+     "1536 / alignUp(60, 24) = 1536 / 64 = 24, capped 16; 2 * 16 * 32 = 1024 / 64",
+     "gfx1100", dict(vgprs=60, wave=64, wgp=False), 64, 16),
+    ("rocm-7.0", "84e9845 rocdevice.cpp 10.3 -> 1024/16: alignUp(72, 16) = 80; 1024 / 80 = 12; 2 * 12 * 32 = 768 / 64",
+     "gfx1030", dict(vgprs=72, wgp=False), 64, 12),
+    ("rocm-7.0", "84e9845 device.cpp lists no gfx940", "gfx940", dict(vgprs=32), 64, "unsupported-processor"),
+    ("rocm-7.0", "84e9845 hip_platform.cpp: 512 / alignUp(520, 8) = 0 -> hipErrorUnknown", "gfx942", dict(vgprs=520),
+     64, "hipErrorUnknown"),
+    # rocm-7.1, inferred from develop 55feeef: comgr values (7fd322a), .wavefront_size kept (8f5eb71).
+    ("rocm-7.1", "55feeef hip_platform.cpp: metadata wave 64 on gfx11 halves comgr's 1536/24 to 768/12: "
+     "alignUp(60, 12) = 68; 768 / 68 = 11; 2 * 11 * 64 = 1408 / 64", "gfx1100", dict(vgprs=60, wave=64, wgp=False),
+     64, 22),
+    ("rocm-7.1", "55feeef rocdevice.cpp: comgr gfx1030 1024/8: 1024 / 72 = 14; 2 * 14 * 32 = 896 / 64",
+     "gfx1030", dict(vgprs=72, wgp=False), 64, 14),
+    ("rocm-7.1", "55feeef hip_platform.cpp: 800 / alignUp(785, 16) = 1 wave, no trap reserve; 4 * 1 * 64 = 256 / 64",
+     "gfx90a", dict(vgprs=32, sgprs=785), 64, 4),
+    ("rocm-7.1", "55feeef device.cpp lists no gfx1250", "gfx1250", dict(vgprs=32), 64, "unsupported-processor"),
+    # rocm-7.2, inferred from develop 55feeef / 598ca70 / 318d138 (the same code).
+    ("rocm-7.2", "318d138: comgr gfx1151 1536/24, \"1\" is WGP: 1536 / 104 = 14; 4 * 14 * 32 = 1792 / 256",
+     "gfx1151", dict(vgprs=100, wgp=True), 256, 7),
+    ("rocm-7.2", "318d138: comgr gfx942 512/8: 512 / 128 = 4; 800 / 48 = 16; 4 * 4 * 64 = 1024 / 256",
+     "gfx942", dict(vgprs=128, sgprs=40), 256, 4),
+    ("rocm-7.2", "318d138 hip_platform.cpp: 512 / alignUp(520, 8) = 0 -> hipErrorUnknown", "gfx942", dict(vgprs=520),
+     64, "hipErrorUnknown"),
+    # rocm-7.9: TheRock therock-7.9.0 pins 55feeef, read exactly.
+    ("rocm-7.9", "55feeef: comgr gfx1201 1536/24: alignUp(128, 24) = 128; 1536 / 128 = 12; 2 * 12 * 32 = 768 / 256",
+     "gfx1201", dict(vgprs=128, wgp=False), 256, 3),
+    ("rocm-7.9", "55feeef: wave 64 halves to 768/12: 768 / 68 = 11; \"1\" is WGP: 4 * 11 * 64 = 2816 / 256",
+     "gfx1100", dict(vgprs=60, wave=64, wgp=True), 256, 11),
+    # rocm-7.10: inferred from 598ca70, the last develop commit release/therock-7.10 pinned.
+    ("rocm-7.10", "598ca70: comgr gfx1102 1024/16: 1024 / 64 = 16; 2 * 16 * 32 = 1024 / 128",
+     "gfx1102", dict(vgprs=64, wgp=False), 128, 8),
+    ("rocm-7.10", "598ca70: comgr gfx908 256/4: 256 / 128 = 2; 800 / alignUp(100, 16) = 7; 4 * 2 * 64 = 512 / 256",
+     "gfx908", dict(vgprs=128, sgprs=100), 256, 2),
+    # rocm-7.11: therock-7.11 pins 318d138, read exactly.
+    ("rocm-7.11", "318d138: 512 / 96 = 5; 800 / alignUp(200, 16) = 800 / 208 = 3; 4 * 3 * 64 = 768 / 128 = 6; "
+     "LDS 65536 / 20000 = 3", "gfx90a", dict(vgprs=96, sgprs=200, lds=20000), 128, 3),
+    ("rocm-7.11", "318d138: comgr gfx1036 1024/8: 1024 / 24 = 42, capped 16; \"1\" is WGP: 4 * 16 * 32 = 2048 / 512",
+     "gfx1036", dict(vgprs=24, wgp=True), 512, 4),
+    # rocm-7.12: inferred from 93bc019 (after 0943dd6), the last develop commit release/therock-7.12 pinned.
+    ("rocm-7.12", "93bc019: wave 64 halves comgr's 1024/16 to 512/8: 512 / 40 = 12; 2 * 12 * 64 = 1536 / 64",
+     "gfx1153", dict(vgprs=40, wave=64, wgp=False), 64, 24),
+    ("rocm-7.12", "93bc019 device.cpp lists no gfx1250 (f3494e3 came 2026-04-08)", "gfx1250", dict(vgprs=32), 64,
+     "unsupported-processor"),
+    ("rocm-7.12", "93bc019 hip_platform.cpp: 512 / alignUp(520, 8) = 0 -> hipErrorUnknown", "gfx942", dict(vgprs=520),
+     64, "hipErrorUnknown"),
+    # rocm-7.13: therock-7.13 pins 79e85e1, read exactly.
+    ("rocm-7.13", "79e85e1 device.cpp gfx1250 4 SIMDs, comgr 1024/16: 1024 / 128 = 8; 4 * 8 * 32 = 1024 / 256",
+     "gfx1250", dict(vgprs=128), 256, 4),
+    ("rocm-7.13", "79e85e1: 1024 / alignUp(1040, 16) = 0 -> hipErrorUnknown", "gfx1250", dict(vgprs=1040), 32,
+     "hipErrorUnknown"),
+    ("rocm-7.13", "79e85e1: no trap reserve: 512 / 32 = 16; 800 / 96 = 8; 4 * 8 * 64 = 2048 / 1024 "
+     "(develop, with #10618: 1)", "gfx950", dict(vgprs=32, sgprs=92), 1024, 2),
+    # rocm-7.14: inferred from cd52904 and develop head aaae694.
+    ("rocm-7.14", "cd52904: comgr gfx1250 1024/16: 1024 / 96 = 10; 4 * 10 * 32 = 1280 / 128",
+     "gfx1250", dict(vgprs=96), 128, 10),
+    ("rocm-7.14", "cd52904: 512 / 64 = 8; 800 / alignUp(104, 16) = 7; 4 * 7 * 64 = 1792 / 256 = 7; "
+     "LDS 65536 / 30000 = 2", "gfx942", dict(vgprs=64, sgprs=104, lds=30000), 256, 2),
 ]
 
 
@@ -132,7 +197,7 @@ def test_every_profile_has_hand_worked_cases_and_the_counts_per_profile():
         cases[name] += 1
         agree[name] += observed.answer_of(observed.replay(row)) == row.get("blocks_per_cu", row.get("error"))
     print("\nhip model, agreement per profile (hand-worked cases + tables/hip_observed rows):")
-    for name in sorted(own):
+    for name in sorted(own, key=lambda n: (profiles()[n].release or (99, 0), n)):
         print(f"  {name}: {agree[name]}/{cases[name]}")
     assert set(cases) == own and agree == cases
 
@@ -160,9 +225,13 @@ def test_a_boolean_and_the_integer_1_never_share_an_answer():
 
 @pytest.mark.parametrize("profile,sgprs", [("rocm-5.6", 801), ("rocm-5.7", 801), ("rocm-6.0", 801),
                                            ("rocm-6.1", 801), ("rocm-6.2", 801), ("rocm-6.3", 801),
-                                           ("rocm-6.4", 801), ("develop-2025", 801), ("develop", 785)])
+                                           ("rocm-6.4", 801), ("rocm-7.0", 801), ("rocm-7.1", 801),
+                                           ("rocm-7.2", 801), ("rocm-7.9", 801), ("rocm-7.10", 801),
+                                           ("rocm-7.11", 801), ("rocm-7.12", 801), ("rocm-7.13", 801),
+                                           ("rocm-7.14", 801), ("develop-2025", 801), ("develop", 785)])
 def test_no_sgpr_limited_wave_divides_by_zero_in_every_release(profile, sgprs):
-    # gfx90a: 800 SGPRs per SIMD. Up to develop-2025 a wave costs alignUp(s, 16): 801 -> 816, 0 waves;
+    # gfx90a: 800 SGPRs per SIMD. Up to rocm-7.14 (hip_platform.cpp at 79e85e1 and develop head
+    # aaae694 still divide by alignUp(usedSGPRs_, 16)) a wave costs alignUp(s, 16): 801 -> 816, 0 waves;
     # develop adds 16: 785 -> 800 + 16 = 816, 0 waves. No release checks: alu threads 0, then
     # bestBlocksPerCU = 0 / bestBlockSize (0): SIGFPE. One fewer SGPR granule still answers.
     occ = amdocc.occupancy({"vgprs": 32, "sgprs": sgprs}, target="gfx90a", block_size=64, profile=profile)
@@ -189,34 +258,41 @@ def test_lds_beyond_size_t_is_refused_naming_the_limit(capsys):
 @pytest.mark.parametrize("profile,caller,text", [
     ("rocm-5.7", 0, "writes 0 into the caller's numBlocks"), ("rocm-6.1", 0, "writes 0 into the caller's numBlocks"),
     ("rocm-6.3", 0, "writes 0 into the caller's numBlocks"), ("rocm-6.4", 0, "writes 0 into the caller's numBlocks"),
+    ("rocm-7.0", 0, "writes 0 into the caller's numBlocks"), ("rocm-7.1", 0, "writes 0 into the caller's numBlocks"),
+    ("rocm-7.2", 0, "writes 0 into the caller's numBlocks"), ("rocm-7.9", 0, "writes 0 into the caller's numBlocks"),
+    ("rocm-7.10", 0, "writes 0 into the caller's numBlocks"), ("rocm-7.11", 0, "writes 0 into the caller's numBlocks"),
+    ("rocm-7.12", "unchanged", "leaves the caller's numBlocks unchanged"),
+    ("rocm-7.13", "unchanged", "leaves the caller's numBlocks unchanged"),
+    ("rocm-7.14", "unchanged", "leaves the caller's numBlocks unchanged"),
     ("develop-2025", "0 or unchanged", "0 or left unchanged"), ("develop", "unchanged", "leaves the caller's numBlocks unchanged"),
 ])
 def test_what_the_caller_holds_after_an_error(profile, caller, text):
-    # hipModuleOccupancyMaxActiveBlocksPerMultiprocessor up to the 6.4 branch: `*numBlocks = num_blocks`
-    # after the call whatever it returned (num_blocks a local 0); rocm-systems b668f8edd0a4 passes
-    # numBlocks through, so an early return leaves it. block 0 fails in every release; 520 VGPRs
-    # give hipErrorUnknown from 6.1 on.
+    # hipModuleOccupancyMaxActiveBlocksPerMultiprocessor up to the 6.4 branch, and in rocm-systems
+    # develop until 0943dd6 (2026-02-25; 84e9845, 55feeef, 318d138): `*numBlocks = num_blocks`
+    # after the call whatever it returned (num_blocks a local 0); from 0943dd6 (93bc019, 79e85e1,
+    # aaae694) and b668f8edd0a4 numBlocks is passed through, so an early return leaves it. block 0
+    # fails in every release; 520 VGPRs give hipErrorUnknown from 6.1 on.
     for numbers, block, error in (({"vgprs": 8}, 0, "hipErrorInvalidValue"), ({"vgprs": 520}, 64, "hipErrorUnknown")):
         occ = amdocc.occupancy(numbers, target="gfx942", block_size=block, profile=profile)
         if profile == "rocm-5.7" and error == "hipErrorUnknown":
             assert occ.error == "division-by-zero"      # no check before 6.1: the process dies instead
             continue
         assert occ.error == error and occ.details["callerNumBlocks"] == caller
-        # Among the warnings (a block of 0 threads also carries the launch check's, issue 10 §4).
-        assert any(text in w for w in occ.warnings), occ.warnings
+        assert any(text in w for w in occ.warnings)     # (a block of 0 also gets the launch warning)
 
 
 def test_gfx950_is_never_given_256_vgprs():
     # No release up to the 6.4 branch runs gfx950 (device.cpp at each tag); the runtimes that do
-    # have 512/8 (799e54aa0, 2025-01-22, before gfx950's target id 29cc39451, 2025-02-04).
+    # have 512/8 (799e54aa0, 2025-01-22, before gfx950's target id 29cc39451, 2025-02-04): the 7.0
+    # switch (84e9845 rocdevice.cpp, 9.5.x) and comgr's table from 7.1 on.
     for name, p in profiles().items():
         occ = amdocc.occupancy({"vgprs": 128, "sgprs": 40}, target="gfx950", block_size=256, profile=name)
         if p.unknown:
             assert occ.error == "unknown-runtime-values"
-        elif p.release is not None:
+        elif p.release is not None and p.release < (7, 0):
             assert occ.error == "unsupported-processor", name
         else:
-            assert (occ.details["vgprsPerSimd"], occ.details["vgprAllocGranularity"]) == (512, 8)
+            assert (occ.details["vgprsPerSimd"], occ.details["vgprAllocGranularity"]) == (512, 8), name
 
 
 def test_gfx1150_and_gfx1151_from_rocm_6_2_on():
@@ -230,6 +306,37 @@ def test_gfx1150_and_gfx1151_from_rocm_6_2_on():
                                 profile=profile).error == "unsupported-processor"
 
 
+# -- profiles established by inference ------------------------------------------------------------
+
+INFERRED = {"rocm-7.0", "rocm-7.1", "rocm-7.2", "rocm-7.10", "rocm-7.12", "rocm-7.14"}
+
+
+@pytest.mark.parametrize("name", sorted({p.name for p in profiles().values()}))
+def test_every_answer_of_an_inferred_profile_says_so(name):
+    # 7.0, 7.1, 7.2: no rocm-7.x tag or release branch was readable; TheRock 7.10, 7.12, 7.14 pin
+    # release-branch commits (8e91bc5, 769135f, 2b22ab0) that were not readable either.
+    p = profiles()[name]
+    assert bool(p.evidence) == (name in INFERRED)
+    kinds = (({"vgprs": 32}, "gfx942", 64), ({"vgprs": 520}, "gfx942", 64), ({"vgprs": 8}, "gfx942", 0),
+             ({"vgprs": 32}, "gfx600", 64))      # an answer, hipErrorUnknown, hipErrorInvalidValue, a refusal
+    for numbers, processor, block in kinds:
+        occ = amdocc.occupancy(numbers, target=processor, block_size=block, profile=name)
+        flagged = [w for w in occ.warnings if w.startswith(f"HIP profile {name} is inferred from ")]
+        if name in INFERRED:
+            assert flagged == [occ.warnings[0]] and "not readable" in flagged[0]
+            assert len(occ.warnings) == 1 or occ.warnings[-1] != flagged[0]    # an error's reason stays last
+        else:
+            assert not flagged
+
+
+def test_a_release_without_its_own_evidence_is_refused_by_the_table_loader(tmp_path, monkeypatch):
+    # `evidence` must say what the profile is inferred from; a bare word would hide that.
+    import amdocc.models.hip_profiles as hp
+    with pytest.raises(ValueError, match="inferred from"):
+        hp._evidence("rocm-9.9", "guessed")
+    assert hp._evidence("rocm-9.9", None) is None
+
+
 # -- versions and the list ------------------------------------------------------------------------
 
 def test_runtime_versions_decode_as_hipamd_encodes_them():
@@ -239,6 +346,22 @@ def test_runtime_versions_decode_as_hipamd_encodes_them():
     assert decode_runtime_version(71100000) == (7, 11, 0)
 
 
+@pytest.mark.parametrize("version,profile,warned", [
+    (70051831, "rocm-7.0", None),       # 7.0.51831
+    (70125393, "rocm-7.1", None),       # TheRock 7.9.0 (VERSION 7.1.0 at 55feeef; patch: git date 25393) = rocm-7.1
+    (70200000, "rocm-7.2", "rocm-7.12 (caller_value unchanged)"),   # TheRock 7.10/7.11 answer alike, 7.12 not
+    (71300000, "rocm-7.13", None),      # VERSION 7.13.0 at 79e85e1
+    (71460850, "rocm-7.14", None),      # VERSION 7.14.60850 at cd52904
+    (71500000, "rocm-7.14", "not a ROCm release"),   # develop after 2b8f21d (2026-06-30) reports 7.15
+])
+def test_each_7x_runtime_version_picks_its_release(version, profile, warned):
+    chosen = amdocc.models.hip.profile_for_runtime(version)
+    assert chosen.profile.name == profile
+    assert (chosen.warning is None) if warned is None else (warned in chosen.warning)
+    if version == 70200000:     # the releases that answer alike are not named as alternatives
+        assert "rocm-7.10" not in chosen.warning and "rocm-7.11" not in chosen.warning
+
+
 def test_list_profiles_shows_each_release_its_dates_and_changes(capsys):
     assert main(["occupancy", "--list-profiles"]) == 0
     out = capsys.readouterr().out
@@ -246,6 +369,8 @@ def test_list_profiles_shows_each_release_its_dates_and_changes(capsys):
         if name == p.name:
             assert f"{name}{' (default)' if name == 'develop' else ''}  {p.release_name}  {p.dates}" in out
             assert (p.unknown or p.changes) in out
+            assert (f"    evidence: {p.evidence}" in out) == bool(p.evidence)
+    assert "    hipRuntimeGetVersion(): HIP 7.1" in out and out.count("hipRuntimeGetVersion(): HIP 7.2") == 3
     assert "2026-08 = develop" in out and "2023-2025 = rocm-6.4" in out
 
 

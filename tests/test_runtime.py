@@ -141,16 +141,25 @@ def _agpr_user():
 #   rocm-6.0.0 rocdevice.cpp: gfx942 (9.4.2) is not 9.4.0 -> 256/4: 256 / alignUp(92, 4) = 2 waves;
 #     SGPRs 800 / 16 = 50; 4 SIMDs * 2 * 64 = 512 threads / 256 = 2 blocks.
 #   rocm-6.1.0 .. a187df25c (6.4): every 9.4.x -> 512/8: 512 / 96 = 5 waves; 4 * 5 * 64 / 256 = 5.
-#   rocm-5.6.0 device.cpp lists no gfx942: no answer. ROCm 7.0: source not read: no answer.
+#   rocm-systems 84e9845 (7.0: the 9.4.x switch case, 512/8) and 55feeef .. aaae694 (7.1 .. 7.14:
+#     comgr's gfx942 512/8): 512 / 96 = 5 waves; 800 / 16 = 50; 4 * 5 * 64 / 256 = 5.
+#   rocm-5.6.0 device.cpp lists no gfx942: no answer.
+# TheRock's runtimes report projects/hip/VERSION of their rocm-systems pin (TheRock CMakeLists.txt):
+# 7.9.0 (55feeef) HIP 7.1, 7.10 .. 7.12 HIP 7.2, 7.13 (79e85e1) 7.13, 7.14 (cd52904) 7.14.
 @pytest.mark.parametrize("version,profile,model,fallback", [
     (60032830, "rocm-6.0", 2, False),      # 6.0.32830
     (60140093, "rocm-6.1", 5, False),      # 6.1.40093
     (60342131, "rocm-6.3", 5, False),      # 6.3.42131
     (60443482, "rocm-6.4", 5, False),      # 6.4.43482
     (50631061, "rocm-5.6", None, False),   # 5.6.31061
-    (70051831, "rocm-7.0", None, False),   # 7.0.51831
+    (70051831, "rocm-7.0", 5, False),      # 7.0.51831
+    (70125393, "rocm-7.1", 5, False),      # 7.1.25393: also TheRock 7.9.0, built from 55feeef (git date 25393)
+    (70226015, "rocm-7.2", 5, False),      # 7.2.x: also TheRock 7.10 .. 7.12
+    (71300000, "rocm-7.13", 5, False),     # 7.13.0
+    (71460850, "rocm-7.14", 5, False),     # 7.14.60850
     (60500000, "rocm-6.4", 5, True),       # no ROCm 6.5: the newest known release before it
-    (100200000, "rocm-7.2", None, True),   # 10.2: newer than every release known
+    (71500000, "rocm-7.14", 5, True),      # 7.15: develop after 2b8f21d, newer than every release known
+    (100200000, "rocm-7.14", 5, True),     # 10.2: newer than every release known
     (40500000, "rocm-5.6", None, True),    # older than every release known: the oldest
 ])
 def test_the_model_reproduces_the_runtimes_own_release(version, profile, model, fallback, caplog):
@@ -161,6 +170,15 @@ def test_the_model_reproduces_the_runtimes_own_release(version, profile, model, 
     assert (got.source, int(got), got.hip) == ("hip", 5, 5)
     assert (got.profile, got.runtime_version, got.model) == (profile, version, model)
     assert ("is not a ROCm release amdocc has a profile for" in caplog.text) == fallback
+
+
+def test_a_version_several_releases_report_names_the_ones_that_answer_otherwise(caplog):
+    # HIP 7.2 is ROCm 7.2's and TheRock 7.10/7.11/7.12's (VERSION 7.2.x at 598ca70, 318d138, 93bc019);
+    # only 7.12 (after 0943dd6) answers otherwise: it leaves numBlocks unchanged on an error.
+    with caplog.at_level(logging.WARNING, logger="amdocc.runtime"):
+        got = max_blocks_per_cu(_agpr_user(), 256, hip=Hip(FakeHip(blocks=5, version=70226015)))
+    assert got.profile == "rocm-7.2"
+    assert "rocm-7.12 (caller_value unchanged)" in caplog.text and "rocm-7.11 (" not in caplog.text
 
 
 def test_without_a_readable_version_the_default_profile_is_used(caplog):

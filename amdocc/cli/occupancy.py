@@ -334,6 +334,10 @@ def _list_profiles() -> int:
         if name == p.name:      # aliases are listed once, below
             mark = " (default)" if name == default else ""
             print(f"{name}{mark}  {p.release_name}  {p.dates}\n    {p.unknown or p.changes}\n    source: {p.source}")
+            if p.evidence:
+                print(f"    evidence: {p.evidence}")
+            if p.reports != p.release:
+                print(f"    hipRuntimeGetVersion(): HIP {p.reports[0]}.{p.reports[1]}")
     print("aliases: " + ", ".join(f"{a} = {t}" for a, t in aliases().items()))
     return 0
 

@@ -1,68 +1,283 @@
 """Occupancy graphs in the manner of Nsight Compute's occupancy section (matplotlib, optional).
 
-Three panels: workgroups per CU against block size, against dynamic LDS, and against VGPRs per
-thread, each with the kernel's current point marked and every point coloured by the resource
-that limits it.
+Three panels vary one input each — block size, dynamic LDS, VGPRs — and hold the others where
+``amdocc occupancy`` evaluates the kernel (its default block: .reqd_workgroup_size, else
+.max_flat_workgroup_size; the given dynamic LDS). The primary axis is occupancy, waves per SIMD
+and its percentage, as Nsight draws warps per SM; workgroups per CU (per WGP in WGP mode) are on
+the secondary axis. The background says which resource limits each stretch of a curve.
+
+A curve is exact at every integer input: block sizes and VGPR counts are evaluated one by one
+(HIP's bit-mask round-up makes VGPR steps irregular), and the dynamic-LDS curve at every byte
+where the answer changes, found by bisection (the answer never rises as LDS grows). The star is
+evaluated by the same function at the same inputs and its input is one of the curve's points,
+so it always sits on its curve.
+
+:func:`curves` computes the data, :func:`build_figure` draws it (a test reads the points back
+from the figure's artists), :func:`plot_sweep` writes the file.
 """
 from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from ..errors import UsageError
 
 LIMITER_COLOURS = {"vgpr": "#d62728", "agpr": "#ff7f0e", "sgpr": "#9467bd", "lds": "#1f77b4",
                    "waves": "#2ca02c", "barriers": "#8c564b", "workgroup_slots": "#7f7f7f",
                    "block_size": "#000000", None: "#bbbbbb"}
-FIGSIZE, DPI = (13.5, 4.2), 100
+NO_ANSWER = "no answer"              # shading label where the model returns an error
+FIGSIZE, DPI = (15.0, 5.0), 100
+PLOT_EXTRA = "amdocc[plot]"
 
 
-def plot_sweep(path, usage, model: str, options: dict, blocks: list[int], lds_sizes: list[int], title: str,
-               block: int | None = None, dynamic_lds: int = 0) -> None:
+@dataclass
+class Panel:
+    """One graph: the input varied (``xs``), the answer at each, and the kernel's own point."""
+
+    name: str                         # "block", "lds" or "vgpr" (also the axes' gid)
+    xlabel: str
+    held: str                         # the inputs held fixed, for the title
+    xs: list[int]
+    records: list                     # Occupancy at each x
+    star_x: int | None                # None: the kernel has no single point on this axis
+    star: object | None               # the Occupancy at star_x (the same as amdocc occupancy's)
+    reference: object | None = None   # llvm without a block: the flat-range answer, as a line
+
+
+def check_plot_path(path: str) -> str:
+    """The image format for ``path``; a UsageError before any work when it cannot be written
+    (no matplotlib, an unknown extension, a missing or unwritable directory)."""
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
-        from ..errors import UsageError
-        raise UsageError("--plot needs matplotlib (pip install 'amdocc[plot]'); the table above is the sweep") from None
-    from ..models import compute
+        raise UsageError(f"--plot needs matplotlib (pip install '{PLOT_EXTRA}')") from None
+    if os.path.isdir(path):
+        raise UsageError(f"--plot {path!r} is a directory; give a file name such as occupancy.png")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in formats:
+        raise UsageError(f"--plot {path!r}: unknown image type {'.' + ext if ext else '(no extension)'} "
+                         f"(use one of {', '.join('.' + f for f in sorted(formats))})")
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise UsageError(f"--plot {path!r}: directory {directory!r} does not exist")
+    if not os.access(directory, os.W_OK):
+        raise UsageError(f"--plot {path!r}: directory {directory!r} is not writable")
+    return ext
+
+
+def _vgpr_field(usage, model: str) -> str:
+    """The VGPR count the model reads: hw the descriptor's allocation when there is one."""
+    return "vgprs_allocated" if model == "hw" and usage.vgprs_allocated is not None else "vgprs"
+
+
+def _lds_changes(value_at, lo: int, hi: int) -> list[int]:
+    """Inputs in [lo, hi] that pin a monotone step function exactly: both ends, and for every
+    step the last input before it and the first after (bisection; equal ends mean no step)."""
+    known = {lo: value_at(lo), hi: value_at(hi)}
+    todo = [(lo, hi)]
+    while todo:
+        a, b = todo.pop()
+        if b - a <= 1 or known[a] == known[b]:
+            continue
+        mid = (a + b) // 2
+        known[mid] = value_at(mid)
+        todo += [(a, mid), (mid, b)]
+    return sorted(known)
+
+
+def _key(occ):
+    return occ.blocks_per_cu, occ.waves_per_simd, occ.limiter, occ.error
+
+
+def curves(usage, model: str, options: dict, *, block: int | None, dynamic_lds: int = 0,
+           device=None) -> list[Panel]:
+    """The three panels' data. ``block`` None is the llvm model's flat workgroup range."""
+    from ..models import occupancy
     from ..targets import MAX_WORKGROUP_SIZE
 
     t = usage.target
-    block = block or (blocks[len(blocks) // 2] if blocks else 256)
 
-    def blocks_of(u, b, d):
-        occ = compute(u, model, b, d, **options)
-        return occ.blocks_per_cu or 0, occ.limiter
+    def at(u, b, d):
+        return occupancy(u, device=device, block_size=b, dynamic_lds=d, model=model, **options)
 
-    wave = usage.wave
-    block_axis = list(range(wave, min(MAX_WORKGROUP_SIZE, usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE) + 1, wave))
-    lds_axis = sorted(set(list(range(0, t.lds_per_workgroup - usage.lds + 1, max(256, t.lds_granule))) + lds_sizes))
-    granule = t.vgpr_alloc_granule[wave]
-    vgpr_axis = list(range(granule, t.addressable_vgprs + 1, granule))
-    panels = [
-        ("threads per block", block_axis, lambda x: blocks_of(usage, x, dynamic_lds), block),
-        ("dynamic LDS per block (bytes)", lds_axis, lambda x: blocks_of(usage, block, x), dynamic_lds),
-        ("VGPRs per thread (.vgpr_count)", vgpr_axis, lambda x: blocks_of(usage.with_(vgprs=x), block, dynamic_lds),
-         usage.vgprs),
-    ]
-    fig, axes = plt.subplots(1, 3, figsize=FIGSIZE, dpi=DPI)
-    seen = set()
-    for ax, (label, xs, fn, current) in zip(axes, panels):
-        points = [(x, *fn(x)) for x in xs]
-        ax.step([p[0] for p in points], [p[1] for p in points], where="post", color="#444444", linewidth=1)
-        for limiter in {p[2] for p in points}:
-            sel = [p for p in points if p[2] == limiter]
-            ax.scatter([p[0] for p in sel], [p[1] for p in sel], s=10, color=LIMITER_COLOURS.get(limiter, "#bbbbbb"),
-                       label=None if limiter in seen else f"limited by {limiter}", zorder=3)
-            seen.add(limiter)
-        now, now_limiter = fn(current)
-        ax.scatter([current], [now], marker="*", s=220, color="gold", edgecolor="black", zorder=4,
-                   label=None if "current" in seen else "this kernel")
-        seen.add("current")
-        ax.annotate(f"{now} ({now_limiter})", (current, now), textcoords="offset points", xytext=(6, 8), fontsize=8)
-        ax.set_xlabel(label)
-        ax.set_ylabel(f"workgroups per {'WGP' if usage.wgp_mode else 'CU'}")
+    star = at(usage, block, dynamic_lds)
+    vfield = _vgpr_field(usage, model)
+    vgprs = getattr(usage, vfield)
+    block_text = _block_text(usage, block)
+
+    limit = min(usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
+    block_xs = sorted(set(range(1, limit + 1)) | ({block} if block else set()))
+    block_panel = Panel("block", "threads per block", f"held: dynamic LDS {dynamic_lds} B, VGPRs {vgprs}",
+                        block_xs, [at(usage, b, dynamic_lds) for b in block_xs],
+                        block, star if block is not None else None,
+                        reference=star if block is None else None)
+
+    room = max(t.lds_per_workgroup - usage.lds, dynamic_lds, 0)
+    lds_records = {}
+
+    def lds_key(d):
+        lds_records[d] = at(usage, block, d)
+        return _key(lds_records[d])
+
+    lds_xs = sorted(set(_lds_changes(lds_key, 0, room)) | {dynamic_lds})
+    lds_label = "dynamic LDS per block (KiB)" + (
+        "" if room else f": none fits beside {usage.lds} B of static LDS ({t.lds_per_workgroup} B per workgroup)")
+    lds_panel = Panel("lds", lds_label, f"held: {block_text}, VGPRs {vgprs}",
+                      lds_xs, [lds_records.get(d) or at(usage, block, d) for d in lds_xs],
+                      dynamic_lds, star)
+
+    vgpr_xs = sorted(set(range(1, max(t.addressable_vgprs, vgprs) + 1)) | {vgprs})
+    vlabel = "VGPRs per work-item (" + ("descriptor-allocated" if vfield == "vgprs_allocated" else ".vgpr_count") + ")"
+    vgpr_panel = Panel("vgpr", vlabel, f"held: {block_text}, dynamic LDS {dynamic_lds} B", vgpr_xs,
+                       [at(usage if v == vgprs else usage.with_(**{vfield: v}), block, dynamic_lds) for v in vgpr_xs],
+                       vgprs, star)
+    return [block_panel, lds_panel, vgpr_panel]
+
+
+def _block_text(usage, block: int | None) -> str:
+    from ..targets import MAX_WORKGROUP_SIZE
+
+    if block is not None:
+        return f"block {block}"
+    return f"the flat workgroup range 1..{usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE}"
+
+
+def max_waves_per_simd(usage, occ) -> int:
+    """Wave slots per SIMD in the model that answered (HIP caps gfx9 at 8, for instance)."""
+    simds = usage.target.simds(occ.per_wgp)
+    return occ.max_waves_per_cu // simds if occ.max_waves_per_cu else usage.target.max_waves_per_simd
+
+
+def build_figure(usage, model: str, options: dict, *, block: int | None, dynamic_lds: int = 0, device=None,
+                 title: str = "", block_source: str = "given"):
+    """The occupancy figure (a matplotlib Figure, not yet written anywhere)."""
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import FuncFormatter, MaxNLocator
+    except ImportError:
+        raise UsageError(f"--plot needs matplotlib (pip install '{PLOT_EXTRA}')") from None
+
+    panels = curves(usage, model, options, block=block, dynamic_lds=dynamic_lds, device=device)
+    star = panels[1].star                     # the dynamic-LDS panel always holds the kernel's point
+    top = max_waves_per_simd(usage, star)
+    unit = "WGP" if star.per_wgp else "CU"
+    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    axes = fig.subplots(1, len(panels))
+    shaded: dict[str | None, Patch] = {}
+    for ax, panel in zip(axes, panels):
+        ax.set_gid(panel.name)
+        xs = panel.xs
+        ys = [_number(r.waves_per_simd, r) for r in panel.records]
+        ax.plot(xs, ys, drawstyle="steps-post", color="#222222", linewidth=1.4, gid="occupancy",
+                label="waves per SIMD", zorder=3)
+        for start, end, limiter in _runs(panel):
+            colour = LIMITER_COLOURS.get(limiter, LIMITER_COLOURS[None])
+            ax.axvspan(start, end, color=colour, alpha=0.13, linewidth=0, zorder=0)
+            label = NO_ANSWER if limiter == NO_ANSWER else f"limited by {limiter}"
+            shaded.setdefault(limiter, Patch(color=colour, alpha=0.35, label=label))
+        if panel.reference is not None:
+            ax.axhline(_number(panel.reference.waves_per_simd, panel.reference), color="#222222", linestyle=":",
+                       gid="flat-range", label="LLVM over the flat workgroup range (no single block)")
+        _x_axis(ax, panel)
+        ax.set_ylim(0, top * 1.05)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g} ({v / top:.0%})"))
+        ax.set_xlabel(panel.xlabel)
+        ax.set_ylabel(f"occupancy: waves per SIMD (of {top})")
+        ax.set_title(panel.held, fontsize=9)
         ax.grid(alpha=0.3)
-        ax.set_ylim(bottom=0)
-    fig.suptitle(f"{title} — {model} model, block {block}, dynamic LDS {dynamic_lds} B", fontsize=10)
-    fig.legend(loc="lower center", ncol=8, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
+        blocks = [r.blocks_per_cu for r in panel.records]
+        if any(b is not None for b in blocks):
+            twin = ax.twinx()
+            twin.set_gid(panel.name + ":workgroups")
+            twin.plot(xs, [math.nan if b is None else b for b in blocks], drawstyle="steps-post", color="#1f4e9c",
+                      linestyle="--", linewidth=1, gid="workgroups", label=f"workgroups per {unit}")
+            twin.set_ylim(0, max(max((b for b in blocks if b is not None), default=0), 1) * 1.05)
+            twin.yaxis.set_major_locator(MaxNLocator(integer=True))
+            twin.set_ylabel(f"workgroups per {unit}", color="#1f4e9c")
+        if panel.star is not None:
+            s = panel.star
+            y = _number(s.waves_per_simd, s)
+            ax.scatter([panel.star_x], [y], marker="*", s=260, color="gold", edgecolor="black", zorder=5,
+                       gid="star", label="this kernel (amdocc occupancy)")
+            left = panel.star_x > (panel.xs[0] + panel.xs[-1]) / 2     # keep the label inside the panel
+            ax.annotate(_star_text(s, unit), (panel.star_x, y), textcoords="offset points",
+                        xytext=(-8 if left else 8, 8), ha="right" if left else "left", fontsize=8, zorder=6)
+    handles = [axes[0].lines[0]]
+    handles += [a.get_lines()[0] for a in fig.axes if a.get_gid() == panels[0].name + ":workgroups"][:1]
+    handles += [c for c in axes[-1].collections if c.get_gid() == "star"][:1]
+    handles += [line for line in axes[0].lines if line.get_gid() == "flat-range"]
+    handles += list(shaded.values())
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6), fontsize=8, frameon=False)
+    fig.suptitle(_suptitle(usage, star, title, block, block_source, dynamic_lds), fontsize=10)
+    return fig
+
+
+def plot_sweep(path: str, usage, model: str, options: dict, *, block: int | None, dynamic_lds: int = 0,
+               device=None, title: str = "", block_source: str = "given") -> None:
+    """Write the occupancy figure to ``path`` (its extension picks the format)."""
+    ext = check_plot_path(path)
+    fig = build_figure(usage, model, options, block=block, dynamic_lds=dynamic_lds, device=device, title=title,
+                       block_source=block_source)
+    try:
+        fig.savefig(path, format=ext, dpi=DPI)
+    except OSError as exc:
+        raise UsageError(f"--plot {path!r}: cannot write: {exc.strerror or exc}") from None
+
+
+def _x_axis(ax, panel: Panel) -> None:
+    """Limits with a small margin (a step at the first input stays visible), never degenerate;
+    integer ticks, LDS in KiB on power-of-two boundaries."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+
+    lo, hi = panel.xs[0], panel.xs[-1]
+    if hi <= lo:
+        hi = lo + (1024 if panel.name == "lds" else 1)
+    margin = (hi - lo) * 0.02
+    ax.set_xlim(lo - margin, hi + margin)
+    if panel.name == "lds":
+        step = 1024
+        while (hi - lo) / step > 8:
+            step *= 2
+        ax.xaxis.set_major_locator(MultipleLocator(step))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v / 1024:g}"))
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _number(value, occ) -> float:
+    return math.nan if value is None or occ.error else value
+
+
+def _runs(panel: Panel):
+    """(start, end, limiter) for each stretch of the curve with one limiter (or no answer)."""
+    xs, out = panel.xs, []
+    for i, occ in enumerate(panel.records):
+        limiter = NO_ANSWER if occ.error else occ.limiter
+        end = xs[i + 1] if i + 1 < len(xs) else xs[i] + (xs[i] - xs[i - 1] if i else 1)
+        if out and out[-1][2] == limiter:
+            out[-1][1] = end
+        else:
+            out.append([xs[i], end, limiter])
+    return [tuple(r) for r in out]
+
+
+def _star_text(occ, unit: str) -> str:
+    if occ.error:
+        return occ.error
+    pct = f" ({occ.occupancy_fraction:.0%})" if occ.occupancy_fraction is not None else ""
+    blocks = f"{occ.blocks_per_cu} WG/{unit}, " if occ.blocks_per_cu is not None else ""
+    return f"{blocks}limited by {occ.limiter or '-'}\n{occ.waves_per_simd:g} waves/SIMD{pct}"
+
+
+def _suptitle(usage, star, title: str, block, block_source: str, dynamic_lds: int) -> str:
+    profile = f" ({star.profile})" if star.profile else ""
+    wgp = ", WGP mode" if star.per_wgp else ""
+    source = f" ({block_source})" if block is not None else ""
+    return (f"{title} — {star.model} model{profile}; as compiled: VGPRs {usage.vgprs}, SGPRs {usage.sgprs}, "
+            f"static LDS {usage.lds} B, wave{usage.wave}{wgp}\n"
+            f"the star is where `amdocc occupancy` evaluates it: {_block_text(usage, block)}{source}, "
+            f"dynamic LDS {dynamic_lds} B")

@@ -31,10 +31,32 @@ def add_arguments(parser) -> None:
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
-    parser.add_argument("--plot", metavar="FILE", type=a.OutputFile((".png", ".svg", ".pdf")),
-                        help="also draw occupancy against block size, dynamic LDS and VGPRs to FILE "
-                             "(.png, .svg or .pdf; needs matplotlib: amdocc[plot])")
-    parser.add_argument("--block", type=a.integer(1), help="the kernel's block size, marked on the plot")
+    parser.add_argument("--plot", metavar="FILE", type=PlotFile(),
+                        help="also draw occupancy (waves per SIMD, and workgroups) against block size, "
+                             "dynamic LDS and VGPRs to FILE (.png, .svg or .pdf; needs matplotlib: "
+                             "amdocc[plot]); the star marks the kernel where `amdocc occupancy` evaluates "
+                             "it: --block (default as there), the first --dynamic-lds size (default 0)")
+    parser.add_argument("--block", type=a.integer(1), help="the kernel's block size, marked on the plot "
+                        "(default: .reqd_workgroup_size, else .max_flat_workgroup_size, as `amdocc occupancy`)")
+
+
+class PlotFile(a.OutputFile):
+    """An image file matplotlib can write (checked when the option is parsed, before any work)."""
+
+    def __call__(self, text: str) -> str:
+        from .plot import check_plot_path   # imports matplotlib only when --plot is given
+
+        try:
+            check_plot_path(text)
+        except a.UsageError as exc:
+            raise a.Invalid(exc.message) from None
+        return text
+
+    def example(self) -> str:
+        return "out.png"
+
+    def invalid_examples(self) -> list[str]:
+        return ["", "/nonexistent/dir/out.png", "out.xyz"]
 
 
 def default_blocks(wave: int, limit: int) -> list[int]:
@@ -62,7 +84,7 @@ def run(args) -> int:
     check_mode(args, FILE_DESTS)
     if args.block is not None and not args.plot:
         raise a.UsageError("--block marks the kernel on the plot, and no --plot is given")
-    where = None
+    where = kernel = None
     if args.paths:
         selection = selection_of(args)
         failures: list[str] = []
@@ -97,17 +119,37 @@ def run(args) -> int:
                          "blocks_per_wgp": occ.blocks_per_cu if occ.per_wgp else None, "unit": occ.unit,
                          "waves_per_simd": occ.waves_per_simd, "limiter": occ.limiter, "error": occ.error,
                          "launchable": occ.launchable})
+    if args.plot:
+        # Drawn before the table is printed, so it is written even when stdout closes early.
+        _plot(args, usage, kernel, options, short_title)
     if args.json:
         sys.stdout.write(report.dumps({"kernel": title, "model": args.model, "unit": unit,
                                        "built_for": where.built_for if where else None,
                                        "what_if": bool(where and where.what_if), "grid": grid}) + "\n")
     else:
         print(render(title, args.model, blocks, lds_sizes, grid, unit))
-    if args.plot:
-        from .plot import plot_sweep
-        plot_sweep(args.plot, usage, args.model, options, blocks, lds_sizes, short_title, block=args.block)
-        print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
+
+
+def _plot(args, usage, kernel, options, title: str) -> None:
+    """The plot, with its star where `amdocc occupancy` evaluates the kernel."""
+    from ..targets import MAX_WORKGROUP_SIZE
+    from .occupancy import block_for
+    from .plot import plot_sweep
+
+    if kernel is not None:
+        block, source = block_for(kernel, args.block, args.model)
+    elif args.block is not None or args.model == "llvm":
+        block, source = args.block, "given"
+    else:
+        block = usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE
+        source = "--max-flat-workgroup-size" if usage.max_flat_workgroup_size else f"default {MAX_WORKGROUP_SIZE}"
+    source = {"reqd_workgroup_size": ".reqd_workgroup_size", "max_flat_workgroup_size": ".max_flat_workgroup_size",
+              "given": "--block"}.get(source, source)
+    dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
+    plot_sweep(args.plot, usage, args.model, options, block=block, dynamic_lds=dynamic_lds, device=args.device,
+               title=title, block_source=source)
+    print(f"plot written to {args.plot}", file=sys.stderr)
 
 
 LIMITER_MARK = {"vgpr": "v", "agpr": "a", "sgpr": "s", "lds": "L", "waves": "w", "barriers": "b",

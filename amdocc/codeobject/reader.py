@@ -247,6 +247,6 @@ def _kernel(co, name, symbol, md, descriptor, symbols, findings, data=b""):
     resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings)
     kernel = Kernel(name=name, symbol=symbol, metadata=md, descriptor=descriptor,
                     resource_symbols=resource_symbols, resources=resources, findings=findings,
-                    target_id=co.target_id, target=co.target, code_object_version=co.code_object_version)
-    kernel.memo["image"] = data   # the bytes HIP would load, kept for the runtime bridge
+                    target_id=co.target_id, target=co.target, code_object_version=co.code_object_version,
+                    image=data)
     return kernel

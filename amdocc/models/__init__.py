@@ -18,8 +18,8 @@ from .compat import IncompatibleTarget, device_id, place
 from .hip import hip_occupancy
 from .hw import hw_occupancy
 from .llvm import llvm_occupancy
-from .record import LIMITERS, Occupancy, launch_check
-from .usage import KernelUsage, from_kernel, manual
+from .record import LIMITERS, Occupancy, launch_check, with_query
+from .usage import KernelUsage, from_kernel, manual, manual_from_dict
 
 MODELS = ("hip", "llvm", "hw")
 # Options each model accepts, with their defaults.
@@ -49,7 +49,7 @@ def _usage(kernel_or_resources, t: Target | None) -> KernelUsage:
     if isinstance(kernel_or_resources, dict):
         if t is None:
             raise UsageError("manual resources need target= or device=")
-        return manual(t, **kernel_or_resources)
+        return manual_from_dict(t, kernel_or_resources)
     if hasattr(kernel_or_resources, "resources"):
         return from_kernel(kernel_or_resources, t)
     raise UsageError(f"cannot compute occupancy of a {type(kernel_or_resources).__name__}")
@@ -131,7 +131,9 @@ def _model_options(model: str, options: dict) -> tuple:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _cached(usage: KernelUsage, model: str, block_size, dynamic_lds: int, lds_bytes, opts) -> Occupancy:
-    return compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts))
+    # The record keeps how it was asked, so its next_step() can re-ask the same model lazily.
+    return with_query(compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts)),
+                      (usage, opts, lds_bytes))
 
 
 def compute(usage: KernelUsage, model: str, block_size, dynamic_lds: int = 0, *, lds_bytes=None,

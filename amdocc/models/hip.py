@@ -141,10 +141,11 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
     t = u.target
     b = _budget(u, p, lds_bytes)
     common = dict(model="hip", profile=p.name, processor=t.name, block_size=block_size, dynamic_lds=dynamic_lds)
+    inferred = [p.inferred] if p.inferred else []      # first: an error's reason stays last
     if b.refusal:
         return build(**common, limits={}, blocks=None, waves_per_block=None, simds=t.simds_per_cu,
                      max_waves_per_simd=b.max_waves, per_wgp=False, allocated={}, error=b.refusal[0],
-                     warnings=[b.refusal[1]])
+                     warnings=[*inferred, b.refusal[1]])
     waves_per_block = -(-block_size // b.wave) if block_size > 0 and b.wave else None
     details = {"MaxWavesPerSimd": b.max_waves, "wavefrontSize": b.wave, "vgprsPerSimd": b.vgpr_file[0],
                "vgprAllocGranularity": b.vgpr_file[1], "VgprWaves": b.vgpr_waves, "SgprWaves": b.sgpr_waves,
@@ -153,7 +154,7 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
                  "sgprs_per_wave": b.sgpr_cost, "lds_per_block": u.lds + dynamic_lds}
     shape = dict(waves_per_block=waves_per_block, simds=b.simds, max_waves_per_simd=b.max_waves,
                  per_wgp=b.wgp, allocated=allocated, details=details)
-    warnings = _warnings(u, p, b, dynamic_lds)
+    warnings = inferred + _warnings(u, p, b, dynamic_lds)
     if p.sgpr_trap_reserve and t.sgprs_per_simd and u.sgprs:
         details["trapReserveSgprs"] = p.sgpr_trap_reserve
     if u.agprs:

@@ -1,8 +1,9 @@
 """Which HIP runtime the ``hip`` model reproduces: the profiles of ``tables/hip_profiles.toml``.
 
-One profile per ROCm release line (read from that release's tagged CLR source) plus ROCm develop.
-A profile says which processors the runtime runs and with which VGPR file, and how its occupancy
-function, metadata parse and module wrapper behave. This module only reads the table and maps a
+One profile per ROCm release line (read from that release's tagged CLR source, or inferred from the
+develop history around it when the tag was not readable: ``evidence``) plus ROCm develop. A profile
+says which processors the runtime runs and with which VGPR file, and how its occupancy function,
+metadata parse and module wrapper behave. This module only reads the table and maps a
 ``hipRuntimeGetVersion()`` value onto a profile; the arithmetic lives in :mod:`.hip`.
 """
 from __future__ import annotations
@@ -18,6 +19,9 @@ TABLE = "hip_profiles.toml"
 # hipRuntimeGetVersion() = major * 10_000_000 + minor * 100_000 + patch (hipamd/CMakeLists.txt,
 # HIP_VERSION; ROCm 6.4.0's runtime reports 6.4.43482 as 60443482).
 _MAJOR, _MINOR = 10_000_000, 100_000
+# The profile keys that decide an answer.
+BEHAVIOUR = ("vgpr_table", "unknown", "vgpr_guard", "zero_vgpr_waves", "caller_value", "sgpr_granule",
+             "sgpr_trap_reserve", "wgp_parse", "wave_size", "simd_count", "grid_cu_correction", "pr9571")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -28,6 +32,8 @@ class HipProfile:
     changes: str
     source: str
     unknown: str | None                 # why this release cannot be reproduced (then nothing else is set)
+    evidence: str | None = None         # "inferred from ...": not read at the release's own tag
+    hip_version: tuple[int, int] | None = None   # what its runtime reports, when not `release`
     vgpr_table: dict | None = None
     vgpr_guard: str = "vgprs"
     zero_vgpr_waves: str = "hipErrorUnknown"
@@ -43,6 +49,21 @@ class HipProfile:
     @property
     def release_name(self) -> str:
         return "develop" if self.release is None else f"ROCm {self.release[0]}.{self.release[1]}"
+
+    @property
+    def reports(self) -> tuple[int, int] | None:
+        """The HIP major.minor this release's hipRuntimeGetVersion() returns (projects/hip/VERSION of
+        its source: TheRock 7.9.0's runtime, for one, reports HIP 7.1)."""
+        return self.hip_version or self.release
+
+    @property
+    def inferred(self) -> str | None:
+        """The warning every answer of a profile established by inference carries."""
+        return f"HIP profile {self.name} is {self.evidence}" if self.evidence else None
+
+    def behaviour(self) -> tuple:
+        """Everything that decides an answer (two profiles with equal behaviour answer alike)."""
+        return tuple(getattr(self, key) for key in BEHAVIOUR)
 
     def vgpr_file(self, target: Target) -> tuple[int, int] | None:
         """[VGPRs per SIMD, granule] in HIP's units (wave32 on gfx10+); None when this runtime does
@@ -80,6 +101,13 @@ def _release(text: str | None) -> tuple[int, int] | None:
     return int(major), int(minor)
 
 
+def _evidence(name: str, text: str | None) -> str | None:
+    if text is not None and not text.startswith("inferred from "):
+        raise ValueError(f"{TABLE}: profile {name!r}: evidence must say what it is inferred from "
+                         f"(\"inferred from ...\"), got {text!r}")
+    return text
+
+
 @functools.lru_cache(maxsize=None)
 def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
     raw = load_table(TABLE)
@@ -87,7 +115,8 @@ def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
     profiles = {}
     for name, row in raw["profiles"].items():
         common = dict(name=name, release=_release(row.get("release")), dates=row["dates"],
-                      changes=row["changes"], source=row["source"], unknown=row.get("unknown"))
+                      changes=row["changes"], source=row["source"], unknown=row.get("unknown"),
+                      evidence=_evidence(name, row.get("evidence")), hip_version=_release(row.get("hip_version")))
         if common["unknown"]:
             profiles[name] = HipProfile(**common)
             continue
@@ -137,27 +166,48 @@ def decode_runtime_version(version: int) -> tuple[int, int, int]:
 
 @dataclass(frozen=True, slots=True)
 class RuntimeProfile:
-    """The profile chosen for a runtime, and a warning when its version is not a release amdocc knows."""
+    """The profile chosen for a runtime, and a warning when its version is not a release amdocc knows
+    or is reported by releases that answer differently."""
     profile: HipProfile
     version: int
     warning: str | None
 
 
 def profile_for_runtime(version: int) -> RuntimeProfile:
-    """The profile of the ROCm release whose runtime reports ``version``. A release line amdocc
-    has no profile for falls back to the newest known release before it (the oldest known one
-    when it predates them all), with a warning saying so."""
-    releases = sorted((p.release, p) for p in _table()[0].values() if p.release is not None)
+    """The profile of the ROCm release whose runtime reports ``version``.
+
+    Several releases may report one HIP version (TheRock 7.10, 7.11 and 7.12 report HIP 7.2 like
+    ROCm 7.2): the release named by that version is chosen, with a warning naming the others
+    that would answer differently. A version no release reports falls back to the newest known
+    release before it (the oldest known one when it predates them all), with a warning saying so.
+    """
+    # By the version reported, the release named by that version first, then by release.
+    releases = sorted((p for p in _table()[0].values() if p.release is not None),
+                      key=lambda p: (p.reports, p.release != p.reports, p.release))
     if version <= 0:
-        oldest = releases[0][1]
+        oldest = releases[0]
         return RuntimeProfile(oldest, version, f"hipRuntimeGetVersion() returned {version}, which is "
                               f"no HIP version; comparing with {oldest.name}, the oldest release known")
     major, minor, patch = decode_runtime_version(version)
-    for release, profile in releases:
-        if release == (major, minor):
-            return RuntimeProfile(profile, version, None)
-    earlier = [p for release, p in releases if release < (major, minor)]
-    chosen = earlier[-1] if earlier else releases[0][1]
+    same = [p for p in releases if p.reports == (major, minor)]
+    if same:
+        chosen = same[0]
+        differ = [p for p in same[1:] if p.behaviour() != chosen.behaviour()]
+        if not differ:
+            return RuntimeProfile(chosen, version, None)
+        names = "; ".join(f"{p.name} ({_differences(chosen, p)})" for p in differ)
+        return RuntimeProfile(chosen, version, f"HIP {major}.{minor} ({version}) is reported by "
+                              f"{', '.join(p.release_name for p in same)}; using {chosen.name}. {names} "
+                              "would answer differently: give its profile if the runtime is that release")
+    earlier = [p for p in releases if p.reports < (major, minor)]
+    # The newest version before it, and of the releases reporting that one, the one it names.
+    chosen = next(p for p in earlier if p.reports == earlier[-1].reports) if earlier else releases[0]
     where = "the newest known release before it" if earlier else "the oldest known release"
     return RuntimeProfile(chosen, version, f"HIP runtime {major}.{minor}.{patch} ({version}) is not a ROCm "
                           f"release amdocc has a profile for; using {chosen.name}, {where}")
+
+
+def _differences(a: HipProfile, b: HipProfile) -> str:
+    """Which table keys two profiles differ in, e.g. ``caller_value unchanged``."""
+    return ", ".join(f"{key} {getattr(b, key)}" if key != "vgpr_table" else "its VGPR table"
+                     for key, x, y in zip(BEHAVIOUR, a.behaviour(), b.behaviour()) if x != y)

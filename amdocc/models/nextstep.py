@@ -1,22 +1,57 @@
 """The next step: what to shed for one more workgroup (or wave), in the spirit of llvm-calc-occupancy.
 
-Occupancy never rises when a resource grows, so for each binding resource the smallest cut that
-gains is found by bisection over the model itself. When several resources bind together all of
-them must shrink, and the combined step is checked. LDS is counted as static plus dynamic: the
-caller may shed either.
+For each binding resource the largest amount that still gains is searched over the model
+itself, with the other binding resources relaxed, so that ties (say LDS and VGPRs both allowing
+4) are answered too: all of them must shrink, and the combined step is checked. Occupancy never
+rises when a resource grows, so the search is a bisection — except for VGPRs under HIP with a
+VGPR granule that is not a power of two (24 or 12 on gfx11/gfx12): HIP's bit-mask round-up is
+not monotone there (hip-occupancy.md §0; 88 VGPRs round to 104 but 96 to 96), so the search walks
+down one register at a time. LDS is counted as static plus dynamic: the caller may shed either.
+Amounts are in what the model reads: the hw model's VGPRs and SGPRs are the descriptor's
+allocation when the kernel has one.
 """
 from __future__ import annotations
 
-from . import compute
+import functools
+
+from . import _cached, compute
 from .record import Occupancy
 from .usage import KernelUsage
 
 # Binding limiters that shrinking a kernel resource can relax, and the usage field to shrink.
 SHEDDABLE = {"vgpr": "vgprs", "agpr": "vgprs", "sgpr": "sgprs", "lds": "lds"}
+# What the hw model reads instead, when the descriptor gives it.
+ALLOCATED = {"vgprs": "vgprs_allocated", "sgprs": "sgprs_allocated"}
 
 
 def _value(occ: Occupancy):
     return occ.blocks_per_cu if occ.block_size is not None else occ.waves_per_simd
+
+
+def _field(usage: KernelUsage, model: str, limiter: str) -> str:
+    field = SHEDDABLE[limiter]
+    if model == "hw" and field in ALLOCATED and getattr(usage, ALLOCATED[field]) is not None:
+        return ALLOCATED[field]
+    return field
+
+
+def _walk_stride(occ: Occupancy, field: str) -> int | None:
+    """None when the answer never rises as this resource grows (bisection is exact); otherwise
+    the stride of a downward walk. HIP's ``(v + g - 1) & ~(g - 1)`` clears every bit below the
+    granule's lowest set bit, so its answer is constant on runs of that many registers; half
+    of it also covers the granule halved for wave64 on gfx10+."""
+    granule = occ.details.get("vgprAllocGranularity") if occ.model == "hip" and field == "vgprs" else None
+    if not granule or granule & (granule - 1) == 0:
+        return None
+    return max((granule & -granule) >> 1, 1)
+
+
+def _largest_by_walk(gains, have: int, stride: int) -> int:
+    """The largest amount below ``have`` that gains, checking the top of each constant run."""
+    amount = have - 1
+    while amount > 0 and not gains(amount):
+        amount = (amount - 1) // stride * stride       # the top of the run below
+    return amount                                      # 0 gains: the caller checked it
 
 
 def next_step(usage: KernelUsage, occ: Occupancy, **options) -> dict | None:
@@ -29,31 +64,55 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options) -> dict | None:
         return None
     if occ.model == "hip":
         options.setdefault("profile", occ.profile)
-    # Fold dynamic LDS into the static size so one number can be bisected.
+    # Fold dynamic LDS into the static size so one number can be searched.
     base = usage.with_(lds=usage.lds + occ.dynamic_lds)
+    fields = {limiter: _field(base, occ.model, limiter) for limiter in occ.limiters}
+    relaxed = {field: 0 for field in fields.values()}
 
     def value_with(**changes):
         return _value(compute(base.with_(**changes), occ.model, occ.block_size, 0, **options)) or 0
 
     shed, changes = {}, {}
-    for limiter in occ.limiters:
-        field = SHEDDABLE[limiter]
+    for limiter, field in fields.items():
         if field in changes:
             continue
+
+        def gains(amount, field=field):
+            return value_with(**{**relaxed, field: amount}) > current
+
         have = getattr(base, field)
-        if have == 0 or value_with(**{field: 0}) <= current:
+        if have == 0 or not gains(0):
             return None                      # even none of it would not gain
-        lo, hi = 0, have - 1                 # the largest amount that still gains lies in [lo, hi]
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if value_with(**{field: mid}) > current:
-                lo = mid
-            else:
-                hi = mid - 1
-        shed[limiter] = have - lo
-        changes[field] = lo
+        stride = _walk_stride(occ, field)
+        if stride:
+            keep = _largest_by_walk(gains, have, stride)
+        else:
+            lo, hi = 0, have - 1             # the largest amount that still gains lies in [lo, hi]
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if gains(mid):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            keep = lo
+        shed[limiter] = have - keep
+        changes[field] = keep
     gain = value_with(**changes)
     if gain <= current:
         return None
     return {"gain": gain, "unit": "blocks_per_cu" if occ.block_size is not None else "waves_per_simd",
             "shed": shed}
+
+
+def next_step_of(occ: Occupancy) -> dict | None:
+    """The next step of a record made by :func:`amdocc.occupancy`, from the inputs it carries.
+    A fresh dict each call (the cached answer is shared)."""
+    usage, opts, lds_bytes = occ.query
+    step = _cached_next_step(usage, occ.model, occ.block_size, occ.dynamic_lds, lds_bytes, opts)
+    return None if step is None else {**step, "shed": dict(step["shed"])}
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_next_step(usage: KernelUsage, model: str, block_size, dynamic_lds: int, lds_bytes, opts):
+    occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
+    return next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))

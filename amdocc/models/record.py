@@ -14,30 +14,36 @@ LIMITERS = ("block_size", "waves", "barriers", "workgroup_slots", "lds", "vgpr",
 
 
 class Occupancy(NamedTuple):
-    """One answer. Immutable (a tuple: cheap to build, and safe to share from the cache)."""
+    """One occupancy answer, explained: how many workgroups fit, what limits them, and why.
 
-    model: str                          # "hip", "llvm" or "hw"
-    profile: str | None                 # HIP runtime profile, or the LLVM flags in effect
+    Immutable (a tuple: cheap to build, and safe to share from the cache). Every field has its
+    own docstring (``help(amdocc.Occupancy)``); :meth:`as_dict` is the record ``amdocc occupancy
+    --json`` prints, and :meth:`next_step` its ``next_step``.
+    """
+
+    model: str
+    profile: str | None
     processor: str
     block_size: int | None
     dynamic_lds: int
-    blocks_per_cu: int | None           # workgroups resident per CU (per WGP when per_wgp)
+    blocks_per_cu: int | None
     per_wgp: bool
     waves_per_block: int | None
-    waves_per_simd: float | None        # average over the SIMDs (may be fractional); LLVM: its number
-    waves_per_cu: int | None            # per WGP when per_wgp
-    max_waves_per_cu: int | None        # wave slots of the CU (or WGP) in this model
+    waves_per_simd: float | None
+    waves_per_cu: int | None
+    max_waves_per_cu: int | None
     occupancy_fraction: float | None
     limiter: str | None
-    limiters: tuple[str, ...]           # every resource whose own limit equals the result
-    limits: dict[str, int | None]       # workgroups each resource alone allows
-    allocated: dict[str, int | None]    # after granularity: VGPRs and SGPRs per wave, LDS per block
+    limiters: tuple[str, ...]
+    limits: dict[str, int | None]
+    allocated: dict[str, int | None]
     warnings: tuple[str, ...] = ()
-    error: str | None = None            # e.g. "hipErrorUnknown": the API would not answer
-    details: dict[str, Any] = {}        # the model's intermediate values
-    launchable: bool = True             # False: the block size cannot launch this kernel
-    built_for: str | None = None        # the code object's target id, when evaluated on a named processor
-    what_if: bool = False               # evaluated where the code object cannot run, as asked
+    error: str | None = None
+    details: dict[str, Any] = {}
+    launchable: bool = True
+    built_for: str | None = None
+    what_if: bool = False
+    query: tuple | None = None          # how it was asked (for next_step()); must stay the last field
 
     @property
     def unit(self) -> str:
@@ -45,15 +51,89 @@ class Occupancy(NamedTuple):
         return "WGP" if self.per_wgp else "CU"
 
     def as_dict(self) -> dict:
-        """The record as JSON fields. ``blocks_per_cu``/``waves_per_cu`` keep their v1 names and
-        count per WGP when ``unit`` is "WGP"; ``blocks_per_wgp``/``waves_per_wgp`` say so by name
-        (null when the unit is the CU)."""
+        """The record as ``amdocc occupancy --json`` prints it (without ``query``).
+        ``blocks_per_cu``/``waves_per_cu`` keep their v1 names and count per WGP when ``unit`` is
+        "WGP"; ``blocks_per_wgp``/``waves_per_wgp`` say so by name (null when the unit is the CU)."""
         out = self._asdict()
+        del out["query"]
         out["unit"] = self.unit
         out["blocks_per_wgp"] = self.blocks_per_cu if self.per_wgp else None
         out["waves_per_wgp"] = self.waves_per_cu if self.per_wgp else None
         out["max_waves_per_wgp"] = self.max_waves_per_cu if self.per_wgp else None
         return out
+
+    def next_step(self) -> dict | None:
+        """What to shed for one more workgroup (or wave): the ``next_step`` of the JSON record.
+
+        Returns:
+            ``{"gain": value after the cut, "unit": "blocks_per_cu" or "waves_per_simd",
+            "shed": {limiter: amount}}`` (VGPRs/SGPRs per work-item, bytes of LDS: static and
+            dynamic together), or None when no kernel resource can help (a cap such as wave
+            slots or the block size binds) or there is no answer.
+
+        Raises:
+            UsageError (an AmdoccError): the record was not made by :func:`amdocc.occupancy`.
+
+        Computed on first call by bisection over the same model, inputs and device (about
+        0.2 ms), then cached.
+        """
+        if self.query is None:
+            from ..errors import UsageError
+            raise UsageError("this record does not say how it was asked; make it with amdocc.occupancy()")
+        from .nextstep import next_step_of
+        return next_step_of(self)
+
+    def __repr__(self) -> str:
+        shown = zip(self._fields[:-1], self[:-1])
+        return f"Occupancy({', '.join(f'{name}={value!r}' for name, value in shown)})"
+
+
+_FIELD_DOCS = {
+    "model": '"hip", "llvm" or "hw": which model answered.',
+    "profile": "The HIP runtime profile reproduced (hip), the LLVM flags in effect (llvm, e.g. "
+               '"llvm22"), or the trap-reserve setting (hw).',
+    "processor": 'The processor the kernel was evaluated on, e.g. "gfx942".',
+    "block_size": "Workgroup size in threads; None for llvm over the flat workgroup range.",
+    "dynamic_lds": "Dynamic LDS bytes per workgroup, on top of the kernel's static LDS.",
+    "blocks_per_cu": "Workgroups resident per CU (per WGP when per_wgp); None when there is no "
+                     "single answer (llvm without a block size, or an error).",
+    "per_wgp": "True when counts are per WGP (RDNA kernels in WGP mode), False when per CU.",
+    "waves_per_block": "Waves in one workgroup (block size rounded up to whole waves).",
+    "waves_per_simd": "Waves resident per SIMD, averaged over the CU's (or WGP's) SIMDs (may be "
+                      "fractional); for llvm, LLVM's own '; Occupancy:' number.",
+    "waves_per_cu": "Waves resident per CU (per WGP when per_wgp).",
+    "max_waves_per_cu": "Wave slots of the CU (or WGP) in this model: waves per SIMD at most, "
+                        "times SIMDs.",
+    "occupancy_fraction": "waves_per_cu / max_waves_per_cu, 0..1 (what Nsight Compute calls "
+                          "theoretical occupancy).",
+    "limiter": "The binding resource: vgpr, agpr, sgpr, lds, waves, workgroup_slots, block_size "
+               "or barriers (the first of limiters); None when nothing binds or on error.",
+    "limiters": "Every resource whose own limit equals the answer (ties bind together).",
+    "limits": "Workgroups each resource alone would allow (waves per SIMD for llvm without a "
+              "block size); None: that resource does not limit.",
+    "allocated": "What is allocated after granularity: vgprs_per_wave, sgprs_per_wave (with any "
+                 "trap reserve), lds_per_block.",
+    "warnings": "Things a reader must know (block above .max_flat_workgroup_size, LDS above the "
+                "device, a runtime quirk reproduced).",
+    "error": 'Set when the API would not answer (e.g. "hipErrorUnknown"); the counts are then None.',
+    "details": "The model's intermediate values under its own names (HIP's VgprWaves, "
+               "aluThreads, ...).",
+    "launchable": "False when the block size cannot launch this kernel (above its "
+                  ".max_flat_workgroup_size or the processor's limit); every model warns the same way.",
+    "built_for": "The code object's target id when the kernel was evaluated on another processor "
+                 "(a member of its generic family, or a what-if); None otherwise.",
+    "what_if": "True when evaluated, as asked, on a processor its code object cannot run on.",
+    "query": "How the answer was asked (the kernel's usage, model options, device LDS), for "
+             "next_step(); not part of as_dict().",
+}
+for _name, _doc in _FIELD_DOCS.items():
+    getattr(Occupancy, _name).__doc__ = _doc
+assert set(_FIELD_DOCS) == set(Occupancy._fields)
+
+
+def with_query(occ: Occupancy, query: tuple) -> Occupancy:
+    """``occ`` carrying how it was asked (cheaper than ``_replace`` on the uncached path)."""
+    return tuple.__new__(Occupancy, (*occ[:-1], query))
 
 
 def smallest(limits: dict[str, int | None]) -> int | None:

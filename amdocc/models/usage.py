@@ -6,6 +6,7 @@ the hardware allocates) side by side; each model picks the one it is about.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, replace
 
 from ..errors import UsageError
@@ -104,3 +105,28 @@ def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgp
                        wgp_mode=wgp_mode, wgp_metadata=("1" if wgp_mode else "0") if target.wgp else None,
                        agprs=agprs, max_flat_workgroup_size=max_flat_workgroup_size,
                        scratch=scratch, name=name)
+
+
+MANUAL_KEYS = tuple(manual.__kwdefaults__)   # the keys a dict of manual resources may use
+# The types each key takes: counts are ints, optional where manual() defaults them to None.
+_MANUAL_TYPES = {key: (int,) + ((type(None),) if default is None else ())
+                 for key, default in manual.__kwdefaults__.items()}
+_MANUAL_TYPES.update(wgp=(bool, type(None)), name=(str,))
+
+
+def manual_from_dict(target: Target, resources: dict) -> KernelUsage:
+    """:func:`manual` from a dict, as ``amdocc.occupancy({"vgprs": 128, ...}, target=...)`` takes
+    it: a misspelled key or a value of the wrong type is an error naming the valid keys."""
+    unknown = [key for key in resources if key not in MANUAL_KEYS]
+    if unknown:
+        near = {m for key in unknown for m in difflib.get_close_matches(str(key), MANUAL_KEYS, n=1)}
+        hint = f" (did you mean {', '.join(sorted(near))}?)" if near else ""
+        raise UsageError(f"unknown manual resource key {', '.join(map(repr, unknown))}{hint}; "
+                         f"valid keys: {', '.join(MANUAL_KEYS)}")
+    for key, value in resources.items():
+        allowed = _MANUAL_TYPES.get(key, (int, type(None)))
+        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+            raise UsageError(f"manual resource {key!r} must be "
+                             f"{' or '.join('None' if t is type(None) else t.__name__ for t in allowed)}, "
+                             f"not {value!r}")
+    return manual(target, **resources)

@@ -54,7 +54,17 @@ def choose_profile(rt: Hip | None, profile: str | None = None) -> ProfileChoice:
 
 
 class BlocksPerCU(int):
-    """An int (so it drops in where FlyDSL returns one) that also says where it came from."""
+    """An int (so it drops in where FlyDSL returns one) that also says where it came from.
+
+    Attributes:
+        source: "hip" (the live runtime answered) or "model" (amdocc's static hip model did).
+        model: the static model's answer (None when it has none).
+        hip: HIP's answer, when the runtime was asked.
+        reason: why this source answered (e.g. "the stream is capturing ...").
+        profile: the HIP runtime profile the model reproduced.
+        runtime_version: the hipRuntimeGetVersion() value the profile was chosen from (None when
+            no runtime was asked).
+    """
 
     source: str            # "hip" or "model"
     model: int | None      # the static model's answer
@@ -74,28 +84,36 @@ class BlocksPerCU(int):
 
 
 def _kernel_and_image(obj, kernel_name: str | None):
-    """(kernel, code-object bytes) from a Kernel, a CodeObject, bytes or a path."""
+    """(kernel, code-object bytes or None) from a Kernel, a CodeObject, bytes or a path."""
     from ..codeobject import CodeObject, Kernel
     import amdocc
 
     if isinstance(obj, Kernel):
-        return obj, obj.memo.get("image")
+        if kernel_name is not None and kernel_name not in obj.names():
+            raise UsageError(f"kernel_name={kernel_name!r} does not name the kernel passed ({obj.name})")
+        return obj, obj.image or None
     cos = [obj] if isinstance(obj, CodeObject) else list(amdocc.load(obj))
     if len(cos) != 1:
         raise UsageError(f"expected one code object, found {len(cos)}; pass the kernel itself")
     co = cos[0]
-    kernels = [k for k in co.kernels if kernel_name in (None, k.name, k.symbol)]
-    if len(kernels) != 1:
-        names = ", ".join(k.name for k in co.kernels)
-        raise UsageError(f"{len(kernels)} kernels match {kernel_name!r} in {co.origin} ({names})")
-    return kernels[0], co.data
+    if kernel_name is not None:
+        kernel = co.kernel(kernel_name)
+    elif len(co.kernels) == 1:
+        kernel = co.kernels[0]
+    else:
+        names = ", ".join(k.name for k in co.kernels[:8]) + (", ..." if len(co.kernels) > 8 else "")
+        raise UsageError(f"{co.origin} holds {len(co.kernels)} kernels; choose one with kernel_name= "
+                         f"({names or 'none'})")
+    return kernel, kernel.image or co.data or None
 
 
 def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int = 0, *, stream=None,
                       device=None, kernel_name: str | None = None, profile: str | None = None,
                       hip: Hip | None = None, what_if: bool = False) -> BlocksPerCU:
-    """Workgroups of the kernel resident per CU at this block size and dynamic LDS.
+    """Workgroups of the kernel resident per CU at this block size and dynamic LDS; the
+    implementation of :func:`amdocc.max_blocks_per_cu` (whose docstring has the details).
 
+    ``kernel_name`` picks the kernel from a code object (name or symbol, mangled or demangled);
     ``device`` names a product (tables/devices.toml) or a processor / target id for the static
     model when no runtime is present: an AmdoccError naming both processors when the kernel's
     code object cannot run there, unless ``what_if``. ``hip`` overrides the runtime (tests pass
