@@ -158,7 +158,7 @@ _occupancy = None
 
 
 def max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds=0, *, stream=None, device=None,
-                      kernel_name=None, profile=None, hip=None):
+                      kernel_name=None, profile=None, hip=None, what_if=False):
     """Workgroups of one kernel resident per CU: HIP's own answer when it can give one, else the model's.
 
     The drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``, usable inside HIP graph
@@ -174,11 +174,14 @@ def max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds=0, *, strea
         block_size: workgroup size in threads.
         dynamic_lds: dynamic LDS bytes per workgroup.
         stream: the HIP stream the kernel will be launched on (its capture status is checked).
-        device: a product or processor for the static model, e.g. "MI300X" or "gfx942".
+        device: a product or processor for the static model, e.g. "MI300X" or "gfx942"; one
+            the kernel's code object cannot run on is an error naming both, unless ``what_if``.
         kernel_name: which kernel of a code object: its name or symbol ("<name>.kd"), mangled
             or demangled; may be omitted when the code object holds one kernel.
         profile: the HIP runtime era the model reproduces (default: the newest).
         hip: a runtime object to ask instead of the real one (tests pass a fake).
+        what_if: evaluate on ``device`` even where the code object cannot run (the model's
+            answer, labelled what-if).
 
     Returns:
         A ``BlocksPerCU``: an int that also carries ``.source`` ("hip" or "model"), ``.model``,
@@ -192,7 +195,7 @@ def max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds=0, *, strea
     from .runtime import max_blocks_per_cu as _max_blocks_per_cu
 
     return _max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds, stream=stream, device=device,
-                              kernel_name=kernel_name, profile=profile, hip=hip)
+                              kernel_name=kernel_name, profile=profile, hip=hip, what_if=what_if)
 
 
 def samples_path():

@@ -30,10 +30,12 @@ SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schem
 FAILING = ("new", "worse")
 
 
-def where(v: dict) -> str:
-    """A violation's kernel as people read it: name, target, and the container chain."""
+def where(v: dict, mangled: bool = True) -> str:
+    """A violation's kernel as people read it: name (demangled unless ``mangled``), target, and
+    the container chain."""
     origin = f" [{v['origin']}]" if v.get("origin") else ""
-    return f"{v['kernel']} ({v['target']}) in {v['path']}{origin}"
+    name = v["kernel"] if mangled else (v.get("demangled") or v["kernel"])
+    return f"{name} ({v['target']}) in {v['path']}{origin}"
 
 
 def status_note(v: dict) -> str:
@@ -199,11 +201,13 @@ def annotation(level: str, message: str, *, file: str | None = None, title: str 
     return f"::{level}{' ' + ','.join(props) if props else ''}::{_data(message)}"
 
 
-def github(result: dict) -> list[str]:
+def github(result: dict, mangled: bool = False) -> list[str]:
+    """Annotations for new and worse violations, stale entries and unreadable input; kernel names
+    demangled unless ``mangled``."""
     lines = []
     for v in result["violations"]:
         if v["status"] in FAILING:
-            lines.append(annotation("error", f"{where(v)}: {v['message']}{status_note(v)}", file=v["path"],
+            lines.append(annotation("error", f"{where(v, mangled)}: {v['message']}{status_note(v)}", file=v["path"],
                                     title=f"amdocc check: {v['rule']}"))
     for e in result["stale"]:
         lines.append(annotation("warning", f"stale baseline entry: {e['kernel']} ({e['target']}) no longer "

@@ -5,6 +5,7 @@ a screenshot checked for the plots' colours)."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import shutil
@@ -19,7 +20,7 @@ from amdocc.census.svg import LIMITER_COLOURS, PALETTE
 from amdocc.cli.main import main
 from conftest import FIXTURES, REQUIRE
 from make_fixtures import metadata_yaml
-from test_check import LDS, LIB1, LIB2, DVGPR, expected_violations, kernels_of
+from test_check import LDS, LIB1, LIB2, DVGPR, expected_violations, kernels_of, llc_lds_limit_of
 
 D = FIXTURES / "diff"
 CHECK_FILES = (LIB1, LIB2, LDS, DVGPR)
@@ -187,6 +188,50 @@ def test_member_path_leaves_packing_out():
         "torch/lib/libtorch_hip.so"
 
 
+# --------------------------------------------------------------------------- selection and names
+
+def test_target_and_kernel_select_as_everywhere(capsys, tree):
+    targets = oracle_targets()
+    rows = csv_rows(capsys, "--target", "gfx1200", tree)
+    assert len(rows) == targets["gfx1200"] and {r["target"] for r in rows} == {"gfx1200"}
+    code, out, err = census(capsys, "--target", "gfx1100", tree)
+    assert code == 2 and f"built for {', '.join(sorted(targets))}" in err and " 0 kernel(s)" in out.splitlines()[0]
+    code, _, err = census(capsys, "--kernel", "no_such_kernel", tree)
+    assert code == 2 and f"which hold {len(oracle_kernels())} kernels" in err
+
+
+def test_per_wgp_kernels_say_so(capsys):
+    """RDNA kernels in WGP mode (.workgroup_processor_mode 1 in LLVM's notes) count workgroups per
+    WGP, and the row says so by name; CU-mode kernels count per CU."""
+    for name in ("gfx1100_w32_wgp_cov6.hsaco", "gfx1101_w32_cu_cov5.hsaco"):
+        path = FIXTURES / "elf" / name
+        modes = {n: k[".workgroup_processor_mode"] for n, k in kernels_of(path).items()}
+        for r in csv_rows(capsys, path):
+            unit = "WGP" if modes[r["kernel"]] else "CU"
+            assert r["unit"] == unit and r["blocks_per_wgp"] == (r["blocks_per_cu"] if unit == "WGP" else "")
+
+
+@pytest.mark.llvm22
+def test_names_are_demangled_as_llvm_cxxfilt_prints_them(capsys, tmp_path):
+    from test_demangle import cxxfilt
+
+    path = FIXTURES / "elf" / "gfx1100_w32_wgp_cov6.hsaco"
+    rows = csv_rows(capsys, path)
+    assert [r["demangled"] for r in rows] == cxxfilt([r["kernel"] for r in rows])
+    # Reports list kernels by their demangled names (--mangled: as stored). With dynamic LDS past
+    # gfx1100's per-workgroup limit (as llc-22 states it) no workgroup launches, so the kernel is
+    # listed among those that cannot launch.
+    mangled = "_Z15scratch_privatePKiPf"
+    (readable,) = cxxfilt([mangled])
+    over = ["--dynamic-lds", str(llc_lds_limit_of("gfx1100", tmp_path) + 1), "--kernel", mangled, path]
+    code, out, _ = census(capsys, *over)
+    assert code == 0 and readable in out.split("cannot launch at their declared size:")[1] and mangled not in out
+    code, out, _ = census(capsys, "--mangled", *over)
+    assert mangled in out and readable not in out
+    page = census(capsys, "--html", "-", *over)[1]
+    assert html.escape(readable, quote=False) in page and mangled not in page
+
+
 # --------------------------------------------------------------------------- two releases
 
 @pytest.fixture
@@ -212,21 +257,30 @@ def test_compare_matches_by_member_kernel_and_target(capsys, releases):
     assert (change["old"]["vgpr"], change["new"]["vgpr"]) == (64, 160)
     assert (change["old"]["blocks_per_cu"], change["new"]["blocks_per_cu"]) == (4, 3)
     assert change["regressions"] == ["occupancy", "vgpr"] and change["fails"] == []
-    assert result["added"] == [{"member": DVGPR.name, "kernel": "k_dynamic_vgpr", "target": "gfx1200"}]
+    # A C name demangles to itself (llvm-cxxfilt prints it unchanged).
+    assert result["added"] == [{"member": DVGPR.name, "kernel": "k_dynamic_vgpr", "demangled": "k_dynamic_vgpr",
+                                "target": "gfx1200"}]
     assert {(r["member"], r["kernel"]) for r in result["removed"]} == {(LDS.name, k) for k in kernels_of(LDS)}
     assert result["matched"] == 4
     code, out, _ = census(capsys, "--fail-on", "occupancy", old, new)
     assert code == 1 and "FAIL occupancy" in out and "1 kernel(s) regress on occupancy" in out
     assert census(capsys, "--fail-on", "lds", old, new)[0] == 0
+    # The verdict names the kinds that regressed, not every kind the gate watches (as diff's).
+    code, out, _ = census(capsys, "--fail-on", "lds,occupancy", old, new)
+    assert code == 1 and out.strip().splitlines()[-1] == "1 kernel(s) regress on occupancy"
+    assert json.loads(census(capsys, "--json", "--fail-on", "all", old, new)[1])["failed_kinds"] == ["occupancy", "vgpr"]
 
 
 @pytest.mark.parametrize("argv, words", [
     (["a", "b", "c"], "census takes one PATH, or OLD NEW to compare, not 3 paths"),
     (["--csv", "x.csv", "a", "b"], "--csv apply to a census of one PATH, not to a comparison"),
     (["--fail-on", "vgpr", "a"], "--fail-on applies to a comparison (census OLD NEW), not to one PATH"),
-    (["--parquet", "-", "a"], "--parquet needs a file name"),
     (["--json", "--csv", "-", "a"], "only one of --json, --csv - and --html - may use standard output"),
-    (["--kernel", "(", "a"], "--kernel '(' is not a regular expression"),
+    (["--top", "5", "a", "b"], "--top: lists the top spillers of a census of one PATH"),
+    (["--csv", "-", "--top", "5", "a"], "--top: lists spillers in the summary, and --csv - replaces it"),
+    (["--json", "--mangled", "a"], "--mangled: names are shown only in the text and HTML reports"),
+    (["--csv", "-", "--mangled", "a"], "--mangled: names are shown only in the text and HTML reports"),
+    (["--what-if", "a"], "--what-if needs --target or --device"),
 ])
 def test_usage_errors(capsys, argv, words):
     code, out, err = census(capsys, *argv)
@@ -234,14 +288,18 @@ def test_usage_errors(capsys, argv, words):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--block", "0", "a"], "argument --block: value must be an integer from 1 to 1024, not '0'"),
-    (["--top", "0", "a"], "argument --top: value must be an integer >= 1, not '0'"),
-    (["--fail-on", "speed", "a", "b"], "--fail-on takes occupancy, spills, scratch, vgpr, lds, all or none, not speed"),
+    (["--block", "0", "a"], "argument --block: '0' is out of range: expected an integer >= 1"),
+    (["--top", "0", "a"], "argument --top: '0' is out of range: expected an integer >= 1"),
+    (["--fail-on", "speed", "a", "b"], "argument --fail-on: unknown kind 'speed' (choose from occupancy, spills, "
+                                        "scratch, vgpr, lds; or all, none)"),
+    (["--parquet", "-", "a"], "argument --parquet: '-': this is not written to standard output; give a file name"),
+    (["--kernel", "(", "a"], "argument --kernel: '(' is not a regular expression"),
 ])
 def test_bad_values_exit_2(capsys, argv, words):
-    with pytest.raises(SystemExit) as exc:
-        main(["census", *argv])
-    assert exc.value.code == 2 and words in capsys.readouterr().err
+    # The argument contract (cli/args.py): argparse's one-line usage, then what is wrong.
+    code = main(["census", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and err.startswith("usage: amdocc census") and err.count("\n") == 2, err
 
 
 def test_unreadable_file_in_a_tree_exits_2_and_the_rest_is_reported(capsys, tmp_path):

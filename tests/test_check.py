@@ -54,6 +54,17 @@ def llc_lds_limit() -> int:
     return int(re.search(r"exceeds limit \((\d+)\)", text).group(1))
 
 
+def llc_lds_limit_of(cpu: str, work: Path) -> int:
+    """A processor's per-workgroup LDS limit as llc-22 states it, refusing a kernel with 1 MiB."""
+    import subprocess
+
+    ir = work / f"lds_over_{cpu}.ll"
+    ir.write_text((C / "src" / "check_lds_over.ll").read_text().replace("98304", str(1 << 20)))
+    refused = subprocess.run(["llc-22", "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={cpu}", "-filetype=asm", str(ir),
+                              "-o", "/dev/null"], capture_output=True, text=True)
+    return int(re.search(r"exceeds limit \((\d+)\)", refused.stderr).group(1))
+
+
 def declared_size(k: dict) -> int:
     reqd = k.get(".reqd_workgroup_size")
     if reqd:
@@ -334,6 +345,105 @@ def test_annotation_escaping():
         "::error file=a%2Cb%3Ac.so,title=t%3A x::50%25 done%0Anext"
 
 
+# --------------------------------------------------------------------------- selection (the argument contract)
+
+GENERIC = FIXTURES / "elf" / "gfx11-generic_cov6.hsaco"
+
+
+def built_for(path: Path) -> str:
+    """The target id a code object names in its metadata, as llvm-readelf-22 printed it."""
+    return metadata_yaml(Path(f"{path}.readelf.txt").read_text())["amdhsa.target"].split("--")[-1]
+
+
+@pytest.mark.llvm22
+def test_kernels_match_demangled_names_and_generic_code_is_placed(capsys):
+    from test_demangle import cxxfilt
+
+    mangled = "_Z15scratch_privatePKiPf"
+    (readable,) = cxxfilt([mangled])
+    scratch = kernels_of(GENERIC)[mangled][".private_segment_fixed_size"]
+    assert scratch > 0 and "(" in readable and "(" not in mangled
+    # The pattern matches only the demangled name; gfx1100 is a member of the gfx11-generic family,
+    # so the code is evaluated there, and the record says so.
+    code, result, _ = check_json(capsys, "--rules", "scratch", "--target", "gfx1100", "--kernel", r"scratch_private\(",
+                                 GENERIC)
+    (v,) = result["violations"]
+    assert code == 1 and (v["kernel"], v["demangled"], v["value"]) == (mangled, readable, scratch)
+    assert (v["target"], v["built_for"], v["processor"], v["what_if"]) == \
+        (f"{built_for(GENERIC)} on gfx1100", built_for(GENERIC), "gfx1100", False)
+    # Text shows the demangled name; --mangled the stored one.
+    _, out, _ = run(capsys, "--rules", "scratch", "--kernel", r"scratch_private\(", GENERIC)
+    assert readable in out and mangled not in out
+    _, out, _ = run(capsys, "--rules", "scratch", "--kernel", r"scratch_private\(", "--mangled", GENERIC)
+    assert mangled in out and readable not in out
+    _, out, _ = run(capsys, "--github", "--rules", "scratch", "--kernel", r"scratch_private\(", GENERIC)
+    assert f"::{readable} ({built_for(GENERIC)})" in out.replace("%3A", ":")
+
+
+def test_a_selection_that_matches_nothing_exits_2_naming_what_is_there(capsys, tmp_path):
+    code, _, err = run(capsys, "--kernel", "no_such_kernel", LIB1)
+    assert code == 2 and f"which hold {len(kernels_of(LIB1))} kernels" in err and "k_clean" in err
+    code, _, err = run(capsys, "--target", "gfx942", GENERIC)
+    assert code == 2 and f"built for {built_for(GENERIC)}" in err and "--what-if" in err
+    base = tmp_path / "b.json"
+    code, _, err = run(capsys, "--baseline", base, "--update-baseline", "--kernel", "no_such_kernel", LIB1)
+    assert code == 2 and not base.exists() and "not updated" in err
+
+
+@pytest.mark.llvm22
+def test_a_what_if_is_judged_on_the_processor_it_names(capsys, tmp_path):
+    """k_lds_over's 96 KiB of LDS is over gfx942's limit and under gfx950's: llc-22 states each
+    limit when it refuses a kernel over it."""
+    gfx942, gfx950 = llc_lds_limit_of("gfx942", tmp_path), llc_lds_limit_of("gfx950", tmp_path)
+    static = kernels_of(LDS)["k_lds_over"][".group_segment_fixed_size"]
+    assert gfx942 == llc_lds_limit() < static < gfx950
+    # gfx942 code cannot run on gfx950: not selected unless a what-if is asked for.
+    code, _, err = run(capsys, "--rules", "lds", "--target", "gfx950", LDS)
+    assert code == 2 and f"built for {built_for(LDS)}" in err
+    code, result, _ = check_json(capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds",
+                                 str(gfx950 - static), LDS)
+    assert code == 0 and result["violations"] == [] and result["summary"]["kernels"] == len(kernels_of(LDS))
+    code, result, _ = check_json(capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds",
+                                 str(gfx950 - static + 1), LDS)
+    (v,) = result["violations"]
+    assert code == 1 and (v["kernel"], v["value"], v["limit"]) == ("k_lds_over", gfx950 + 1, gfx950)
+    assert (v["target"], v["processor"], v["what_if"]) == (f"{built_for(LDS)} on gfx950 (what-if)", "gfx950", True)
+    _, out, _ = run(capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds",
+                    str(gfx950 - static + 1), LDS)
+    assert "on gfx950 (what-if)" in out
+    # A baseline keeps what-ifs apart: accepting them accepts nothing of a run on the code's own processor.
+    base = tmp_path / "b.json"
+    assert run(capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds",
+               str(gfx950 - static + 1), "--baseline", base, "--update-baseline", LDS)[0] == 0
+    code, result, _ = check_json(capsys, "--rules", "lds", "--baseline", base, LDS)
+    assert code == 1 and result["stale"] == [] and found(result, "new") == {("k_lds_over", "lds"): static}
+
+
+def test_baseline_entries_the_selection_leaves_out_are_not_stale(capsys, tmp_path):
+    base = tmp_path / "b.json"
+    assert run(capsys, "--baseline", base, "--update-baseline", LIB1, DVGPR)[0] == 0
+    entries = json.loads(base.read_text())["entries"]
+    assert {e["target"] for e in entries} == {built_for(LIB1), built_for(DVGPR)}
+    # With --target gfx942 the gfx1200 code object is not looked at: its entry is out of scope.
+    code, result, _ = check_json(capsys, "--baseline", base, "--target", "gfx942", LIB1, DVGPR)
+    assert code == 0 and result["stale"] == [] and found(result, "accepted") == expected_violations(LIB1)
+    # Reading only the gfx942 file, the gfx1200 entry matches nothing any more: stale.
+    code, result, _ = check_json(capsys, "--baseline", base, LIB1)
+    assert code == 0 and {(e["kernel"], e["target"]) for e in result["stale"]} == {("k_dynamic_vgpr", "gfx1200")}
+
+
+def test_fail_on_stale_is_refused_while_updating(capsys, tmp_path):
+    base = tmp_path / "b.json"
+    code, out, err = run(capsys, "--baseline", base, "--update-baseline", "--fail-on-stale", LIB1)
+    assert code == 2 and out == "" and "--fail-on-stale" in one_line(err) and not base.exists()
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
 # --------------------------------------------------------------------------- settings
 
 def test_config_is_found_walking_up_and_applies(capsys, tmp_path, monkeypatch):
@@ -386,20 +496,23 @@ def test_config_errors_exit_2_with_one_line(capsys, tmp_path, config, flags, wor
 
 
 @pytest.mark.parametrize("flags, words", [
-    (["--max-scratch", "-1"], "argument --max-scratch: value must be an integer >= 0, not '-1'"),
-    (["--max-vgpr-spills", "x"], "argument --max-vgpr-spills: value must be an integer >= 0, not 'x'"),
-    (["--min-occupancy", "0"], "argument --min-occupancy: value must be a number of waves per SIMD above 0, not '0'"),
-    (["--block", "2000", "--min-occupancy", "1"], "argument --block: value must be an integer from 1 to 1024"),
-    (["--rules", "speed"], "argument --rules: unknown rule 'speed' (rules: vgpr-spills, sgpr-spills, scratch"),
-    (["--model", "fast"], "argument --model: value must be one of hip, llvm, hw"),
-    (["--jobs", "0"], "argument --jobs: value must be an integer >= 1"),
+    (["--max-scratch", "-1"], "argument --max-scratch: '-1' is out of range: expected a byte count >= 0"),
+    (["--max-vgpr-spills", "x"], "argument --max-vgpr-spills: 'x' is not an integer: expected an integer >= 0"),
+    (["--min-occupancy", "0"], "argument --min-occupancy: '0' is out of range: expected a number of waves per SIMD > 0"),
+    (["--block", "2000", "--min-occupancy", "1"], "argument --block: '2000' is out of range: expected an integer from 1 to 1024"),
+    (["--rules", "speed"], "argument --rules: unknown rule 'speed' (choose from vgpr-spills, sgpr-spills, scratch"),
+    (["--model", "fast"], "argument --model: unknown model 'fast' (choose from hip, llvm, hw)"),
+    (["--jobs", "0"], "argument --jobs: '0' is out of range: expected an integer >= 1"),
+    (["--kernel", "("], "argument --kernel: '(' is not a regular expression"),
     (["--json", "--github"], "not allowed with argument"),
-    (["--config", "a.toml", "--no-config"], "not allowed with argument"),
+    (["--config", str(LIB1), "--no-config"], "not allowed with argument"),
+    (["--config", "missing.toml"], "argument --config: missing.toml: no such file or directory"),
 ])
 def test_bad_arguments_exit_2(capsys, flags, words):
-    with pytest.raises(SystemExit) as exc:
-        main(["check", *flags, str(LIB1)])
-    assert exc.value.code == 2 and words in capsys.readouterr().err
+    # The argument contract (cli/args.py): argparse's one-line usage, then what is wrong.
+    code = main(["check", *flags, str(LIB1)])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and err.startswith("usage: amdocc check") and err.count("\n") == 2, err
 
 
 @pytest.mark.parametrize("flags, words", [
@@ -409,8 +522,11 @@ def test_bad_arguments_exit_2(capsys, flags, words):
     (["--rules", "spills", "--dynamic-lds", "64"], "--dynamic-lds applies to the occupancy and launch and lds rule"),
     (["--update-baseline"], "--update-baseline needs --baseline FILE"),
     (["--fail-on-stale"], "--fail-on-stale needs a baseline"),
-    (["--kernel", "("], "--kernel '(' is not a regular expression"),
     (["--json", "--sarif", "-"], "only one of --json, --github, --junit - and --sarif - may use standard output"),
+    (["--json", "--mangled"], "--mangled: names are shown only in the text and --github output"),
+    (["--junit", "-", "--mangled"], "--mangled: names are shown only in the text and --github output"),
+    (["--what-if"], "--what-if needs --target or --device"),
+    (["--target", "gfx942", "--device", "MI355X"], "device MI355X is a gfx950, not gfx942"),
 ])
 def test_inapplicable_or_incomplete_options_exit_2(capsys, flags, words):
     code, out, err = run(capsys, *flags, LIB1)

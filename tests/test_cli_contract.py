@@ -180,6 +180,48 @@ def test_split_refuses_options_it_would_ignore(capsys):
     assert code == 2 and "--arch" in err
 
 
+def test_split_refuses_what_the_policy_row_ignores(capsys):
+    """AITER's _auto_num_splits (consumers-and-anchors.md §1.1): gfx942's row is occupancy-aware
+    and has no streaming low-head case; gfx950's keeps fixed oversubscription and queries
+    occupancy only in that case (num_heads <= 32 and seq_len_kv > 2 * seq_len, or aggressive)."""
+    import json
+
+    launch = ["--seq-len", "256", "--seq-len-kv", "65536", "--rows-per-block", "4", "--block-kv", "128",
+              "--cu-count", "256"]
+    for extra in (["--num-heads", "8"], ["--aggressive"]):
+        code, err = _err(capsys, "split", "--arch", "gfx942", *launch, *extra)
+        assert code == 2 and extra[0] in err and "occupancy-aware" in err and "gfx942" in err
+    code, err = _err(capsys, "split", "--arch", "gfx950", *launch, "--aggressive", "--num-heads", "8")
+    assert code == 2 and "--num-heads" in err and "forced" in err
+    for extra in ([], ["--num-heads", "64"]):        # not the streaming case: occupancy is not asked
+        code, err = _err(capsys, "split", "--arch", "gfx950", *launch, *extra, "--occupancy", "3")
+        assert code == 2 and "--occupancy" in err and "streaming low-head case" in err
+    code, err = _err(capsys, "split", "--arch", "gfx950", *launch, "--block", "512",
+                     str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
+    assert code == 2 and "PATH, --block" in err
+    # Where they apply they are used. grid_x = 256/4 = 64; gfx950 streaming: target =
+    # max(4 x 256, 4 x 3 x 256) = 3072, splits = min(ceil(3072/64), (65536/128)/2) = 48; not
+    # streaming (64 heads): target 4 x 256 = 1024, splits = ceil(1024/64) = 16.
+    for extra, splits in ((["--num-heads", "8", "--occupancy", "3"], 48), (["--aggressive", "--occupancy", "3"], 48),
+                          (["--num-heads", "64"], 16)):
+        assert main(["split", "--json", "--arch", "gfx950", *launch, *extra]) == 0
+        assert json.loads(capsys.readouterr().out)["splits"] == splits
+
+
+def test_gate_refuses_what_the_device_or_tables_make_moot(capsys):
+    # AITER picks a per-SKU kernel folder by CU count only on gfx942 (hsa/gfx942/fmha_v3_fwd/
+    # MI300, MI308; consumers-and-anchors.md §1.3), and the bf16 rounding variant with it.
+    shape = ["--qo-len", "4096", "--kv-len", "4096"]
+    for extra in (["--cu-count", "256"], ["--bf16-cvt", "1"]):
+        code, err = _err(capsys, "gate", "--arch", "gfx950", *shape, *extra)
+        assert code == 2 and extra[0] in err and "gfx950" in err
+        assert _err(capsys, "gate", "--arch", "gfx942", *shape, *extra)[0] == 0
+    # MI300X has 304 CUs (AMD's MI300X data sheet): another count contradicts it.
+    code, err = _err(capsys, "gate", "--arch", "gfx942", "--device", "MI300X", "--cu-count", "80", *shape)
+    assert code == 2 and "304" in err and "--cu-count 80" in err
+    assert _err(capsys, "gate", "--arch", "gfx942", "--device", "MI300X", "--cu-count", "304", *shape)[0] == 0
+
+
 def test_sweep_block_needs_a_plot(capsys):
     code, err = _err(capsys, "sweep", "--block", "256", GFX942, "--kernel", "saxpy")
     assert code == 2 and "--plot" in err

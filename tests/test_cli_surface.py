@@ -165,7 +165,8 @@ def test_sweep_and_split_refuse_a_processor_the_code_cannot_run_on(capsys):
     assert code == 0 and doc["what_if"] is True and doc["grid"][0]["blocks_per_cu"] == 8
     shape = ["--seq-len", "256", "--seq-len-kv", "65536", "--rows-per-block", "4", "--block-kv", "128",
              "--block", "512", ELF / "hand_aiter_gfx942.hsaco"]
-    code, _, err = cli(capsys, "split", "--arch", "gfx950", *shape)
+    # --aggressive: gfx950's policy row uses occupancy only in the streaming low-head case.
+    code, _, err = cli(capsys, "split", "--arch", "gfx950", "--aggressive", *shape)
     assert code == 2 and "gfx950" in one_line(err) and "gfx942" in err
     code, out, _ = cli(capsys, "split", "--json", "--arch", "gfx942", "--cu-count", "304", *shape)
     assert code == 0 and json.loads(out)["splits"] == 9     # the §1.1 case worked in test_policy_splits
@@ -283,6 +284,58 @@ def test_unreadable_code_object_files_in_a_tree_are_reported(capsys, tree_with_u
         assert len(err.strip().splitlines()) == len(bad)
     code, out, err = cli(capsys, "inspect", root)
     assert all(name in err for name in bad) and "empty file" in err
+
+
+CUDA_ELF_YAML = """--- !ELF
+FileHeader:
+  Class:   ELFCLASS64
+  Data:    ELFDATA2LSB
+  Type:    ET_EXEC
+  Machine: EM_CUDA
+Sections:
+  - Name:    .text.kernel
+    Type:    SHT_PROGBITS
+    Flags:   [ SHF_ALLOC, SHF_EXECINSTR ]
+    Content: "0123456789abcdef"
+"""
+
+
+@pytest.mark.llvm22
+def test_other_vendors_gpu_code_in_a_tree_is_skipped_by_name(capsys, tmp_path):
+    """A CUDA ELF (written by LLVM's yaml2obj-22 with machine EM_CUDA, as llvm-readelf-22 reads it
+    back) and an NVIDIA fat binary (the public fatBinaryHeader: u32 magic 0xBA55ED50, u16 version,
+    u16 header size 16, u64 size of what follows) under code-object names are skipped with what
+    they are; the same files truncated stay errors."""
+    import struct
+
+    (tmp_path / "k.yaml").write_text(CUDA_ELF_YAML)
+    subprocess.run(["yaml2obj-22", str(tmp_path / "k.yaml"), "-o", str(tmp_path / "k.cubin")], check=True)
+    header = subprocess.run(["llvm-readelf-22", "-h", str(tmp_path / "k.cubin")], capture_output=True, text=True,
+                            check=True).stdout
+    assert re.search(r"Machine:\s+NVIDIA CUDA architecture", header)
+    cubin = (tmp_path / "k.cubin").read_bytes()
+    fatbin = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(cubin)) + cubin
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    (root / "good.co").write_bytes(GFX942.read_bytes())
+    (root / "kernel.co").write_bytes(cubin)
+    (root / "sub" / "kernels.fatbin").write_bytes(fatbin)
+    (root / "cut.hsaco").write_bytes(cubin[:len(cubin) // 2])
+    (root / "sub" / "cut.fatbin").write_bytes(fatbin[:-1])
+    (root / "head.fatbin").write_bytes(fatbin[:8])
+    skipped = {"kernel.co": "NVIDIA CUDA ELF", "kernels.fatbin": "NVIDIA CUDA fat binary"}
+    bad = {"cut.hsaco", "cut.fatbin", "head.fatbin"}
+    for command in (["inspect", "--json"], ["occupancy", "--json", "--block", "256"], ["check", "--json", "--no-config"]):
+        code, out, err = cli(capsys, *command, root)
+        doc = json.loads(out)
+        assert code == 2
+        assert {r["path"].rsplit("/", 1)[-1]: r["reason"].split(" (")[0] for r in doc["skipped"]} == skipped
+        assert {e["path"].rsplit("/", 1)[-1] for e in doc["errors"]} == bad
+    code, out, err = cli(capsys, "census", "--json", root)
+    assert code == 2 and sorted(r.split(" (")[0] for r in json.loads(out)["skipped"]) == sorted(skipped.values())
+    code, out, err = cli(capsys, "inspect", root)
+    for name, what in skipped.items():
+        assert re.search(rf"skipped \S*{name}: {what}", out)
 
 
 def assert_located_as_said(e: dict) -> None:

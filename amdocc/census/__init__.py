@@ -14,8 +14,11 @@ from collections import Counter
 COLUMNS = (
     ("member", str),            # the file within the tree (or wheel), '' for a single file
     ("path", str), ("origin", str),
-    ("target", str), ("processor", str),
-    ("kernel", str), ("symbol", str),
+    ("target", str),            # the code's target id; "X on P" where evaluated on processor P, "(what-if)"
+    ("built_for", str),         # the code's target id
+    ("processor", str),         # the processor evaluated on
+    ("what_if", bool),          # evaluated where the code cannot run (--what-if)
+    ("kernel", str), ("demangled", str), ("symbol", str),
     ("wave", int),
     ("vgprs", int), ("vgprs_allocated", int), ("arch_vgprs", int), ("agprs", int),
     ("sgprs", int), ("sgprs_allocated", int),
@@ -23,7 +26,9 @@ COLUMNS = (
     ("vgpr_spills", int), ("sgpr_spills", int), ("dynamic_stack", bool),
     ("max_flat_workgroup_size", int),
     ("block_size", int), ("block_source", str),
-    ("blocks_per_cu", int), ("waves_per_simd", float), ("occupancy_fraction", float),
+    ("blocks_per_cu", int),     # per WGP when unit is "WGP"
+    ("blocks_per_wgp", int), ("unit", str),
+    ("waves_per_simd", float), ("occupancy_fraction", float),
     ("limiter", str),
     ("launch_checked", bool),   # False: no declared size, or a kernel amdocc cannot model
     ("cannot_launch", str),     # models that fit no workgroup of the declared size, ','-joined

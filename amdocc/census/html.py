@@ -51,11 +51,16 @@ def buckets(counts: dict[str, int]) -> list[str]:
     return out + (["n/a"] if "n/a" in counts else [])
 
 
-def kernel_rows(rows: list[dict], columns: list[str]) -> list[list]:
-    return [[r[c] for c in columns] for r in rows]
+def kernel_rows(rows: list[dict], columns: list[str], mangled: bool = True) -> list[list]:
+    return [[name(r, mangled) if c == "kernel" else r[c] for c in columns] for r in rows]
 
 
-def census_page(summary: dict, title: str, note: str = "") -> str:
+def name(row: dict, mangled: bool) -> str:
+    """A kernel's name as people read it: demangled unless ``mangled``."""
+    return row["kernel"] if mangled else (row.get("demangled") or row["kernel"])
+
+
+def census_page(summary: dict, title: str, note: str = "", mangled: bool = True) -> str:
     targets = summary["targets"]
     overview = table(["files", "code objects", "kernels", "targets", "kernels that cannot launch",
                       "unreadable parts", "entries skipped"],
@@ -81,9 +86,9 @@ def census_page(summary: dict, title: str, note: str = "") -> str:
     spill_cols = ["kernel", "target", "member", "vgpr_spills", "sgpr_spills", "scratch", "vgprs"]
     top = summary["top_spillers"]
     spills = [svg.rows(f"Top {len(top)} spillers (VGPR + SGPR spills)",
-                       [(f"{r['kernel']} [{r['target']}]", (r["vgpr_spills"] or 0) + (r["sgpr_spills"] or 0))
+                       [(f"{name(r, mangled)} [{r['target']}]", (r["vgpr_spills"] or 0) + (r["sgpr_spills"] or 0))
                         for r in top], css="spills", x_label="spills"),
-              table(spill_cols, kernel_rows(top, spill_cols), "spills")] if top else \
+              table(spill_cols, kernel_rows(top, spill_cols, mangled), "spills")] if top else \
         ['<p class="note">No kernel reports spills.</p>']
     if unknown_spills:
         spills.append(f'<p class="note">{unknown_spills} kernel(s) carry no spill counts in their metadata '
@@ -93,7 +98,7 @@ def census_page(summary: dict, title: str, note: str = "") -> str:
     launch = [svg.columns("Kernels that cannot launch at their declared size, per target", list(targets),
                           {"cannot launch": [t["cannot_launch"] for t in targets.values()]},
                           css="launch", x_label="target"),
-              table(launch_cols, kernel_rows(blocked, launch_cols), "launch")] if blocked else \
+              table(launch_cols, kernel_rows(blocked, launch_cols, mangled), "launch")] if blocked else \
         ['<p class="note">Every kernel checked fits at least one workgroup of its declared size on a CU.</p>']
     if unchecked:
         launch.append(f'<p class="note">{unchecked} kernel(s) not checked: no declared size '
@@ -114,7 +119,7 @@ def census_page(summary: dict, title: str, note: str = "") -> str:
     ], note)
 
 
-def compare_page(result: dict, title: str) -> str:
+def compare_page(result: dict, title: str, mangled: bool = True) -> str:
     """``result``: what ``amdocc census OLD NEW --json`` prints."""
     old, new = result["old_summary"], result["new_summary"]
     overview = table(["", "files", "code objects", "kernels", "cannot launch"],
@@ -124,7 +129,7 @@ def compare_page(result: dict, title: str) -> str:
     counts = table(["matched", "changed", "regressed", "added", "removed"],
                    [[result["matched"], len(result["changes"]), result["regressed"], len(result["added"]),
                      len(result["removed"])]], "counts")
-    change_cols = ["member", "kernel", "target", "vgpr", "sgpr", "lds", "scratch", "spills", "blocks/CU", "worse"]
+    change_cols = ["member", "kernel", "target", "vgpr", "sgpr", "lds", "scratch", "spills", "workgroups (hip)", "worse"]
     regressions = [c for c in result["changes"] if c["regressions"]]
     added_cols = ["member", "kernel", "target"]
     charts = []
@@ -140,7 +145,7 @@ def compare_page(result: dict, title: str) -> str:
         section("regressions", "Regressions", table(change_cols, [c["cells"] for c in regressions], "regressions")),
         section("changes", "Every changed kernel", table(change_cols, [c["cells"] for c in result["changes"]],
                                                          "changes")),
-        section("added", "Added kernels", table(added_cols, kernel_rows(result["added"], added_cols), "added")),
-        section("removed", "Removed kernels", table(added_cols, kernel_rows(result["removed"], added_cols), "removed")),
+        section("added", "Added kernels", table(added_cols, kernel_rows(result["added"], added_cols, mangled), "added")),
+        section("removed", "Removed kernels", table(added_cols, kernel_rows(result["removed"], added_cols, mangled), "removed")),
         section("occupancy", "Occupancy distribution per target", f'<div class="charts">{"".join(charts)}</div>'),
     ], f"{result['old']} -> {result['new']}")

@@ -128,9 +128,11 @@ class ByteSize(Integer):
 
 @dataclass(frozen=True)
 class Number(ArgType):
-    """A real number >= minimum."""
+    """A finite real number >= minimum (> minimum when ``exclusive``)."""
 
     minimum: float | None = None
+    exclusive: bool = False
+    what: str = "a number"
 
     def __call__(self, text: str) -> float:
         try:
@@ -138,16 +140,31 @@ class Number(ArgType):
         except ValueError:
             value = None
         if value is None or value != value or value in (float("inf"), float("-inf")):
-            raise Invalid(f"{text!r} is not a finite number" if text else "empty value: expected a number")
-        if self.minimum is not None and value < self.minimum:
-            raise Invalid(f"{text!r} is out of range: expected a number >= {self.minimum:g}")
+            raise Invalid(f"{text!r} is not a finite number: expected {self.describe()}" if text
+                          else f"empty value: expected {self.describe()}")
+        low = self.minimum
+        if low is not None and (value < low or (self.exclusive and value == low)):
+            raise Invalid(f"{text!r} is out of range: expected {self.describe()}")
         return value
 
+    def describe(self) -> str:
+        if self.minimum is None:
+            return self.what
+        return f"{self.what} {'>' if self.exclusive else '>='} {self.minimum:g}"
+
     def example(self) -> str:
-        return str(self.minimum if self.minimum is not None else 0)
+        if self.minimum is None:
+            return "0"
+        return f"{self.minimum + 1 if self.exclusive else self.minimum:g}"
 
     def invalid_examples(self) -> list[str]:
-        return ["", "abc", "nan"] + ([str(self.minimum - 1)] if self.minimum is not None else [])
+        low = self.minimum
+        out = ["", "abc", "nan", "inf"]
+        if low is not None:
+            out.append(f"{low - 1:g}")
+            if self.exclusive:
+                out.append(f"{low:g}")
+        return out
 
 
 @dataclass(frozen=True)
@@ -218,27 +235,33 @@ class OneOf(ArgType):
 
 @dataclass(frozen=True)
 class Kinds(ArgType):
-    """A comma list of kinds from a fixed set, or "all" or "none"."""
+    """A comma list of names from a fixed set, returned in the set's order without repeats.
+    "all" stands for every name, a group's name for its members, and "none" (alone, when
+    ``none`` allows an empty choice) for no name."""
 
     kinds: tuple[str, ...]
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    none: bool = True
+    what: str = "kind"
 
     def __call__(self, text: str) -> list[str]:
         chosen = [k.strip() for k in text.split(",")]
-        if chosen == ["none"]:
+        if chosen == ["none"] and self.none:
             return []
-        if chosen == ["all"]:
-            return list(self.kinds)
-        bad = [k for k in chosen if k not in self.kinds]
+        shorthands = {"all": self.kinds, **dict(self.groups)}
+        bad = [k for k in chosen if k not in self.kinds and k not in shorthands]
         if bad:
             shown = ", ".join(repr(b) for b in bad)
-            raise Invalid(f"unknown kind {shown} (choose from {', '.join(self.kinds)}, all or none)")
-        return list(dict.fromkeys(chosen))
+            extra = ", ".join([*shorthands] + (["none"] if self.none else []))
+            raise Invalid(f"unknown {self.what} {shown} (choose from {', '.join(self.kinds)}; or {extra})")
+        picked = {k for name in chosen for k in shorthands.get(name, (name,))}
+        return [k for k in self.kinds if k in picked]
 
     def example(self) -> str:
         return self.kinds[0]
 
     def invalid_examples(self) -> list[str]:
-        return ["", "bogus", f"{self.kinds[0]},bogus", f"{self.kinds[0]},"]
+        return ["", "bogus", f"{self.kinds[0]},bogus", f"{self.kinds[0]},"] + ([] if self.none else ["none"])
 
 
 # Target-id feature spellings (sram-ecc is the v2/v3-era name) → the targets table's column.
@@ -348,13 +371,19 @@ class ExistingPath(ArgType):
 
 @dataclass(frozen=True)
 class OutputFile(ArgType):
-    """A file to write: its directory must exist, and its suffix be one of ``suffixes`` (if any)."""
+    """A file to write: its directory must exist, and its suffix be one of ``suffixes`` (if any);
+    "-" is standard output where ``stdout`` allows it."""
 
     suffixes: tuple[str, ...] = ()
+    stdout: bool = False
 
     def __call__(self, text: str) -> str:
         if not text:
             raise Invalid("empty path")
+        if text == "-":
+            if self.stdout:
+                return text
+            raise Invalid("'-': this is not written to standard output; give a file name")
         folder = os.path.dirname(os.path.abspath(text))
         if not os.path.isdir(folder):
             raise Invalid(f"{text}: directory {folder} does not exist")
@@ -369,7 +398,7 @@ class OutputFile(ArgType):
 
     def invalid_examples(self) -> list[str]:
         return ["", "/nonexistent/dir/out" + (self.suffixes[0] if self.suffixes else ".txt")] + (
-            ["out.xyz"] if self.suffixes else [])
+            ["out.xyz"] if self.suffixes else []) + ([] if self.stdout else ["-"])
 
 
 def check_readable(paths: Iterable[str]) -> None:
@@ -402,6 +431,12 @@ def refuse(args, dests: Iterable[str], why: str) -> None:
     shown = [flag_of(args._parser, d) for d in dests if given(args, d)]
     if shown:
         raise UsageError(f"{', '.join(shown)}: {why}")
+
+
+def what_if_needs_a_processor(args) -> None:
+    """--what-if evaluates code where it cannot run: it needs --target or --device to name where."""
+    if given(args, "what_if") and not (args.target or args.device):
+        raise UsageError("--what-if needs --target or --device: the processor to evaluate on")
 
 
 def require_one_kernel(chosen: list, what: str, selection) -> None:

@@ -16,76 +16,80 @@ A baseline file records accepted violations by kernel, target and rule, so that 
 (or ones worse than accepted) fail; entries nothing matches any more are reported as stale.
 Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml.
 
+--kernel, --target, --device and --what-if select as in every command: kernels are judged on
+the processor named (code that cannot run there only with --what-if, labelled so), and a
+selection that matches nothing exits 2 naming what is there.
+
 Exit status: 0 no new violation, 1 new violations (or stale entries with --fail-on-stale),
-2 bad usage or unreadable input."""
-
-
-def typed(parse):
-    """An argparse type from a check_config parser: a bad value exits 2 with its reason."""
-    def convert(text):
-        from ..errors import UsageError
-        try:
-            return parse(text, "value")
-        except UsageError as exc:
-            raise argparse.ArgumentTypeError(exc.message) from None
-    convert.__name__ = parse.__name__
-    return convert
+2 bad usage, unreadable input or nothing selected."""
 
 
 def add_arguments(parser) -> None:
     from ..policy import check_config as cfg
     from ..policy.checks import DEFAULT_RULES, RULE_GROUPS, RULES
+    from . import args as a
+    from .selection import add_target_arguments
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
     r = parser.add_argument_group("rules and thresholds")
-    r.add_argument("--rules", type=typed(cfg.rules), metavar="RULE,...",
+    r.add_argument("--rules", type=a.Kinds(RULES, tuple(RULE_GROUPS.items()), none=False, what="rule"),
+                   metavar="RULE,...",
                    help=f"rules to run: {', '.join(RULES)}, or {', '.join(RULE_GROUPS)} (default: "
                         f"{', '.join(DEFAULT_RULES)}, and occupancy when --min-occupancy is given)")
-    r.add_argument("--max-vgpr-spills", type=typed(cfg.count), metavar="N", help="VGPR spills allowed (default 0)")
-    r.add_argument("--max-sgpr-spills", type=typed(cfg.count), metavar="N", help="SGPR spills allowed (default 0)")
-    r.add_argument("--max-scratch", type=typed(cfg.count), metavar="BYTES",
+    r.add_argument("--max-vgpr-spills", type=a.integer(0), metavar="N", help="VGPR spills allowed (default 0)")
+    r.add_argument("--max-sgpr-spills", type=a.integer(0), metavar="N", help="SGPR spills allowed (default 0)")
+    r.add_argument("--max-scratch", type=a.byte_size(), metavar="BYTES",
                    help="scratch bytes per work-item allowed (default 0); a dynamic stack always fails")
-    r.add_argument("--min-occupancy", type=typed(cfg.floor), metavar="W",
-                   help="occupancy floor in waves per SIMD (turns the occupancy rule on)")
-    r.add_argument("--block", type=typed(cfg.block_size), metavar="N",
+    r.add_argument("--min-occupancy", type=a.Number(0, exclusive=True, what="a number of waves per SIMD"),
+                   metavar="W", help="occupancy floor in waves per SIMD (turns the occupancy rule on)")
+    r.add_argument("--block", type=a.integer(1, cfg.MAX_BLOCK), metavar="N",
                    help="block size for the occupancy floor (default: the kernel's declared size)")
-    r.add_argument("--model", type=typed(cfg.model), metavar="MODEL",
-                   help=f"model of the occupancy floor: {', '.join(cfg.MODELS)} (default hip)")
-    r.add_argument("--dynamic-lds", type=typed(cfg.count), metavar="BYTES",
+    r.add_argument("--model", type=a.OneOf(cfg.MODELS, "model"), metavar="{" + ",".join(cfg.MODELS) + "}",
+                   help="model of the occupancy floor (default hip)")
+    r.add_argument("--dynamic-lds", type=a.byte_size(), metavar="BYTES",
                    help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)")
-    parser.add_argument("--kernel", metavar="REGEX", help="only kernels whose name or symbol matches")
+    s = parser.add_argument_group("selection")
+    s.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
+                   help="only kernels whose name (mangled or demangled) or symbol matches")
+    add_target_arguments(s)
     b = parser.add_argument_group("baseline")
-    b.add_argument("--baseline", type=typed(cfg.path), metavar="FILE", help="accepted violations (JSON)")
+    b.add_argument("--baseline", type=a.OutputFile(), metavar="FILE", help="accepted violations (JSON)")
     b.add_argument("--update-baseline", action="store_true",
                    help="write every violation found into the baseline (drops stale entries)")
     b.add_argument("--fail-on-stale", action="store_true", default=None,
                    help="exit 1 when the baseline has entries nothing matches any more")
     c = parser.add_mutually_exclusive_group()
-    c.add_argument("--config", metavar="FILE", help="read [tool.amdocc.check] from this file")
+    c.add_argument("--config", metavar="FILE", type=a.ExistingPath(stdin=False, directory=False),
+                   help="read [tool.amdocc.check] from this file")
     c.add_argument("--no-config", action="store_true", help="ignore any pyproject.toml")
     o = parser.add_argument_group("output")
     fmt = o.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the result as one JSON object")
     fmt.add_argument("--github", action="store_true", help="print GitHub Actions annotations (::error ...)")
-    o.add_argument("--junit", metavar="FILE", help="also write JUnit XML, one test case per kernel ('-': stdout)")
-    o.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 ('-': stdout)")
-    parser.add_argument("--jobs", type=typed(cfg.positive), default=None, metavar="N",
+    o.add_argument("--junit", metavar="FILE", type=a.OutputFile(stdout=True),
+                   help="also write JUnit XML, one test case per kernel ('-': stdout)")
+    o.add_argument("--sarif", metavar="FILE", type=a.OutputFile(stdout=True), help="also write SARIF 2.1.0 ('-': stdout)")
+    o.add_argument("--mangled", action="store_true",
+                   help="show kernel names as stored, not demangled (text and --github)")
+    parser.add_argument("--jobs", type=a.integer(1), metavar="N",
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
 def settings_of(args):
-    """(Settings, baseline path or None, fail on stale) from the flags and the project's file."""
+    """(Settings, baseline path or None, fail on stale) from the flags and the project's file.
+    Flag values pass through the file's own parsers, so both meet in one form."""
     from pathlib import Path
 
+    from ..errors import UsageError
     from ..policy import check_config as cfg
 
     flags = {}
-    for setting in cfg.SETTINGS:
+    for setting, (parse, _) in cfg.SETTINGS.items():
         value = getattr(args, cfg.attribute(setting))
         if value is not None:
-            flags[setting] = value
+            flags[setting] = parse(value, f"--{setting}")
     config, name = {}, None
     if args.config:
         name = args.config
@@ -96,51 +100,62 @@ def settings_of(args):
             name, config = str(found), cfg.read(found)
     settings, rest = cfg.resolve(flags, config, name)
     baseline, fail_on_stale = rest.get("baseline"), bool(rest.get("fail_on_stale"))
-    from ..errors import UsageError
     if args.update_baseline and baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE (or baseline in [tool.amdocc.check])")
     if fail_on_stale and baseline is None:
         raise UsageError("--fail-on-stale needs a baseline (--baseline FILE)")
+    if args.update_baseline and args.fail_on_stale:
+        raise UsageError("--fail-on-stale: --update-baseline drops stale entries and accepts every violation, "
+                         "so nothing would fail on them")
     return settings, baseline, fail_on_stale
 
 
-def run(args) -> int:
-    import re
+def check_outputs(args) -> None:
+    """At most one report on standard output, and --mangled only where names are shown."""
+    from . import args as a
 
-    from .. import __version__, check_report, report
-    from ..errors import UsageError
-    from ..policy import baseline as bl
-    from . import parallel
-
-    to_stdout = [f"--{k}" for k in ("junit", "sarif") if getattr(args, k) == "-"]
+    to_stdout = [f"--{k} -" for k in ("junit", "sarif") if getattr(args, k) == "-"]
     if len(to_stdout) + args.json + args.github > 1:
-        raise UsageError("only one of --json, --github, --junit - and --sarif - may use standard output")
+        raise a.UsageError("only one of --json, --github, --junit - and --sarif - may use standard output")
+    if args.json or to_stdout:
+        a.refuse(args, ("mangled",), f"names are shown only in the text and --github output, and "
+                                     f"{(to_stdout or ['--json'])[0]} replaces them (JSON carries both names)")
+
+
+def run(args) -> int:
+    from .. import __version__, check_report, report
+    from ..policy import baseline as bl
+    from . import args as a, parallel
+    from .render import write_report
+    from .selection import Selection
+
+    check_outputs(args)
+    a.what_if_needs_a_processor(args)
     settings, baseline_path, fail_on_stale = settings_of(args)
-    try:
-        pattern = re.compile(args.kernel) if args.kernel else None
-    except re.error as exc:
-        raise UsageError(f"--kernel {args.kernel!r} is not a regular expression: {exc}") from None
+    selection = Selection(args.target, args.device, args.kernel, args.what_if)
     entries = []
     if baseline_path is not None and not (args.update_baseline and not baseline_path.exists()):
         entries = bl.read(baseline_path)
 
     files = parallel.expand(args.paths)
-    violations, checked, errors, skipped_rules = [], [], [], {}
+    spec = (settings.as_dict(), (args.target, args.device, args.kernel, args.what_if))
+    violations, checked, errors, skipped, not_evaluated = [], [], [], [], {}
     kernels = 0
-    for kind, value in parallel.run(files, check_file, (settings.as_dict(), args.kernel),
-                                    parallel.jobs_for(args.jobs, len(files))):
-        if kind == "error":
-            errors.append(value)
-            continue
-        kernels += 1
-        if args.junit:      # JUnit lists every kernel; the other reports only what failed
-            checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
-        violations += value["violations"]
-        for rule, reason in value["not_evaluated"]:
-            skipped_rules[(rule, reason)] = skipped_rules.get((rule, reason), 0) + 1
+    for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, len(files))):
+        if kind == "kernel":
+            kernels += 1
+            if args.junit:      # JUnit lists every kernel; the other reports only what failed
+                checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
+            violations += value["violations"]
+            for rule, reason in value["not_evaluated"]:
+                not_evaluated[(rule, reason)] = not_evaluated.get((rule, reason), 0) + 1
+        elif kind == "seen":
+            selection.merge(value)
+        else:
+            (errors if kind == "error" else skipped).append(value)
 
     def in_scope(e) -> bool:
-        return e.rule in settings.rules and (pattern is None or bool(pattern.search(e.kernel)))
+        return e.rule in settings.rules and selection.covers(e.kernel, e.target)
 
     found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"]) for v in violations]
     statuses, stale = bl.classify(found, entries, in_scope)
@@ -153,7 +168,8 @@ def run(args) -> int:
         "baseline": str(baseline_path) if baseline_path is not None else None,
         "violations": violations,
         "stale": [e.as_dict() for e in stale],
-        "not_evaluated": [{"rule": r, "reason": why, "kernels": n} for (r, why), n in skipped_rules.items()],
+        "not_evaluated": [{"rule": r, "reason": why, "kernels": n} for (r, why), n in not_evaluated.items()],
+        "skipped": skipped,
         "errors": errors,
     }
     failing = sum(v["status"] in check_report.FAILING for v in violations)
@@ -161,21 +177,24 @@ def run(args) -> int:
                          "accepted": len(violations) - failing, "stale": len(stale), "errors": len(errors)}
 
     if args.junit:
-        write_text(args.junit, check_report.junit(result, checked))
+        write_report(args.junit, check_report.junit(result, checked))
     if args.sarif:
-        write_text(args.sarif, check_report.sarif_text(result, __version__))
+        write_report(args.sarif, check_report.sarif_text(result, __version__))
     if args.json:
         sys.stdout.write(report.dumps(result) + "\n")
     elif args.github:
-        for line in check_report.github(result):
+        for line in check_report.github(result, args.mangled):
             print(line)
-    elif not to_stdout:
-        print(render(result))
+    elif "-" not in (args.junit, args.sarif):
+        print(render(result, args.mangled))
     for e in errors:
         print(f"amdocc: {e['error']}", file=sys.stderr)
-    if errors:
+    if not selection.matched:
+        print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+    if errors or not selection.matched:
         if args.update_baseline:
-            print("amdocc: the baseline was not updated, since some input could not be read", file=sys.stderr)
+            print("amdocc: the baseline was not updated, since "
+                  + ("some input could not be read" if errors else "no kernel was checked"), file=sys.stderr)
         return 2
     if args.update_baseline:
         new = bl.updated(found, entries, in_scope)
@@ -185,56 +204,46 @@ def run(args) -> int:
     return 1 if failing or (fail_on_stale and stale) else 0
 
 
-def write_text(path: str, text: str) -> None:
-    """Write a report to a file, or to standard output for '-'."""
-    from ..errors import UsageError
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc}") from None
-
-
-def declared_block(kernel) -> tuple[int | None, str]:
-    """The workgroup size a kernel declares, and where it says so; (None, why) if it does not."""
-    from .occupancy import block_for
-
-    block, source = block_for(kernel, None, "hip")
-    if source.startswith("default"):
-        return None, "no .reqd_workgroup_size or .max_flat_workgroup_size in the metadata"
-    return block, "." + source
-
-
 def check_file(item, spec):
-    """Yield ("kernel", record) per kernel checked and ("error", record) per unreadable part."""
-    from ..policy.checks import Settings, evaluate
-    from .occupancy import kernel_filter, kernels_in
+    """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
+    per part passed over or unreadable, and last ("seen", what the selection passed over)."""
+    from ..demangle import demangle
+    from ..errors import AmdoccError
+    from ..policy.checks import Settings, declared_block, evaluate
+    from .parallel import kernel_error
+    from .selection import Selection, selected_in
 
-    path, in_directory = item
-    settings_dict, regex = spec
+    settings_dict, chosen = spec
     settings = Settings(**settings_dict)
-    _, pattern = kernel_filter(None, None, regex)
-    failures: list[str] = []
-    for co, kernel, target in kernels_in(path, in_directory, None, pattern, failures):
-        yield from (("error", {"path": path, "error": m}) for m in failures)
-        failures.clear()
-        verdict = evaluate(kernel, settings, target=target, declared=declared_block(kernel))
-        where = {"path": co.path, "origin": co.origin.chain, "kernel": kernel.name, "symbol": kernel.symbol,
-                 "target": str(co.target_id)}
-        yield "kernel", {**where,
-                         "violations": [{**where, "rule": v.rule, "value": v.value, "limit": v.limit,
+    selection = Selection(*chosen)
+    where = selection.evaluation()
+    for kind, value in selected_in(item, selection):
+        if kind == "code_object":
+            place = selection.evaluated_as(value.target_id, value.target)
+            continue
+        if kind != "kernel":
+            yield kind, value
+            continue
+        co, kernel = value
+        ident = {"path": co.path, "origin": co.origin.chain, "kernel": kernel.name, "symbol": kernel.symbol,
+                 "demangled": demangle(kernel.name), **place}
+        try:
+            verdict = evaluate(kernel, settings, where=where, declared=declared_block(kernel))
+        except AmdoccError as exc:
+            yield "error", kernel_error(co, kernel, exc)
+            continue
+        yield "kernel", {**ident,
+                         "violations": [{**ident, "rule": v.rule, "value": v.value, "limit": v.limit,
                                          "message": v.message} for v in verdict.violations],
                          "not_evaluated": [(n.rule, n.reason) for n in verdict.not_evaluated]}
-    yield from (("error", {"path": path, "error": m}) for m in failures)
 
 
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}
 
 
-def render(result: dict) -> str:
+def render(result: dict, mangled: bool = False) -> str:
+    from ..demangle import display
+
     lines, rows, last = [], [], None
 
     def flush():
@@ -249,14 +258,16 @@ def render(result: dict) -> str:
             lines.append(f"{v['path']} [{v['origin']}]" if v["origin"] else v["path"])
             last = here
         note = f" (accepted: {v['accepted_value']})" if v["status"] == "worse" else ""
-        rows.append([v["kernel"], v["target"], v["rule"], STATUS_SHOWN[v["status"]], v["message"] + note])
+        rows.append([display(v["kernel"], mangled), v["target"], v["rule"], STATUS_SHOWN[v["status"]],
+                     v["message"] + note])
     flush()
     if result["stale"]:
         lines.append(f"stale baseline entries in {result['baseline']} (nothing matches them; "
                      "--update-baseline removes them):")
-        lines += [f"  {e['kernel']} ({e['target']}) {e['rule']}" for e in result["stale"]]
+        lines += [f"  {display(e['kernel'], mangled)} ({e['target']}) {e['rule']}" for e in result["stale"]]
     for n in result["not_evaluated"]:
         lines.append(f"not evaluated: {n['rule']} on {n['kernels']} kernel(s): {n['reason']}")
+    lines += skipped_lines(result["skipped"])
     s = result["summary"]
     rules = ", ".join(result["settings"]["rules"])
     if s["violations"]:
@@ -268,3 +279,15 @@ def render(result: dict) -> str:
                  + (f"; {s['stale']} stale baseline entr{'y' if s['stale'] == 1 else 'ies'}" if s["stale"] else "")
                  + (f"; {s['errors']} unreadable" if s["errors"] else ""))
     return "\n".join(lines)
+
+
+def skipped_lines(skipped: list[dict]) -> list[str]:
+    """Whole files passed over, one line each (with why); entries inside files, counted by why."""
+    lines = [f"skipped {r['path']}: {r['reason']}" for r in skipped if not r["origin"]]
+    inside: dict[str, int] = {}
+    for r in skipped:
+        if r["origin"]:
+            inside[r["reason"]] = inside.get(r["reason"], 0) + 1
+    if inside:
+        lines.append("skipped entries: " + "; ".join(f"{n} {why}" for why, n in inside.items()))
+    return lines

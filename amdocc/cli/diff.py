@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import sys
 
-from .render import fmt, table
+from .compare import HEADERS, KINDS, cells, facts, failed_kinds, regressions, verdict
+from .render import table
 
 DESCRIPTION = """Compare two builds of a kernel library kernel by kernel (matched by name and target
 processor): VGPRs, AGPRs, SGPRs, static LDS, scratch, spills, and workgroups per CU under the
 hip model at --block and --dynamic-lds (default block: the kernel's .reqd_workgroup_size, else its
 .max_flat_workgroup_size). Exit 1 when a change listed in --fail-on gets worse, 0 otherwise, 2 on
 unreadable input: a gate for kernel-library CI."""
-
-KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
 
 
 def add_arguments(parser) -> None:
@@ -45,21 +44,8 @@ def _facts(kernel, block, dynamic_lds) -> dict:
 
     r = kernel.resources
     occ = amdocc.occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds)
-    spills = [x for x in r.spills if x is not None]
-    return {"vgpr": r.vgprs, "agpr": r.agprs, "sgpr": r.sgprs, "lds": r.lds, "scratch": r.scratch,
-            "spills": sum(spills) if spills else None, "blocks_per_cu": occ.blocks_per_cu,
-            "blocks_per_wgp": occ.blocks_per_cu if occ.per_wgp else None, "unit": occ.unit,
-            "limiter": occ.limiter}
-
-
-def _regressions(old: dict, new: dict) -> list[str]:
-    out = []
-    if (old["blocks_per_cu"] or 0) > (new["blocks_per_cu"] or 0):
-        out.append("occupancy")
-    for kind, key in (("spills", "spills"), ("scratch", "scratch"), ("vgpr", "vgpr"), ("lds", "lds")):
-        if (new[key] or 0) > (old[key] or 0):
-            out.append(kind)
-    return out
+    return facts(vgpr=r.vgprs, agpr=r.agprs, sgpr=r.sgprs, lds=r.lds, scratch=r.scratch, spills=r.spills,
+                 blocks_per_cu=occ.blocks_per_cu, unit=occ.unit, limiter=occ.limiter)
 
 
 def run(args) -> int:
@@ -77,16 +63,15 @@ def run(args) -> int:
     for key in sorted(set(old) & set(new)):
         block, source = block_for(new[key], args.block, "hip")
         before, after = _facts(old[key], block, args.dynamic_lds), _facts(new[key], block, args.dynamic_lds)
-        worse = _regressions(before, after)
+        worse = regressions(before, after)
         gate = [k for k in worse if k in args.fail_on]
         failing += bool(gate)
         rows.append({"kernel": key[0], "demangled": demangle(key[0]), "target": key[1], "block_size": block,
                      "block_source": source, "old": before, "new": after, "regressions": worse, "fails": gate})
     added = [{"kernel": k, "demangled": demangle(k), "target": t} for k, t in sorted(set(new) - set(old))]
     removed = [{"kernel": k, "demangled": demangle(k), "target": t} for k, t in sorted(set(old) - set(new))]
-    failed_kinds = [k for k in KINDS if any(k in r["fails"] for r in rows)]
     result = {"old": args.old, "new": args.new, "fail_on": args.fail_on, "kernels": rows,
-              "added": added, "removed": removed, "failing": failing, "failed_kinds": failed_kinds}
+              "added": added, "removed": removed, "failing": failing, "failed_kinds": failed_kinds(rows)}
     if args.json:
         sys.stdout.write(report.dumps(result) + "\n")
     else:
@@ -94,39 +79,17 @@ def run(args) -> int:
     return 1 if failing else 0
 
 
-def _change(a, b) -> str:
-    if a == b:
-        return fmt(a)
-    if isinstance(a, int) and isinstance(b, int):
-        return f"{a}->{b} ({b - a:+d})"
-    return f"{fmt(a)}->{fmt(b)}"
-
-
 def render(result: dict, mangled: bool = False) -> str:
     def name(r):
         return r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
 
     lines = [f"{result['old']} -> {result['new']}"]
-    rows = []
-    for r in result["kernels"]:
-        o, n = r["old"], r["new"]
-        unit = o["unit"] if o["unit"] == n["unit"] else f"{o['unit']}->{n['unit']}"
-        rows.append([name(r), r["target"], _change(o["vgpr"], n["vgpr"]), _change(o["sgpr"], n["sgpr"]),
-                     _change(o["lds"], n["lds"]), _change(o["scratch"], n["scratch"]),
-                     _change(o["spills"], n["spills"]),
-                     f"{_change(o['blocks_per_cu'], n['blocks_per_cu'])} @{r['block_size']} per {unit}",
-                     ", ".join(("FAIL " if k in r["fails"] else "") + k for k in r["regressions"]) or "-"])
+    rows = [[name(r), r["target"], *cells(r["old"], r["new"], r["block_size"], r["block_size"], r["regressions"],
+                                           r["fails"])] for r in result["kernels"]]
     if rows:
-        lines.append(table(rows, ["kernel", "target", "VGPR", "SGPR", "LDS", "scratch", "spills",
-                                  "workgroups (hip)", "worse"]))
+        lines.append(table(rows, ["kernel", "target", *HEADERS]))
     for label in ("added", "removed"):
         for k in result[label]:
             lines.append(f"  {label}: {name(k)} ({k['target']})")
-    if result["failing"]:
-        verdict = f"{result['failing']} kernel(s) regress on {', '.join(result['failed_kinds'])}"
-    elif result["fail_on"]:
-        verdict = f"no regression on {', '.join(result['fail_on'])}"
-    else:
-        verdict = "no regression gate (--fail-on none)"
-    lines.append(verdict)
+    lines.append(verdict(result["failing"], result["failed_kinds"], result["fail_on"]))
     return "\n".join(lines)

@@ -40,17 +40,25 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from ..policy.prefill_gate import decide
+    from ..policy.prefill_gate import decide, sku_folders
     from ..targets import processor_name
     from .. import report
 
+    proc = processor_name(args.arch)
+    if sku_folders(proc) is None:
+        a.refuse(args, ("cu_count", "bf16_cvt"), f"used only to choose among AITER's per-SKU kernel folders, and "
+                                                 f"AITER keeps none for {proc} (tables/prefill_gate.toml, "
+                                                 "aiter.subfolder_by_cu)")
     cu_count, lds = args.cu_count, None
     if args.device:
         from ..devices import get_device
         dev = get_device(args.device)
-        if dev.processor != processor_name(args.arch):
+        if dev.processor != proc:
             raise a.UsageError(f"--device {dev.name} is a {dev.processor}, but --arch says {args.arch}")
-        cu_count, lds = cu_count or dev.compute_units, dev.lds
+        if cu_count is not None and cu_count != dev.compute_units:
+            raise a.UsageError(f"--cu-count {cu_count} contradicts --device {dev.name}, which has "
+                               f"{dev.compute_units} CUs (give one of them)")
+        cu_count, lds = dev.compute_units, dev.lds
     d = decide(arch=args.arch, qo_len=args.qo_len, kv_len=args.kv_len, dtype=args.dtype,
                head_dim_qk=args.head_dim_qk, head_dim_v=args.head_dim_v, logits_soft_cap=args.logits_soft_cap,
                window_left=args.window_left, causal=args.causal, group_mode=args.group,

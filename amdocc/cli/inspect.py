@@ -88,34 +88,25 @@ def inspect_file(item, options):
     Text, not objects, so a worker process can send them back; in one process they stream, so
     a multi-GB file is printed as it is read.
     """
-    from ..codeobject import CodeObject
-    from ..containers import Skipped
-    from ..errors import AmdoccError
-    from ..loader import iter_load
     from .. import report
+    from .parallel import read
     from .selection import Selection
 
-    path, in_directory = item
     as_json, which_findings, target, kernel, mangled = options
     selection = Selection(target, None, kernel, what_if=None)
-    try:
-        for x in iter_load(path, in_directory=in_directory):
-            if isinstance(x, CodeObject):
-                if not selection.runs_here(x):
-                    continue
-                kernels = [k for k in x.kernels if selection.wants(k)]
-                if kernel and not kernels:
-                    continue
-                if len(kernels) != len(x.kernels):
-                    x = dataclasses.replace(x, kernels=kernels)
-                yield "code_object", (report.dumps(report.code_object_record(x)) if as_json
-                                      else render_code_object(x, which_findings, mangled))
-            elif isinstance(x, Skipped):
-                yield "skipped", report.skipped_record(x)
-            else:
-                yield "error", report.failed_record(x)
-    except AmdoccError as exc:
-        yield "error", report.error_record(exc, path)
+    for kind, x in read(item):
+        if kind != "code_object":
+            yield kind, x
+            continue
+        if not selection.runs_here(x):
+            continue
+        kernels = [k for k in x.kernels if selection.wants(k)]
+        if kernel and not kernels:
+            continue
+        if len(kernels) != len(x.kernels):
+            x = dataclasses.replace(x, kernels=kernels)
+        yield "code_object", (report.dumps(report.code_object_record(x)) if as_json
+                              else render_code_object(x, which_findings, mangled))
     yield "seen", selection.summary()
 
 

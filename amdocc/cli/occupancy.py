@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from . import args as a
 from .render import fmt, table
+from .selection import add_target_arguments
 
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
@@ -103,16 +104,6 @@ def add_model_arguments(parser) -> None:
         parser.add_argument(f.flag, dest=f.dest, default=None, **f.settings)
 
 
-def add_target_arguments(parser) -> None:
-    parser.add_argument("--target", metavar="GFX", type=a.Processor(),
-                        help="processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (file mode: "
-                             "only code objects that can run on it; with --device, its xnack/sramecc modes)")
-    parser.add_argument("--device", metavar="NAME", type=a.Device(),
-                        help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)")
-    parser.add_argument("--what-if", action="store_true",
-                        help="also evaluate code objects that cannot run on --target/--device, labelled what-if")
-
-
 def add_manual_arguments(parser) -> None:
     m = parser.add_argument_group("manual mode (no PATH)")
     m.add_argument("--vgprs", type=a.integer(0), help=".vgpr_count (the unified total on gfx90a/gfx942/gfx950)")
@@ -165,8 +156,7 @@ def check_mode(args, file_dests=FILE_DESTS) -> None:
         a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
     else:
         a.refuse(args, file_dests, "only applies to kernels read from a PATH, and none is given")
-    if a.given(args, "what_if") and not (args.target or args.device):
-        raise a.UsageError("--what-if needs --target or --device: the processor to evaluate on")
+    a.what_if_needs_a_processor(args)
 
 
 def model_options(args) -> dict:
@@ -198,21 +188,15 @@ def selection_of(args):
 def selected_kernels(args, selection, failures: list) -> list:
     """(code object, kernel) for every kernel the PATHs and the selection keep; what could not
     be read is appended to ``failures`` (one-line messages)."""
-    from ..codeobject import CodeObject
-    from ..containers import Failed
-    from ..errors import AmdoccError
-    from ..loader import iter_load
+    from .parallel import read
 
     chosen = []
-    for path, in_directory in _files(args.paths):
-        try:
-            for item in iter_load(path, in_directory=in_directory):
-                if isinstance(item, Failed):
-                    failures.append(str(item.error))
-                elif isinstance(item, CodeObject):
-                    chosen.extend((item, k) for k in selection.kernels_of(item))
-        except AmdoccError as exc:
-            failures.append(str(exc))
+    for item in _files(args.paths):
+        for kind, value in read(item):
+            if kind == "error":
+                failures.append(value["error"])
+            elif kind == "code_object":
+                chosen.extend((value, k) for k in selection.kernels_of(value))
     return chosen
 
 
@@ -222,20 +206,19 @@ def _files(paths):
 
 
 def block_for(kernel, given: int | None, model: str) -> tuple[int | None, str]:
+    """The block size to evaluate at and where it came from: the given one, none for the llvm
+    model (its flat workgroup range), else the size the kernel declares (or the largest)."""
+    from ..policy.checks import declared_block
+    from ..targets import MAX_WORKGROUP_SIZE
+
     if given is not None:
         return given, "given"
     if model == "llvm":
         return None, "flat workgroup range"
-    reqd = kernel.meta("reqd_workgroup_size")
-    if isinstance(reqd, list) and reqd and all(isinstance(x, int) and x > 0 for x in reqd):
-        size = 1
-        for x in reqd:
-            size *= x
-        return size, "reqd_workgroup_size"
-    mfw = kernel.resources.max_flat_workgroup_size
-    from ..targets import MAX_WORKGROUP_SIZE
-
-    return (mfw or MAX_WORKGROUP_SIZE), "max_flat_workgroup_size" if mfw else f"default {MAX_WORKGROUP_SIZE}"
+    size, source = declared_block(kernel)
+    if size is None:
+        return MAX_WORKGROUP_SIZE, f"default {MAX_WORKGROUP_SIZE}"
+    return size, source.lstrip(".")
 
 
 def result_record(occ, next_step, **where) -> dict:
@@ -332,49 +315,37 @@ def occupancy_file(item, spec: Spec):
     """Yield ("results", rows of one code object), ("error", record), ("skipped", record) and,
     last, ("seen", what the selection passed over) for one file. Rows are JSON text or dicts
     for the table, so a worker process can send them back."""
-    from ..codeobject import CodeObject
-    from ..containers import Failed, Skipped
     from ..demangle import demangle
     from ..errors import AmdoccError
-    from ..loader import iter_load
     from ..models import occupancy, usage_of
     from ..models.nextstep import next_step
     from .. import report
+    from .parallel import kernel_error, read
     from .selection import Selection
 
     selection = Selection(spec.target, spec.device, spec.kernel, spec.what_if)
     where = selection.evaluation()
-    path, in_directory = item
-    try:
-        for co in iter_load(path, in_directory=in_directory):
-            if isinstance(co, Failed):
-                yield "error", report.failed_record(co)
+    for kind, co in read(item):
+        if kind != "code_object":
+            yield kind, co
+            continue
+        rows = []
+        for kernel in selection.kernels_of(co):
+            block, source = block_for(kernel, spec.block, spec.model)
+            try:
+                occ = occupancy(kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model,
+                                **where, **spec.options)
+                usage = usage_of(kernel, where.get("target"), where.get("device"))
+                step = next_step(usage, occ, **_step_options(spec.model, spec.options))
+            except AmdoccError as exc:
+                yield "error", kernel_error(co, kernel, exc)
                 continue
-            if isinstance(co, Skipped):
-                yield "skipped", report.skipped_record(co)
-                continue
-            if not isinstance(co, CodeObject):
-                continue
-            rows = []
-            for kernel in selection.kernels_of(co):
-                block, source = block_for(kernel, spec.block, spec.model)
-                try:
-                    occ = occupancy(kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model,
-                                    **where, **spec.options)
-                    usage = usage_of(kernel, where.get("target"), where.get("device"))
-                except AmdoccError as exc:
-                    yield "error", {**report.origin_record(co.origin), "kernel": kernel.name,
-                                    "error": f"{co.origin}: {kernel.name}: {exc}"}
-                    continue
-                row = result_record(occ, next_step(usage, occ, **_step_options(spec.model, spec.options)),
-                                    path=co.path, origin=co.origin.chain, kernel=kernel.name,
-                                    symbol=kernel.symbol, demangled=demangle(kernel.name),
-                                    target=str(co.target_id), block_source=source)
-                rows.append(report.dumps(row) if spec.as_json else row)
-            if rows:
-                yield "results", rows
-    except AmdoccError as exc:
-        yield "error", report.error_record(exc, path)
+            row = result_record(occ, step, path=co.path, origin=co.origin.chain, kernel=kernel.name,
+                                symbol=kernel.symbol, demangled=demangle(kernel.name),
+                                target=str(co.target_id), block_source=source)
+            rows.append(report.dumps(row) if spec.as_json else row)
+        if rows:
+            yield "results", rows
     yield "seen", selection.summary()
 
 

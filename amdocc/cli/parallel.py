@@ -80,3 +80,34 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
 def _call(packed):
     worker, item, options = packed
     return list(worker(item, options))
+
+
+def read(item: tuple[str, bool]) -> Iterator[tuple[str, object]]:
+    """One file of ``expand``, as a worker reports it: ("code_object", CodeObject), and
+    ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
+    JSON records of amdocc.report, located as their messages say)."""
+    from ..codeobject import CodeObject
+    from ..containers import Skipped
+    from ..errors import AmdoccError
+    from ..loader import iter_load
+    from .. import report
+
+    path, in_directory = item
+    try:
+        for x in iter_load(path, in_directory=in_directory):
+            if isinstance(x, CodeObject):
+                yield "code_object", x
+            elif isinstance(x, Skipped):
+                yield "skipped", report.skipped_record(x)
+            else:
+                yield "error", report.failed_record(x)
+    except AmdoccError as exc:
+        yield "error", report.error_record(exc, path)
+
+
+def kernel_error(co, kernel, exc) -> dict:
+    """An error evaluating one kernel, as a record: the rest of its file is still evaluated."""
+    from .. import report
+
+    return {**report.origin_record(co.origin), "kernel": kernel.name, "error": f"{co.origin}: {kernel.name}: {exc}"}
+

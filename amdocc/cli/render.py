@@ -34,3 +34,18 @@ def fmt(value, none: str = "-") -> str:
 
 def error(message: str) -> None:
     print(f"amdocc: {message}", file=sys.stderr)
+
+
+def write_report(path: str, text: str) -> None:
+    """Write a report to a file, or to standard output for '-'."""
+    from ..errors import UsageError
+
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc}") from None
+

@@ -14,8 +14,20 @@ import difflib
 import re
 
 from ..demangle import base_name, display
+from . import args as a
 
 MAX_NAMES = 20_000        # kernel names remembered for suggestions (bounded memory on huge trees)
+
+
+def add_target_arguments(parser) -> None:
+    """--target, --device and --what-if: the processor a Selection keeps code objects for."""
+    parser.add_argument("--target", metavar="GFX", type=a.Processor(),
+                        help="processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (with a PATH: "
+                             "only code objects that can run on it; with --device, its xnack/sramecc modes)")
+    parser.add_argument("--device", metavar="NAME", type=a.Device(),
+                        help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)")
+    parser.add_argument("--what-if", action="store_true",
+                        help="also evaluate code objects that cannot run on --target/--device, labelled what-if")
 
 
 class Selection:
@@ -51,9 +63,15 @@ class Selection:
         self.placed += 1
         return True
 
+    def matches(self, name: str, symbol: str = "") -> bool:
+        """Whether --kernel matches the stored name, the symbol or the demangled name (or there
+        is no --kernel). The name is demangled only when the others do not match."""
+        r = self.regex
+        return r is None or bool(r.search(name) or (symbol and r.search(symbol)) or r.search(display(name)))
+
     def wants(self, kernel) -> bool:
         self.kernels += 1
-        if self.regex is None or any(self.regex.search(n) for n in (kernel.name, kernel.symbol, display(kernel.name))):
+        if self.matches(kernel.name, kernel.symbol):
             self.matched += 1
             return True
         if len(self.names) < MAX_NAMES:
@@ -65,6 +83,33 @@ class Selection:
         if not self.runs_here(co):
             return []
         return [k for k in co.kernels if self.wants(k)]
+
+    def evaluated_as(self, target_id, target) -> dict:
+        """Where code built for ``target_id`` (its Target, or None) is evaluated. "target" names
+        it as reports and baselines key it: the code's target id, then " on PROCESSOR" when it is
+        evaluated on another processor (a member of its generic family, or a what-if), and
+        " (what-if)" when it cannot run there; "processor" and "what_if" say the same apart."""
+        from ..models.compat import place
+
+        code = str(target_id)
+        where = place(target_id, target, self.target, self.device, what_if=True) if self.named else None
+        if where is None or (where.target is target and not where.what_if):
+            processor = target.name if target is not None else target_id.processor
+            return {"target": code, "built_for": code, "processor": processor, "what_if": False}
+        label = f"{code} on {where.device}" + (" (what-if)" if where.what_if else "")
+        return {"target": label, "built_for": code, "processor": where.target.name, "what_if": where.what_if}
+
+    def covers(self, kernel: str, target: str) -> bool:
+        """Whether this selection evaluates kernel ``kernel`` under the ``target`` label of
+        :meth:`evaluated_as` (so that a baseline entry out of its reach is not called stale)."""
+        from ..codeobject.target_id import TargetId
+        from ..targets import find_target
+
+        if not self.matches(kernel):
+            return False
+        built = target.split(" on ", 1)[0]
+        seen = self.evaluated_as(TargetId.parse(built), find_target(built))
+        return seen["target"] == target and (bool(self.what_if) or not seen["what_if"])
 
     def evaluation(self) -> dict:
         """Keyword arguments for amdocc.occupancy: where to evaluate, and whether as a what-if."""
@@ -114,3 +159,22 @@ class Selection:
         lowered = {b.lower(): b for b in by_base}
         picks = difflib.get_close_matches(self.pattern.lower(), list(lowered), n=n, cutoff=0.6)
         return [by_base[lowered[p]][0] for p in picks]
+
+
+def selected_in(item: tuple[str, bool], selection: Selection):
+    """One file of a walk (see parallel.expand) through ``selection``: ("code_object", co) for
+    each code object kept, then ("kernel", (co, kernel)) for each of its kernels kept;
+    ("skipped", record) and ("error", record) for what is passed over or unreadable; and last
+    ("seen", what the selection passed over), for a worker process to send back."""
+    from .parallel import read
+
+    for kind, value in read(item):
+        if kind != "code_object":
+            yield kind, value
+        elif selection.runs_here(value):
+            yield kind, value
+            for kernel in value.kernels:
+                if selection.wants(kernel):
+                    yield "kernel", (value, kernel)
+    yield "seen", selection.summary()
+

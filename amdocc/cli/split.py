@@ -66,6 +66,7 @@ def run(args) -> int:
         else:
             a.refuse(args, ("kernel", "block", "dynamic_lds", "what_if"), "only applies to a kernel read from a PATH, "
                      "and none is given")
+        refuse_unused(args)
         kernel = _kernel(args) if args.paths else None
         decision = auto_num_splits(args.seq_len, args.seq_len_kv, args.rows_per_block, args.block_kv,
                                    arch=args.arch, cu_count=args.cu_count, num_heads=args.num_heads,
@@ -87,6 +88,19 @@ def run(args) -> int:
         for w in out.get("warnings", ()):
             print(f"warning: {w}")
     return 0
+
+
+def refuse_unused(args) -> None:
+    """Options the processor's policy row would not use for this launch are usage errors."""
+    from ..policy.splits import unused_inputs
+
+    unused = unused_inputs(args.arch, args.seq_len, args.seq_len_kv, num_heads=args.num_heads,
+                           aggressive=args.aggressive)
+    dests = {"num_heads": ("num_heads",), "aggressive": ("aggressive",), "occupancy": OCCUPANCY_DESTS}
+    for what, why in unused.items():
+        shown = ["PATH" if d == "paths" else a.flag_of(args._parser, d) for d in dests[what] if a.given(args, d)]
+        if shown:
+            raise a.UsageError(f"{', '.join(shown)}: {why}")
 
 
 def _kernel(args):

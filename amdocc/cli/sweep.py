@@ -4,9 +4,10 @@ from __future__ import annotations
 import sys
 
 from . import args as a
-from .occupancy import add_manual_arguments, add_model_arguments, add_target_arguments, check_mode, manual_usage, \
-    model_options, selected_kernels, selection_of
+from .occupancy import add_manual_arguments, add_model_arguments, check_mode, manual_usage, model_options, \
+    selected_kernels, selection_of
 from .render import table
+from .selection import add_target_arguments
 
 DESCRIPTION = """Print workgroups per CU (per WGP for kernels in WGP mode) for one kernel over a grid
 of block sizes and dynamic LDS sizes, with the limiting resource of each cell. Select the kernel

@@ -128,9 +128,42 @@ def recognised(head: bytes) -> bool:
             or looks_like_coff_object(head))
 
 
+# Device code for other vendors' GPUs, told apart so that it is skipped with its name rather than
+# reported unreadable: NVIDIA's fat binary (fatBinaryHeader: u32 magic 0xBA55ED50, u16 version,
+# u16 header size, u64 size of what follows the header; little-endian), and a CUDA ELF (cubin,
+# e_machine EM_CUDA = 190 in the ELF machine registry).
+NV_FATBIN_MAGIC = (0xBA55ED50).to_bytes(4, "little")
+EM_CUDA = 190
+
+
+def foreign_format(buf: Buffer, origin: Origin) -> str | None:
+    """What non-AMD GPU format a whole file is (None: none amdocc knows). Only a whole one counts:
+    a truncated fat binary or CUDA ELF is a FormatError, like any unreadable file."""
+    head = bytes(buf[:20])
+    if head.startswith(NV_FATBIN_MAGIC):
+        if len(buf) < 16:
+            raise FormatError(f"truncated NVIDIA fat binary header ({len(buf)} of 16 bytes)", origin, 0)
+        header_size = int.from_bytes(head[6:8], "little")
+        size = header_size + int.from_bytes(head[8:16], "little")
+        if header_size < 16 or size > len(buf):
+            raise FormatError(f"NVIDIA fat binary header says {size} bytes (header {header_size}), the file has "
+                              f"{len(buf)}", origin, 8)
+        return "NVIDIA CUDA fat binary (magic 0xBA55ED50), not AMD GPU code"
+    if is_elf(head) and len(head) == 20 and int.from_bytes(head[18:20], "little") == EM_CUDA:
+        elf = ElfFile(buf, origin)           # headers and section table, checked
+        for section in elf.sections:
+            elf.section_range(section)       # every section's bytes are in the file
+        return "NVIDIA CUDA ELF (e_machine 190, EM_CUDA), not AMD GPU code"
+    return None
+
+
 def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
     if len(buf) == 0:
         raise FormatError("empty file", origin, 0)
+    foreign = foreign_format(buf, origin)
+    if foreign is not None:
+        yield Skipped(origin, foreign)
+        return
     if not recognised(bytes(buf[:64])):
         raise FormatError(f"not a code object or a container amdocc reads (starts with "
                           f"{bytes(buf[:8]).hex(' ')})", origin, 0)

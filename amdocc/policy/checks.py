@@ -16,6 +16,7 @@ launch bound.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
@@ -203,17 +204,34 @@ def _listed(names: list[str]) -> str:
 
 # --------------------------------------------------------------------------- one kernel
 
-def evaluate(kernel, settings: Settings, *, target=None, declared: tuple[int | None, str] = (None, "")) -> Verdict:
+def declared_block(kernel) -> tuple[int | None, str]:
+    """The workgroup size a kernel declares and the metadata field that says so: the product of
+    .reqd_workgroup_size, else .max_flat_workgroup_size; (None, why) when it declares neither."""
+    reqd = kernel.meta("reqd_workgroup_size")
+    if isinstance(reqd, list) and reqd and all(type(x) is int and x > 0 for x in reqd):
+        return math.prod(reqd), ".reqd_workgroup_size"
+    mfw = kernel.resources.max_flat_workgroup_size
+    if mfw:
+        return mfw, ".max_flat_workgroup_size"
+    return None, "no .reqd_workgroup_size or .max_flat_workgroup_size in the metadata"
+
+
+def evaluate(kernel, settings: Settings, *, where: dict | None = None,
+             declared: tuple[int | None, str] = (None, "")) -> Verdict:
     """Run the chosen rules on one kernel.
 
-    ``target``: the processor to judge it on (default: its own). ``declared``: the workgroup
-    size the kernel declares and where it was read ((None, reason) when it declares none).
+    ``where``: amdocc.occupancy's ``target``/``device``/``what_if`` keywords, the processor to
+    judge it on (default: its own). ``declared``: the workgroup size the kernel declares and
+    where it was read ((None, reason) when it declares none; see :func:`declared_block`).
     """
     from ..models import occupancy
+    from ..models.compat import device_id
 
     verdict = Verdict()
     rules = settings.rules
-    target = target or kernel.target
+    where = where or {}
+    named = device_id(where.get("target"), where.get("device"))
+    target = named[1] if named else kernel.target
 
     def add(result):
         if isinstance(result, Violation):
@@ -236,8 +254,8 @@ def evaluate(kernel, settings: Settings, *, target=None, declared: tuple[int | N
         elif floor_block is None:
             add(NotEvaluated("occupancy", f"no block size: {source}; give one"))
         else:
-            occ = occupancy(kernel, target=target, block_size=floor_block, dynamic_lds=settings.dynamic_lds,
-                            model=settings.model)
+            occ = occupancy(kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds,
+                            model=settings.model, **where)
             add(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
     if "launch" in rules:
         if not modelled:
@@ -245,8 +263,8 @@ def evaluate(kernel, settings: Settings, *, target=None, declared: tuple[int | N
         elif block is None:
             add(NotEvaluated("launch", source))
         else:
-            answers = {m: occupancy(kernel, target=target, block_size=block, dynamic_lds=settings.dynamic_lds,
-                                    model=m) for m in LAUNCH_MODELS}
+            answers = {m: occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
+                       for m in LAUNCH_MODELS}
             add(launch_rule(answers, block, source))
     if "lds" in rules:
         add(lds_rule(kernel, target, settings.dynamic_lds) if target is not None

@@ -78,6 +78,12 @@ def normalize_window(window_left: int, kv_len: int) -> int:
     return -1 if window_left >= kv_len else window_left
 
 
+def sku_folders(arch: str) -> dict[str, str] | None:
+    """AITER's per-SKU kernel folders of ``arch`` by CU count (gfx942: MI300, MI308), or None.
+    Only where they exist do the device's CU count and the bf16 rounding mode pick a kernel."""
+    return _table()["aiter"]["subfolder_by_cu"].get(processor_name(arch))
+
+
 # -- the AITER directory -------------------------------------------------------------------
 
 class NotFound(Exception):
@@ -164,16 +170,16 @@ def find_asm_kernel(asm_dir: str | os.PathLike, arch: str, *, dtype: str = "bf16
     else:
         raise NotFound(f"no kernel manifest ({conf['csv_manifest']} or {conf['codegen_manifest']}) in {base}")
     wanted_masks = {True: (1, 2), False: (0,)}[causal]   # codegen marks causal 1, the CSV 2
+    by_cu = sku_folders(proc)
     matches = [r for r in rows if r["dtype"] == dtype and r["hdim_q"] == hdim_q and r["hdim_v"] == hdim_v
                and r["mask"] in wanted_masks and r["mode"] == int(group_mode)
-               and (r["bf16_cvt"] is None or proc not in conf["subfolder_by_cu"] or r["bf16_cvt"] == bf16_cvt)
+               and (r["bf16_cvt"] is None or by_cu is None or r["bf16_cvt"] == bf16_cvt)
                and r.get("arch", proc) == proc]
     if not matches:
         raise NotFound(f"{manifest.name} lists no {dtype} hd{hdim_q}/{hdim_v} "
                        f"{'causal' if causal else 'non-causal'} {'group' if group_mode else 'batch'} kernel")
     row = matches[0]
     folder = base
-    by_cu = conf["subfolder_by_cu"].get(proc)
     if by_cu:
         if cu_count is None:
             raise NotFound(f"{proc} keeps one kernel folder per SKU ({', '.join(sorted(set(by_cu.values())))}), "

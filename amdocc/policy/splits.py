@@ -62,6 +62,41 @@ def policy_fallback(arch: str) -> str | None:
             f"(tables/split_policies.toml has {', '.join(policies)})")
 
 
+def streaming_case(seq_len: int, seq_len_kv: int, num_heads: int | None, aggressive: bool | None) -> bool:
+    """AITER's streaming low-head case: forced by ``aggressive``, else few heads
+    (``num_heads <= 32``) over a KV sequence more than twice the query's."""
+    if aggressive is not None:
+        return bool(aggressive)
+    return num_heads is not None and num_heads <= 32 and seq_len_kv > 2 * seq_len
+
+
+def unused_inputs(arch: str, seq_len: int, seq_len_kv: int, *, num_heads: int | None = None,
+                  aggressive: bool | None = None) -> dict[str, str]:
+    """The inputs of :func:`auto_num_splits` that ``arch``'s policy row does not use for this
+    launch, each with why: "num_heads", "aggressive", and "occupancy" (a given number or the
+    kernel to take it from). An occupancy-aware row has no streaming low-head case; a
+    fixed-oversubscription row uses occupancy only in that case, and only when it counts
+    residency rather than CUs."""
+    policy = policy_for(arch)
+    row = f"{processor_name(arch)}'s split policy (the {policy.arch} row of tables/split_policies.toml)"
+    if policy.occupancy_aware:
+        why = f"{row} is occupancy-aware: it has no streaming low-head case for a head count or a forcing to decide"
+        return {"num_heads": why, "aggressive": why}
+    out = {}
+    if not (policy.streaming_lowh_residency or policy.streaming_lowh_cu_oversub):
+        why = f"{row} keeps a fixed oversubscription with no streaming low-head case"
+        out = {"num_heads": why, "aggressive": why}
+    elif aggressive:
+        out["num_heads"] = "the streaming low-head case is forced (aggressive), so the head count decides nothing"
+    if not policy.streaming_lowh_residency:
+        out["occupancy"] = f"{row} keeps a fixed oversubscription counted in CUs: it never uses occupancy"
+    elif not streaming_case(seq_len, seq_len_kv, num_heads, aggressive):
+        out["occupancy"] = (f"{row} keeps a fixed oversubscription and uses occupancy only in the streaming "
+                            "low-head case (forced, or at most 32 heads over a KV length above twice the query "
+                            "length), which this launch is not")
+    return out
+
+
 def max_split_search() -> int:
     return _policies()[2]
 
@@ -191,8 +226,7 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
     if not policy.occupancy_aware:
         target = policy.cu_oversub * cus
         occ = None
-        if aggressive is None:
-            aggressive = num_heads is not None and num_heads <= 32 and seq_len_kv > 2 * seq_len
+        aggressive = streaming_case(seq_len, seq_len_kv, num_heads, aggressive)
         if aggressive:
             if policy.streaming_lowh_residency:
                 occ = resolve_occupancy(**occ_args)

@@ -1,0 +1,63 @@
+"""What ``amdocc diff`` (two builds) and ``amdocc census OLD NEW`` (two releases) share: the facts
+of a kernel they compare, which changes are regressions, and how a change and the verdict read."""
+from __future__ import annotations
+
+from .render import fmt
+
+# Regression kinds, in the order verdicts and --fail-on lists name them.
+KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
+# Column headers of cells(), after the columns that name the kernel.
+HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]
+
+
+def facts(*, vgpr, agpr, sgpr, lds, scratch, spills: tuple, blocks_per_cu, unit: str | None, limiter) -> dict:
+    """One kernel as a comparison sees it. ``spills``: the (SGPR, VGPR) spill counts, None where
+    unknown; ``blocks_per_cu``: the hip model's workgroups per CU, or per WGP when ``unit`` is
+    "WGP" (``blocks_per_wgp`` then says so by name)."""
+    known = [x for x in spills if x is not None]
+    return {"vgpr": vgpr, "agpr": agpr, "sgpr": sgpr, "lds": lds, "scratch": scratch,
+            "spills": sum(known) if known else None, "blocks_per_cu": blocks_per_cu,
+            "blocks_per_wgp": blocks_per_cu if unit == "WGP" else None, "unit": unit, "limiter": limiter}
+
+
+def regressions(old: dict, new: dict) -> list[str]:
+    """The kinds that got worse from ``old`` to ``new`` (unknown counts as 0)."""
+    out = []
+    if (old["blocks_per_cu"] or 0) > (new["blocks_per_cu"] or 0):
+        out.append("occupancy")
+    for kind, key in (("spills", "spills"), ("scratch", "scratch"), ("vgpr", "vgpr"), ("lds", "lds")):
+        if (new[key] or 0) > (old[key] or 0):
+            out.append(kind)
+    return out
+
+
+def change(a, b) -> str:
+    if a == b:
+        return fmt(a)
+    if isinstance(a, int) and isinstance(b, int):
+        return f"{a}->{b} ({b - a:+d})"
+    return f"{fmt(a)}->{fmt(b)}"
+
+
+def cells(old: dict, new: dict, old_block, new_block, worse: list[str], fails: list[str]) -> list[str]:
+    """The table cells under HEADERS for one kernel's change."""
+    units = [u for u in dict.fromkeys((old["unit"], new["unit"])) if u]
+    per = f" per {'->'.join(units)}" if units else ""
+    return [change(old["vgpr"], new["vgpr"]), change(old["sgpr"], new["sgpr"]), change(old["lds"], new["lds"]),
+            change(old["scratch"], new["scratch"]), change(old["spills"], new["spills"]),
+            f"{change(old['blocks_per_cu'], new['blocks_per_cu'])} @{change(old_block, new_block)}{per}",
+            ", ".join(("FAIL " if k in fails else "") + k for k in worse) or "-"]
+
+
+def failed_kinds(rows: list[dict]) -> list[str]:
+    """The kinds that failed the gate in some row (each row's ``fails``)."""
+    return [k for k in KINDS if any(k in r["fails"] for r in rows)]
+
+
+def verdict(failing: int, failed: list[str], fail_on: list[str]) -> str:
+    """The gate's last line: only the kinds that regressed, never every kind it watches."""
+    if failing:
+        return f"{failing} kernel(s) regress on {', '.join(failed)}"
+    if fail_on:
+        return f"no regression on {', '.join(fail_on)}"
+    return "no regression gate (--fail-on none)"
