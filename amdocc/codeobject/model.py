@@ -121,6 +121,7 @@ class Kernel:
         code_object_version: 2 to 6.
         image: the bytes of the code object the kernel lives in, as HIP would load them
             (empty when not at hand).
+        producer: the compiler its code object's ``.comment`` names, or None (see CodeObject).
         demangled_name: the name as C++ source spells it (a property; None when not mangled or
             when no demangler is available).
     """
@@ -182,6 +183,8 @@ class CodeObject:
         kernels: its kernels (:class:`Kernel`); look one up with :meth:`kernel`.
         findings: what was found about the code object as a whole.
         data: its bytes (what HIP would load).
+        producer: the compiler its ``.comment`` section names (clang's line, else the linker's),
+            or None; the llvm model picks its rules by it.
     """
 
     origin: Origin

@@ -154,7 +154,9 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
     per_wg = -(-block_size // wave) if block_size else None
     # Waves per EU each resource alone allows, reported the way LLVM counts them.
     waves_limits = {"lds": by_lds, "sgpr": by_sgpr, "vgpr": by_vgpr, "waves": t.max_waves_per_simd}
-    details = {"waves_per_eu_limits": waves_limits, "eus_per_cu": eus, "flat_workgroup_size": [wg_min, wg_hi],
+    # The compiler's own '; Occupancy:' number, kept even where no workgroup of this size fits
+    # (the record's waves_per_simd is then 0: see record.build).
+    details = {"llvm_occupancy": waves, "waves_per_eu_limits": waves_limits, "eus_per_cu": eus, "flat_workgroup_size": [wg_min, wg_hi],
                "llvm_rules": choice.as_dict()}
     if u.producer is not None:
         details["compiler"] = u.producer.as_dict()
@@ -180,6 +182,9 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
         if block_size > MAX_WORKGROUP_SIZE or (u.max_flat_workgroup_size and block_size > u.max_flat_workgroup_size):
             limits["block_size"] = 0
         blocks = smallest(limits)
+        if blocks == 0 and waves:
+            warnings.append(f"LLVM prints Occupancy {waves} for this workgroup size (its per-wave limit), but "
+                            f"no workgroup of {per_wg} waves fits on the {eus} SIMDs: 0 workgroups, 0 waves")
     else:
         limits = dict(waves_limits)
     return build("llvm", rules.name, t.name, block_size, dynamic_lds, limits, blocks=blocks,
