@@ -121,6 +121,17 @@ def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: L
     return Ccob(prefix.version, METHODS[prefix.method], payload, extent)
 
 
+def decompress_bounded(buf: Buffer, start: int, end: int, method: str, declared: int, origin: Origin,
+                       header_at: int, exact: bool = True) -> bytes:
+    """``buf[start:end]`` decompressed to at most ``declared`` bytes (exactly that many when
+    ``exact``); for payloads that carry their size beside them (kpack frames)."""
+    payload, _ = _decompress(buf, start, end, method, declared, origin, header_at)
+    if exact and len(payload) != declared:
+        raise FormatError(f"{method} data expands to {len(payload)} bytes, not the declared {declared}",
+                          origin, header_at)
+    return payload
+
+
 # zstd's streaming decompressor has no output bound, so input is fed in pieces small enough that
 # one piece can overshoot the declared size by a bounded amount (a 4-byte RLE block expands to at
 # most 128 KiB, so 1 KiB of input yields at most 32 MiB).

@@ -50,8 +50,36 @@ class Limits:
     max_depth: int = _env_int("AMDOCC_MAX_DEPTH", 8)
     # Entries one bundle or section may declare.
     max_entries: int = _env_int("AMDOCC_MAX_ENTRIES", 1 << 16)
-    # Files above this size are mapped instead of read.
+    # Files above this size are mapped instead of read (archive members: spilled to a
+    # temporary file, then mapped).
     mmap_threshold: int = _env_int("AMDOCC_MMAP_THRESHOLD", 64 << 20)
+    # Bytes one zip archive (a wheel) may expand to, nested archives included.
+    max_archive_bytes: int = _env_int("AMDOCC_MAX_ARCHIVE_BYTES", 8 << 30)
 
 
 DEFAULT_LIMITS = Limits()
+
+
+def overlapping(spans: list[tuple[int, int]]) -> dict[int, int]:
+    """Which of the (start, end) spans overlap one read instead: {index: index kept}.
+
+    Device code is read once: of two overlapping sections (or archive members) the one listed
+    first is kept, so a table that lists one fat binary thousands of times costs one read.
+    The kept spans are disjoint; O(n log n) however the table is ordered.
+    """
+    kept: list[int] = []   # indices, in start order, of disjoint spans
+    dropped: dict[int, int] = {}
+    for i in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
+        lo, hi = spans[i]
+        if hi <= lo:
+            continue
+        if kept and lo < spans[kept[-1]][1]:
+            last = kept[-1]
+            if i < last:       # the one listed first wins; it cannot reach back past ``last``'s start
+                dropped[last] = i
+                kept[-1] = i
+            else:
+                dropped[i] = last
+            continue
+        kept.append(i)
+    return dropped
