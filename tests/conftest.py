@@ -32,6 +32,11 @@ def aiter_dir() -> Path | None:
     return None
 
 
+def _wheels_present() -> bool:
+    from test_wheels import WHEELS, wheels_dir
+    return all((wheels_dir() / name).is_file() for name, _ in WHEELS.values())
+
+
 def pytest_collection_modifyitems(config, items):
     hip_items = [item for item in items if "hip" in item.keywords]
     if hip_items:
@@ -46,6 +51,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "llvm22" in item.keywords and missing_llvm:
             item.add_marker(pytest.mark.skip(reason=f"LLVM 22 tools not installed: {', '.join(missing_llvm)}"))
+        if "wheels" in item.keywords and not _wheels_present():
+            item.add_marker(pytest.mark.skip(reason="pinned ROCm wheels not found in .cache/rocm-wheels "
+                                                    "(set AMDOCC_WHEELS_DIR or run .ci/setup-tests.sh)"))
         if "corpus" in item.keywords and aiter_dir() is None:
             item.add_marker(pytest.mark.skip(reason="amd-aiter corpus not found (set AMDOCC_AITER_DIR "
                                                     "or run .ci/run)"))
