@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .codeobject import CodeObject, NotAnHsaCodeObject, parse_code_object
-from .containers import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped, scan, scan_file
+from .containers import DEFAULT_LIMITS, Blob, Failed, Limits, Piece, Skipped, scan, scan_file, scan_piece
 from .errors import AmdoccError
 
 
@@ -26,9 +26,13 @@ def iter_load(source, limits: Limits = DEFAULT_LIMITS, *,
     """Stream code objects, skipped entries and failures from one source, in file order.
 
     ``in_directory`` marks a file found by walking a directory: one that starts like nothing
-    amdocc reads is then passed over instead of being an error.
+    amdocc reads is then passed over instead of being an error. A :class:`Piece` (a part of a
+    large library cut by ``containers.plan``) gives what the whole file gives there.
     """
-    items = scan_file(source, limits, in_directory=True) if in_directory else scan(source, limits)
+    if isinstance(source, Piece):
+        items = scan_piece(source, limits)
+    else:
+        items = scan_file(source, limits, in_directory=True) if in_directory else scan(source, limits)
     for item in items:
         if isinstance(item, Blob):
             try:

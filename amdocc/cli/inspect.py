@@ -28,7 +28,7 @@ def run(args) -> int:
     from . import parallel
 
     files = parallel.expand(args.paths)
-    jobs = parallel.jobs_for(args.jobs, len(files))
+    jobs = parallel.jobs_for(args.jobs, files)
     failed = 0
     skipped, errors = [], []
     first = True
@@ -80,7 +80,7 @@ def inspect_file(item, options):
             else:
                 yield "error", report.failed_record(x)
     except AmdoccError as exc:
-        yield "error", {"path": path, "origin": "", "offset": None, "error": str(exc)}
+        yield "error", {"path": getattr(path, "path", path), "origin": "", "offset": None, "error": str(exc)}
 
 
 def render_code_object(co, which_findings: str = "all") -> str:

@@ -232,6 +232,11 @@ def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
             return
 
 
+def scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> Iterator[Item]:
+    """The containers of one host section's ``buf[start:end]`` (a piece of a cut-up file)."""
+    return _scan_region(buf, start, end, origin, limits, depth=1)
+
+
 def _release_pages(buf: Buffer, lo: int, hi: int) -> int:
     """Drop the resident pages of ``buf[lo:hi]`` when ``buf`` maps a file; returns ``hi``.
     Every blob yielded from there is already a copy, and a read-only file mapping simply
