@@ -18,23 +18,62 @@ def add_arguments(parser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
     parser.add_argument("--json", action="store_true", help="print one JSON object: "
                         '{"code_objects": [...], "skipped": [...], "errors": [...]}')
+    parser.add_argument("--json-lines", action="store_true", help="print one JSON object per line: "
+                        "one per kernel (path, origin, offset, target, processor and the kernel's "
+                        "fields), and one per skipped entry or error; for corpora of 100,000s of kernels")
+    parser.add_argument("--fields", metavar="F,...", help="kernel fields to print with --json or "
+                        "--json-lines (default: all with --json; with --json-lines name, the note's "
+                        "numbers and findings); any of: " + ", ".join(_kernel_fields()))
     parser.add_argument("--findings", choices=("all", "warnings", "none"), default="all",
                         help="which findings the table shows (default: all; JSON always has all)")
     parser.add_argument("--jobs", type=int, default=None, metavar="N",
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
+def _kernel_fields():
+    from ..report import KERNEL_FIELDS
+    return list(KERNEL_FIELDS)
+
+
+def _output_mode(args):
+    """("text" | "json" | "lines", kernel fields or None), refusing options that would be ignored."""
+    from ..errors import UsageError
+    from ..report import COMPACT_FIELDS
+
+    if args.json and args.json_lines:
+        raise UsageError("--json and --json-lines are two output forms: give one")
+    fields = None
+    if args.fields is not None:
+        if not (args.json or args.json_lines):
+            raise UsageError("--fields chooses JSON kernel fields: give it with --json or --json-lines")
+        fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
+        unknown = [f for f in fields if f not in _kernel_fields()]
+        if unknown or not fields:
+            raise UsageError(f"--fields: unknown field {', '.join(unknown) or '(none given)'}; "
+                             f"valid: {', '.join(_kernel_fields())}")
+    if args.json_lines:
+        return "lines", fields or COMPACT_FIELDS
+    return ("json" if args.json else "text"), fields
+
+
 def run(args) -> int:
     from . import parallel
 
+    mode, fields = _output_mode(args)
     files = parallel.expand(args.paths)
     jobs = parallel.jobs_for(args.jobs, files)
     failed = 0
     skipped, errors = [], []
     first = True
-    if args.json:
+    if mode == "json":
         sys.stdout.write('{"code_objects": [')
-    for kind, value in parallel.run(files, inspect_file, (args.json, args.findings), jobs):
+    for kind, value in parallel.run(files, inspect_file, (mode, args.findings, fields), jobs):
+        if mode == "lines":
+            failed += kind == "error"
+            if kind == "error":
+                error(value["error"])
+            sys.stdout.write(value if kind == "code_object" else json.dumps({kind: value}) + "\n")
+            continue
         if kind == "code_object":
             if args.json:
                 sys.stdout.write(("\n" if first else ",\n") + value)
@@ -69,12 +108,17 @@ def inspect_file(item, options):
     from .. import report
 
     path, in_directory = item
-    as_json, which_findings = options
+    mode, which_findings, fields = options
     try:
         for x in iter_load(path, in_directory=in_directory):
             if isinstance(x, CodeObject):
-                yield "code_object", (report.dumps(report.code_object_record(x)) if as_json
-                                      else render_code_object(x, which_findings))
+                if mode == "lines":
+                    text = "".join(line + "\n" for line in report.kernel_lines(x, fields))
+                elif mode == "json":
+                    text = report.dumps(report.code_object_record(x, fields))
+                else:
+                    text = render_code_object(x, which_findings)
+                yield "code_object", text
             elif isinstance(x, Skipped):
                 yield "skipped", report.skipped_record(x)
             else:

@@ -81,6 +81,8 @@ class Kernel:
     target: Target | None                    # None when the processor is unknown
     code_object_version: int
     memo: dict = field(default_factory=dict, repr=False, compare=False)  # derived values, computed once
+    # The metadata under v3 note names (v2 CodeProps translated), built once by the reader.
+    note: dict | None = field(default=None, repr=False, compare=False)
 
     def meta(self, key: str, default=None):
         """A metadata value by its note name, with or without the leading dot."""

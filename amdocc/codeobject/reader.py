@@ -11,7 +11,7 @@ from ..targets import target_by_isa_version
 from . import notes as N
 from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, decode_amd_kernel_code, decode_descriptor
 from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
-from .resources import resolve
+from .resources import note_view, resolve
 from .target_id import EF_V2_XNACK, TargetId, decode_e_flags
 
 ELFOSABI_AMDGPU_HSA, ELFOSABI_AMDGPU_PAL, ELFOSABI_AMDGPU_MESA3D = 64, 65, 66
@@ -244,9 +244,11 @@ def _kernel(co, name, symbol, md, descriptor, symbols, findings, data=b""):
             findings.append(Finding("descriptor-bits", WARNING, problem))
     fn = symbol[:-3] if symbol.endswith(".kd") else symbol
     resource_symbols = symbols.resources.get(fn, {})
-    resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings)
+    note = note_view(md, co.code_object_version)
+    resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings, note)
     kernel = Kernel(name=name, symbol=symbol, metadata=md, descriptor=descriptor,
                     resource_symbols=resource_symbols, resources=resources, findings=findings,
-                    target_id=co.target_id, target=co.target, code_object_version=co.code_object_version)
+                    target_id=co.target_id, target=co.target, code_object_version=co.code_object_version,
+                    note=note)
     kernel.memo["image"] = data   # the bytes HIP would load, kept for the runtime bridge
     return kernel
