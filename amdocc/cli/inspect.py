@@ -124,7 +124,9 @@ def inspect_file(item, options):
             else:
                 yield "error", report.failed_record(x)
     except AmdoccError as exc:
-        yield "error", {"path": getattr(path, "path", path), "origin": "", "offset": None, "error": str(exc)}
+        from ..containers import part_path
+        yield "error", {"path": path if isinstance(path, str) else part_path(path), "origin": "",
+                        "offset": None, "error": str(exc)}
 
 
 def render_code_object(co, which_findings: str = "all") -> str:

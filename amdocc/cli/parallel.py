@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 
@@ -35,7 +36,7 @@ def expand(paths: list[str]) -> list[tuple[str, bool]]:
 
 def jobs_for(requested: int | None, files) -> int:
     """Processes to use for ``files`` (a count, or the (path, in_directory) list): a pool for
-    many files or for one library large enough to cut into pieces, else one."""
+    many files or for one input large enough to cut into parts, else one."""
     count = files if isinstance(files, int) else len(files)
     if requested is not None and requested > 0:
         return min(requested, max(count, 1)) if isinstance(files, int) else requested
@@ -46,41 +47,49 @@ def jobs_for(requested: int | None, files) -> int:
     return 1
 
 
-def tasks_for(files: list[tuple[str, bool]]) -> list[tuple]:
-    """What the workers read: whole files, with each large library cut into pieces."""
+def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[tuple[tuple, str]]:
+    """((item, in_directory), role) for the workers: whole files, and each large library or
+    wheel cut into parts (``containers.plan``). Role "last" ends a file (for the progress
+    line), "part" does not, and "local" is a large file that cannot be cut: the main process
+    streams it, so no worker holds its whole output."""
     from ..containers import plan
 
-    out = []
     for path, in_directory in files:
-        pieces = plan(path) if path != "-" and _size(path) >= SPLIT_BYTES else None
-        if pieces and len(pieces) > 1:
-            out.extend((piece, False) for piece in pieces)
+        big = path != "-" and _size(path) >= SPLIT_BYTES
+        parts = plan(path, spill_dir=spill_dir) if big else None
+        if parts:
+            for i, part in enumerate(parts):
+                yield (part, False), "last" if i == len(parts) - 1 else "part"
         else:
-            out.append((path, in_directory))
-    return out
+            yield (path, in_directory), "local" if big else "last"
 
 
 def _size(item) -> int:
     if not isinstance(item, str):
-        return item.size             # a Piece
+        return item.size             # a part of a cut-up input
     try:
         return os.path.getsize(item) if item != "-" else 0
     except OSError:
         return 0
 
 
-def batches(tasks: list[tuple], jobs: int) -> list[list[tuple]]:
-    """Consecutive tasks grouped by bytes (and count, so every worker gets several batches)."""
-    most = max(1, min(64, len(tasks) // (jobs * 8)))
-    out: list[list[tuple]] = []
-    size = 0
+def batches(tasks, most: int) -> Iterator[list]:
+    """Consecutive tasks grouped by bytes and count; a "local" task travels alone."""
+    batch, size = [], 0
     for task in tasks:
-        if not out or size >= BATCH_BYTES or len(out[-1]) >= most:
-            out.append([])
-            size = 0
-        out[-1].append(task)
-        size += _size(task[0])
-    return out
+        if task[1] == "local":
+            if batch:
+                yield batch
+            yield [task]
+            batch, size = [], 0
+            continue
+        batch.append(task)
+        size += _size(task[0][0])
+        if size >= BATCH_BYTES or len(batch) >= most:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 class Progress:
@@ -106,27 +115,29 @@ class Progress:
 
 def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> Iterator:
     """Everything the generator ``worker((path, in_directory), options)`` yields for each file,
-    in file order (``path`` may be a ``containers.Piece`` of a large library, which
-    ``amdocc.iter_load`` reads like a file). On one process it streams; on ``jobs`` processes
-    each batch's items come back as one list."""
-    tasks = tasks_for(files) if jobs > 1 else files
-    progress = Progress(len(tasks))
+    in file order (``path`` may be a part of a large input, which ``amdocc.iter_load`` reads
+    like a file). On one process it streams; on ``jobs`` processes each batch's items come back
+    as one list, while the main process writes what came before."""
+    progress = Progress(len(files))
     try:
-        if jobs <= 1 or len(tasks) <= 1:
-            for item in tasks:
+        if jobs <= 1:
+            for item in files:
                 yield from worker(item, options)
                 progress.step()
             return
+        most = max(1, min(64, len(files) // (jobs * 8)))
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with ctx.Pool(min(jobs, len(tasks))) as pool:
-            for results in pool.imap(_call, [(worker, batch, options) for batch in batches(tasks, jobs)]):
-                for done, items in results:
-                    yield from items
-                    progress.step()
+        with tempfile.TemporaryDirectory(prefix="amdocc-parts-") as spill, ctx.Pool(jobs) as pool:
+            work = ((worker, batch, options) for batch in batches(tasks_for(files, spill), most))
+            for results in pool.imap(_call, work):
+                for task, role, items in results:
+                    yield from worker(task, options) if role == "local" else items
+                    if role != "part":
+                        progress.step()
     finally:
         progress.close()
 
 
 def _call(packed):
     worker, batch, options = packed
-    return [(item, list(worker(item, options))) for item in batch]
+    return [(task, role, [] if role == "local" else list(worker(task, options))) for task, role in batch]

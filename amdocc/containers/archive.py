@@ -79,10 +79,11 @@ class Archive:
         self.overlapping = {self.infos[i].filename: self.infos[kept].filename
                             for i, kept in overlapping(spans).items()}
 
-    def members(self, wanted) -> Iterator[Member | Refused]:
-        """Each file member whose first bytes satisfy ``wanted(head)``, read whole, in
-        archive order; members that cannot be read come back as Refused."""
-        for info in self.infos:
+    def members(self, wanted, names=None) -> Iterator[Member | Refused]:
+        """Each file member (of ``names``, when given) whose first bytes satisfy
+        ``wanted(head)``, read whole, in archive order; members that cannot be read come back
+        as Refused."""
+        for info in self.infos if names is None else [i for i in self.infos if i.filename in names]:
             here = self._origin(info)
             if info.filename in self.overlapping:
                 yield Refused(info.filename, here, "", FormatError(
@@ -114,6 +115,20 @@ class Archive:
                 + len(info.extra)
             return hop.at(start)
         return self.origin.decompressed(info.filename)
+
+    def peek(self, info: zipfile.ZipInfo) -> bytes | None:
+        """The first bytes of a member, or None when it cannot be read (or is not readable)."""
+        try:
+            return self._peek(info)
+        except _ZIP_ERRORS:
+            return None
+
+    def spill(self, info: zipfile.ZipInfo, directory: str) -> str:
+        """Write a member to a file in ``directory`` (for other processes to map); its path."""
+        fd, path = tempfile.mkstemp(prefix="member-", dir=directory)
+        with self.zip.open(info) as stream, open(fd, "wb") as out:
+            shutil.copyfileobj(stream, out, _COPY_CHUNK)
+        return path
 
     def _peek(self, info: zipfile.ZipInfo) -> bytes | None:
         if info.compress_type not in READABLE_METHODS:

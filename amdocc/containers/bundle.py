@@ -88,15 +88,17 @@ class Ccob:
         return f"CCOB v{self.version} {self.method}"
 
 
-def ccob_extent(buf: Buffer, start: int, end: int, origin: Origin) -> int | None:
-    """Where the compressed bundle at ``start`` ends, from its header alone; None for v1 (no
-    total size: only the decompressor knows) or a header that does not say."""
+def ccob_extent(buf: Buffer, start: int, end: int, origin: Origin) -> tuple[int | None, int]:
+    """Where the compressed bundle at ``start`` ends, from its header alone (None for v1, which
+    has no total size, or a header that does not say), and the size it expands to."""
     prefix = CCOB_PREFIX.read(buf, start, origin, "compressed bundle header")
     layout = CCOB_HEADERS.get(prefix.version)
-    if layout is None or prefix.version < 2:
-        return None
-    total = layout.read(buf, start, origin, f"CCOB v{prefix.version} header").total_size
-    return start + total if layout.size <= total and start + total <= end else None
+    if layout is None:
+        return None, 0
+    h = layout.read(buf, start, origin, f"CCOB v{prefix.version} header")
+    total = getattr(h, "total_size", 0)
+    extent = start + total if layout.size <= total and start + total <= end else None
+    return extent, h.uncompressed_size
 
 
 def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> Ccob:

@@ -132,12 +132,13 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
 
 # -- archives -------------------------------------------------------------------------------
 
-def _scan_archive(archive: Archive, limits: Limits, depth: int) -> Iterator[Item]:
+def _scan_archive(archive: Archive, limits: Limits, depth: int, names=None) -> Iterator[Item]:
     """Every member of a zip archive (a wheel) that is or holds a code object; a zip member
-    is opened in turn, sharing the archive's expansion budget and one more level of depth."""
+    is opened in turn, sharing the archive's expansion budget and one more level of depth.
+    ``names`` limits the scan to those members (a part of a wheel read by one worker)."""
     found = 0
     try:
-        for member in archive.members(recognised):
+        for member in archive.members(recognised, names):
             if isinstance(member, Refused):
                 yield Failed(member.origin, member.error) if member.error else Skipped(member.origin, member.reason)
                 continue
@@ -157,7 +158,7 @@ def _scan_archive(archive: Archive, limits: Limits, depth: int) -> Iterator[Item
                     member.data.close()
     finally:
         archive.close()
-    if not found:
+    if not found and names is None:
         yield Skipped(archive.origin, f"zip archive of {len(archive.infos)} members, none of them a code "
                       "object or a container amdocc reads")
 
@@ -235,6 +236,12 @@ def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
 def scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> Iterator[Item]:
     """The containers of one host section's ``buf[start:end]`` (a piece of a cut-up file)."""
     return _scan_region(buf, start, end, origin, limits, depth=1)
+
+
+def scan_members(path: str, names, limits: Limits) -> Iterator[Item]:
+    """The items of some members of the archive at ``path`` (a part of a cut-up wheel)."""
+    with open(path, "rb") as fh:
+        yield from _scan_archive(Archive(fh, Origin(path), limits), limits, 0, frozenset(names))
 
 
 def _release_pages(buf: Buffer, lo: int, hi: int) -> int:
