@@ -62,6 +62,8 @@ def run(args) -> int:
     mode, fields = _output_mode(args)
     files = parallel.expand(args.paths)
     jobs = parallel.jobs_for(args.jobs, files)
+    if jobs > 1:
+        parallel.warm_up()
     failed = 0
     skipped, errors = [], []
     first = True

@@ -47,6 +47,15 @@ def jobs_for(requested: int | None, files) -> int:
     return 1
 
 
+def warm_up() -> None:
+    """Import the readers and load the processor table once, before the workers are forked,
+    so each worker starts with them instead of loading its own copy."""
+    from .. import loader, report  # noqa: F401
+    from ..targets import target_by_mach
+
+    target_by_mach(0)
+
+
 def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[tuple[tuple, str]]:
     """((item, in_directory), role) for the workers: whole files, and each large library or
     wheel cut into parts (``containers.plan``). Role "last" ends a file (for the progress

@@ -122,7 +122,7 @@ def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: L
     else:
         data_end = end  # v1 has no total size: the stream ends where the decompressor says
     payload, consumed = _decompress(buf, data_start, data_end, METHODS[prefix.method],
-                                    h.uncompressed_size, origin, start)
+                                    h.uncompressed_size, origin, start, whole=prefix.version >= 2)
     if len(payload) != h.uncompressed_size:
         raise FormatError(f"compressed bundle expands to {len(payload)} bytes, not the declared "
                           f"{h.uncompressed_size}", origin, start)
@@ -138,11 +138,23 @@ def decompress_bounded(buf: Buffer, start: int, end: int, method: str, declared:
                        header_at: int, exact: bool = True) -> bytes:
     """``buf[start:end]`` decompressed to at most ``declared`` bytes (exactly that many when
     ``exact``); for payloads that carry their size beside them (kpack frames)."""
-    payload, _ = _decompress(buf, start, end, method, declared, origin, header_at)
+    payload, _ = _decompress(buf, start, end, method, declared, origin, header_at, whole=exact)
     if exact and len(payload) != declared:
         raise FormatError(f"{method} data expands to {len(payload)} bytes, not the declared {declared}",
                           origin, header_at)
     return payload
+
+
+def _zstd_whole(zstandard, data: bytes, declared: int) -> bytes | None:
+    """One zstd frame that says it expands to exactly ``declared`` bytes, in one C call (the
+    streaming loop below costs seconds on a 100 MB bundle); None to take the bounded loop."""
+    try:
+        if zstandard.frame_content_size(data) != declared:
+            return None     # unknown or different: only the bounded loop may be trusted
+        out = zstandard.ZstdDecompressor().decompress(data, max_output_size=declared, allow_extra_data=False)
+    except zstandard.ZstdError:
+        return None         # the loop reports what is wrong, with its usual message
+    return out if len(out) == declared else None
 
 
 # zstd's streaming decompressor has no output bound, so input is fed in pieces small enough that
@@ -151,10 +163,15 @@ def decompress_bounded(buf: Buffer, start: int, end: int, method: str, declared:
 _ZSTD_PIECE = 1024
 
 
-def _decompress(buf, start, end, method, declared, origin, header_at):
-    """Decompress at most ``declared`` bytes; more than that is an error, never an allocation."""
+def _decompress(buf, start, end, method, declared, origin, header_at, whole=False):
+    """Decompress at most ``declared`` bytes; more than that is an error, never an allocation.
+    ``whole``: the input is exactly one compressed stream (its size was declared)."""
     import zstandard  # only compressed bundles need it; keeps `import amdocc` light
 
+    if whole and method == "zstd":
+        fast = _zstd_whole(zstandard, bytes(buf[start:end]), declared)
+        if fast is not None:
+            return fast, end - start
     out = bytearray()
     if method == "zlib":
         d = zlib.decompressobj()
