@@ -126,8 +126,9 @@ BUNDLE_MAGICS = (b"__CLANG_OFFLOAD_BUNDLE__", b"CCOB")
 
 def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> int:
     """What a user scripts with LLVM's tools for a host library: dump the fat-binary section,
-    cut it at each bundle/CCOB, list and unbundle every AMDGPU entry, readelf every code
-    object. Returns the number of code objects. (Run as a child: --llvm-pipeline.)"""
+    cut it at each bundle/CCOB (the bundler reads only the first of several, and a CCOB only
+    when cut at its declared total size), list and unbundle every AMDGPU entry, readelf every
+    code object. Returns the number of code objects. (Run as a child: --llvm-pipeline.)"""
     import re
     from concurrent.futures import ThreadPoolExecutor
 
@@ -142,6 +143,11 @@ def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> in
         data = section.read_bytes()
         starts = [m.start() for m in magic.finditer(data)]
         for i, (lo, hi) in enumerate(zip(starts, starts[1:] + [len(data)])):
+            if data.startswith(b"CCOB", lo) and int.from_bytes(data[lo + 4:lo + 6], "little") >= 2:
+                # LLVM 22's bundler refuses a CCOB followed by padding ("Src size is
+                # incorrect"): cut it at the total size its v2/v3 header declares.
+                width = 8 if int.from_bytes(data[lo + 4:lo + 6], "little") >= 3 else 4
+                hi = lo + int.from_bytes(data[lo + 8:lo + 8 + width], "little")
             piece = work / f"lib{n}-{i}.bundle"
             piece.write_bytes(data[lo:hi])
             pieces.append(piece)
