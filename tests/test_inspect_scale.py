@@ -73,15 +73,34 @@ def test_inspect_output_options_are_checked(capsys, argv, needle):
     assert needle in capsys.readouterr().err
 
 
-def test_a_library_cut_into_pieces_prints_what_one_process_prints(capsys, monkeypatch):
+@pytest.mark.parametrize("library", ["libhip_two_tu_plain.so", "libhip_two_tu_ccob.so"])
+def test_a_library_cut_into_pieces_prints_what_one_process_prints(capsys, monkeypatch, library):
+    path = FIXTURES / "containers" / library
     monkeypatch.setattr(parallel, "SPLIT_BYTES", 0)
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1)          # one container per piece
-    cut = plan(str(TWO_TU))
+    cut = plan(str(path))
     assert cut is not None and len(cut) == 2               # the fixture's two translation units
     for form in (["--json"], [], ["--json-lines"]):
-        _, serial = _inspect(capsys, *form, "--jobs", "1", TWO_TU)
-        code, pooled = _inspect(capsys, *form, "--jobs", "2", TWO_TU)
+        _, serial = _inspect(capsys, *form, "--jobs", "1", path)
+        code, pooled = _inspect(capsys, *form, "--jobs", "2", path)
         assert code == 0 and pooled == serial
+
+
+def test_a_wheel_cut_into_parts_prints_what_one_process_prints(capsys, monkeypatch, tmp_path):
+    import zipfile
+    wheel = tmp_path / "w-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("w/__init__.py", b"")
+        for name in ("libhip_two_tu_ccob.so", "hip_win.dll", "libhip_plain.so"):
+            z.writestr(f"w/{name}", (FIXTURES / "containers" / name).read_bytes())
+    monkeypatch.setattr(parallel, "SPLIT_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    monkeypatch.setattr(pieces, "SPILL_BYTES", 0)           # every library member is cut
+    parts = plan(str(wheel), spill_dir=str(tmp_path))
+    assert parts is not None and {type(p).__name__ for p in parts} == {"Piece", "Members"}
+    _, serial = _inspect(capsys, "--json", "--jobs", "1", wheel)
+    code, pooled = _inspect(capsys, "--json", "--jobs", "2", wheel)
+    assert code == 0 and pooled == serial
 
 
 def test_files_that_are_not_plain_libraries_are_not_cut(tmp_path):

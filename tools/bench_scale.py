@@ -154,14 +154,15 @@ def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> in
         section.unlink()
 
     def unbundle(piece: Path) -> list[str]:
+        """Every AMDGPU entry of one bundle in one bundler call (a CCOB is decompressed once)."""
         listed = subprocess.run(["clang-offload-bundler-22", "--list", "--type=o", f"--input={piece}"],
                                 capture_output=True, text=True).stdout.split()
-        out = []
-        for entry in (e for e in listed if "-amdgcn-amd-amdhsa-" in e):
-            co = f"{piece}.{len(out)}.co"
-            if subprocess.run(["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}",
-                               f"--targets={entry}", f"--output={co}"], capture_output=True).returncode == 0:
-                out.append(co)
+        entries = [e for e in listed if "-amdgcn-amd-amdhsa-" in e]
+        out = [f"{piece}.{i}.co" for i in range(len(entries))]
+        if not entries or subprocess.run(["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}",
+                                          "--targets=" + ",".join(entries), *[f"--output={o}" for o in out]],
+                                         capture_output=True).returncode:
+            return []
         return out
 
     with ThreadPoolExecutor(jobs) as pool:
