@@ -107,3 +107,13 @@ def test_files_that_are_not_plain_libraries_are_not_cut(tmp_path):
     assert plan(str(FIXTURES / "containers" / "hip_win.dll")) is None          # PE
     assert plan(str(FIXTURES / "elf" / BARE[0]["file"].split("/")[-1])) is None  # a code object
     assert plan(str(tmp_path / "missing.so")) is None
+
+
+def test_a_large_file_that_cannot_be_cut_streams_in_the_main_process(capsys, monkeypatch):
+    monkeypatch.setattr(parallel, "SPLIT_BYTES", 0)        # every file counts as large
+    tasks = list(parallel.tasks_for(parallel.expand([str(FIXTURES / "containers")]), "/nonexistent"))
+    local = [t for (t, role) in tasks if role == "local"]
+    assert any(str(t[0]).endswith("hip_win.dll") for t in local)    # a PE is never cut
+    _, serial = _inspect(capsys, "--json", "--jobs", "1", FIXTURES / "containers")
+    code, pooled = _inspect(capsys, "--json", "--jobs", "2", FIXTURES / "containers")
+    assert pooled == serial

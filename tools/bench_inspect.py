@@ -28,12 +28,20 @@ sys.path.insert(0, str(ROOT))
 
 
 def best_of(repeat: int, fn) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return min(timed(fn) for _ in range(repeat))[0]
+
+
+def timed(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process and of the children it waited for)."""
+    import resource
+
+    def cpu():
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+    start, used = time.perf_counter(), cpu()
+    fn()
+    return time.perf_counter() - start, cpu() - used
 
 
 def main() -> int:
@@ -84,15 +92,16 @@ def main() -> int:
             "inspect --json (every field, this process)": amdocc_json,
             "`amdocc inspect --json DIR` (default --jobs)": cli("--json"),
             "`amdocc inspect --json-lines DIR` (default --jobs)": cli("--json-lines")}
-    best = {label: float("inf") for label in runs}
+    best = {label: (float("inf"), 0.0) for label in runs}
     for _ in range(args.repeat):            # interleaved: load on a shared machine hits all alike
         for label, fn in runs.items():
-            best[label] = min(best[label], best_of(1, fn))
-    t_llvm = best.pop("llvm")
+            best[label] = min(best[label], timed(fn))
+    t_llvm, cpu_llvm = best.pop("llvm")
     print(f"corpus: {len(files)} files, {total / 1e6:.1f} MB ({args.corpus})")
-    print(f"llvm-readelf-22 --notes, one process: {t_llvm:.3f} s")
-    for label, t in best.items():
-        print(f"amdocc {label}: {t:.3f} s   ratio LLVM/amdocc = {t_llvm / t:.2f}")
+    print(f"llvm-readelf-22 --notes, one process: {t_llvm:.3f} s wall, {cpu_llvm:.3f} s CPU")
+    for label, (t, cpu) in best.items():
+        print(f"amdocc {label}: {t:.3f} s wall, {cpu:.3f} s CPU   ratio LLVM/amdocc = {t_llvm / t:.2f} wall, "
+              f"{cpu_llvm / cpu:.2f} CPU")
     return 0
 
 

@@ -48,21 +48,31 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTH
 
 def measure(cmd: list[str], repeat: int) -> tuple[float, int]:
     """(best wall seconds, peak RSS in MiB) of ``cmd`` run as a child process."""
-    best, peak = float("inf"), 0
+    wall, rss, _ = measure_cpu(cmd, repeat)
+    return wall, rss
+
+
+def measure_cpu(cmd: list[str], repeat: int) -> tuple[float, int, float]:
+    """(best wall seconds, peak RSS in MiB, CPU seconds of that best run, children included).
+    CPU time is the load-robust half: on a shared machine wall time follows the neighbours."""
+    best, peak, cpu = float("inf"), 0, 0.0
     for _ in range(repeat):
         start = time.perf_counter()
         wrapper = [sys.executable, "-c",
                    "import resource,subprocess,sys;"
                    "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
-                   "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss);sys.exit(r.returncode)",
+                   "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
+                   "print(u.ru_maxrss, u.ru_utime + u.ru_stime);sys.exit(r.returncode)",
                    *cmd]
         out = subprocess.run(wrapper, capture_output=True, text=True, env=ENV)
         elapsed = time.perf_counter() - start
         if out.returncode not in (0, 1):
             raise SystemExit(f"{' '.join(cmd[:4])}... failed: {out.stderr.strip()[:300]}")
-        best = min(best, elapsed)
-        peak = max(peak, int(out.stdout.strip().splitlines()[-1]) // 1024)
-    return best, peak
+        maxrss, used = out.stdout.strip().splitlines()[-1].split()
+        if elapsed < best:
+            best, cpu = elapsed, float(used)
+        peak = max(peak, int(maxrss) // 1024)
+    return best, peak, cpu
 
 
 def pipeline_time(steps: list[list[str]], repeat: int) -> tuple[float, int]:
@@ -159,10 +169,14 @@ def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> in
                                 capture_output=True, text=True).stdout.split()
         entries = [e for e in listed if "-amdgcn-amd-amdhsa-" in e]
         out = [f"{piece}.{i}.co" for i in range(len(entries))]
-        if not entries or subprocess.run(["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}",
-                                          "--targets=" + ",".join(entries), *[f"--output={o}" for o in out]],
-                                         capture_output=True).returncode:
-            return []
+        if entries and subprocess.run(["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}",
+                                       "--targets=" + ",".join(entries), *[f"--output={o}" for o in out]],
+                                      capture_output=True).returncode:
+            # LLVM 22 refuses every entry after an old three-part host id: one call per entry,
+            # keeping those it can unbundle.
+            out = [o for o, e in zip(out, entries) if subprocess.run(
+                ["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}", f"--targets={e}",
+                 f"--output={o}"], capture_output=True).returncode == 0]
         return out
 
     with ThreadPoolExecutor(jobs) as pool:
@@ -190,21 +204,30 @@ def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
         print(f"{wheel.name}: {wheel.stat().st_size / 1e6:.0f} MB; largest library {largest.filename} "
               f"({largest.file_size / 1e6:.0f} MB)", flush=True)
         pipe = [sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), str(lib)]
-        t_llvm, rss_llvm = measure(pipe, 1)
-        for form in (["--json-lines"], ["--json"]):
-            t, rss = measure(AMDOCC + ["inspect", *form, str(lib)], repeat)
-            print(f"  library, LLVM pipeline {t_llvm:.1f} s (peak {rss_llvm} MiB); amdocc inspect "
-                  f"{form[0]} {t:.1f} s (peak {rss} MiB); ratio {t_llvm / t:.2f}", flush=True)
+        runs = {"LLVM pipeline": pipe,
+                "amdocc inspect --json-lines": AMDOCC + ["inspect", "--json-lines", str(lib)],
+                "amdocc inspect --json": AMDOCC + ["inspect", "--json", str(lib)]}
+        best = {k: (float("inf"), 0, 0.0) for k in runs}
+        for _ in range(repeat):        # interleaved, so a busy machine slows each alike
+            for label, cmd in runs.items():
+                best[label] = min(best[label], measure_cpu(cmd, 1))
+        t_llvm, rss_llvm, cpu_llvm = best.pop("LLVM pipeline")
+        print(f"  library, LLVM pipeline {t_llvm:.1f} s wall, {cpu_llvm:.1f} s CPU, peak {rss_llvm} MiB", flush=True)
+        for label, (t, rss, cpu) in best.items():
+            print(f"    {label}: {t:.1f} s wall, {cpu:.1f} s CPU, peak {rss} MiB; ratio LLVM/amdocc "
+                  f"{t_llvm / t:.2f} wall, {cpu_llvm / cpu:.2f} CPU", flush=True)
         everything = [str(root / i.filename) for i in libs]
         unzip = [sys.executable, "-c", "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); "
                  "[z.extract(n, sys.argv[2]) for n in sys.argv[3:]]", str(wheel), str(work / "unzipped"),
                  *[i.filename for i in libs]]
-        t_unzip, _ = measure(unzip, 1)
-        t_all, rss_all = measure([sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), *everything], 1)
-        t, rss = measure(AMDOCC + ["inspect", "--json-lines", str(wheel)], repeat)
-        print(f"  whole wheel, LLVM pipeline (unzip {t_unzip:.1f} s + {t_all:.1f} s, peak {rss_all} MiB); "
-              f"amdocc inspect --json-lines WHEEL {t:.1f} s, peak {rss} MiB; ratio {(t_unzip + t_all) / t:.2f}",
-              flush=True)
+        t_unzip, _, cpu_unzip = measure_cpu(unzip, 1)
+        t_all, rss_all, cpu_all = measure_cpu([sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"),
+                                               *everything], 1)
+        t, rss, cpu = measure_cpu(AMDOCC + ["inspect", "--json-lines", str(wheel)], repeat)
+        print(f"  whole wheel, LLVM pipeline (unzip {t_unzip:.1f} s + {t_all:.1f} s wall, "
+              f"{cpu_unzip + cpu_all:.1f} s CPU, peak {rss_all} MiB); amdocc inspect --json-lines WHEEL "
+              f"{t:.1f} s wall, {cpu:.1f} s CPU, peak {rss} MiB; ratio {(t_unzip + t_all) / t:.2f} wall, "
+              f"{(cpu_unzip + cpu_all) / cpu:.2f} CPU", flush=True)
         if wheel.name.startswith("onnxruntime_rocm"):
             tree = str(root)
             t1, rss1 = measure(AMDOCC + ["inspect", "--json", "--jobs", "1", tree], repeat)
