@@ -7,7 +7,8 @@ import sys
 from .render import error, fmt, table
 
 DESCRIPTION = """Show every code object found in each PATH (a code object, an offload bundle, a
-compressed bundle, a host .so/executable, a PE .dll, a directory, or '-' for stdin), with its
+compressed bundle, a host .so/executable, a PE .dll, a wheel or zip, a .kpack archive, a
+directory, or '-' for stdin), with its
 target, code-object version and kernels. For each kernel: registers used (metadata) and
 allocated (kernel descriptor), the arch VGPR / AGPR split, SGPRs, static LDS, scratch, the
 largest workgroup size, and findings where metadata and descriptor disagree."""
@@ -23,7 +24,8 @@ def add_arguments(parser) -> None:
                         "fields), and one per skipped entry or error; for corpora of 100,000s of kernels")
     parser.add_argument("--fields", metavar="F,...", help="kernel fields to print with --json or "
                         "--json-lines (default: all with --json; with --json-lines name, the note's "
-                        "numbers and findings); any of: " + ", ".join(_kernel_fields()))
+                        "numbers and findings): name, symbol, vgpr_count and the other note keys, "
+                        "descriptor, resources, resource_symbols, findings, metadata")
     parser.add_argument("--findings", choices=("all", "warnings", "none"), default="all",
                         help="which findings the table shows (default: all; JSON always has all)")
     parser.add_argument("--jobs", type=int, default=None, metavar="N",
