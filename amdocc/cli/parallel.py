@@ -9,16 +9,21 @@ memory stays bounded per worker. In one process everything is streamed entry by 
 """
 from __future__ import annotations
 
+import collections
+import itertools
 import multiprocessing
 import os
+import queue
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 
 MIN_FILES_FOR_POOL = 32     # below this, starting workers costs more than it saves
 SPLIT_BYTES = 32 << 20      # a file this large is worth cutting into pieces for the workers
 BATCH_BYTES = 2 << 20       # small files go to a worker in batches of about this many bytes
+IN_FLIGHT = 2               # batches per worker queued or waiting to be printed
 
 
 def expand(paths: list[str]) -> list[tuple[str, bool]]:
@@ -137,14 +142,41 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
         most = max(1, min(64, len(files) // (jobs * 8)))
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         with tempfile.TemporaryDirectory(prefix="amdocc-parts-") as spill, ctx.Pool(jobs) as pool:
-            work = ((worker, batch, options) for batch in batches(tasks_for(files, spill), most))
-            for results in pool.imap(_call, work):
+            # A thread plans the work (cutting a wheel writes its large members out) while the
+            # workers read; at most IN_FLIGHT batches per worker are queued or held as results,
+            # so memory does not grow when output is written slower than it is produced.
+            work = _prefetch(batches(tasks_for(files, spill), most), IN_FLIGHT * jobs)
+            pending: collections.deque = collections.deque()
+            for batch in itertools.islice(work, IN_FLIGHT * jobs):
+                pending.append(pool.apply_async(_call, ((worker, batch, options),)))
+            while pending:
+                results = pending.popleft().get()
+                batch = next(work, None)
+                if batch is not None:
+                    pending.append(pool.apply_async(_call, ((worker, batch, options),)))
                 for task, role, items in results:
                     yield from worker(task, options) if role == "local" else items
                     if role != "part":
                         progress.step()
     finally:
         progress.close()
+
+
+def _prefetch(iterable, size: int) -> Iterator:
+    """``iterable`` produced by a background thread, at most ``size`` items ahead."""
+    done = object()
+    box: queue.Queue = queue.Queue(size)
+
+    def produce():
+        try:
+            for item in iterable:
+                box.put(item)
+        finally:
+            box.put(done)
+
+    threading.Thread(target=produce, daemon=True).start()
+    while (item := box.get()) is not done:
+        yield item
 
 
 def _call(packed):
