@@ -346,3 +346,28 @@ def _section_offset(path: Path, name: str) -> int:
                 if key in block:
                     return int(block.split(key)[1].split()[0], 0)
     raise AssertionError(f"{name} not in {path}")
+
+
+@pytest.mark.parametrize("kind", ["wheel", "kpack-none", "kpack-zstd"])
+def test_every_truncation_and_byte_flip_is_an_amdocc_error_or_a_result(tmp_path, kind):
+    """Hostile archives: cut anywhere or with a byte flipped, they load or fail with an
+    AmdoccError naming the input, never another exception."""
+    import random
+    if kind == "wheel":
+        raw = _zip(tmp_path / "w.zip", {"a/hip_win.dll": (FIXTURES / DLL).read_bytes(), "b.txt": b"x"}).read_bytes()
+    else:
+        raw = write_kpack(_kpack_entries(), "none" if kind == "kpack-none" else "zstd-per-kernel")
+    rng = random.Random(13)
+    cases = [raw[:n] for n in range(0, len(raw), max(1, len(raw) // 300))]
+    for _ in range(300):
+        flipped = bytearray(raw)
+        flipped[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
+        cases.append(bytes(flipped))
+    for case in cases:
+        try:
+            loaded = amdocc.load(case, strict=False)
+        except amdocc.AmdoccError as exc:
+            assert str(exc).startswith("<bytes>")
+            continue
+        for failed in loaded.failed:
+            assert isinstance(failed.error, amdocc.AmdoccError)
