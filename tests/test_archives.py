@@ -25,7 +25,7 @@ import pytest
 import zstandard
 
 import amdocc
-from amdocc.containers import DEFAULT_LIMITS, Failed, Skipped, scan
+from amdocc.containers import DEFAULT_LIMITS, Failed, scan
 from amdocc.errors import LimitError
 from conftest import FIXTURES, ROOT
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
 from ..errors import AmdoccError, Origin
-from .archive import READABLE_METHODS, Archive, is_zip
+from .archive import Archive, is_zip
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, ccob_extent, parse_bundle
 from .kpack import REF_SECTIONS
 from .model import DEFAULT_LIMITS, Limits, overlapping
