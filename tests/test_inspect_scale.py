@@ -117,3 +117,19 @@ def test_a_large_file_that_cannot_be_cut_streams_in_the_main_process(capsys, mon
     _, serial = _inspect(capsys, "--json", "--jobs", "1", FIXTURES / "containers")
     code, pooled = _inspect(capsys, "--json", "--jobs", "2", FIXTURES / "containers")
     assert pooled == serial
+
+
+@pytest.mark.parametrize("load, expected", [(0.0, 4), (0.4, 4), (1.6, 2), (3.5, 1), (9.0, 1), (None, 4)])
+def test_the_default_pool_takes_only_idle_cpus(monkeypatch, load, expected):
+    import os
+
+    def loadavg():
+        if load is None:
+            raise OSError("no load average here")
+        return (load, load, load)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", loadavg)
+    assert parallel.idle_cpus() == expected
+    assert parallel.jobs_for(None, 100) == expected       # many files: a pool of the idle CPUs
+    assert parallel.jobs_for(None, 3) == 1                 # a few small files: one process
+    assert parallel.jobs_for(3, 100) == 3                  # asked for: given

@@ -46,10 +46,22 @@ def jobs_for(requested: int | None, files) -> int:
     if requested is not None and requested > 0:
         return min(requested, max(count, 1)) if isinstance(files, int) else requested
     if count >= MIN_FILES_FOR_POOL:
-        return os.cpu_count() or 1
+        return idle_cpus()
     if not isinstance(files, int) and any(_size(p) >= SPLIT_BYTES for p, _ in files):
-        return os.cpu_count() or 1
+        return idle_cpus()
     return 1
+
+
+def idle_cpus() -> int:
+    """CPUs not already busy (the CPU count less the one-minute load average), at least one:
+    on a machine other work keeps busy, workers that wait for a core are slower than one
+    process (the same rule as make's --load-average)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        busy = int(os.getloadavg()[0] + 0.5)
+    except OSError:
+        busy = 0
+    return max(1, cpus - busy)
 
 
 def warm_up() -> None:
