@@ -60,3 +60,17 @@ with zipfile.ZipFile(wheel) as z:
 print(f"unpacked {len(members)} ROCm libraries of {wheel}")
 PY
 fi
+
+# Two real ROCm wheels from PyPI for tests/test_wheels.py (98 MB): pinned by version and SHA-256.
+# Their tags are not this interpreter's, so pip is told which Python and platforms to fetch for.
+mkdir -p .cache/rocm-wheels
+while read -r spec python platform file digest; do
+  if [ ! -f ".cache/rocm-wheels/$file" ]; then
+    python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+      --python-version "$python" --platform "$platform" -d .cache/rocm-wheels "$spec"
+  fi
+  echo "$digest  .cache/rocm-wheels/$file" | sha256sum -c --quiet -
+done <<'WHEELS'
+vllm-rocm==0.6.3 3.10 manylinux_2_35_x86_64 vllm_rocm-0.6.3-cp310-cp310-manylinux_2_34_x86_64.manylinux_2_35_x86_64.whl 1385fa51555f730a1fe31b8bbd40047915eea0688992cb24e288d3550a4831be
+cupy-rocm-5-0==13.3.0 3.11 manylinux2014_x86_64 cupy_rocm_5_0-13.3.0-cp311-cp311-manylinux2014_x86_64.whl 00907762735d182737bee317f532dc381337fb8e978bd846acb268df463b2d7b
+WHEELS

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .codeobject import CodeObject, NotAnHsaCodeObject, parse_code_object
-from .containers import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped, scan, scan_file
+from .containers import DEFAULT_LIMITS, Blob, Failed, Limits, Members, Piece, Skipped, scan, scan_file, scan_part
 from .errors import AmdoccError
 
 
@@ -26,9 +26,14 @@ def iter_load(source, limits: Limits = DEFAULT_LIMITS, *,
     """Stream code objects, skipped entries and failures from one source, in file order.
 
     ``in_directory`` marks a file found by walking a directory: one that starts like nothing
-    amdocc reads is then passed over instead of being an error.
+    amdocc reads is then passed over instead of being an error. A part of a large input cut by
+    ``containers.plan`` (a Piece of a library, Members of a wheel) gives what the whole input
+    gives there.
     """
-    items = scan_file(source, limits, in_directory=True) if in_directory else scan(source, limits)
+    if isinstance(source, (Piece, Members)):
+        items = scan_part(source, limits)
+    else:
+        items = scan_file(source, limits, in_directory=True) if in_directory else scan(source, limits)
     for item in items:
         if isinstance(item, Blob):
             try:

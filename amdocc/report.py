@@ -41,7 +41,9 @@ def dumps(record: dict) -> str:
     """One record as strict JSON: map keys that are not strings become strings, and floats JSON
     cannot hold (NaN, infinities: MessagePack can carry them) become strings."""
     try:
-        return json.dumps(record, default=jsonable, allow_nan=False)
+        # Records are trees built here or decoded from MessagePack: never circular, so the
+        # encoder's cycle bookkeeping is skipped (a nesting too deep still raises RecursionError).
+        return json.dumps(record, default=jsonable, allow_nan=False, check_circular=False)
     except (TypeError, ValueError, RecursionError):  # rare, so the record is sanitised only then
         return json.dumps(_sanitised(record), default=jsonable, allow_nan=False)
 
@@ -72,20 +74,46 @@ def origin_record(origin: Origin) -> dict:
     return {"path": origin.path, "origin": origin.chain, "offset": origin.base}
 
 
-def kernel_record(kernel: Kernel) -> dict:
-    note = note_view(kernel.metadata, kernel.code_object_version)
-    out = {"name": kernel.name, "symbol": kernel.symbol, "demangled": demangle(kernel.name)}
-    for key in KERNEL_NOTE_KEYS:
-        out[key] = note.get("." + key)
-    out["descriptor"] = kernel.descriptor.as_dict() if kernel.descriptor is not None else None
-    out["resources"] = kernel.resources.as_dict()
-    out["resource_symbols"] = dict(kernel.resource_symbols)
-    out["findings"] = [f.as_dict() for f in kernel.findings]
-    out["metadata"] = kernel.metadata
-    return out
+def _note(kernel: Kernel) -> dict:
+    return kernel.note if kernel.note is not None else note_view(kernel.metadata, kernel.code_object_version)
 
 
-def code_object_record(co: CodeObject) -> dict:
+def _note_field(key: str):
+    dotted = "." + key
+    return lambda kernel, note: note.get(dotted)
+
+
+# Every field of a kernel record, in output order, each built only when asked for.
+KERNEL_FIELDS = {
+    "name": lambda kernel, note: kernel.name,
+    "symbol": lambda kernel, note: kernel.symbol,
+    "demangled": lambda kernel, note: demangle(kernel.name),
+    **{key: _note_field(key) for key in KERNEL_NOTE_KEYS},
+    "descriptor": lambda kernel, note: kernel.descriptor.as_dict() if kernel.descriptor is not None else None,
+    "resources": lambda kernel, note: kernel.resources.as_dict(),
+    "resource_symbols": lambda kernel, note: dict(kernel.resource_symbols),
+    "findings": lambda kernel, note: [f.as_dict() for f in kernel.findings],
+    "metadata": lambda kernel, note: kernel.metadata,
+}
+# What one JSON line per kernel carries unless --fields says otherwise: the note's numbers.
+COMPACT_FIELDS = ("name", *KERNEL_NOTE_KEYS, "findings")
+
+
+def kernel_record(kernel: Kernel, fields=None) -> dict:
+    """A kernel as JSON-ready values; ``fields`` (names of KERNEL_FIELDS) keeps only those."""
+    note = _note(kernel)
+    if fields is None:
+        return {name: build(kernel, note) for name, build in KERNEL_FIELDS.items()}
+    return {name: KERNEL_FIELDS[name](kernel, note) for name in fields}
+
+
+def kernel_lines(co: CodeObject, fields=COMPACT_FIELDS) -> list[str]:
+    """One strict-JSON line per kernel: where it came from, its target, and ``fields``."""
+    where = {**origin_record(co.origin), "target": str(co.target_id), "processor": co.processor}
+    return [dumps({**where, **kernel_record(k, fields)}) for k in co.kernels]
+
+
+def code_object_record(co: CodeObject, fields=None) -> dict:
     top = {k: v for k, v in (co.metadata or {}).items() if k not in ("amdhsa.kernels", "Kernels")}
     return {
         **origin_record(co.origin),
@@ -99,7 +127,7 @@ def code_object_record(co: CodeObject) -> dict:
         "metadata_version": list(co.metadata_version) if co.metadata_version else None,
         "metadata": top,
         "findings": [f.as_dict() for f in co.findings],
-        "kernels": [kernel_record(k) for k in co.kernels],
+        "kernels": [kernel_record(k, fields) for k in co.kernels],
     }
 
 

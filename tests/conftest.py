@@ -32,6 +32,11 @@ def aiter_dir() -> Path | None:
     return None
 
 
+def _wheels_present() -> bool:
+    from test_wheels import WHEELS, wheels_dir
+    return all((wheels_dir() / name).is_file() for name, _ in WHEELS.values())
+
+
 def pytest_collection_modifyitems(config, items):
     # Markers, not keywords: a keyword also matches the checkout's directory name (a worktree
     # called "hip" would otherwise skip every test).
@@ -50,6 +55,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"LLVM 22 tools not installed: {', '.join(missing_llvm)}"))
         if item.get_closest_marker("bitsandbytes") and bitsandbytes_dir() is None:
             item.add_marker(pytest.mark.skip(reason="bitsandbytes ROCm libraries not found (run .ci/setup-tests.sh)"))
+        if item.get_closest_marker("wheels") and not _wheels_present():
+            item.add_marker(pytest.mark.skip(reason="pinned ROCm wheels not found in .cache/rocm-wheels "
+                                                    "(set AMDOCC_WHEELS_DIR or run .ci/setup-tests.sh)"))
         if item.get_closest_marker("corpus") and aiter_dir() is None:
             item.add_marker(pytest.mark.skip(reason="amd-aiter corpus not found (set AMDOCC_AITER_DIR "
                                                     "or run .ci/run)"))

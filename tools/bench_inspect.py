@@ -2,8 +2,11 @@
 """Benchmark: amdocc inspecting the amd-aiter corpus vs ``llvm-readelf-22 --notes`` on the same files.
 
 Both read every file, decode the metadata note and print it. llvm-readelf runs once over all
-files (one process); amdocc runs in this process. Each is timed best-of-N wall clock and the
-result is printed as a ratio: LLVM time / amdocc time (above 1.0 means amdocc is faster).
+files (one process). amdocc runs in this process (one core: parse, table, full JSON), and as
+the command a user types, `amdocc inspect --json DIR` and `--json-lines DIR` (default --jobs:
+one process per CPU). Each is timed best-of-N wall clock, the runs interleaved so a busy
+machine slows both alike, and printed as a ratio: LLVM time / amdocc time (above 1.0 means
+amdocc is faster).
 
     python tools/bench_inspect.py [CORPUS_DIR] [--repeat 3]
 
@@ -25,12 +28,20 @@ sys.path.insert(0, str(ROOT))
 
 
 def best_of(repeat: int, fn) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return min(timed(fn) for _ in range(repeat))[0]
+
+
+def timed(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process and of the children it waited for)."""
+    import resource
+
+    def cpu():
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+    start, used = time.perf_counter(), cpu()
+    fn()
+    return time.perf_counter() - start, cpu() - used
 
 
 def main() -> int:
@@ -70,14 +81,27 @@ def main() -> int:
             for _ in iter_load(f):
                 pass
 
-    t_llvm = best_of(args.repeat, llvm)
-    rows = [("parse only (amdocc.iter_load)", best_of(args.repeat, amdocc_parse)),
-            ("inspect, table output", best_of(args.repeat, amdocc_text)),
-            ("inspect --json (every metadata field)", best_of(args.repeat, amdocc_json))]
+    def cli(*form):
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        return lambda: subprocess.run([sys.executable, "-m", "amdocc", "inspect", *form, args.corpus],
+                                      check=True, stdout=subprocess.DEVNULL, env=env)
+
+    runs = {"llvm": llvm,
+            "parse only (amdocc.iter_load, this process)": amdocc_parse,
+            "inspect, table output (this process)": amdocc_text,
+            "inspect --json (every field, this process)": amdocc_json,
+            "`amdocc inspect --json DIR` (default --jobs)": cli("--json"),
+            "`amdocc inspect --json-lines DIR` (default --jobs)": cli("--json-lines")}
+    best = {label: (float("inf"), 0.0) for label in runs}
+    for _ in range(args.repeat):            # interleaved: load on a shared machine hits all alike
+        for label, fn in runs.items():
+            best[label] = min(best[label], timed(fn))
+    t_llvm, cpu_llvm = best.pop("llvm")
     print(f"corpus: {len(files)} files, {total / 1e6:.1f} MB ({args.corpus})")
-    print(f"llvm-readelf-22 --notes, one process: {t_llvm:.3f} s")
-    for label, t in rows:
-        print(f"amdocc {label}: {t:.3f} s   ratio LLVM/amdocc = {t_llvm / t:.2f}")
+    print(f"llvm-readelf-22 --notes, one process: {t_llvm:.3f} s wall, {cpu_llvm:.3f} s CPU")
+    for label, (t, cpu) in best.items():
+        print(f"amdocc {label}: {t:.3f} s wall, {cpu:.3f} s CPU   ratio LLVM/amdocc = {t_llvm / t:.2f} wall, "
+              f"{cpu_llvm / cpu:.2f} CPU")
     return 0
 
 

@@ -11,6 +11,18 @@
    against `amdocc inspect --jobs N DIR`.
 3. A multi-GB file of bundles back to back (LLVM's tools cannot read those): amdocc's
    throughput and peak RSS, to show memory stays bounded as the input grows.
+4. Real ROCm wheels from PyPI (--wheels DIR, default .cache/rocm-bench; fetch them with
+   ``pip download --no-deps --only-binary=:all: --python-version 3.11 --platform
+   manylinux_2_27_x86_64 jax-rocm7-pjrt==0.12.0`` and likewise tensorflow-rocm==2.14.0.600
+   (manylinux2014_x86_64) and onnxruntime-rocm==1.22.2.post3 (manylinux_2_34_x86_64)):
+   a. each wheel's largest library, extracted once: the LLVM pipeline a user would script
+      (llvm-objcopy-22 --dump-section .hip_fatbin, cut at each bundle or CCOB since the
+      bundler reads only the first of several, clang-offload-bundler-22 --list and --unbundle
+      per target on two processes, llvm-readelf-22 --notes on every code object) against
+      `amdocc inspect --json-lines LIB` (one JSON line per kernel) and `--json`;
+   b. the whole wheel, census-style: the same pipeline after unzipping every library, against
+      `amdocc inspect --json-lines WHEEL`, with peak RSS;
+   c. the extracted onnxruntime-rocm libraries as a directory: default --jobs against --jobs 1.
 
 Every command runs as its own process, timed wall-clock (best of --repeat); peak RSS is the
 child's ru_maxrss. Ratios are LLVM time / amdocc time (above 1: amdocc is faster).
@@ -21,6 +33,7 @@ import argparse
 import dataclasses
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,21 +48,31 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTH
 
 def measure(cmd: list[str], repeat: int) -> tuple[float, int]:
     """(best wall seconds, peak RSS in MiB) of ``cmd`` run as a child process."""
-    best, peak = float("inf"), 0
+    wall, rss, _ = measure_cpu(cmd, repeat)
+    return wall, rss
+
+
+def measure_cpu(cmd: list[str], repeat: int) -> tuple[float, int, float]:
+    """(best wall seconds, peak RSS in MiB, CPU seconds of that best run, children included).
+    CPU time is the load-robust half: on a shared machine wall time follows the neighbours."""
+    best, peak, cpu = float("inf"), 0, 0.0
     for _ in range(repeat):
         start = time.perf_counter()
         wrapper = [sys.executable, "-c",
                    "import resource,subprocess,sys;"
                    "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
-                   "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss);sys.exit(r.returncode)",
+                   "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
+                   "print(u.ru_maxrss, u.ru_utime + u.ru_stime);sys.exit(r.returncode)",
                    *cmd]
         out = subprocess.run(wrapper, capture_output=True, text=True, env=ENV)
         elapsed = time.perf_counter() - start
         if out.returncode not in (0, 1):
             raise SystemExit(f"{' '.join(cmd[:4])}... failed: {out.stderr.strip()[:300]}")
-        best = min(best, elapsed)
-        peak = max(peak, int(out.stdout.strip().splitlines()[-1]) // 1024)
-    return best, peak
+        maxrss, used = out.stdout.strip().splitlines()[-1].split()
+        if elapsed < best:
+            best, cpu = elapsed, float(used)
+        peak = max(peak, int(maxrss) // 1024)
+    return best, peak, cpu
 
 
 def pipeline_time(steps: list[list[str]], repeat: int) -> tuple[float, int]:
@@ -108,14 +131,135 @@ def build_big(work: Path, source: Path, megabytes: int) -> Path:
     return big
 
 
+BUNDLE_MAGICS = (b"__CLANG_OFFLOAD_BUNDLE__", b"CCOB")
+
+
+def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> int:
+    """What a user scripts with LLVM's tools for a host library: dump the fat-binary section,
+    cut it at each bundle/CCOB (the bundler reads only the first of several, and a CCOB only
+    when cut at its declared total size), list and unbundle every AMDGPU entry, readelf every
+    code object. Returns the number of code objects. (Run as a child: --llvm-pipeline.)"""
+    import re
+    from concurrent.futures import ThreadPoolExecutor
+
+    magic = re.compile(b"|".join(re.escape(m) for m in BUNDLE_MAGICS))
+    pieces = []
+    for n, lib in enumerate(libraries):
+        section = work / f"lib{n}.hip_fatbin"
+        proc = subprocess.run(["llvm-objcopy-22", f"--dump-section=.hip_fatbin={section}", lib, "/dev/null"],
+                              capture_output=True)
+        if proc.returncode or not section.exists():
+            continue                       # no device code in this library
+        data = section.read_bytes()
+        starts = [m.start() for m in magic.finditer(data)]
+        for i, (lo, hi) in enumerate(zip(starts, starts[1:] + [len(data)])):
+            if data.startswith(b"CCOB", lo) and int.from_bytes(data[lo + 4:lo + 6], "little") >= 2:
+                # LLVM 22's bundler refuses a CCOB followed by padding ("Src size is
+                # incorrect"): cut it at the total size its v2/v3 header declares.
+                width = 8 if int.from_bytes(data[lo + 4:lo + 6], "little") >= 3 else 4
+                hi = lo + int.from_bytes(data[lo + 8:lo + 8 + width], "little")
+            piece = work / f"lib{n}-{i}.bundle"
+            piece.write_bytes(data[lo:hi])
+            pieces.append(piece)
+        section.unlink()
+
+    def unbundle(piece: Path) -> list[str]:
+        """Every AMDGPU entry of one bundle in one bundler call (a CCOB is decompressed once)."""
+        listed = subprocess.run(["clang-offload-bundler-22", "--list", "--type=o", f"--input={piece}"],
+                                capture_output=True, text=True).stdout.split()
+        entries = [e for e in listed if "-amdgcn-amd-amdhsa-" in e]
+        out = [f"{piece}.{i}.co" for i in range(len(entries))]
+        if entries and subprocess.run(["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}",
+                                       "--targets=" + ",".join(entries), *[f"--output={o}" for o in out]],
+                                      capture_output=True).returncode:
+            # LLVM 22 refuses every entry after an old three-part host id: one call per entry,
+            # keeping those it can unbundle.
+            out = [o for o, e in zip(out, entries) if subprocess.run(
+                ["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}", f"--targets={e}",
+                 f"--output={o}"], capture_output=True).returncode == 0]
+        return out
+
+    with ThreadPoolExecutor(jobs) as pool:
+        objects = [co for cos in pool.map(unbundle, pieces) for co in cos]
+    for i in range(0, len(objects), 200):
+        subprocess.run(["llvm-readelf-22", "--notes", *objects[i:i + 200]], stdout=subprocess.DEVNULL, check=True)
+    return len(objects)
+
+
+def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
+    import zipfile
+
+    found = sorted(wheels.glob("*.whl")) if wheels.is_dir() else []
+    picks = [w for w in found if w.name.startswith(("jax_rocm7_pjrt", "onnxruntime_rocm", "tensorflow_rocm"))]
+    if not picks:
+        print(f"real wheels: none under {wheels} (see the module docstring to fetch them)")
+        return
+    for wheel in picks:
+        with zipfile.ZipFile(wheel) as z:
+            libs = [i for i in z.infolist() if ".so" in i.filename and i.file_size > 1 << 20]
+            largest = max(libs, key=lambda i: i.file_size)
+            root = work / wheel.stem
+            z.extractall(root, [i.filename for i in libs])
+        lib = root / largest.filename
+        print(f"{wheel.name}: {wheel.stat().st_size / 1e6:.0f} MB; largest library {largest.filename} "
+              f"({largest.file_size / 1e6:.0f} MB)", flush=True)
+        pipe = [sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), str(lib)]
+        runs = {"LLVM pipeline": pipe,
+                "amdocc inspect --json-lines": AMDOCC + ["inspect", "--json-lines", str(lib)],
+                "amdocc inspect --json": AMDOCC + ["inspect", "--json", str(lib)]}
+        best = {k: (float("inf"), 0, 0.0) for k in runs}
+        for _ in range(repeat):        # interleaved, so a busy machine slows each alike
+            for label, cmd in runs.items():
+                best[label] = min(best[label], measure_cpu(cmd, 1))
+        t_llvm, rss_llvm, cpu_llvm = best.pop("LLVM pipeline")
+        print(f"  library, LLVM pipeline {t_llvm:.1f} s wall, {cpu_llvm:.1f} s CPU, peak {rss_llvm} MiB", flush=True)
+        for label, (t, rss, cpu) in best.items():
+            print(f"    {label}: {t:.1f} s wall, {cpu:.1f} s CPU, peak {rss} MiB; ratio LLVM/amdocc "
+                  f"{t_llvm / t:.2f} wall, {cpu_llvm / cpu:.2f} CPU", flush=True)
+        everything = [str(root / i.filename) for i in libs]
+        unzip = [sys.executable, "-c", "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); "
+                 "[z.extract(n, sys.argv[2]) for n in sys.argv[3:]]", str(wheel), str(work / "unzipped"),
+                 *[i.filename for i in libs]]
+        t_unzip, _, cpu_unzip = measure_cpu(unzip, 1)
+        t_all, rss_all, cpu_all = measure_cpu([sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"),
+                                               *everything], 1)
+        t, rss, cpu = measure_cpu(AMDOCC + ["inspect", "--json-lines", str(wheel)], repeat)
+        print(f"  whole wheel, LLVM pipeline (unzip {t_unzip:.1f} s + {t_all:.1f} s wall, "
+              f"{cpu_unzip + cpu_all:.1f} s CPU, peak {rss_all} MiB); amdocc inspect --json-lines WHEEL "
+              f"{t:.1f} s wall, {cpu:.1f} s CPU, peak {rss} MiB; ratio {(t_unzip + t_all) / t:.2f} wall, "
+              f"{(cpu_unzip + cpu_all) / cpu:.2f} CPU", flush=True)
+        if wheel.name.startswith("onnxruntime_rocm"):
+            tree = str(root)
+            t1, rss1 = measure(AMDOCC + ["inspect", "--json", "--jobs", "1", tree], repeat)
+            tn, rssn = measure(AMDOCC + ["inspect", "--json", tree], repeat)
+            print(f"  its libraries as a directory: --jobs 1 {t1:.1f} s / {rss1} MiB, default --jobs "
+                  f"{tn:.1f} s / {rssn} MiB; ratio {t1 / tn:.2f}", flush=True)
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(work / "unzipped", ignore_errors=True)
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--llvm-pipeline"]:
+        work = Path(sys.argv[2])
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            print(llvm_library_pipeline(sys.argv[3:], work), file=sys.stderr)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--aiter", default=str(ROOT / ".cache/aiter/aiter_meta/hsa"))
     ap.add_argument("--kernels", type=int, default=2400)
     ap.add_argument("--big-mb", type=int, default=1024)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--wheels", default=str(ROOT / ".cache/rocm-bench"))
+    ap.add_argument("--only", choices=("synthetic", "wheels"), help="run one half only")
     args = ap.parse_args()
+    if args.only == "wheels":
+        with tempfile.TemporaryDirectory(prefix="amdocc-scale-") as tmp:
+            real_wheels(Path(args.wheels), Path(tmp), args.repeat)
+        return 0
 
     with tempfile.TemporaryDirectory(prefix="amdocc-scale-") as tmp:
         work = Path(tmp)
@@ -155,6 +299,8 @@ def main() -> int:
             t_q, rss_q = measure(AMDOCC + ["inspect", "--findings", "none", str(half)], 1)
             print(f"  same at {half.stat().st_size / 2**20:.0f} MiB: peak RSS {rss_q} MiB "
                   f"(memory does not grow with the input)")
+        if args.only != "synthetic":
+            real_wheels(Path(args.wheels), work, args.repeat)
     return 0
 
 

@@ -235,33 +235,39 @@ class OneOf(ArgType):
 
 @dataclass(frozen=True)
 class Kinds(ArgType):
-    """A comma list of names from a fixed set, returned in the set's order without repeats.
-    "all" stands for every name, a group's name for its members, and "none" (alone, when
-    ``none`` allows an empty choice) for no name."""
+    """A comma list of names from a set (a fixed tuple, or read at check time like
+    :class:`OneOf`), returned in the set's order without repeats. "all" stands for every name,
+    a group's name for its members, and "none" (alone, when ``none`` allows an empty choice)
+    for no name."""
 
-    kinds: tuple[str, ...]
+    kinds: Callable[[], Iterable[str]] | tuple[str, ...]
     groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     none: bool = True
     what: str = "kind"
 
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.kinds() if callable(self.kinds) else self.kinds)
+
     def __call__(self, text: str) -> list[str]:
+        kinds = self.names()
         chosen = [k.strip() for k in text.split(",")]
         if chosen == ["none"] and self.none:
             return []
-        shorthands = {"all": self.kinds, **dict(self.groups)}
-        bad = [k for k in chosen if k not in self.kinds and k not in shorthands]
+        shorthands = {"all": kinds, **dict(self.groups)}
+        bad = [k for k in chosen if k not in kinds and k not in shorthands]
         if bad:
             shown = ", ".join(repr(b) for b in bad)
             extra = ", ".join([*shorthands] + (["none"] if self.none else []))
-            raise Invalid(f"unknown {self.what} {shown} (choose from {', '.join(self.kinds)}; or {extra})")
+            raise Invalid(f"unknown {self.what} {shown} (choose from {', '.join(kinds)}; or {extra})")
         picked = {k for name in chosen for k in shorthands.get(name, (name,))}
-        return [k for k in self.kinds if k in picked]
+        return [k for k in kinds if k in picked]
 
     def example(self) -> str:
-        return self.kinds[0]
+        return self.names()[0]
 
     def invalid_examples(self) -> list[str]:
-        return ["", "bogus", f"{self.kinds[0]},bogus", f"{self.kinds[0]},"] + ([] if self.none else ["none"])
+        first = self.names()[0]
+        return ["", "bogus", f"{first},bogus", f"{first},"] + ([] if self.none else ["none"])
 
 
 # Target-id feature spellings (sram-ecc is the v2/v3-era name) → the targets table's column.

@@ -8,7 +8,8 @@ import sys
 from .render import error, fmt, table
 
 DESCRIPTION = """Show every code object found in each PATH (a code object, an offload bundle, a
-compressed bundle, a host .so/executable, a PE .dll, a directory, or '-' for stdin), with its
+compressed bundle, a host .so/executable, a PE .dll, a wheel or zip, a .kpack archive, a
+directory, or '-' for stdin), with its
 target, code-object version and kernels. For each kernel: registers used (metadata) and
 allocated (kernel descriptor), the arch VGPR / AGPR split, SGPRs, static LDS, scratch, the
 largest workgroup size, and findings where metadata and descriptor disagree."""
@@ -26,7 +27,15 @@ def add_arguments(parser) -> None:
                         help="file, directory or '-' for stdin")
     parser.add_argument("--json", action="store_true", help="print one JSON object: "
                         '{"code_objects": [...], "skipped": [...], "errors": [...]}')
-    parser.add_argument("--findings", type=a.OneOf(FINDINGS, "findings level"), default="warnings",
+    parser.add_argument("--json-lines", action="store_true", help="print one JSON object per line: "
+                        "one per kernel (path, origin, offset, target, processor and the kernel's "
+                        "fields), and one per skipped entry or error; for corpora of 100,000s of kernels")
+    parser.add_argument("--fields", metavar="F,...", type=a.Kinds(_kernel_fields, none=False, what="field"),
+                        help="kernel fields to print with --json or --json-lines (default: all with --json; "
+                             "with --json-lines name, the note's numbers and findings): name, symbol, "
+                             "vgpr_count and the other note keys, descriptor, resources, resource_symbols, "
+                             "findings, metadata")
+    parser.add_argument("--findings", type=a.OneOf(FINDINGS, "findings level"), default=None,
                         metavar="{" + ",".join(FINDINGS) + "}",
                         help="which findings the table shows: all (info too), warnings (and errors; the "
                              "default), errors, none. JSON always has all")
@@ -39,20 +48,57 @@ def add_arguments(parser) -> None:
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
+def _kernel_fields():
+    from ..report import KERNEL_FIELDS
+    return list(KERNEL_FIELDS)
+
+
+def _output_mode(args):
+    """("text" | "json" | "lines", kernel fields or None), refusing options that would be ignored."""
+    from ..errors import UsageError
+    from ..report import COMPACT_FIELDS
+
+    if args.json and args.json_lines:
+        raise UsageError("--json and --json-lines are two output forms: give one")
+    fields = tuple(args.fields) if args.fields else None
+    if fields and not (args.json or args.json_lines):
+        raise UsageError("--fields chooses JSON kernel fields: give it with --json or --json-lines")
+    if args.json or args.json_lines:
+        from . import args as a
+        a.refuse(args, ("findings", "mangled"), "shape the text table only; JSON always carries every "
+                 "finding and both the stored and the demangled name")
+    if args.json_lines:
+        return "lines", fields or COMPACT_FIELDS
+    return ("json" if args.json else "text"), fields
+
+
 def run(args) -> int:
     from . import parallel
     from .selection import Selection
 
+    mode, fields = _output_mode(args)
     selection = Selection(args.target, None, args.kernel, what_if=None)
     files = parallel.expand(args.paths)
-    jobs = parallel.jobs_for(args.jobs, len(files))
+    jobs = parallel.jobs_for(args.jobs, files)
+    if jobs > 1:
+        parallel.warm_up()
     failed = shown = 0
     skipped, errors = [], []
     first = True
-    if args.json:
+    if mode == "json":
         sys.stdout.write('{"code_objects": [')
-    options = (args.json, args.findings, args.target, args.kernel, args.mangled)
+    options = (mode, fields, args.findings or "warnings", args.target, args.kernel, args.mangled)
     for kind, value in parallel.run(files, inspect_file, options, jobs):
+        if kind == "seen":
+            selection.merge(value)
+            continue
+        if mode == "lines":
+            if kind == "error":
+                failed += 1
+                error(value["error"])
+            shown += kind == "code_object"
+            sys.stdout.write(value if kind == "code_object" else json.dumps({kind: value}) + "\n")
+            continue
         if kind == "code_object":
             shown += 1
             if args.json:
@@ -92,7 +138,7 @@ def inspect_file(item, options):
     from .parallel import read
     from .selection import Selection
 
-    as_json, which_findings, target, kernel, mangled = options
+    mode, fields, which_findings, target, kernel, mangled = options
     selection = Selection(target, None, kernel, what_if=None)
     for kind, x in read(item):
         if kind != "code_object":
@@ -105,8 +151,13 @@ def inspect_file(item, options):
             continue
         if len(kernels) != len(x.kernels):
             x = dataclasses.replace(x, kernels=kernels)
-        yield "code_object", (report.dumps(report.code_object_record(x)) if as_json
-                              else render_code_object(x, which_findings, mangled))
+        if mode == "lines":
+            text = "".join(line + "\n" for line in report.kernel_lines(x, fields))
+        elif mode == "json":
+            text = report.dumps(report.code_object_record(x, fields))
+        else:
+            text = render_code_object(x, which_findings, mangled)
+        yield "code_object", text
     yield "seen", selection.summary()
 
 

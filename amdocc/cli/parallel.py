@@ -1,19 +1,29 @@
 """Files across processes, in order, with a progress line on a terminal.
 
-Large inputs are directory trees of thousands of files (a library install, a wheel's kernels).
-Each file is independent, so a process pool reads them concurrently; results come back in file
-order so output is the same as a serial run. A single file is still streamed entry by entry in
-one process (memory stays bounded by the largest code object, not by the file).
+Large inputs are directory trees of thousands of files (a library install, a wheel's kernels)
+or one huge library. Work is scheduled by size: small files are batched by bytes, and a large
+host library is cut at container boundaries (``containers.plan``) so its bundles spread over
+the workers instead of one worker holding the whole file's output. Results come back in file
+order, so output is the same as a serial run, and each worker holds one batch at a time, so
+memory stays bounded per worker. In one process everything is streamed entry by entry.
 """
 from __future__ import annotations
 
+import collections
+import itertools
 import multiprocessing
 import os
+import queue
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 
 MIN_FILES_FOR_POOL = 32     # below this, starting workers costs more than it saves
+SPLIT_BYTES = 32 << 20      # a file this large is worth cutting into pieces for the workers
+BATCH_BYTES = 2 << 20       # small files go to a worker in batches of about this many bytes
+IN_FLIGHT = 2               # batches per worker queued or waiting to be printed
 
 
 def expand(paths: list[str]) -> list[tuple[str, bool]]:
@@ -29,10 +39,83 @@ def expand(paths: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def jobs_for(requested: int | None, files: int) -> int:
+def jobs_for(requested: int | None, files) -> int:
+    """Processes to use for ``files`` (a count, or the (path, in_directory) list): a pool for
+    many files or for one input large enough to cut into parts, else one."""
+    count = files if isinstance(files, int) else len(files)
     if requested is not None and requested > 0:
-        return min(requested, max(files, 1))
-    return min(os.cpu_count() or 1, files) if files >= MIN_FILES_FOR_POOL else 1
+        return min(requested, max(count, 1)) if isinstance(files, int) else requested
+    if count >= MIN_FILES_FOR_POOL:
+        return idle_cpus()
+    if not isinstance(files, int) and any(_size(p) >= SPLIT_BYTES for p, _ in files):
+        return idle_cpus()
+    return 1
+
+
+def idle_cpus() -> int:
+    """CPUs not already busy (the CPU count less the one-minute load average), at least one:
+    on a machine other work keeps busy, workers that wait for a core are slower than one
+    process (the same rule as make's --load-average)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        busy = int(os.getloadavg()[0] + 0.5)
+    except OSError:
+        busy = 0
+    return max(1, cpus - busy)
+
+
+def warm_up() -> None:
+    """Import the readers and load the processor table once, before the workers are forked,
+    so each worker starts with them instead of loading its own copy."""
+    from .. import loader, report  # noqa: F401
+    from ..targets import target_by_mach
+
+    target_by_mach(0)
+
+
+def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[tuple[tuple, str]]:
+    """((item, in_directory), role) for the workers: whole files, and each large library or
+    wheel cut into parts (``containers.plan``). Role "last" ends a file (for the progress
+    line), "part" does not, and "local" is a large file that cannot be cut: the main process
+    streams it, so no worker holds its whole output."""
+    from ..containers import plan
+
+    for path, in_directory in files:
+        big = path != "-" and _size(path) >= SPLIT_BYTES
+        parts = plan(path, spill_dir=spill_dir) if big else None
+        if parts:
+            for i, part in enumerate(parts):
+                yield (part, False), "last" if i == len(parts) - 1 else "part"
+        else:
+            yield (path, in_directory), "local" if big else "last"
+
+
+def _size(item) -> int:
+    if not isinstance(item, str):
+        return item.size             # a part of a cut-up input
+    try:
+        return os.path.getsize(item) if item != "-" else 0
+    except OSError:
+        return 0
+
+
+def batches(tasks, most: int) -> Iterator[list]:
+    """Consecutive tasks grouped by bytes and count; a "local" task travels alone."""
+    batch, size = [], 0
+    for task in tasks:
+        if task[1] == "local":
+            if batch:
+                yield batch
+            yield [task]
+            batch, size = [], 0
+            continue
+        batch.append(task)
+        size += _size(task[0][0])
+        if size >= BATCH_BYTES or len(batch) >= most:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 class Progress:
@@ -58,8 +141,9 @@ class Progress:
 
 def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> Iterator:
     """Everything the generator ``worker((path, in_directory), options)`` yields for each file,
-    in file order. On one process it streams; on ``jobs`` processes each file's items come back
-    as one list."""
+    in file order (``path`` may be a part of a large input, which ``amdocc.iter_load`` reads
+    like a file). On one process it streams; on ``jobs`` processes each batch's items come back
+    as one list, while the main process writes what came before."""
     progress = Progress(len(files))
     try:
         if jobs <= 1:
@@ -67,27 +151,57 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
                 yield from worker(item, options)
                 progress.step()
             return
+        most = max(1, min(64, len(files) // (jobs * 8)))
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with ctx.Pool(jobs) as pool:
-            chunk = max(1, min(64, len(files) // (jobs * 8)))
-            for results in pool.imap(_call, [(worker, item, options) for item in files], chunksize=chunk):
-                yield from results
-                progress.step()
+        with tempfile.TemporaryDirectory(prefix="amdocc-parts-") as spill, ctx.Pool(jobs) as pool:
+            # A thread plans the work (cutting a wheel writes its large members out) while the
+            # workers read; at most IN_FLIGHT batches per worker are queued or held as results,
+            # so memory does not grow when output is written slower than it is produced.
+            work = _prefetch(batches(tasks_for(files, spill), most), IN_FLIGHT * jobs)
+            pending: collections.deque = collections.deque()
+            for batch in itertools.islice(work, IN_FLIGHT * jobs):
+                pending.append(pool.apply_async(_call, ((worker, batch, options),)))
+            while pending:
+                results = pending.popleft().get()
+                batch = next(work, None)
+                if batch is not None:
+                    pending.append(pool.apply_async(_call, ((worker, batch, options),)))
+                for task, role, items in results:
+                    yield from worker(task, options) if role == "local" else items
+                    if role != "part":
+                        progress.step()
     finally:
         progress.close()
 
 
+def _prefetch(iterable, size: int) -> Iterator:
+    """``iterable`` produced by a background thread, at most ``size`` items ahead."""
+    done = object()
+    box: queue.Queue = queue.Queue(size)
+
+    def produce():
+        try:
+            for item in iterable:
+                box.put(item)
+        finally:
+            box.put(done)
+
+    threading.Thread(target=produce, daemon=True).start()
+    while (item := box.get()) is not done:
+        yield item
+
+
 def _call(packed):
-    worker, item, options = packed
-    return list(worker(item, options))
+    worker, batch, options = packed
+    return [(task, role, [] if role == "local" else list(worker(task, options))) for task, role in batch]
 
 
-def read(item: tuple[str, bool]) -> Iterator[tuple[str, object]]:
-    """One file of ``expand``, as a worker reports it: ("code_object", CodeObject), and
+def read(item: tuple) -> Iterator[tuple[str, object]]:
+    """One file of ``expand`` (or a part of a large one), as a worker reports it: ("code_object", CodeObject), and
     ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
     JSON records of amdocc.report, located as their messages say)."""
     from ..codeobject import CodeObject
-    from ..containers import Skipped
+    from ..containers import Skipped, part_path
     from ..errors import AmdoccError
     from ..loader import iter_load
     from .. import report
@@ -102,7 +216,7 @@ def read(item: tuple[str, bool]) -> Iterator[tuple[str, object]]:
             else:
                 yield "error", report.failed_record(x)
     except AmdoccError as exc:
-        yield "error", report.error_record(exc, path)
+        yield "error", report.error_record(exc, path if isinstance(path, str) else part_path(path))
 
 
 def kernel_error(co, kernel, exc) -> dict:

@@ -130,6 +130,14 @@ BIT_FIELDS: tuple[BitField, ...] = (
 
 WORDS = (R1, R2, R3, KCP, PRELOAD)
 
+# Fields that keep their place in the word but must be zero on some generations: LLVM's
+# disassembler refuses such a descriptor ("reserved bits in range (9:6) set, must be zero on
+# gfx10+"), and tensorflow-rocm 2.14 ships about 25,000 gfx1030/gfx1100 kernels that set them.
+# (field, layouts where it must be zero, why)
+MUST_BE_ZERO = (
+    ("granulated_wavefront_sgpr_count", GFX10_PLUS, "SGPRs are not allocated per wave from gfx10 on"),
+)
+
 
 def _fields_by_layout() -> dict[str, tuple[tuple[BitField, ...], dict[str, int]]]:
     """Per layout: the applicable fields, and the mask of defined bits in each word."""
@@ -241,6 +249,12 @@ def _decode_words(offset: int, words: dict, target: Target | None, problems: lis
         stray = words[word] & ~mask
         if stray:
             problems.append(f"{word} has reserved bits {stray:#x} set for {target.descriptor_layout}")
+    for name, layouts, why in MUST_BE_ZERO:
+        if target.descriptor_layout in layouts and fields.get(name):
+            f = next(b for b in fields_for_layout if b.name == name)
+            problems.append(f"{f.word} bits {f.hi}:{f.lo} ({name.upper()}) are reserved on "
+                            f"{target.descriptor_layout} and must be zero ({why}), but hold "
+                            f"{fields[name]}; llvm-objdump refuses this descriptor")
 
     wave = 32 if fields.get("wavefront_size32") else 64
     if wave not in target.wave_sizes:

@@ -139,6 +139,8 @@ class Kernel:
     image: bytes = field(default=b"", compare=False)   # the code object's bytes, for the runtime bridge
     producer: Producer | None = None         # the compiler its code object names (.comment)
     memo: dict = field(default_factory=dict, compare=False)  # derived values, computed once
+    # The metadata under v3 note names (v2 CodeProps translated), built once by the reader.
+    note: dict | None = field(default=None, repr=False, compare=False)
 
     def meta(self, key: str, default=None):
         """A metadata value by its note name, with or without the leading dot."""

@@ -12,7 +12,7 @@ from . import notes as N
 from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, decode_amd_kernel_code, decode_descriptor
 from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
 from .producer import MAX_COMMENT_BYTES, comment_strings, producers
-from .resources import resolve
+from .resources import note_view, resolve
 from .target_id import EF_V2_XNACK, TargetId, decode_e_flags
 
 ELFOSABI_AMDGPU_HSA, ELFOSABI_AMDGPU_PAL, ELFOSABI_AMDGPU_MESA3D = 64, 65, 66
@@ -273,9 +273,10 @@ def _kernel(co, name, symbol, md, descriptor, symbols, findings, data=b""):
                                     "runs, so its VGPR count bounds no occupancy; the static models refuse it"))
     fn = symbol[:-3] if symbol.endswith(".kd") else symbol
     resource_symbols = symbols.resources.get(fn, {})
-    resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings)
+    note = note_view(md, co.code_object_version)
+    resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings, note)
     kernel = Kernel(name=name, symbol=symbol, metadata=md, descriptor=descriptor,
                     resource_symbols=resource_symbols, resources=resources, findings=findings,
                     target_id=co.target_id, target=co.target, code_object_version=co.code_object_version,
-                    image=data, producer=co.producer)
+                    image=data, producer=co.producer, note=note)
     return kernel

@@ -78,8 +78,8 @@ def _pick(metadata_value, other_value, other_source):
 
 
 def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: Descriptor | None,
-            symbols: dict[str, int], findings: list[Finding]) -> Resources:
-    md = note_view(metadata, co_version)
+            symbols: dict[str, int], findings: list[Finding], note: dict | None = None) -> Resources:
+    md = note if note is not None else note_view(metadata, co_version)
     f = descriptor.fields if descriptor is not None else {}
     w = descriptor.words if descriptor is not None else {}
 

@@ -105,6 +105,19 @@ class Ccob:
         return f"CCOB v{self.version} {self.method}"
 
 
+def ccob_extent(buf: Buffer, start: int, end: int, origin: Origin) -> tuple[int | None, int]:
+    """Where the compressed bundle at ``start`` ends, from its header alone (None for v1, which
+    has no total size, or a header that does not say), and the size it expands to."""
+    prefix = CCOB_PREFIX.read(buf, start, origin, "compressed bundle header")
+    layout = CCOB_HEADERS.get(prefix.version)
+    if layout is None:
+        return None, 0
+    h = layout.read(buf, start, origin, f"CCOB v{prefix.version} header")
+    total = getattr(h, "total_size", 0)
+    extent = start + total if layout.size <= total and start + total <= end else None
+    return extent, h.uncompressed_size
+
+
 def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> Ccob:
     prefix = CCOB_PREFIX.read(buf, start, origin, "compressed bundle header")
     layout = CCOB_HEADERS.get(prefix.version)
@@ -126,7 +139,7 @@ def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: L
     else:
         data_end = end  # v1 has no total size: the stream ends where the decompressor says
     payload, consumed = _decompress(buf, data_start, data_end, METHODS[prefix.method],
-                                    h.uncompressed_size, origin, start)
+                                    h.uncompressed_size, origin, start, whole=prefix.version >= 2)
     if len(payload) != h.uncompressed_size:
         raise FormatError(f"compressed bundle expands to {len(payload)} bytes, not the declared "
                           f"{h.uncompressed_size}", origin, start)
@@ -138,16 +151,44 @@ def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: L
     return Ccob(prefix.version, METHODS[prefix.method], payload, extent)
 
 
+def decompress_bounded(buf: Buffer, start: int, end: int, method: str, declared: int, origin: Origin,
+                       header_at: int, exact: bool = True) -> bytes:
+    """``buf[start:end]`` decompressed to at most ``declared`` bytes (exactly that many when
+    ``exact``); for payloads that carry their size beside them (kpack frames)."""
+    payload, _ = _decompress(buf, start, end, method, declared, origin, header_at, whole=exact)
+    if exact and len(payload) != declared:
+        raise FormatError(f"{method} data expands to {len(payload)} bytes, not the declared {declared}",
+                          origin, header_at)
+    return payload
+
+
+def _zstd_whole(zstandard, data: bytes, declared: int) -> bytes | None:
+    """One zstd frame that says it expands to exactly ``declared`` bytes, in one C call (the
+    streaming loop below costs seconds on a 100 MB bundle); None to take the bounded loop."""
+    try:
+        if zstandard.frame_content_size(data) != declared:
+            return None     # unknown or different: only the bounded loop may be trusted
+        out = zstandard.ZstdDecompressor().decompress(data, max_output_size=declared, allow_extra_data=False)
+    except zstandard.ZstdError:
+        return None         # the loop reports what is wrong, with its usual message
+    return out if len(out) == declared else None
+
+
 # zstd's streaming decompressor has no output bound, so input is fed in pieces small enough that
 # one piece can overshoot the declared size by a bounded amount (a 4-byte RLE block expands to at
 # most 128 KiB, so 1 KiB of input yields at most 32 MiB).
 _ZSTD_PIECE = 1024
 
 
-def _decompress(buf, start, end, method, declared, origin, header_at):
-    """Decompress at most ``declared`` bytes; more than that is an error, never an allocation."""
+def _decompress(buf, start, end, method, declared, origin, header_at, whole=False):
+    """Decompress at most ``declared`` bytes; more than that is an error, never an allocation.
+    ``whole``: the input is exactly one compressed stream (its size was declared)."""
     import zstandard  # only compressed bundles need it; keeps `import amdocc` light
 
+    if whole and method == "zstd":
+        fast = _zstd_whole(zstandard, bytes(buf[start:end]), declared)
+        if fast is not None:
+            return fast, end - start
     out = bytearray()
     if method == "zlib":
         d = zlib.decompressobj()

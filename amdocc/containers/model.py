@@ -50,8 +50,11 @@ class Limits:
     max_depth: int = _env_int("AMDOCC_MAX_DEPTH", 8)
     # Entries one bundle or section may declare.
     max_entries: int = _env_int("AMDOCC_MAX_ENTRIES", 1 << 16)
-    # Files above this size are mapped instead of read.
+    # Files above this size are mapped instead of read (archive members: spilled to a
+    # temporary file, then mapped).
     mmap_threshold: int = _env_int("AMDOCC_MMAP_THRESHOLD", 64 << 20)
+    # Bytes one zip archive (a wheel) may expand to, nested archives included.
+    max_archive_bytes: int = _env_int("AMDOCC_MAX_ARCHIVE_BYTES", 8 << 30)
 
 
 DEFAULT_LIMITS = Limits()

@@ -13,6 +13,7 @@ payload) and receives that buffer's :class:`Origin`, whose hops say where in it 
 """
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import re
@@ -23,7 +24,9 @@ from dataclasses import replace
 from ..binary import Buffer, overlaps
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
+from .archive import Archive, Refused, is_zip
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, is_amdgpu_triple, parse_bundle
+from .kpack import KPACK_MAGIC, REF_SECTIONS, kpack_entries, parse_ref
 from .model import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped
 from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
 from .pe import coff_sections, is_pe, looks_like_coff_object
@@ -97,17 +100,20 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
         raise AmdoccError(f"cannot open: {exc.strerror}", origin) from None
     with fh:
         size = os.fstat(fh.fileno()).st_size
-        buf = None
-        if in_directory:
-            # Small files are read whole at once (one read, not a peek and a read); large ones
-            # are peeked at first, so a directory of big non-code files costs nothing.
-            head = fh.read() if size <= SMALL_FILE else fh.read(64)
-            if not recognised(head[:64]) and not path.lower().endswith(CODE_OBJECT_SUFFIXES):
-                return
-            if size <= SMALL_FILE:
-                buf = head
-            else:
-                fh.seek(0)
+        # Small files are read whole at once (one read, not a peek and a read); large ones are
+        # peeked at first, so a directory of big non-code files costs nothing and an archive
+        # is read member by member from the open file. A file named like a code object is read
+        # whatever it starts with, so an unreadable one is reported, not passed over.
+        head = fh.read() if size <= SMALL_FILE else fh.read(64)
+        if in_directory and not recognised(head[:64]) and not path.lower().endswith(CODE_OBJECT_SUFFIXES):
+            return
+        if size > SMALL_FILE and is_zip(head):
+            fh.seek(0)
+            yield from _scan_archive(Archive(fh, origin, limits), limits, 0)
+            return
+        buf = head if size <= SMALL_FILE else None
+        if buf is None:
+            fh.seek(0)
         if buf is None and size >= limits.mmap_threshold:
             try:
                 buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -125,7 +131,7 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
 def recognised(head: bytes) -> bool:
     """Whether a file starting with ``head`` is something the scanner reads."""
     return (is_elf(head) or head.startswith(_CONTAINER_MAGICS) or is_pe(head)
-            or looks_like_coff_object(head))
+            or looks_like_coff_object(head) or is_zip(head) or head.startswith(KPACK_MAGIC))
 
 
 # Device code for other vendors' GPUs, told apart so that it is skipped with its name rather than
@@ -167,7 +173,51 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
     if not recognised(bytes(buf[:64])):
         raise FormatError(f"not a code object or a container amdocc reads (starts with "
                           f"{bytes(buf[:8]).hex(' ')})", origin, 0)
-    yield from _scan_blob(buf, 0, len(buf), origin, limits, depth=0)
+    if is_zip(bytes(buf[:4])):
+        yield from _scan_archive(Archive(io.BytesIO(buf), origin, limits), limits, 0)
+    else:
+        yield from _scan_blob(buf, 0, len(buf), origin, limits, depth=0)
+
+
+# -- archives -------------------------------------------------------------------------------
+
+def _scan_archive(archive: Archive, limits: Limits, depth: int, names=None) -> Iterator[Item]:
+    """Every member of a zip archive (a wheel) that is or holds a code object; a zip member
+    is opened in turn, sharing the archive's expansion budget and one more level of depth.
+    ``names`` limits the scan to those members (a part of a wheel read by one worker)."""
+    found = 0
+    try:
+        for member in archive.members(recognised, names):
+            if isinstance(member, Refused):
+                yield Failed(member.origin, member.error) if member.error else Skipped(member.origin, member.reason)
+                continue
+            found += 1
+            try:
+                if is_zip(bytes(member.data[:4])):
+                    if depth + 1 > limits.max_depth:
+                        yield Failed(member.origin, LimitError(f"archives nested deeper than "
+                                                               f"{limits.max_depth} levels", member.origin, 0))
+                        continue
+                    yield from _guard(_scan_nested(archive, member, limits, depth + 1), member.origin)
+                else:
+                    yield from _guard(_scan_blob(member.data, 0, len(member.data), member.origin, limits,
+                                                 depth + 1), member.origin)
+            finally:
+                if isinstance(member.data, mmap.mmap):
+                    member.data.close()
+    finally:
+        archive.close()
+    if not found and names is None:
+        yield Skipped(archive.origin, f"zip archive of {len(archive.infos)} members, none of them a code "
+                      "object or a container amdocc reads")
+
+
+def _scan_nested(outer: Archive, member, limits: Limits, depth: int) -> Iterator[Item]:
+    inner = outer.nested(member)
+    try:
+        yield from _scan_archive(inner, limits, depth)
+    finally:
+        outer.budget = inner.budget     # what the inner archive expanded is gone for the rest
 
 
 # -- one blob -------------------------------------------------------------------------------
@@ -187,6 +237,8 @@ def _scan_blob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits
             yield from _scan_host_elf(buf, start, end, origin, limits, depth)
     elif head.startswith(_CONTAINER_MAGICS):
         yield from _scan_region(buf, start, end, origin, limits, depth)
+    elif head.startswith(KPACK_MAGIC):
+        yield from _scan_kpack(buf, start, end, origin, limits, depth)
     elif is_pe(head) or (start == 0 and looks_like_coff_object(head)):
         yield from _scan_coff(buf, start, origin, limits, depth)
     elif head.startswith(BITCODE_MAGICS):
@@ -228,6 +280,17 @@ def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
             # The region's layout is lost after a bad container: report it and stop here.
             yield Failed(origin.at(pos), exc)
             return
+
+
+def scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> Iterator[Item]:
+    """The containers of one host section's ``buf[start:end]`` (a piece of a cut-up file)."""
+    return _scan_region(buf, start, end, origin, limits, depth=1)
+
+
+def scan_members(path: str, names, limits: Limits) -> Iterator[Item]:
+    """The items of some members of the archive at ``path`` (a part of a cut-up wheel)."""
+    with open(path, "rb") as fh:
+        yield from _scan_archive(Archive(fh, Origin(path), limits), limits, 0, frozenset(names))
 
 
 def _release_pages(buf: Buffer, lo: int, hi: int) -> int:
@@ -292,6 +355,17 @@ def _scan_offload(buf, pos, end, origin, limits, depth):
     return image.extent
 
 
+def _scan_kpack(buf, start, end, origin, limits, depth):
+    here = origin.within(f"kpack@{origin.mark(start)}")
+    for entry in kpack_entries(buf, start, end, here, limits):
+        if isinstance(entry, AmdoccError):
+            yield Failed(here, entry)
+            continue
+        inner = here.within(entry.label) if entry.buf is buf else here.decompressed(entry.label)
+        yield from _guard(_scan_blob(entry.buf, entry.start, entry.end, inner, limits, depth + 1,
+                                     f"{entry.binary}:{entry.processor}"), inner.at(entry.start))
+
+
 def _guard(items: Iterator[Item], origin: Origin) -> Iterator[Item]:
     """Pass items through; an error inside one entry becomes a Failed item, not an exception."""
     try:
@@ -310,17 +384,23 @@ def _scan_host_elf(buf, start, end, origin, limits, depth):
     regions = [s for s in elf.sections if s.type != SHT_NOBITS and s.size and
                (s.name in FATBIN_SECTIONS or s.type == SHT_LLVM_OFFLOADING
                 or s.name.startswith(BUNDLE_SECTION_PREFIX))]
+    refs = [s for s in elf.sections if s.name in REF_SECTIONS and s.type != SHT_NOBITS]
+    if refs:
+        yield _kpack_skip(buf, *elf.section_range(refs[0]), origin.within(f"section {refs[0].name}"))
+        regions = [s for s in regions if s.name not in FATBIN_SECTIONS]   # a zeroed stub
+        if not regions:
+            return
     if not regions:
         yield Skipped(origin, f"host ELF (machine {elf.header.e_machine}) without device code")
         return
     spans = [elf.section_range(s) for s in regions]
     # Device code is read once: a table listing one fat binary thousands of times costs one read.
-    overlapping = overlaps(spans)
+    dropped = overlaps(spans)
     for i, s in enumerate(regions):
         lo, hi = spans[i]
         here = origin.within(f"section {s.name}")
-        if i in overlapping:
-            other = regions[overlapping[i]]
+        if i in dropped:
+            other = regions[dropped[i]]
             yield Failed(here.at(lo), FormatError(
                 f"section {s.index} ({s.name}, {lo:#x}-{hi:#x}) overlaps section {other.index} "
                 f"({other.name}) and is skipped: device code is read once", origin, lo))
@@ -333,20 +413,32 @@ def _scan_host_elf(buf, start, end, origin, limits, depth):
             yield from _scan_region(buf, lo, hi, here, limits, depth + 1)
 
 
+def _kpack_skip(buf, lo: int, hi: int, here: Origin) -> Item:
+    """The host binary's device code lives in a kpack archive: say which, or why not."""
+    try:
+        return Skipped(here.at(lo), parse_ref(bytes(buf[lo:hi]), here.at(lo)).reason)
+    except AmdoccError as exc:
+        return Failed(here.at(lo), exc)
+
+
 def _scan_coff(buf, start, origin, limits, depth):
     if start != 0:
         yield Skipped(origin.at(start), "embedded PE/COFF image")
         return
     machine, sections = coff_sections(buf, origin)
     regions = [s for s in sections if s.name in FATBIN_SECTIONS and s.end > s.start]
+    refs = [s for s in sections if s.name in REF_SECTIONS]
+    if refs:
+        yield _kpack_skip(buf, refs[0].start, refs[0].end, origin.within(f"section {refs[0].name}"))
+        return     # .hip_fat is what the packager left behind: a zeroed stub
     if not regions:
         yield Skipped(origin, f"PE/COFF ({machine}) without a .hip_fat section")
         return
-    overlapping = overlaps([(s.start, s.end) for s in regions])
+    dropped = overlaps([(s.start, s.end) for s in regions])
     for i, s in enumerate(regions):
         here = origin.within(f"section {s.name}")
-        if i in overlapping:
-            other = regions[overlapping[i]]
+        if i in dropped:
+            other = regions[dropped[i]]
             yield Failed(here.at(s.start), FormatError(
                 f"section {s.name} ({s.start:#x}-{s.end:#x}) overlaps section {other.name} "
                 f"({other.start:#x}-{other.end:#x}) and is skipped: device code is read once", origin, s.start))

@@ -1,0 +1,192 @@
+"""Cut one large input into parts that separate processes can read independently.
+
+A 500 MB library is one file but hundreds of containers (one offload bundle or CCOB per
+translation unit, back to back in ``.hip_fatbin``). Each container's extent is known from its
+header alone, so the file is cut at container boundaries and each piece is scanned on its own.
+A wheel is cut by members: small members go to workers in groups, and a large library member
+is written once to a temporary file and cut like a library on disk. Every part gives exactly
+the items a serial scan gives there, with the same origins, in the same order. Anything unusual
+(no plain fat-binary section, a kpack reference, overlapping sections or members, a container
+whose extent only its decompressor knows, an archive over its expansion budget) leaves the
+input whole: the serial scan then reports it as usual.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
+from ..errors import AmdoccError, Origin
+from .archive import Archive, is_zip
+from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, ccob_extent, parse_bundle
+from .kpack import REF_SECTIONS
+from ..binary import overlaps
+from .model import DEFAULT_LIMITS, Limits
+from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
+
+FATBIN_REGIONS = (".hip_fatbin", ".llvm.offloading")
+_NON_ZERO = re.compile(rb"[^\x00]")
+PIECE_BYTES = 8 << 20        # containers are grouped into pieces of about this much work
+SPILL_BYTES = 32 << 20       # a wheel member this large is written out and cut like a library
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Containers ``[start, end)`` of one section of the file at ``path``, named ``origin``
+    as the serial scan names that section; ``size`` is their bytes once decompressed."""
+
+    path: str
+    origin: Origin
+    start: int
+    end: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Members:
+    """Some members of the archive at ``path``, read as the serial scan reads them."""
+
+    path: str
+    names: tuple[str, ...]
+    size: int
+
+
+Part = Piece | Members
+
+
+def plan(path: str, limits: Limits = DEFAULT_LIMITS, spill_dir: str | None = None) -> list[Part] | None:
+    """The parts of a host library (or, given a directory to spill members to, of a wheel),
+    in order, or None to read the file whole."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+            if is_elf(head):
+                return _plan_library(path, Origin(path), limits)
+            if is_zip(head) and spill_dir is not None:
+                return _plan_archive(fh, path, limits, spill_dir)
+    except (OSError, ValueError, AmdoccError):
+        pass                 # the serial scan reports what is wrong
+    return None
+
+
+def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Piece] | None:
+    with open(path, "rb") as fh:
+        buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        if int.from_bytes(buf[18:20], "little") == EM_AMDGPU:
+            return None
+        elf = ElfFile(buf, origin)
+        names = {s.name for s in elf.sections}
+        regions = [s for s in elf.sections if s.type != SHT_NOBITS and s.size
+                   and (s.name in FATBIN_REGIONS or s.type == SHT_LLVM_OFFLOADING)]
+        if not regions or names & set(REF_SECTIONS) or any(n.startswith("__CLANG_OFFLOAD_BUNDLE__") for n in names):
+            return None
+        spans = [elf.section_range(s) for s in regions]
+        if overlaps(spans):
+            return None
+        pieces: list[Piece] = []
+        for s, (lo, hi) in zip(regions, spans):
+            here = origin.within(f"section {s.name}")
+            pieces += _group(path, here, _containers(buf, lo, hi, here, limits))
+        return pieces
+    finally:
+        buf.close()
+
+
+def _containers(buf, lo: int, hi: int, origin: Origin, limits: Limits) -> Iterator[tuple[int, int, int]]:
+    """(start, end, bytes once decompressed) of each container in ``buf[lo:hi]``; the last
+    runs to ``hi`` when an extent cannot be known from a header."""
+    pos = lo
+    while pos < hi:
+        found = _NON_ZERO.search(buf, pos, hi)     # zero padding between containers
+        if found is None:
+            return
+        pos = found.start()
+        head = bytes(buf[pos:pos + 24])
+        extent, expanded = None, 0
+        if head.startswith(BUNDLE_MAGIC):
+            extent = parse_bundle(buf, pos, hi, origin, limits)[1]
+        elif head.startswith(CCOB_MAGIC):
+            extent, expanded = ccob_extent(buf, pos, hi, origin)
+        elif head.startswith(OFFLOAD_MAGIC):
+            extent = parse_offload_binary(buf, pos, hi, origin, limits).extent
+        if extent is None or extent <= pos:
+            yield pos, hi, max(expanded, hi - pos)
+            return
+        yield pos, extent, max(expanded, extent - pos)
+        pos = extent
+
+
+def _group(path: str, origin: Origin, spans) -> list[Piece]:
+    out: list[Piece] = []
+    for lo, hi, size in spans:
+        if out and out[-1].size < PIECE_BYTES:
+            out[-1] = Piece(path, origin, out[-1].start, hi, out[-1].size + size)
+        else:
+            out.append(Piece(path, origin, lo, hi, size))
+    return out
+
+
+def _plan_archive(fh, path: str, limits: Limits, spill_dir: str) -> list[Part] | None:
+    archive = Archive(fh, Origin(path), limits)
+    if archive.overlapping or sum(i.file_size for i in archive.infos) > archive.budget:
+        return None
+    parts: list[Part] = []
+    group: list[zipfile.ZipInfo] = []
+
+    def close_group():
+        if group:
+            parts.append(Members(path, tuple(i.filename for i in group), sum(i.file_size for i in group)))
+            group.clear()
+
+    for info in archive.infos:
+        head = archive.peek(info)
+        if head is not None and not _interesting(head):
+            continue                                   # nothing the scan would say about it
+        pieces = None
+        if head is not None and is_elf(head) and info.compress_type == zipfile.ZIP_DEFLATED \
+                and info.file_size >= SPILL_BYTES:
+            spilled = archive.spill(info, spill_dir)
+            pieces = _plan_library(spilled, archive.origin.decompressed(info.filename), limits)
+            if not pieces or len(pieces) < 2:
+                os.unlink(spilled)
+                pieces = None
+        if pieces:
+            close_group()
+            parts += pieces
+            continue
+        group.append(info)
+        if sum(i.file_size for i in group) >= PIECE_BYTES:
+            close_group()
+    close_group()
+    return parts if len(parts) > 1 else None
+
+
+def _interesting(head: bytes) -> bool:
+    from .scan import recognised
+    return recognised(head)
+
+
+def scan_part(part: Part, limits: Limits = DEFAULT_LIMITS):
+    """The items of one part, exactly as the serial scan of the whole input yields them there."""
+    from .scan import scan_members, scan_region
+
+    if isinstance(part, Members):
+        yield from scan_members(part.path, part.names, limits)
+        return
+    with open(part.path, "rb") as fh:
+        buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        yield from scan_region(buf, part.start, part.end, part.origin, limits)
+    finally:
+        buf.close()
+
+
+def part_path(part: Part) -> str:
+    """The input the part belongs to, as the user named it."""
+    return part.origin.path if isinstance(part, Piece) else part.path
+
