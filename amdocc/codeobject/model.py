@@ -122,6 +122,8 @@ class Kernel:
         image: the bytes of the code object the kernel lives in, as HIP would load them
             (empty when not at hand).
         producer: the compiler its code object's ``.comment`` names, or None (see CodeObject).
+        note: the metadata under v3 note names (a v2 code object's CodeProps translated), built
+            once by the reader; None for a kernel made by hand (see :meth:`meta`).
         demangled_name: the name as C++ source spells it (a property; None when not mangled or
             when no demangler is available).
     """
