@@ -65,7 +65,7 @@ def test_json_lines_report_skipped_entries_and_errors(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, needle", [
     (["--fields", "name"], "give it with --json or --json-lines"),
-    (["--json", "--fields", "name,nope"], "unknown field nope"),
+    (["--json", "--fields", "name,nope"], "unknown field 'nope'"),
     (["--json", "--json-lines"], "give one"),
 ])
 def test_inspect_output_options_are_checked(capsys, argv, needle):
