@@ -349,6 +349,29 @@ class Pattern(ArgType):
 
 
 @dataclass(frozen=True)
+class Checked(ArgType):
+    """A value a library function checks: ``check(text)`` raises a UsageError whose message
+    argparse then prints after the option's name (a version, a plot file, ...)."""
+
+    check: Callable[[str], object]
+    good: str                          # a value ``check`` accepts
+    bad: tuple[str, ...] = ("",)       # values it refuses
+
+    def __call__(self, text: str) -> str:
+        try:
+            self.check(text)
+        except UsageError as exc:
+            raise Invalid(exc.message) from None
+        return text
+
+    def example(self) -> str:
+        return self.good
+
+    def invalid_examples(self) -> list[str]:
+        return list(self.bad)
+
+
+@dataclass(frozen=True)
 class ExistingPath(ArgType):
     """A file or directory that exists; "-" (standard input) when ``stdin`` allows it."""
 

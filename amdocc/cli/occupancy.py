@@ -36,25 +36,10 @@ def _hip_profiles():
     return profiles()
 
 
-class LlvmVersion(a.ArgType):
-    """``--llvm-version``: a version (22, 22.1.8, 24.0.0git), "main", or a rule set name."""
+def _check_llvm_version(text: str) -> None:
+    from ..models.llvm_rules import parse_version
 
-    metavar = "V"
-
-    def __call__(self, text: str) -> str:
-        from ..models.llvm_rules import parse_version
-
-        try:
-            parse_version(text)
-        except a.UsageError as exc:
-            raise a.Invalid(exc.message) from None
-        return text
-
-    def example(self) -> str:
-        return "22.1.8"
-
-    def invalid_examples(self) -> list[str]:
-        return ["", "banana", "22.x"]
+    parse_version(text)
 
 
 @dataclass(frozen=True)
@@ -78,7 +63,7 @@ MODEL_FLAGS = (
         metavar="NAME", type=a.OneOf(_hip_profiles, "HIP profile"),
         help="hip: the HIP runtime era to reproduce (default: newest; see --list-profiles)")),
     ModelFlag("--llvm-version", ("llvm",), "llvm_version", dict(
-        metavar="V", type=LlvmVersion(),
+        metavar="V", type=a.Checked(_check_llvm_version, "22.1.8", ("", "banana", "22.x")),
         help="llvm: apply this LLVM's rules (22, 22.1.8, 24.0.0git, main, or a rule set such as llvm-23; "
              "default: the compiler the code object names in .comment)")),
     ModelFlag("--lds-granule-rounding", ("llvm",), "lds_granule_rounding", dict(

@@ -31,7 +31,7 @@ def add_arguments(parser) -> None:
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
-    parser.add_argument("--plot", metavar="FILE", type=PlotFile(),
+    parser.add_argument("--plot", metavar="FILE", type=a.Checked(_check_plot_path, "out.png", ("", "/nonexistent/dir/out.png", "out.xyz")),
                         help="also draw occupancy (waves per SIMD, and workgroups) against block size, "
                              "dynamic LDS and VGPRs to FILE (.png, .svg or .pdf; needs matplotlib: "
                              "amdocc[plot]); the star marks the kernel where `amdocc occupancy` evaluates "
@@ -40,23 +40,10 @@ def add_arguments(parser) -> None:
                         "(default: .reqd_workgroup_size, else .max_flat_workgroup_size, as `amdocc occupancy`)")
 
 
-class PlotFile(a.OutputFile):
-    """An image file matplotlib can write (checked when the option is parsed, before any work)."""
+def _check_plot_path(text: str) -> None:
+    from .plot import check_plot_path   # imports matplotlib only when --plot is given
 
-    def __call__(self, text: str) -> str:
-        from .plot import check_plot_path   # imports matplotlib only when --plot is given
-
-        try:
-            check_plot_path(text)
-        except a.UsageError as exc:
-            raise a.Invalid(exc.message) from None
-        return text
-
-    def example(self) -> str:
-        return "out.png"
-
-    def invalid_examples(self) -> list[str]:
-        return ["", "/nonexistent/dir/out.png", "out.xyz"]
+    check_plot_path(text)
 
 
 def default_blocks(wave: int, limit: int) -> list[int]:
