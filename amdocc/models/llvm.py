@@ -182,7 +182,7 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
         if block_size > MAX_WORKGROUP_SIZE or (u.max_flat_workgroup_size and block_size > u.max_flat_workgroup_size):
             limits["block_size"] = 0
         blocks = smallest(limits)
-        if blocks == 0 and waves:
+        if blocks == 0 and waves and limits.get("block_size") is None:
             warnings.append(f"LLVM prints Occupancy {waves} for this workgroup size (its per-wave limit), but "
                             f"no workgroup of {per_wg} waves fits on the {eus} SIMDs: 0 workgroups, 0 waves")
     else:
