@@ -149,18 +149,30 @@ def test_kernel_by_demangled_name_through_the_hook(monkeypatch):
     for k in llvm_kernels("gfx1100_w32_wgp_cov6.hsaco"):
         demangled = cxxfilt(k[".name"])
         assert demangled != k[".name"] and co.kernel(demangled).name == k[".name"]
-    with pytest.raises(amdocc.UsageError, match=re.escape("nearest: _Z9saxpy_ldsfPKfPfi")):
+    # The nearest name is offered in the spelling asked with (here demangled).
+    with pytest.raises(amdocc.UsageError, match=re.escape("nearest: " + cxxfilt("_Z9saxpy_ldsfPKfPfi"))):
         co.kernel("saxpy_lds(float, float*, float*, int)")
 
 
 @pytest.mark.llvm22
 def test_kernel_by_demangled_name():
-    from amdocc.codeobject.model import demangle
-    if demangle("_Z9saxpy_ldsfPKfPfi") is None:
-        pytest.skip("no demangler module yet (amdocc.demangle, issue 10 item 8); the hook is tested above")
     (co,) = amdocc.load(ELF / "gfx1100_w32_wgp_cov6.hsaco")
     for k in llvm_kernels("gfx1100_w32_wgp_cov6.hsaco"):
-        assert co.kernel(cxxfilt(k[".name"])).name == k[".name"]
+        readable = cxxfilt(k[".name"])
+        assert co.kernel(readable).name == k[".name"]
+        # The bare function name llvm-cxxfilt prints before the signature finds it too.
+        assert co.kernel(readable.split("(", 1)[0]).name == k[".name"]
+
+
+def test_a_bare_name_several_kernels_share_is_ambiguous(tmp_path):
+    # Two kernels of one name (an overload): the bare name is refused, listing both.
+    (co,) = amdocc.load(ELF / "gfx1100_w32_wgp_cov6.hsaco")
+    k = co.kernels[0]
+    twin = dataclasses.replace(k, name=k.name + "_", symbol=k.name + "_.kd")
+    twin.memo["demangled"] = (k.demangled_name or "").replace("(", "(int, ", 1)
+    both = dataclasses.replace(co, kernels=[k, twin])
+    with pytest.raises(amdocc.UsageError, match="names 2 kernels"):
+        both.kernel(k.demangled_name.split("(", 1)[0])
 
 
 # --- compact reprs ---------------------------------------------------------------------------------

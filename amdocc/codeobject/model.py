@@ -158,8 +158,13 @@ class Kernel:
     def names(self) -> tuple[str, ...]:
         """Every spelling :meth:`CodeObject.kernel` accepts for this kernel."""
         out = [self.name, self.symbol, _without_kd(self.symbol)]
-        if self.demangled_name:
-            out.append(self.demangled_name)
+        readable = self.demangled_name
+        if readable:
+            # The signature, the qualified name without it, and the bare function name
+            # ("saxpy_lds"): a short spelling that several kernels share is refused as ambiguous.
+            from ..demangle import base_name
+
+            out += [readable, readable.split("(", 1)[0].rsplit(" ", 1)[-1], base_name(readable)]
         return tuple(dict.fromkeys(out))
 
     def __repr__(self) -> str:
@@ -234,12 +239,17 @@ class CodeObject:
             return found[0]
         if found:
             raise UsageError(f"{name!r} names {len(found)} kernels in {self.origin}: "
-                             + ", ".join(k.symbol for k in found))
+                             + ", ".join(k.demangled_name or k.name for k in found[:8])
+                             + (f", ... ({len(found)} in all)" if len(found) > 8 else "")
+                             + "; give the whole signature or the mangled name")
         spelled = {s: k for k in self.kernels for s in k.names()}
         near = difflib.get_close_matches(name, spelled, n=12, cutoff=0.5)
-        nearest = list(dict.fromkeys(spelled[s].name for s in near))[:5]
+        # The nearest spelling of each kernel, in the form the caller used (mangled or not).
+        nearest: dict[int, str] = {}
+        for spelling in near:
+            nearest.setdefault(id(spelled[spelling]), spelling)
         if nearest:
-            hint = f"nearest: {', '.join(nearest)}"
+            hint = f"nearest: {', '.join(list(nearest.values())[:5])}"
         elif self.kernels:
             listed = ", ".join(k.name for k in self.kernels[:8])
             hint = f"its kernels: {listed}" + (f", ... ({len(self.kernels)} in all)" if len(self.kernels) > 8 else "")
