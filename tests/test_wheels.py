@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -61,29 +62,51 @@ def _fatbin_members(wheel: Path, work: Path) -> dict[str, Path]:
     return out
 
 
-@pytest.mark.parametrize("which", sorted(WHEELS))
-def test_wheel_agrees_with_llvm_on_every_kernel(which, tmp_path):
-    name, digest = WHEELS[which]
+class Oracle:
+    """LLVM's reading of one wheel: every code object (by sha256) with its member, processor
+    and metadata note, from the pipeline above; computed once per wheel for every test."""
+
+    def __init__(self, wheel: Path, work: Path):
+        self.members = _fatbin_members(wheel, work)
+        self.by_sha: dict[str, list] = {}
+        for member, path in self.members.items():
+            for co in unbundle_library(path, work / "unbundled" / member):
+                seen = llvm22.readelf([str(co)])[str(co)]
+                (doc,) = seen["metadata"]
+                self.by_sha.setdefault(hashlib.sha256(co.read_bytes()).hexdigest(), []).append(
+                    (member, seen["header"]["processor"], doc))
+
+    def kernels(self):
+        """(member, processor, LLVM's kernel map) of every kernel."""
+        for entries in self.by_sha.values():
+            for member, processor, doc in entries:
+                for k in doc["amdhsa.kernels"]:
+                    yield member, processor, k
+
+
+@pytest.fixture(scope="module", params=sorted(WHEELS))
+def wheel_and_oracle(request, tmp_path_factory):
+    name, digest = WHEELS[request.param]
     wheel = wheels_dir() / name
     assert wheel.is_file(), f"{wheel} is missing: run .ci/setup-tests.sh"
     assert hashlib.sha256(wheel.read_bytes()).hexdigest() == digest
+    return request.param, wheel, Oracle(wheel, tmp_path_factory.mktemp(request.param))
 
-    # LLVM's side: every code object of every library, and its metadata note.
+
+def _amdocc(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "amdocc", *argv], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle):
+    which, wheel, llvm = wheel_and_oracle
     by_hand = len(UNBUNDLED_BY_HAND)
-    oracle: dict[str, list] = {}       # sha256 of the code object -> [member, LLVM metadata]
-    members = _fatbin_members(wheel, tmp_path)
-    for member, path in members.items():
-        for co in unbundle_library(path, tmp_path / "unbundled" / member):
-            data = co.read_bytes()
-            seen = llvm22.readelf([str(co)])[str(co)]
-            (doc,) = seen["metadata"]
-            oracle.setdefault(hashlib.sha256(data).hexdigest(), []).append(
-                (member, seen["header"]["processor"], doc))
+    oracle = {sha: list(entries) for sha, entries in llvm.by_sha.items()}
+    members = llvm.members
 
     # amdocc's side: the library call gives the bytes, `inspect --json` the record of each.
     loaded = amdocc.load(wheel)
-    proc = subprocess.run([sys.executable, "-m", "amdocc", "inspect", "--json", str(wheel)],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = _amdocc("inspect", "--json", str(wheel))
     assert proc.returncode == 0, proc.stderr
     records = json.loads(proc.stdout)["code_objects"]
     assert len(records) == len(loaded) == sum(len(v) for v in oracle.values())
@@ -113,3 +136,46 @@ def test_wheel_agrees_with_llvm_on_every_kernel(which, tmp_path):
           f"({len(UNBUNDLED_BY_HAND) - by_hand} entries cut by hand where LLVM 22's bundler refused the bundle id)")
     assert mismatches == []
     assert kernels == sum(len(co.kernels) for co in loaded)
+
+
+# The census row's numbers and the metadata note's keys they must equal.
+CENSUS_NOTE_KEYS = {"wave": ".wavefront_size", "vgprs": ".vgpr_count", "agprs": ".agpr_count",
+                    "sgprs": ".sgpr_count", "lds": ".group_segment_fixed_size",
+                    "scratch": ".private_segment_fixed_size", "vgpr_spills": ".vgpr_spill_count",
+                    "sgpr_spills": ".sgpr_spill_count", "max_flat_workgroup_size": ".max_flat_workgroup_size"}
+
+
+def test_census_of_a_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle, tmp_path):
+    """`amdocc census --csv` over the whole wheel: one row per kernel LLVM's pipeline finds, in
+    the member LLVM found it in, for the processor LLVM read, with the note's numbers."""
+    import csv
+
+    which, wheel, llvm = wheel_and_oracle
+    out = tmp_path / "census.csv"
+    proc = _amdocc("census", "--csv", str(out), str(wheel))
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(out.open()))
+
+    def as_int(text):
+        return None if text == "" else int(float(text))
+
+    # A key the note lacks (e.g. .agpr_count on processors without AGPRs, in older compilers)
+    # is not compared: the census then gives amdocc's resolved value, which is no note value.
+    present = {(member, processor, k[".name"]): tuple(key in k for key in CENSUS_NOTE_KEYS.values())
+               for member, processor, k in llvm.kernels()}
+
+    def masked(where, values):
+        return (*where, *(v if keep else "-" for v, keep in zip(values, present.get(where, ()))))
+
+    census = Counter(masked((r["member"], r["processor"], r["kernel"]), [as_int(r[c]) for c in CENSUS_NOTE_KEYS])
+                     for r in rows)
+    expected = Counter(masked((member, processor, k[".name"]), [k.get(key) for key in CENSUS_NOTE_KEYS.values()])
+                       for member, processor, k in llvm.kernels())
+    not_compared = sum(not all(mask) for mask in present.values())
+    missing, extra = expected - census, census - expected
+    print(f"\n{which}: census rows {len(rows)}, LLVM kernels {sum(expected.values())}, "
+          f"{len(missing)} missing, {len(extra)} extra; {not_compared} kernel names with a note key absent")
+    assert sum(expected.values()) > 1000
+    assert (list(missing.items())[:5], list(extra.items())[:5]) == ([], [])
+    # Every kernel got a HIP answer at its declared size, or says why not.
+    assert all(r["blocks_per_cu"] != "" or r["problem"] for r in rows)
