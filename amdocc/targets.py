@@ -57,6 +57,8 @@ class Target:
     lds_per_wgp: int | None = None
     max_workgroups_per_wgp: int | None = None
     generic_of: tuple[str, ...] = field(default=())
+    # Columns whose value no public source pins, each with why (the table's `unconfirmed`).
+    unconfirmed: dict[str, str] = field(default_factory=dict)
 
     @property
     def major(self) -> int:
@@ -128,6 +130,7 @@ def _build(name: str, row: dict, source: str) -> Target:
         lds_per_wgp=row.get("lds_per_wgp") if row["wgp"] else None,
         max_workgroups_per_wgp=row.get("max_workgroups_per_wgp") if row["wgp"] else None,
         generic_of=tuple(row.get("generic_of", ())),
+        unconfirmed=dict(row.get("unconfirmed", {})),
     )
     if t.register_file not in REGISTER_FILES:
         raise ValueError(f"targets.toml [{name}]: register_file {t.register_file!r}")
@@ -154,7 +157,10 @@ def _targets() -> dict[str, Target]:
                 raise ValueError(f"targets.toml [{name}] is like {parent!r}, which is not above it")
             merged.update(resolved[parent])
             merged.pop("generic_of", None)
-        merged.update({k: v for k, v in row.items() if k not in ("like", "source")})
+            # A doubt about a value is inherited with the value, not by a row that sets its own.
+            merged["unconfirmed"] = {k: why for k, why in merged.get("unconfirmed", {}).items() if k not in row}
+        merged.update({k: v for k, v in row.items() if k not in ("like", "source", "unconfirmed")})
+        merged["unconfirmed"] = {**merged.get("unconfirmed", {}), **row.get("unconfirmed", {})}
         resolved[name] = merged
         # A row without its own note says which row its facts were copied from.
         sources[name] = row.get("source") or f"as {row['like']}: {sources[row['like']]}"

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import struct
 
-import pytest
-
 from amdocc.cli.main import main
+from conftest import needs
 
-pytest.importorskip("matplotlib", reason="matplotlib (amdocc[plot]) is not installed")
+needs("matplotlib", "the plot tests render with it (amdocc[plot])")
 
 
 def test_sweep_plot_png(tmp_path, capsys):
