@@ -36,17 +36,20 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options) -> dict | None:
         return _value(compute(base.with_(**changes), occ.model, occ.block_size, 0, **options)) or 0
 
     shed, changes = {}, {}
+    binding = {SHEDDABLE[name] for name in occ.limiters}
     for limiter in occ.limiters:
         field = SHEDDABLE[limiter]
         if field in changes:
             continue
         have = getattr(base, field)
-        if have == 0 or value_with(**{field: 0}) <= current:
+        # Each binding resource is bisected with the others out of the way (they must shrink too).
+        others = {f: 0 for f in binding if f != field}
+        if have == 0 or value_with(**others, **{field: 0}) <= current:
             return None                      # even none of it would not gain
         lo, hi = 0, have - 1                 # the largest amount that still gains lies in [lo, hi]
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if value_with(**{field: mid}) > current:
+            if value_with(**others, **{field: mid}) > current:
                 lo = mid
             else:
                 hi = mid - 1
