@@ -63,6 +63,7 @@ TABLE_TIER = [
     "tests/test_targets_table.py", "tests/test_table_sources.py", "tests/test_hw_sources.py",
     "tests/test_devices.py", "tests/test_occupancy_hip.py", "tests/test_hip_observed.py",
     "tests/test_policy_splits.py", "tests/test_policy_gate.py", "tests/test_mutants_models.py",
+    "tests/test_mutants_policy.py",
     "tests/test_fixtures.py", "-m", "not corpus and not hip and not slow",
 ]
 KILLED, SURVIVED, TIMEOUT, NO_TESTS = "killed", "survived", "timeout", "no tests"
