@@ -50,6 +50,20 @@ def skip_unless_required(reason: str):
     pytest.skip(reason)
 
 
+def pytest_sessionstart(session):
+    # Under mutation testing (tools/mutation.py) each mutant's tests run in a process forked from
+    # one that already imported amdocc and the test modules: import-time work (tables cached by
+    # lru_cache, layouts built at import, module-level test data) would keep the unmutated
+    # results. Importing both afresh lets every mutant reach them.
+    if "MUTANT_UNDER_TEST" not in os.environ:
+        return
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if name == "amdocc" or name.startswith("amdocc.") or (
+                name != "conftest" and path.startswith(str(TESTS) + os.sep)):
+            del sys.modules[name]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     # Before Hypothesis's own hook reads the option: one reproducible seed for the session.

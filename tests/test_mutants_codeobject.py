@@ -168,3 +168,26 @@ def test_the_largest_possible_values_are_not_findings():
     _, found = resolved(GFX942, {".vgpr_count": 512, ".agpr_count": 256, ".group_segment_fixed_size": 65536,
                                  ".sgpr_count": 128, ".max_flat_workgroup_size": 1024})
     assert "out-of-range" not in found
+
+
+def test_reserved_descriptor_bits_and_bytes_are_problems_and_defined_ones_are_not():
+    # gfx942 (the gfx90a layout): rsrc1 bits 0-26 are defined, 27-31 reserved (AMDGPUUsage.rst).
+    every_defined = descriptor(GFX942, vgpr_blocks=0x3F, sgpr_blocks=0xF)
+    assert every_defined.problems == []
+    assert descriptor(GFX942, vgpr_blocks=1).problems == []
+    stray = descriptor(GFX942, vgpr_blocks=1 << 28)
+    assert stray.problems == ["compute_pgm_rsrc1 has reserved bits 0x10000000 set for gfx90a"]
+    data = bytearray(struct.pack("<III4sq20sIIIHH4s", 0, 0, 0, b"\0" * 4, 0, b"\0" * 20, 0, 0, 0, 0, 0, b"\0" * 4))
+    data[13] = 1                                     # a reserved byte (12-15)
+    kd = decode_descriptor(bytes(data), 0, GFX942, Origin("test"))
+    assert kd.problems == ["descriptor reserved bytes (12-15, 24-43 or 60-63) are not zero"]
+    assert decode_descriptor(bytes(data), 0, None, Origin("test")).fields == {}
+
+
+def test_fixture_descriptors_built_by_llvm_have_no_problems():
+    import amdocc
+    from conftest import FIXTURES
+    kernels = [k for path in sorted((FIXTURES / "elf").glob("*.hsaco")) for co in amdocc.load(path) for k in co.kernels
+               if "hand_" not in path.name]
+    assert len(kernels) > 20
+    assert [(k.name, k.descriptor.problems) for k in kernels if k.descriptor.problems] == []

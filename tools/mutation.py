@@ -64,7 +64,7 @@ TABLE_TIER = [
     "tests/test_devices.py", "tests/test_occupancy_hip.py", "tests/test_hip_observed.py",
     "tests/test_policy_splits.py", "tests/test_policy_gate.py", "tests/test_mutants_models.py",
     "tests/test_mutants_policy.py",
-    "tests/test_fixtures.py", "-m", "not corpus and not hip and not slow",
+    "tests/test_fixtures.py", "-m", "not hip and not slow",
 ]
 KILLED, SURVIVED, TIMEOUT, NO_TESTS = "killed", "survived", "timeout", "no tests"
 
@@ -87,8 +87,17 @@ class Campaign:
 
 # -- Python: mutmut --------------------------------------------------------------------------
 
+def _env(**more) -> dict:
+    """The tiers' environment: one Hypothesis seed, and the corpus where .ci/run unpacks it."""
+    env = dict(os.environ, AMDOCC_HYPOTHESIS_SEED=os.environ.get("AMDOCC_HYPOTHESIS_SEED", "0"), **more)
+    corpus = ROOT / ".cache" / "aiter" / "aiter_meta" / "hsa"
+    if "AMDOCC_AITER_DIR" not in env and (corpus / "gfx942").is_dir():
+        env["AMDOCC_AITER_DIR"] = str(corpus)
+    return env
+
+
 def _mutmut(args: list[str], jobs: int) -> None:
-    env = dict(os.environ, AMDOCC_HYPOTHESIS_SEED=os.environ.get("AMDOCC_HYPOTHESIS_SEED", "0"))
+    env = _env()
     cmd = [*NICE, sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *args]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log = MUTANTS / "mutation-run.log"
@@ -222,7 +231,7 @@ def _copy_tree(dest: Path) -> None:
 
 
 def _run_tier(tree: Path, timeout: float) -> int:
-    env = dict(os.environ, PYTHONPATH=str(tree), AMDOCC_HYPOTHESIS_SEED="0", PYTHONDONTWRITEBYTECODE="1")
+    env = _env(PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
     tier = [t for t in TABLE_TIER if not t.startswith("tests/") or (tree / t).exists()]
     try:
         return subprocess.run([*NICE, sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tier],
@@ -232,8 +241,10 @@ def _run_tier(tree: Path, timeout: float) -> int:
         return -1
 
 
-def run_tables(jobs: int) -> list[Mutant]:
+def run_tables(jobs: int, sample: int | None = None, seed: int = 0) -> list[Mutant]:
     cases = table_mutants()
+    if sample:
+        cases = sorted(random.Random(seed).sample(cases, min(sample, len(cases))))
     trees = [MUTANTS / f"tables-{i}" for i in range(jobs)]
     for tree in trees:
         _copy_tree(tree)
@@ -347,7 +358,8 @@ def main(argv=None) -> int:
     ap.add_argument("--area", action="append", choices=AREAS, help="limit to an area (repeatable; default all)")
     ap.add_argument("--jobs", type=int, default=2, help="workers (default 2: the machine's cores)")
     ap.add_argument("--sample", type=int, help="test a random sample of this many Python mutants")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    ap.add_argument("--table-sample", type=int, help="test a random sample of this many table mutants")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the samples")
     ap.add_argument("--resume", action="store_true", help="keep mutants/ from the last run (mutmut's cache)")
     ap.add_argument("--report-only", action="store_true", help="report the last run without running anything")
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -367,7 +379,7 @@ def main(argv=None) -> int:
         if py_areas:
             c.mutants += run_python(py_areas, args.jobs, args.sample, args.seed, fresh=not args.resume)
         if "tables" in areas:
-            tables = run_tables(args.jobs)
+            tables = run_tables(args.jobs, args.table_sample, args.seed)
             saved.parent.mkdir(exist_ok=True)
             saved.write_text(json.dumps([m.__dict__ for m in tables], indent=1))
             c.mutants += tables
