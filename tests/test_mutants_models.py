@@ -160,3 +160,39 @@ def test_manual_defaults_follow_the_target():
     with pytest.raises(UsageError, match="has no AGPRs"):
         manual(gfx1100, agprs=4)
     assert manual(gfx1100, agprs=0).agprs == 0
+
+
+def test_hw_reports_what_it_allocated_and_where_hip_differs():
+    # No LDS: nothing allocated. gfx942, 64 VGPRs, 256 threads: hw and HIP agree (8 blocks).
+    occ = amdocc.occupancy({"vgprs": 64}, target="gfx942", block_size=256, model="hw")
+    assert (occ.allocated["lds_per_block"], occ.dynamic_lds, occ.blocks_per_cu) == (0, 0, 8)
+    assert not [w for w in occ.warnings if w.startswith("HIP")]
+    # gfx1010 wave32 in WGP mode, 96 threads = 3 waves: hw counts LLVM's 20 waves per SIMD,
+    # 4 x 20 // 3 = 26 (32 barriers); HIP caps gfx10+ at 16: 4 x 32 x 16 // 96 = 21.
+    occ = amdocc.occupancy({"vgprs": 8, "wave": 32}, target="gfx1010", block_size=96, model="hw")
+    assert occ.blocks_per_cu == 26
+    (why,) = [w for w in occ.warnings if w.startswith("HIP")]
+    assert why == "HIP (2026-08) answers 21: wave slots allow 21 there, 26 here"
+
+
+def test_wave64_on_rdna_is_flagged_and_wave32_is_not():
+    gfx1100 = get_target("gfx1100")
+    w64 = amdocc.occupancy(manual(gfx1100, vgprs=8, wave=64), block_size=256, model="hw")
+    w32 = amdocc.occupancy(manual(gfx1100, vgprs=8, wave=32), block_size=256, model="hw")
+    assert any("wave64 on RDNA" in w for w in w64.warnings)
+    assert not any("wave64 on RDNA" in w for w in w32.warnings)
+    assert not any("wave64 on RDNA" in w for w in amdocc.occupancy({"vgprs": 8}, target="gfx942", block_size=256,
+                                                                    model="hw").warnings)
+
+
+def test_target_and_device_must_agree():
+    # MI300X is a gfx942 (tables/devices.toml).
+    occ = amdocc.occupancy({"vgprs": 8}, target="gfx942", device="MI300X", block_size=256)
+    assert occ.processor == "gfx942"
+    with pytest.raises(UsageError, match="is a gfx942, not gfx90a"):
+        amdocc.occupancy({"vgprs": 8}, target="gfx90a", device="MI300X", block_size=256)
+
+
+def test_dynamic_lds_is_reported_back():
+    occ = amdocc.occupancy({"vgprs": 8, "lds": 100}, target="gfx942", block_size=64, dynamic_lds=4000, model="hw")
+    assert (occ.dynamic_lds, occ.allocated["lds_per_block"]) == (4000, 4608)     # 4100 -> 9 x 512
