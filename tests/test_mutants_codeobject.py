@@ -187,7 +187,27 @@ def test_reserved_descriptor_bits_and_bytes_are_problems_and_defined_ones_are_no
 def test_fixture_descriptors_built_by_llvm_have_no_problems():
     import amdocc
     from conftest import FIXTURES
-    kernels = [k for path in sorted((FIXTURES / "elf").glob("*.hsaco")) for co in amdocc.load(path) for k in co.kernels
-               if "hand_" not in path.name]
-    assert len(kernels) > 20
+    paths = [p for p in sorted((FIXTURES / "elf").iterdir()) if p.suffix in (".hsaco", ".co", ".o") and "hand_" not in p.name]
+    kernels = [k for path in paths for co in amdocc.load(path) for k in co.kernels]
+    assert len(kernels) > 20 and any(p.name == "legacy_v2_gfx906.co" for p in paths)   # amd_kernel_code_t too
     assert [(k.name, k.descriptor.problems) for k in kernels if k.descriptor.problems] == []
+
+
+def test_v2_amd_kernel_code_wave_size_and_words():
+    from amdocc.codeobject.descriptor import AMD_KERNEL_CODE, decode_amd_kernel_code
+    gfx906 = get_target("gfx906")
+    def code(log2):
+        raw = AMD_KERNEL_CODE.record(*[0] * len(AMD_KERNEL_CODE.fields))._replace(
+            version_major=1, wavefront_size_log2=log2, debug_fields=b"\0" * 12, reserved=b"\0" * 12,
+            control_directives=b"\0" * 128)
+        return AMD_KERNEL_CODE.struct.pack(*raw)
+    kd = decode_amd_kernel_code(code(6), 0, gfx906, Origin("test"))
+    assert (kd.words["wavefront_size"], kd.wave_size, kd.words["compute_pgm_rsrc3"], kd.problems) == (64, 64, 0, [])
+    # A log2 of 20 names no wave size (and would be a 1 MiB wave): None, not 1 << 20.
+    assert decode_amd_kernel_code(code(20), 0, gfx906, Origin("test")).words["wavefront_size"] is None
+
+
+def test_spill_counts_are_reported_under_their_note_names():
+    r, _ = resolved(GFX942, {".sgpr_spill_count": 3, ".vgpr_spill_count": 5})
+    d = r.as_dict()
+    assert (d["sgpr_spill_count"], d["vgpr_spill_count"]) == (3, 5) and "spills" not in d
