@@ -196,6 +196,7 @@ def test_fixture_descriptors_built_by_llvm_have_no_problems():
 def test_v2_amd_kernel_code_wave_size_and_words():
     from amdocc.codeobject.descriptor import AMD_KERNEL_CODE, decode_amd_kernel_code
     gfx906 = get_target("gfx906")
+
     def code(log2):
         raw = AMD_KERNEL_CODE.record(*[0] * len(AMD_KERNEL_CODE.fields))._replace(
             version_major=1, wavefront_size_log2=log2, debug_fields=b"\0" * 12, reserved=b"\0" * 12,
