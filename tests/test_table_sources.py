@@ -167,3 +167,27 @@ def test_unconfirmed_values_say_why_and_name_a_column_the_row_has():
         for column, why in row.get("unconfirmed", {}).items():
             assert column in _resolved(RAW, name), (name, column)
             assert len(why) > 20, (name, column)
+
+
+# -- tables/devices.toml ------------------------------------------------------------------------
+
+DEVICES = tomllib.loads((tables_dir() / "devices.toml").read_text())
+
+
+def test_every_device_value_is_stated_by_its_source_or_follows_from_its_processor():
+    """compute_units must be quoted by the row's source ([A] ROCm's GPU specs, [R] rocminfo);
+    max_waves_per_cu and lds are quoted where rocminfo was, and otherwise are the processor's
+    (targets.toml): SIMDs per CU x waves per SIMD (rocminfo's "Max Waves Per CU") and LDS per CU."""
+    checked = Counter()
+    for name, row in DEVICES.items():
+        target = _resolved(RAW, row["processor"])
+        stated = _quantities(row["source"])
+        assert row["compute_units"] in stated, (name, row["source"])
+        checked["compute_units"] += 1
+        assert row["max_waves_per_cu"] in stated or \
+            row["max_waves_per_cu"] == target["simds_per_cu"] * target["max_waves_per_simd"], name
+        checked["max_waves_per_cu"] += 1
+        assert row["lds"] in stated or row["lds"] == target["lds_per_cu"], name
+        checked["lds"] += 1
+    assert checked["compute_units"] == len(DEVICES) > 15
+    print(f"\ndevices.toml values checked: {dict(checked)}")
