@@ -281,7 +281,8 @@ def _function_of(name: str) -> str:
 
 
 def _lines(diff: str) -> tuple[str, ...]:
-    return tuple(" ".join(line[1:].split()) for line in diff.splitlines())
+    """The changed lines, sign kept, whitespace-insensitive."""
+    return tuple(line[0] + " ".join(line[1:].split()) for line in diff.splitlines() if line.strip())
 
 
 def apply_equivalents(mutants: list[Mutant], path: Path = EQUIVALENTS) -> list[dict]:
