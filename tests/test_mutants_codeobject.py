@@ -212,3 +212,37 @@ def test_spill_counts_are_reported_under_their_note_names():
     r, _ = resolved(GFX942, {".sgpr_spill_count": 3, ".vgpr_spill_count": 5})
     d = r.as_dict()
     assert (d["sgpr_spill_count"], d["vgpr_spill_count"]) == (3, 5) and "spills" not in d
+
+
+def test_v2_code_props_are_read_under_their_note_names():
+    # CO v2 keeps CodeProps (NumVGPRs, NumSGPRs, ...) in YAML; they mean .vgpr_count etc.
+    md = {"Name": "k", "SymbolName": "k@kd", "CodeProps": {"NumVGPRs": 41, "NumSGPRs": 30, "WavefrontSize": 64,
+                                                          "GroupSegmentFixedSize": 512}}
+    r, _ = resolved(get_target("gfx906"), md, co_version=2)
+    assert (r.vgprs, r.sgprs, r.wavefront_size, r.lds) == (41, 30, 64, 512)
+
+
+def test_wave_and_wgp_disagreements_only_when_both_views_speak():
+    r, found = resolved(GFX1100, {}, descriptor(GFX1100, wave32=True))
+    assert "wave-size-mismatch" not in found
+    wgp_bit = 1 << 29
+    _, found = resolved(GFX1100, {".workgroup_processor_mode": 1, ".wavefront_size": 32},
+                        descriptor(GFX1100, vgpr_blocks=wgp_bit, wave32=True))
+    assert "wgp-mode-mismatch" not in found
+    r, found = resolved(GFX1100, {".workgroup_processor_mode": 0, ".wavefront_size": 32},
+                        descriptor(GFX1100, vgpr_blocks=wgp_bit, wave32=True))
+    assert "wgp-mode-mismatch" in found and r.wgp_mode is True       # the descriptor's bit is what runs
+
+
+def test_usage_of_a_fixture_kernel_carries_the_descriptors_allocation():
+    # What llvm-objdump-22 printed for agpr_gfx942_cov6.hsaco's descriptors (stored at build time).
+    import amdocc
+    from amdocc.models import from_kernel
+    from conftest import FIXTURES
+    from oracle.llvm22 import parse_descriptor_dump
+    (dumped,) = parse_descriptor_dump((FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco.kd.txt").read_text()).values()
+    (co,) = amdocc.load(FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco")
+    for k in co.kernels:
+        u = from_kernel(k)
+        assert u.vgprs_allocated == dumped[k.symbol]["next_free_vgpr"]
+        assert u.sgprs_allocated == dumped[k.symbol]["next_free_sgpr"]

@@ -43,6 +43,8 @@ def test_the_next_step_keeps_the_hip_profile_of_the_answer():
     occ, s = step(manual(GFX942, vgprs=128), profile="rocm-6.0")
     assert (occ.profile, occ.blocks_per_cu) == ("rocm-6.0", 2)
     assert s == {"gain": 3, "unit": "blocks_per_cu", "shed": {"vgpr": 44}}
+    # Asked without options, the next step still follows the answer's profile.
+    assert next_step(manual(GFX942, vgprs=128), occ) == s
 
 
 def test_lds_bound_kernel_sheds_static_and_dynamic_lds_together():
@@ -78,7 +80,7 @@ def test_llvm_next_step_is_in_waves_per_simd():
     # 5 waves need alignTo(v, 8) <= 102 -> v <= 96: shed 32.
     usage = manual(GFX942, vgprs=128)
     occ = amdocc.occupancy(usage, model="llvm")
-    assert occ.waves_per_simd == 4
+    assert occ.waves_per_simd == 4 and occ.details["flat_workgroup_size"] == [1, 1024]
     assert next_step(usage, occ) == {"gain": 5, "unit": "waves_per_simd", "shed": {"vgpr": 32}}
 
 
@@ -196,3 +198,19 @@ def test_target_and_device_must_agree():
 def test_dynamic_lds_is_reported_back():
     occ = amdocc.occupancy({"vgprs": 8, "lds": 100}, target="gfx942", block_size=64, dynamic_lds=4000, model="hw")
     assert (occ.dynamic_lds, occ.allocated["lds_per_block"]) == (4000, 4608)     # 4100 -> 9 x 512
+
+
+def test_llvm_sgpr_trap_reserve_option():
+    # llvm-amdgpu-rules.md §4.3 (PR #201342): per-wave budget alignDown(800 / W - 16, 16):
+    # W = 8 gives 80, W = 7 gives 96. 92 SGPRs on gfx942: 7 waves with the reserve; LLVM 22's
+    # table says 8 (<= 100).
+    plain = amdocc.occupancy({"vgprs": 8, "sgprs": 92}, target="gfx942", model="llvm")
+    reserve = amdocc.occupancy({"vgprs": 8, "sgprs": 92}, target="gfx942", model="llvm", sgpr_trap_reserve=True)
+    assert (plain.waves_per_simd, reserve.waves_per_simd) == (8, 7)
+    assert reserve.profile == "llvm22+sgpr-trap-reserve"
+
+
+def test_hw_profile_names_the_trap_reserve():
+    on = amdocc.occupancy({"vgprs": 8}, target="gfx942", block_size=64, model="hw")
+    off = amdocc.occupancy({"vgprs": 8}, target="gfx942", block_size=64, model="hw", trap_reserve=False)
+    assert (on.profile, off.profile) == ("trap-reserve", "no-trap-reserve")

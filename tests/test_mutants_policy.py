@@ -97,3 +97,20 @@ def test_wave_cost_overhead_and_bad_arguments():
     for bad in ((1, 1, 0, 64), (1, 1, 1, 0), (-1, 1, 1, 64), (1, -1, 1, 64)):
         with pytest.raises(UsageError):
             auto_num_splits(*bad, arch="gfx942")
+
+
+def test_a_recorded_answer_feeds_the_occupancy_aware_path():
+    # gfx942, grid 1, KV 4096 (32 tiles, max 4 splits): recorded occupancy 5 -> 304 x 5 CUs.
+    d = auto_num_splits(4, 4096, 4, 128, arch="gfx942", cu_count=304, recorded=lambda: 5)
+    assert (d.occupancy.source, d.occupancy.blocks_per_cu, d.effective_cus) == ("recorded", 5, 1520)
+
+
+def test_streaming_decision_carries_its_occupancy_and_reasons():
+    d = auto_num_splits(64, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=16, occupancy=3)
+    assert (d.occupancy.blocks_per_cu, d.occupancy.source) == (3, "given")
+    assert d.reason == "fixed oversubscription (streaming low-head)"
+    d = auto_num_splits(1024, 1 << 16, 1, 64, arch="gfx950", cu_count=256, num_heads=64)
+    assert d.reason == "grid of 1024 blocks already reaches the target 1024"
+    d = auto_num_splits(4096, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=16, occupancy=3)
+    assert (d.splits, d.occupancy.blocks_per_cu) == (1, 3)          # grid 4096 >= 3072: no split
+    assert d.as_dict()["occupancy"] == {"blocks_per_cu": 3, "source": "given", "detail": ""}
