@@ -214,3 +214,13 @@ def test_hw_profile_names_the_trap_reserve():
     on = amdocc.occupancy({"vgprs": 8}, target="gfx942", block_size=64, model="hw")
     off = amdocc.occupancy({"vgprs": 8}, target="gfx942", block_size=64, model="hw", trap_reserve=False)
     assert (on.profile, off.profile) == ("trap-reserve", "no-trap-reserve")
+
+
+def test_hip_profiles_before_the_trap_reserve_charge_no_sgprs_for_it():
+    # hip-occupancy.md §4 step 5: SgprWaves = 800 // alignUp(sgprs, 16) (+ 16 only since PR #10618).
+    # 150 SGPRs on gfx942 -> 160 -> 5 waves; 64 threads = 1 wave: 4 SIMDs x 64 x 5 // 64 = 20.
+    # With the reserve: 176 -> 4 waves -> 16.
+    old = amdocc.occupancy({"vgprs": 8, "sgprs": 150}, target="gfx942", block_size=64, profile="2023-2025")
+    new = amdocc.occupancy({"vgprs": 8, "sgprs": 150}, target="gfx942", block_size=64, profile="2026-08")
+    assert (old.limits["sgpr"], old.blocks_per_cu) == (20, 20)
+    assert (new.limits["sgpr"], new.blocks_per_cu) == (16, 16)
