@@ -224,3 +224,43 @@ def test_hip_profiles_before_the_trap_reserve_charge_no_sgprs_for_it():
     new = amdocc.occupancy({"vgprs": 8, "sgprs": 150}, target="gfx942", block_size=64, profile="2026-08")
     assert (old.limits["sgpr"], old.blocks_per_cu) == (20, 20)
     assert (new.limits["sgpr"], new.blocks_per_cu) == (16, 16)
+
+
+# -- HIP's block-size helpers (stable behaviour: hip-occupancy.md §6) ------------------------------
+
+def test_hip_max_potential_block_size_by_hand():
+    from amdocc.models.hip import max_potential_block_size
+    # The C API, no search: alu = simdPerCU x min(MaxWaves, VgprWaves, SgprWaves) x wave; block =
+    # min(alu, alignUp(limit, wave)); grid = CUs x min(alu // block, localMem // lds).
+    # 8 VGPRs: VgprWaves 64 -> 8 -> alu 4 x 8 x 64 = 2048, block 1024, 2 per CU; 40000 B of LDS:
+    # 65536 // 40000 = 1 -> grid 304.  No LDS: 304 x 2 = 608.
+    assert max_potential_block_size(manual(GFX942, vgprs=8, lds=40000), compute_units=304) == \
+        {"block_size": 1024, "grid_size": 304, "error": None}
+    assert max_potential_block_size(manual(GFX942, vgprs=8), compute_units=304)["grid_size"] == 608
+    # 512 VGPRs: exactly one wave -> alu 256 = block, grid 304. 520: none fits.
+    assert max_potential_block_size(manual(GFX942, vgprs=512), compute_units=304) == \
+        {"block_size": 256, "grid_size": 304, "error": None}
+    assert max_potential_block_size(manual(GFX942, vgprs=520), compute_units=304) == {"error": "hipErrorUnknown"}
+    assert max_potential_block_size(manual(GFX942, vgprs=520), compute_units=304, profile="rocm-6.0") == \
+        {"error": "division-by-zero"}
+
+
+def test_hip_block_size_search_uses_the_given_lds():
+    from amdocc.models.hip import max_potential_block_size_search
+    # 20000 B of LDS in a 32 KiB group segment: 1 block per CU at every size, so the largest
+    # (1024) wins with 1 block: min grid 304. (With 64 KiB: 2 blocks of 1024 fill the CU: 608.)
+    u = manual(GFX942, vgprs=8, lds=20000)
+    assert max_potential_block_size_search(u, compute_units=304, max_threads_per_cu=2048, lds_bytes=32768) == \
+        {"block_size": 1024, "min_grid_size": 304, "error": None}
+    assert max_potential_block_size_search(u, compute_units=304, max_threads_per_cu=2048) == \
+        {"block_size": 1024, "min_grid_size": 608, "error": None}
+
+
+def test_hip_defaults_to_no_dynamic_lds_and_warns_only_above_the_workgroup_limit():
+    from amdocc.models.hip import hip_occupancy
+    occ = hip_occupancy(manual(GFX942, vgprs=8), 256)
+    assert occ.allocated["lds_per_block"] == 0 and occ.limits["lds"] is None
+    at_limit = hip_occupancy(manual(GFX942, vgprs=8, lds=65536), 256)
+    assert at_limit.blocks_per_cu == 1 and not any("exceed" in w for w in at_limit.warnings)
+    over = hip_occupancy(manual(GFX942, vgprs=8, lds=65536), 256, 1)
+    assert any("65537 B of LDS exceed the 65536 B" in w for w in over.warnings)
