@@ -239,11 +239,19 @@ class ElfFile:
         origin = self.origin
         entry_size = sym_struct.size
         budget = StringBudget(len(strtab), f"the string table of {section.name or 'the symbol table'}")
+        # As for section names: names that start where a string starts are decoded once, in
+        # one pass over the table, and shared; others go through the bounded reader.
+        starts = _string_starts(strtab)
         for index, (st_name, info, other, shndx, value, size) in enumerate(rows):
             if wanted is not None and not wanted(info, shndx):
                 continue
             at = section.offset + index * entry_size
-            name = cstring(strtab, st_name, origin, f"symbol {index} name", at, budget) if st_name else ""
+            if st_name:
+                name = starts.get(st_name)
+                if name is None:
+                    name = cstring(strtab, st_name, origin, f"symbol {index} name", at, budget)
+            else:
+                name = ""
             out.append(Symbol(name, value, size, info, other, shndx, at))
         return out
 

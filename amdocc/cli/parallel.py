@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import collections
 import itertools
-import multiprocessing
 import os
-import queue
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -151,6 +147,9 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
                 yield from worker(item, options)
                 progress.step()
             return
+        import multiprocessing
+        import tempfile
+
         most = max(1, min(64, len(files) // (jobs * 8)))
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         with tempfile.TemporaryDirectory(prefix="amdocc-parts-") as spill, ctx.Pool(jobs) as pool:
@@ -176,6 +175,9 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
 
 def _prefetch(iterable, size: int) -> Iterator:
     """``iterable`` produced by a background thread, at most ``size`` items ahead."""
+    import queue
+    import threading
+
     done = object()
     box: queue.Queue = queue.Queue(size)
 
