@@ -54,12 +54,12 @@ def dumps(record: dict) -> str:
 COMPACT_SEPARATORS = (",", ":")
 
 
-def compact_dumps(record: dict, plain: bool = False) -> str:
-    """One record as compact strict JSON (see :func:`dumps` for what is made strict), the same
-    text whichever encoder writes it. ``plain`` says the record holds no floating-point values
-    (a metadata note without them: orjson writes floats, NaN included, its own way); orjson is
-    then tried, and its text kept only when it is pure printable ASCII and nothing in the record
-    needed more than bytes written as hex. Anything else is written by the standard library."""
+def compact_json(record: dict, plain: bool = False) -> bytes:
+    """One record as compact strict JSON (see :func:`dumps` for what is made strict), ASCII
+    bytes, the same whichever encoder writes them. ``plain`` says the record holds no
+    floating-point values (orjson writes floats, NaN included, its own way); orjson is then
+    tried, and its text kept only when it is ASCII without DEL and nothing in the record needed
+    more than bytes written as hex. Anything else is written by the standard library."""
     if plain:
         fast = _orjson_dumps()
         if fast is not None:
@@ -69,12 +69,18 @@ def compact_dumps(record: dict, plain: bool = False) -> str:
                 pass
             else:
                 if out.isascii() and b"\x7f" not in out:     # the standard library escapes DEL
-                    return out.decode("ascii")
+                    return out
     try:
-        return json.dumps(record, default=jsonable, allow_nan=False, check_circular=False,
+        text = json.dumps(record, default=jsonable, allow_nan=False, check_circular=False,
                           separators=COMPACT_SEPARATORS)
     except (TypeError, ValueError, RecursionError):
-        return json.dumps(_sanitised(record), default=jsonable, allow_nan=False, separators=COMPACT_SEPARATORS)
+        text = json.dumps(_sanitised(record), default=jsonable, allow_nan=False, separators=COMPACT_SEPARATORS)
+    return text.encode("ascii")
+
+
+def compact_dumps(record: dict, plain: bool = False) -> str:
+    """:func:`compact_json` as text."""
+    return compact_json(record, plain).decode("ascii")
 
 
 _ORJSON: list = []      # [orjson.dumps or None], looked up on first use
@@ -93,7 +99,7 @@ def _orjson_dumps():
 
 def _bytes_as_hex(value: Any) -> str:
     """orjson's hook: bytes as :func:`jsonable` writes them; anything else goes back to the
-    standard library (a TypeError makes :func:`compact_dumps` fall back)."""
+    standard library (a TypeError makes :func:`compact_json` fall back)."""
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
     raise TypeError(type(value).__name__)
@@ -179,19 +185,32 @@ def _record_builder(fields: tuple[str, ...]):
     return build
 
 
-def kernel_lines(co: CodeObject, fields=COMPACT_FIELDS) -> list[str]:
-    """One compact strict-JSON line per kernel: where it came from, its target, and ``fields``."""
+def json_lines(co: CodeObject, fields=COMPACT_FIELDS) -> bytes:
+    """One compact strict-JSON line per kernel (ASCII, each ending in a newline): where it came
+    from, its target, and ``fields``."""
     where = {**origin_record(co.origin), "target": str(co.target_id), "processor": co.processor}
     # The location is written once and each kernel's fields joined to it: the same text as
     # writing the two maps merged, since their keys differ.
-    head = compact_dumps(where)[:-1]
-    build = _record_builder(tuple(fields))
-    plain = co.metadata_plain
-    lines = []
+    head = compact_json(where)[:-1]
+    joined, alone = head + b",", head + b"}\n"
+    fields = tuple(fields)
+    build = _record_builder(fields)
+    # Only the note's values can be floats. When the note as a whole cannot say it has none (a
+    # large note holds the marker bytes somewhere by chance), a record of note numbers alone is
+    # still plain when each of them is a plain scalar.
+    whole = co.metadata_plain
+    note_keys = [f for f in fields if f in KERNEL_NOTE_KEYS] if not whole and "metadata" not in fields else None
+    out = []
     for k in co.kernels:
-        body = compact_dumps(build(k, _note(k)), plain)
-        lines.append(head + "," + body[1:] if body != "{}" else head + "}")
-    return lines
+        record = build(k, _note(k))
+        plain = whole or (note_keys is not None and all(record[key].__class__ in _PLAIN_SCALARS
+                                                        for key in note_keys))
+        body = compact_json(record, plain)
+        out += (joined, body[1:], b"\n") if body != b"{}" else (alone,)
+    return b"".join(out)
+
+
+_PLAIN_SCALARS = frozenset({int, bool, str, type(None)})
 
 
 def code_object_record(co: CodeObject, fields=None) -> dict:

@@ -137,3 +137,21 @@ def test_a_code_object_with_floats_in_its_note_prints_them_as_the_standard_libra
         texts.add(_run(["inspect", "--json", str(path)], capsys))
     ((code, out),) = texts
     assert code == 0 and '".odd":[1e-05,"nan",2.5]' in out
+
+
+def test_json_lines_with_a_float_note_value_agree_with_either_encoder(monkeypatch, capsys, tmp_path):
+    from fuzz.formats.elf import note_desc, with_note_desc
+    from fuzz.formats.metadata import mp_encode
+
+    data = (FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes()
+    tree = msgpack.unpackb(note_desc(data, "AMDGPU", 32), raw=False)
+    tree["amdhsa.kernels"][0][".vgpr_count"] = 1e-05
+    tree["amdhsa.kernels"][0][".sgpr_count"] = [float("inf")]
+    path = tmp_path / "float_counts.hsaco"
+    path.write_bytes(with_note_desc(data, "AMDGPU", 32, mp_encode(tree)))
+    texts = set()
+    for fast in ([], [None]):
+        monkeypatch.setattr(report, "_ORJSON", list(fast))
+        texts.add(_run(["inspect", "--json-lines", str(path)], capsys))
+    ((code, out),) = texts
+    assert '"vgpr_count":1e-05' in out and '"sgpr_count":["inf"]' in out

@@ -86,9 +86,10 @@ def run(args) -> int:
     skipped, errors = [], []
     first = True
     if mode != "text":
-        from ..report import compact_dumps
+        from ..report import compact_json
+        write = _binary_stdout()
     if mode == "json":
-        sys.stdout.write('{"code_objects":[')
+        write(b'{"code_objects":[')
     options = (mode, fields, args.findings or "warnings", args.target, args.kernel, args.mangled)
     for kind, value in parallel.run(files, inspect_file, options, jobs):
         if kind == "seen":
@@ -99,12 +100,12 @@ def run(args) -> int:
                 failed += 1
                 error(value["error"])
             shown += kind == "code_object"
-            sys.stdout.write(value if kind == "code_object" else compact_dumps({kind: value}, plain=True) + "\n")
+            write(value if kind == "code_object" else compact_json({kind: value}, plain=True) + b"\n")
             continue
         if kind == "code_object":
             shown += 1
             if args.json:
-                sys.stdout.write(("\n" if first else ",\n") + value)
+                write((b"\n" if first else b",\n") + value)
                 first = False
             else:
                 print(value)
@@ -119,15 +120,26 @@ def run(args) -> int:
             errors.append(value)
             error(value["error"])
     if args.json:
-        sys.stdout.write("\n]," + compact_dumps({"skipped": skipped, "errors": errors}, plain=True)[1:] + "\n")
+        write(b"\n]," + compact_json({"skipped": skipped, "errors": errors}, plain=True)[1:] + b"\n")
     if filtered and not shown:
         error(selection.nothing_selected())
         return 2
     return 2 if failed else 0
 
 
+def _binary_stdout():
+    """A function writing JSON's ASCII bytes to stdout: to its binary buffer, so that 100s of MB
+    of output are not decoded and encoded again, or as text when stdout has no buffer."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        return lambda data: sys.stdout.write(data.decode("ascii"))
+    sys.stdout.flush()
+    return buffer.write
+
+
 def inspect_file(item, options):
-    """Yield ("code_object", text), ("skipped", record), ("error", record) and, last when
+    """Yield ("code_object", text: bytes for JSON, str for the table), ("skipped", record),
+    ("error", record) and, last when
     --target or --kernel filters, ("seen", what the filters passed over) for one file.
 
     Text, not objects, so a worker process can send them back; in one process they stream, so
@@ -153,9 +165,9 @@ def inspect_file(item, options):
             if len(kernels) != len(x.kernels):
                 x = dataclasses.replace(x, kernels=kernels)
         if mode == "lines":
-            text = "".join(line + "\n" for line in report.kernel_lines(x, fields))
+            text = report.json_lines(x, fields)
         elif mode == "json":
-            text = report.compact_dumps(report.code_object_record(x, fields), x.metadata_plain)
+            text = report.compact_json(report.code_object_record(x, fields), x.metadata_plain)
         else:
             text = render_code_object(x, which_findings, mangled)
         yield "code_object", text
