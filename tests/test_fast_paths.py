@@ -88,3 +88,30 @@ def test_only_the_chosen_commands_module_is_imported():
                          text=True, check=True)
     loaded = out.stderr.strip()
     assert "amdocc.cli.inspect" in loaded and "amdocc.cli.census" not in loaded and "amdocc.cli.check" not in loaded
+
+
+def test_output_spilled_through_files_is_printed_as_one_process_prints_it(capsys, monkeypatch, tmp_path):
+    from amdocc.cli import parallel
+
+    made = []
+
+    class Recording(parallel._Unspill):                         # the main process's reader
+        def __init__(self, path):
+            super().__init__(path)
+            made.append(path)
+
+    monkeypatch.setattr(parallel, "SPILL_ITEM", 1)                 # every JSON text goes by file
+    monkeypatch.setattr(parallel, "MIN_FILES_FOR_POOL", 1)
+    monkeypatch.setattr(parallel, "_Unspill", Recording)
+    tree = [str(FIXTURES / "containers"), str(FIXTURES / "elf")]
+    for form in (["--json"], ["--json-lines"]):
+        assert main(["inspect", *form, "--jobs", "1", *tree]) == 0
+        serial = capsys.readouterr().out
+        assert main(["inspect", *form, "--jobs", "2", *tree]) == 0
+        assert capsys.readouterr().out == serial
+    spilled = [p for p in made if p]
+    assert spilled and not any(os.path.exists(p) for p in spilled)    # read back, then removed
+
+
+from amdocc.cli.main import main  # noqa: E402
+import os  # noqa: E402
