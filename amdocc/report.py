@@ -198,7 +198,7 @@ def json_lines(co: CodeObject, fields=COMPACT_FIELDS) -> bytes:
     # Only the note's values can be floats. When the note as a whole cannot say it has none (a
     # large note holds the marker bytes somewhere by chance), a record of note numbers alone is
     # still plain when each of them is a plain scalar.
-    whole = co.metadata_plain
+    whole = co.metadata_plain or ("metadata" in fields and metadata_plain(co))
     note_keys = [f for f in fields if f in KERNEL_NOTE_KEYS] if not whole and "metadata" not in fields else None
     out = []
     for k in co.kernels:
@@ -211,6 +211,32 @@ def json_lines(co: CodeObject, fields=COMPACT_FIELDS) -> bytes:
 
 
 _PLAIN_SCALARS = frozenset({int, bool, str, type(None)})
+
+
+def metadata_plain(co: CodeObject) -> bool:
+    """Whether the code object's metadata holds no floating-point value: as the reader found
+    it (no float marker in the note), or, when the note could not vouch for itself, by a walk
+    of the decoded maps and lists (far cheaper than writing them with the standard library)."""
+    if co.metadata_plain:
+        return True
+    if co.code_object_version == 2:
+        return False                # YAML metadata: left to the standard library
+    stack, seen = [co.metadata], 0
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > _MOST_WALKED:
+            return False
+        if value.__class__ is dict:
+            stack.extend(value.values())
+        elif value.__class__ is list:
+            stack.extend(value)
+        elif value.__class__ not in _PLAIN_SCALARS:
+            return False            # a float, bytes, an extension value: the standard library
+    return True
+
+
+_MOST_WALKED = 1 << 24          # a bound on the walk, far above any real note
 
 
 def code_object_record(co: CodeObject, fields=None) -> dict:

@@ -155,3 +155,13 @@ def test_json_lines_with_a_float_note_value_agree_with_either_encoder(monkeypatc
         texts.add(_run(["inspect", "--json-lines", str(path)], capsys))
     ((code, out),) = texts
     assert '"vgpr_count":1e-05' in out and '"sgpr_count":["inf"]' in out
+
+
+def test_a_note_with_marker_bytes_by_chance_is_walked_for_floats():
+    co = amdocc.load(amdocc.samples_path())[0]
+    co.metadata_plain = False                      # as if 0xca/0xcb occurred in some integer
+    assert report.metadata_plain(co)
+    co.metadata["amdhsa.kernels"][-1][".args"] = [{".size": 8, ".odd": [{"deep": 0.5}]}]
+    assert not report.metadata_plain(co)
+    co.metadata["amdhsa.kernels"][-1][".args"] = [{".size": b"\x01"}]
+    assert not report.metadata_plain(co)

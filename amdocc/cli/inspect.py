@@ -167,7 +167,7 @@ def inspect_file(item, options):
         if mode == "lines":
             text = report.json_lines(x, fields)
         elif mode == "json":
-            text = report.compact_json(report.code_object_record(x, fields), x.metadata_plain)
+            text = report.compact_json(report.code_object_record(x, fields), report.metadata_plain(x))
         else:
             text = render_code_object(x, which_findings, mangled)
         yield "code_object", text
