@@ -65,8 +65,12 @@ def test_a_full_memo_is_emptied_not_grown(monkeypatch):
         assert len(D._DECODED) <= 4
 
 
+@pytest.mark.parametrize("many", [0, 1 << 30])         # names from the one-pass table, or one by one
 @pytest.mark.parametrize("name", ["gfx942_cov4.hsaco", "agpr_gfx90a_cov5.hsaco", "legacy_v2_gfx906.co"])
-def test_symbol_names_are_the_names_their_entries_point_at(name):
+def test_symbol_names_are_the_names_their_entries_point_at(monkeypatch, name, many):
+    import amdocc.elf
+
+    monkeypatch.setattr(amdocc.elf, "MANY_SYMBOLS", many)
     data = (FIXTURES / "elf" / name).read_bytes()
     elf = ElfFile(data, Origin(name))
     table = next(s for s in elf.sections if s.type == SHT_SYMTAB)
