@@ -179,8 +179,8 @@ def _record_builder(fields: tuple[str, ...]):
                      "kernel.name" if name == "name" else f"FIELDS[{name!r}](kernel, note)")
             items.append(f"{name!r}: {value}")
         namespace = {"FIELDS": KERNEL_FIELDS}
-        exec(compile(f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n",
-                     "<kernel record>", "exec"), namespace)
+        source = f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n"
+        exec(compile(source, "<kernel record>", "exec"), namespace)  # noqa: S102 - generated from KERNEL_FIELDS
         build = _BUILDERS[fields] = namespace["build"]
     return build
 

@@ -7,17 +7,19 @@ each name where its entry points.
 """
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
+from conftest import FIXTURES
 
 import amdocc
+from amdocc.binary import cstring
+from amdocc.cli.main import main
 from amdocc.codeobject import descriptor as D
 from amdocc.elf import SHT_SYMTAB, ElfFile
-from amdocc.binary import cstring
 from amdocc.errors import Origin
 from amdocc.targets import all_targets
-from conftest import FIXTURES
 
 
 def _by_hand(layout: str, words: dict) -> dict:
@@ -116,6 +118,3 @@ def test_output_spilled_through_files_is_printed_as_one_process_prints_it(capsys
     spilled = [p for p in made if p]
     assert spilled and not any(os.path.exists(p) for p in spilled)    # read back, then removed
 
-
-from amdocc.cli.main import main  # noqa: E402
-import os  # noqa: E402

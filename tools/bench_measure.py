@@ -25,7 +25,7 @@ class Run:
     workers: int
     code: int
 
-    def better(self, other: "Run | None") -> "Run":
+    def better(self, other: Run | None) -> Run:
         """The faster of two runs, keeping the larger memory and worker counts seen."""
         if other is None:
             return self

@@ -236,7 +236,7 @@ def _call(packed):
                 for kind, value in worker(task, options):
                     if isinstance(value, bytes) and len(value) >= SPILL_ITEM:
                         if out is None:
-                            out = tempfile.NamedTemporaryFile(dir=spill_dir, prefix="out-", delete=False)
+                            out = tempfile.NamedTemporaryFile(dir=spill_dir, prefix="out-", delete=False)  # noqa: SIM115 - closed below
                         items.append((kind, _Spilled(out.tell(), len(value))))
                         out.write(value)
                     else:
@@ -253,7 +253,7 @@ class _Unspill:
 
     def __init__(self, path: str | None):
         self.path = path
-        self.fh = open(path, "rb") if path else None
+        self.fh = open(path, "rb") if path else None     # noqa: SIM115 - closed by __exit__
 
     def __call__(self, value):
         if isinstance(value, _Spilled):
@@ -274,11 +274,11 @@ def read(item: tuple) -> Iterator[tuple[str, object]]:
     """One file of ``expand`` (or a part of a large one), as a worker reports it: ("code_object", CodeObject), and
     ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
     JSON records of amdocc.report, located as their messages say)."""
+    from .. import report
     from ..codeobject import CodeObject
     from ..containers import Skipped, part_path
     from ..errors import AmdoccError
     from ..loader import iter_load
-    from .. import report
 
     path, in_directory = item
     try:

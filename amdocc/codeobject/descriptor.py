@@ -250,7 +250,7 @@ class _CompiledLayout:
     in one dict display of shifts and masks (built from BIT_FIELDS, not written by hand), with
     the stray-bit masks and the must-be-zero fields that apply to it."""
 
-    __slots__ = ("extract", "stray_masks", "must_be_zero")
+    __slots__ = ("extract", "must_be_zero", "stray_masks")
 
     def __init__(self, layout: str):
         fields, masks = _BY_LAYOUT[layout]
@@ -263,7 +263,7 @@ class _CompiledLayout:
         source = (f"def extract({', '.join(f'w{i}' for i in range(len(RSRC_WORDS)))}):\n"
                   f"    return {{{', '.join(items)}}}\n")
         namespace: dict = {}
-        exec(compile(source, f"<descriptor fields of {layout}>", "exec"), namespace)
+        exec(compile(source, f"<descriptor fields of {layout}>", "exec"), namespace)  # noqa: S102 - generated from the declarations above
         self.extract = namespace["extract"]
         self.stray_masks = tuple((word, ~masks[word]) for word in RSRC_WORDS)
         self.must_be_zero = tuple((name, next(f for f in fields if f.name == name), why)
