@@ -203,8 +203,8 @@ def json_lines(co: CodeObject, fields=COMPACT_FIELDS) -> bytes:
     out = []
     for k in co.kernels:
         record = build(k, _note(k))
-        plain = whole or (note_keys is not None and all(record[key].__class__ in _PLAIN_SCALARS
-                                                        for key in note_keys))
+        plain = whole or (note_keys is not None
+                          and _PLAIN_SCALARS.issuperset(map(type, map(record.__getitem__, note_keys))))
         body = compact_json(record, plain)
         out += (joined, body[1:], b"\n") if body != b"{}" else (alone,)
     return b"".join(out)

@@ -236,7 +236,8 @@ def _call(packed):
                 for kind, value in worker(task, options):
                     if isinstance(value, bytes) and len(value) >= SPILL_ITEM:
                         if out is None:
-                            out = tempfile.NamedTemporaryFile(dir=spill_dir, prefix="out-", delete=False)  # noqa: SIM115 - closed below
+                            out = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below
+                                dir=spill_dir, prefix="out-", delete=False)
                         items.append((kind, _Spilled(out.tell(), len(value))))
                         out.write(value)
                     else:

@@ -263,7 +263,8 @@ class _CompiledLayout:
         source = (f"def extract({', '.join(f'w{i}' for i in range(len(RSRC_WORDS)))}):\n"
                   f"    return {{{', '.join(items)}}}\n")
         namespace: dict = {}
-        exec(compile(source, f"<descriptor fields of {layout}>", "exec"), namespace)  # noqa: S102 - generated from the declarations above
+        code = compile(source, f"<descriptor fields of {layout}>", "exec")
+        exec(code, namespace)  # noqa: S102 - generated from BIT_FIELDS
         self.extract = namespace["extract"]
         self.stray_masks = tuple((word, ~masks[word]) for word in RSRC_WORDS)
         self.must_be_zero = tuple((name, next(f for f in fields if f.name == name), why)

@@ -238,7 +238,7 @@ def _v3_kernels(elf, data, co, symbols):
         kernels.append(_kernel(co, name, symbol, md, descriptor, symbols, findings, data))
     # Descriptors the metadata does not describe still name kernels the loader can find.
     for s in symbols.all:
-        if s.name.endswith(".kd") and s.name not in seen and s.size == KERNEL_DESCRIPTOR.size:
+        if s.name not in seen and s.name.endswith(".kd") and s.size == KERNEL_DESCRIPTOR.size:
             seen.add(s.name)
             findings = [Finding("metadata-missing", WARNING, "kernel descriptor without a metadata "
                                 "entry: resources come from the descriptor alone")]
