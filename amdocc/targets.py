@@ -63,6 +63,8 @@ class Target:
     # models/applicable.py). Keys are column names, or "hw_wave_slots" for the physical wave slots.
     unknown: dict[str, str] = field(default_factory=dict)
     since_llvm: int | None = None     # first LLVM release major that knows the processor (None: 22 or older)
+    # Columns whose value no public source pins, each with why (the table's `unconfirmed`).
+    unconfirmed: dict[str, str] = field(default_factory=dict)
 
     @property
     def major(self) -> int:
@@ -141,6 +143,7 @@ def _build(name: str, row: dict, source: str) -> Target:
         generic_of=tuple(row.get("generic_of", ())),
         unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
         since_llvm=row.get("since_llvm"),
+        unconfirmed=dict(row.get("unconfirmed", {})),
     )
     if t.register_file not in REGISTER_FILES:
         raise ValueError(f"targets.toml [{name}]: register_file {t.register_file!r}")
@@ -167,7 +170,10 @@ def _targets() -> dict[str, Target]:
                 raise ValueError(f"targets.toml [{name}] is like {parent!r}, which is not above it")
             merged.update(resolved[parent])
             merged.pop("generic_of", None)
-        merged.update({k: v for k, v in row.items() if k not in ("like", "source")})
+            # A doubt about a value is inherited with the value, not by a row that sets its own.
+            merged["unconfirmed"] = {k: why for k, why in merged.get("unconfirmed", {}).items() if k not in row}
+        merged.update({k: v for k, v in row.items() if k not in ("like", "source", "unconfirmed")})
+        merged["unconfirmed"] = {**merged.get("unconfirmed", {}), **row.get("unconfirmed", {})}
         resolved[name] = merged
         # A row without its own note says which row its facts were copied from.
         sources[name] = row.get("source") or f"as {row['like']}: {sources[row['like']]}"

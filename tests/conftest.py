@@ -2,12 +2,19 @@
 
 Tests that need LLVM 22's tools (marker ``llvm22``) or the amd-aiter corpus (marker ``corpus``)
 skip with their reason when those are missing, unless ``AMDOCC_REQUIRE_ORACLES=1`` is set, as
-``.ci/run`` does: there a missing oracle is a failure, never a silent pass. Tests marked ``hip``
-need a ROCm GPU and always skip with their reason on machines without one.
+``.ci/run`` does: there a missing oracle is a failure, never a silent pass. The same holds for the
+optional packages some tests compare against (triton, FlyDSL, torch, matplotlib): tests take them
+through :func:`needs`, which skips only when oracles are not required. Tests marked ``hip`` need
+a ROCm GPU and always skip with their reason on machines without one.
+
+Hypothesis runs with one seed per session, printed at the end of the run: ``AMDOCC_HYPOTHESIS_SEED``
+(or pytest's own ``--hypothesis-seed``) replays it; without either a seed is drawn.
 """
 from __future__ import annotations
 
+import importlib
 import os
+import random
 import shutil
 import sys
 from pathlib import Path
@@ -22,6 +29,52 @@ sys.path.insert(0, str(ROOT / "tools"))  # kernelgen and friends
 
 REQUIRE = os.environ.get("AMDOCC_REQUIRE_ORACLES") == "1"
 LLVM_TOOLS = ("llvm-readelf-22", "llvm-objdump-22", "llc-22", "clang-22", "ld.lld-22")
+
+
+def needs(module: str, why: str):
+    """Import an optional package a test compares against. Missing, it skips the caller (at
+    module level too) with ``why``; with AMDOCC_REQUIRE_ORACLES=1 it fails instead."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if REQUIRE:
+            pytest.fail(f"{module} is required (AMDOCC_REQUIRE_ORACLES=1) but cannot be imported: {exc}; "
+                        f"{why}", pytrace=False)
+        pytest.skip(f"{module} is not installed: {why}", allow_module_level=True)
+
+
+def skip_unless_required(reason: str):
+    """Skip for a reason that, in CI (AMDOCC_REQUIRE_ORACLES=1), means a lost check: fail there."""
+    if REQUIRE:
+        pytest.fail(f"{reason} (AMDOCC_REQUIRE_ORACLES=1 does not allow this skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_sessionstart(session):
+    # Under mutation testing (tools/mutation.py) each mutant's tests run in a process forked from
+    # one that already imported amdocc and the test modules: import-time work (tables cached by
+    # lru_cache, layouts built at import, module-level test data) would keep the unmutated
+    # results. Importing both afresh lets every mutant reach them.
+    if "MUTANT_UNDER_TEST" not in os.environ:
+        return
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if name == "amdocc" or name.startswith("amdocc.") or (
+                name != "conftest" and path.startswith(str(TESTS) + os.sep)):
+            del sys.modules[name]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    # Before Hypothesis's own hook reads the option: one reproducible seed for the session.
+    if config.pluginmanager.hasplugin("hypothesispytest") and config.getoption("hypothesis_seed", None) is None:
+        config.option.hypothesis_seed = os.environ.get("AMDOCC_HYPOTHESIS_SEED") or str(random.randrange(1 << 32))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    seed = config.getoption("hypothesis_seed", None)
+    if seed is not None:
+        terminalreporter.write_line(f"hypothesis seed {seed} (AMDOCC_HYPOTHESIS_SEED={seed} replays this run)")
 
 
 def aiter_dir() -> Path | None:

@@ -12,8 +12,8 @@ import pytest
 import amdocc
 from amdocc.containers import Blob, Skipped, scan
 from conftest import FIXTURES, ROOT
-from oracle.compare import (descriptor_mismatches, feature_mismatches, isa_version_from_readelf,
-                            metadata_mismatches)
+from oracle.compare import (compare_descriptor, compare_metadata, count_leaves, feature_mismatches,
+                            isa_version_from_readelf)
 from oracle.check import ABI_TO_CO
 from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
@@ -29,8 +29,12 @@ BARE = [f for f in MANIFEST["fixtures"] if f["kind"] in ("elf", "elf-rel")]
 CONTAINERS = [f for f in MANIFEST["fixtures"] if f["kind"] not in ("elf", "elf-rel")]
 
 
+COMPARED = {"metadata": 0, "descriptor": 0, "kernels": 0}   # what every test here compared
+
+
 def _oracle_mismatches(co, oracle: dict, amd_kernel_code: dict | None = None) -> list[str]:
-    """Everything LLVM printed for one code object, against amdocc's parse of it."""
+    """Everything LLVM printed for one code object, against amdocc's parse of it. Comparing
+    nothing is a mismatch too: every value LLVM printed must have been compared."""
     out = []
     text = (FIXTURES / oracle["readelf"]).read_text()
     hdr = header_flags(text)
@@ -46,7 +50,11 @@ def _oracle_mismatches(co, oracle: dict, amd_kernel_code: dict | None = None) ->
     out += feature_mismatches(co.target_id, hdr["features"], co_version)
     docs = metadata_documents(text)
     assert len(docs) == 1, "each fixture has exactly one metadata note"
-    out += metadata_mismatches(co.metadata, docs[0])
+    found, compared = compare_metadata(co.metadata, docs[0])
+    out += found
+    if compared != count_leaves(docs[0]) or compared == 0:
+        out.append(f"compared {compared} of the {count_leaves(docs[0])} metadata values LLVM printed")
+    COMPARED["metadata"] += compared
     if co_version == 2:
         # llvm-objdump cannot decode amd_kernel_code_t: compare with what the assembler was given.
         (k,) = co.kernels
@@ -65,7 +73,12 @@ def _oracle_mismatches(co, oracle: dict, amd_kernel_code: dict | None = None) ->
         out.append(f"kernels: LLVM {sorted(descriptors)}, amdocc {sorted(k.symbol for k in co.kernels)}")
     for k in co.kernels:
         if k.symbol in descriptors:
-            out += [f"{k.symbol}: {m}" for m in descriptor_mismatches(k.descriptor.as_dict(), descriptors[k.symbol])]
+            found, compared, expected = compare_descriptor(k.descriptor.as_dict(), descriptors[k.symbol])
+            out += [f"{k.symbol}: {m}" for m in found]
+            if compared != expected or compared == 0:
+                out.append(f"{k.symbol}: compared {compared} of the {expected} descriptor fields LLVM printed")
+            COMPARED["descriptor"] += compared
+            COMPARED["kernels"] += 1
     return out
 
 
@@ -106,9 +119,7 @@ def test_container_entries_match_llvm_extraction(fixture):
     for item in scan(FIXTURES / fixture["file"]):
         assert not hasattr(item, "error"), f"{item.origin}: {getattr(item, 'error', '')}"
         if isinstance(item, Blob):
-            label = item.entry_id if "arch" not in str(item.entry_id) and "hip-amdgcn" not in str(item.entry_id) \
-                else item.entry_id
-            found.append((label, hashlib.sha256(item.data).hexdigest()))
+            found.append((item.entry_id, hashlib.sha256(item.data).hexdigest()))
         elif isinstance(item, Skipped):
             skipped.append(item)
     # OffloadBinary images are labelled "<kind>-<triple>-<arch>" by amdocc; the manifest keys by arch.
@@ -162,3 +173,39 @@ def test_mapped_file_with_pages_released_reads_every_copy(tmp_path, monkeypatch)
              if isinstance(i, Blob)]
     assert released, "the mapped file was never released"
     assert sorted(found) == sorted(expected * copies)
+
+
+def _all_oracle_pairs():
+    """(code object, oracle, amd_kernel_code_t values) for every code object with a stored oracle."""
+    for fixture in BARE:
+        (co,) = amdocc.load(FIXTURES / fixture["file"])
+        yield co, fixture["oracle"], fixture.get("amd_kernel_code_t")
+    for fixture in CONTAINERS:
+        _, _, oracles = _expected_entries(fixture)
+        for item in scan(FIXTURES / fixture["file"]):
+            if isinstance(item, Blob):
+                (co,) = amdocc.load(item.data)
+                yield co, oracles[hashlib.sha256(item.data).hexdigest()], None
+
+
+def test_every_value_llvm_printed_is_compared_and_kernels_without_an_objdump_oracle_are_counted():
+    """The totals compared equal the totals in LLVM's stored text, counted here without amdocc."""
+    from oracle.compare import NOT_ENCODED
+    COMPARED.update(metadata=0, descriptor=0, kernels=0)
+    printed_metadata = printed_descriptor = kernels = without_descriptor_oracle = 0
+    for co, oracle, amd_kernel_code in _all_oracle_pairs():
+        assert _oracle_mismatches(co, oracle, amd_kernel_code) == []
+        kernels += len(co.kernels)
+        (doc,) = metadata_documents((FIXTURES / oracle["readelf"]).read_text())
+        printed_metadata += count_leaves(doc)
+        if "kd" not in oracle:          # CO v2: llvm-objdump cannot decode amd_kernel_code_t
+            without_descriptor_oracle += len(co.kernels)
+            continue
+        (dumped,) = parse_descriptor_dump((FIXTURES / oracle["kd"]).read_text()).values()
+        printed_descriptor += sum(1 for d in dumped.values() for name in d if name not in NOT_ENCODED)
+    assert COMPARED["metadata"] == printed_metadata > 0
+    assert COMPARED["descriptor"] == printed_descriptor > 0
+    assert COMPARED["kernels"] + without_descriptor_oracle == kernels
+    assert without_descriptor_oracle == sum(1 for f in BARE if "kd" not in f["oracle"]) >= 1   # legacy_v2_gfx906.co
+    print(f"\nfixtures: {kernels} kernels, {printed_metadata} metadata values and {printed_descriptor} "
+          f"descriptor fields compared; {without_descriptor_oracle} kernel without a descriptor oracle")

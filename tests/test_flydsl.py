@@ -26,6 +26,7 @@ import amdocc
 from amdocc import UsageError
 from amdocc.integrations import flydsl as af
 from amdocc.runtime import runtime
+from conftest import needs, skip_unless_required
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "fixtures" / "flydsl"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
@@ -381,10 +382,10 @@ def test_import_is_light():
 def test_live_offline_flydsl_compile(tmp_path, monkeypatch):
     """Compile the fixture kernels with FlyDSL now (CPU tensors, no GPU) and check the adapter
     against FlyDSL's own MLIR bindings; the answers by hand hold when FlyDSL is the fixture's."""
-    pytest.importorskip("torch", reason="torch is not installed (FlyDSL needs it to compile)")
-    pytest.importorskip("flydsl", reason="flydsl is not installed (pip install flydsl torch numpy)")
+    needs("torch", "FlyDSL needs the CPU build of torch to compile")
+    needs("flydsl", "the live test compiles with it (pip install flydsl torch numpy)")
     if not (shutil.which("ld.lld-22") or shutil.which("ld.lld")):
-        pytest.skip("FlyDSL links with ld.lld: install lld-22")
+        skip_unless_required("FlyDSL links with ld.lld: install lld-22")
     import flydsl
     from fixtures import flydsl_cases as mf   # tools/ is on sys.path (conftest)
 
@@ -417,5 +418,5 @@ def test_live_offline_flydsl_compile(tmp_path, monkeypatch):
             assert int(got) == HIP_BY_HAND[case]
     print(f"live FlyDSL {flydsl.__version__}: 3 compiles in {time.perf_counter() - start:.2f} s")
     if flydsl.__version__ != MANIFEST["flydsl"]:
-        pytest.skip(f"FlyDSL {flydsl.__version__} agreed with its own MLIR, but the answers by hand are "
+        skip_unless_required(f"FlyDSL {flydsl.__version__} agreed with its own MLIR, but the answers by hand are "
                     f"for the fixture's FlyDSL {MANIFEST['flydsl']}: not checked")

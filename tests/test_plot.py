@@ -17,10 +17,10 @@ import pytest
 
 import amdocc
 from amdocc.cli.main import main
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, needs
 from oracle.hip_reference import hip_blocks
 
-pytest.importorskip("matplotlib", reason="matplotlib (amdocc[plot]) is not installed")
+needs("matplotlib", "the plot tests render with it (amdocc[plot])")
 
 from amdocc.cli import plot  # noqa: E402  (needs matplotlib only when drawing)
 from amdocc.models import usage_of  # noqa: E402

@@ -20,8 +20,10 @@ import pytest
 import amdocc
 from amdocc.integrations import triton as at
 
-triton = pytest.importorskip("triton", reason="triton is not installed (pip install 'amdocc[triton]')")
-tl = pytest.importorskip("triton.language")
+from conftest import needs, skip_unless_required
+
+triton = needs("triton", "the Triton tests compile with it (pip install 'amdocc[triton]')")
+tl = needs("triton.language", "the Triton tests compile with it")
 
 # The version whose code generation the hand-worked numbers below were read from.
 TRITON_VERSION = "3.9.0"
@@ -158,7 +160,7 @@ def _comment_occupancy(compiled) -> int:
 
 def _needs_hand_version():
     if triton.__version__ != TRITON_VERSION:
-        pytest.skip(f"hand-worked numbers are for triton {TRITON_VERSION}, not {triton.__version__}")
+        skip_unless_required(f"hand-worked numbers are for triton {TRITON_VERSION}, not {triton.__version__}")
 
 
 @pytest.mark.parametrize("name,arch", CASES)

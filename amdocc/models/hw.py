@@ -5,6 +5,10 @@ may pad them, see DESIGN §1.2) rounded to the real allocation granule (true rou
 mask), LDS rounded to its allocation granule, the per-CU workgroup (barrier) limit, and the
 trap handler's SGPRs. It is a modelling choice (llvm-amdgpu-rules.md §4.2, "feature-level"
 occupancy), not a measured answer; where it differs from ``hip`` the result says so.
+
+Each rule has a public source (tests/test_hw_sources.py works a case of each by hand). Where no
+public source pins a number the answer rests on (a table value marked ``unconfirmed``, or how
+TG_SPLIT waves count against a CU), the result lists it in ``details["unconfirmed"]`` and warns.
 """
 from __future__ import annotations
 
@@ -54,9 +58,14 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
             warnings.append(f"{lds} B of LDS exceed the {t.lds_per_workgroup} B one workgroup may use")
     if waves_per_block > 1:
         limits["barriers"] = t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu
+    unconfirmed = []
+    if lds and "lds_granule" in t.unconfirmed:
+        unconfirmed.append(f"the {t.lds_granule} B LDS granule of {t.name}: {t.unconfirmed['lds_granule']}")
     if u.tg_split:
         warnings.append("TG_SPLIT is set: a workgroup's waves may spread over CUs, so the LDS and "
                         "barrier limits are not per CU")
+        unconfirmed.append("how TG_SPLIT waves count against one CU's limits (AMDGPUUsage says only that "
+                           "they may run on different CUs)")
         limits.pop("lds", None)
         limits.pop("barriers", None)
     if u.scratch:
@@ -65,11 +74,13 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
     if wave == 64 and 32 in t.wave_sizes:
         warnings.append("wave64 on RDNA is modelled with LLVM's wave64 VGPR file; how it takes wave "
                         "slots on silicon is not confirmed")
+    if unconfirmed:
+        warnings.append("unconfirmed by any public source: " + "; ".join(unconfirmed))
     blocks = smallest(limits)
     warnings += _differences_from_hip(u, block_size, dynamic_lds, blocks, limits)
     details = {"vgprs_allocated_from": "descriptor" if u.vgprs_allocated is not None else "metadata",
                "waves_per_simd_by_vgpr": waves_by_vgpr, "waves_per_simd_by_sgpr": waves_by_sgpr,
-               "lds_pool": pool, "simds": simds}
+               "lds_pool": pool, "simds": simds, "unconfirmed": unconfirmed}
     return build("hw", "trap-reserve" if trap_reserve else "no-trap-reserve", t.name, block_size, dynamic_lds,
                  limits, blocks=blocks, waves_per_block=waves_per_block or None, simds=simds,
                  max_waves_per_simd=max_waves, per_wgp=wgp,

@@ -11,18 +11,27 @@ ALIASES = {"system_sgpr_private_segment_wavefront_offset": "enable_private_segme
 
 
 def descriptor_mismatches(amdocc_descriptor: dict, directives: dict) -> list[str]:
+    return compare_descriptor(amdocc_descriptor, directives)[0]
+
+
+def compare_descriptor(amdocc_descriptor: dict, directives: dict) -> tuple[list[str], int, int]:
+    """(mismatches, fields compared, fields LLVM printed that encode something): a caller asserts
+    the two counts are equal and not zero, so a comparison can never pass by comparing nothing."""
     if "__error__" in directives:
-        return [f"llvm-objdump could not decode: {directives['__error__']}"]
-    out = []
+        return [f"llvm-objdump could not decode: {directives['__error__']}"], 0, 1
+    out, compared, expected = [], 0, 0
     for name, value in directives.items():
         if name in NOT_ENCODED:
             continue
+        expected += 1
         key = ALIASES.get(name, name)
         if key not in amdocc_descriptor:
             out.append(f".amdhsa_{name} {value}: amdocc does not decode this field")
-        elif amdocc_descriptor[key] != value:
+            continue
+        compared += 1
+        if amdocc_descriptor[key] != value:
             out.append(f".amdhsa_{name}: llvm-objdump {value}, amdocc {amdocc_descriptor[key]}")
-    return out
+    return out, compared, expected
 
 
 def same_value(a, b) -> bool:
@@ -39,7 +48,21 @@ def same_value(a, b) -> bool:
 
 
 def metadata_mismatches(amdocc_metadata: dict, llvm_metadata: dict, path: str = "") -> list[str]:
-    out = []
+    return compare_metadata(amdocc_metadata, llvm_metadata, path)[0]
+
+
+def count_leaves(value) -> int:
+    """The values of a metadata document (an empty list counts as one value)."""
+    if isinstance(value, dict):
+        return sum(count_leaves(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(count_leaves(v) for v in value) or 1
+    return 1
+
+
+def compare_metadata(amdocc_metadata, llvm_metadata, path: str = "") -> tuple[list[str], int]:
+    """(mismatches, leaf values compared); when they agree the count is count_leaves(LLVM's)."""
+    out, compared = [], 0
     if isinstance(amdocc_metadata, dict) and isinstance(llvm_metadata, dict):
         for k in sorted(set(amdocc_metadata) | set(llvm_metadata), key=str):
             if k not in llvm_metadata:
@@ -47,13 +70,20 @@ def metadata_mismatches(amdocc_metadata: dict, llvm_metadata: dict, path: str = 
             elif k not in amdocc_metadata:
                 out.append(f"{path}{k}: only LLVM has it")
             else:
-                out += metadata_mismatches(amdocc_metadata[k], llvm_metadata[k], f"{path}{k}.")
-    elif isinstance(amdocc_metadata, list) and isinstance(llvm_metadata, list) and len(amdocc_metadata) == len(llvm_metadata):
+                more, n = compare_metadata(amdocc_metadata[k], llvm_metadata[k], f"{path}{k}.")
+                out += more
+                compared += n
+    elif isinstance(amdocc_metadata, list) and isinstance(llvm_metadata, list) and len(amdocc_metadata) == len(llvm_metadata) \
+            and llvm_metadata:
         for i, (x, y) in enumerate(zip(amdocc_metadata, llvm_metadata)):
-            out += metadata_mismatches(x, y, f"{path}[{i}].")
-    elif not same_value(amdocc_metadata, llvm_metadata):
-        out.append(f"{path.rstrip('.')}: amdocc {amdocc_metadata!r}, LLVM {llvm_metadata!r}")
-    return out
+            more, n = compare_metadata(x, y, f"{path}[{i}].")
+            out += more
+            compared += n
+    else:
+        compared = count_leaves(llvm_metadata) if same_value(amdocc_metadata, llvm_metadata) else 0
+        if not compared:
+            out.append(f"{path.rstrip('.')}: amdocc {amdocc_metadata!r}, LLVM {llvm_metadata!r}")
+    return out, compared
 
 
 LLVM_FEATURE_STATE = {"": "any", "+": "on", "-": "off"}
