@@ -113,4 +113,4 @@ def test_streaming_decision_carries_its_occupancy_and_reasons():
     assert d.reason == "grid of 1024 blocks already reaches the target 1024"
     d = auto_num_splits(4096, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=16, occupancy=3)
     assert (d.splits, d.occupancy.blocks_per_cu) == (1, 3)          # grid 4096 >= 3072: no split
-    assert d.as_dict()["occupancy"] == {"blocks_per_cu": 3, "source": "given", "detail": ""}
+    assert d.as_dict()["occupancy"] == {"blocks_per_cu": 3, "source": "given", "detail": "", "unit": "CU"}

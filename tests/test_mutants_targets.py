@@ -85,7 +85,7 @@ def _row(**changes):
 
 @pytest.mark.parametrize("changes,message", [
     ({"register_file": "shared"}, "register_file 'shared'"),
-    ({"descriptor_layout": "gfx13"}, "descriptor_layout 'gfx13'"),
+    ({"descriptor_layout": "gfx99"}, "descriptor_layout 'gfx99'"),
     ({"wave_sizes": [32, 64]}, "no wave32 entry"),
     ({"vgprs": {"x64": 256}}, "bad wave key 'x64'"),
 ])
