@@ -1,26 +1,28 @@
-"""tables/targets.toml against what llc-22 measurably does for each processor.
+"""tables/targets.toml against what an LLVM measurably does for each processor.
 
 The oracle is tests/data/llvm22_target_probe.json, written by tools/probe_targets.py from llc-22
-runs alone (it never imports amdocc). Facts LLVM cannot show (the hardware LDS granule, the
-hardware LDS per CU on gfx6) are checked against their cited sources in the table instead.
-Processors LLVM 22 does not know are checked the same way against
-tests/data/triton_llvm_target_probe.json, measured with the LLVM Triton 3.9 bundles (24.0.0git),
-as that LLVM sees them (tables/llvm_rules.toml llvm-23, whose rules round LDS to its granule).
+runs alone (it never imports amdocc). Processors LLVM 22 does not know are checked the same way
+against tests/data/triton_llvm_target_probe.json, measured with the LLVM Triton 3.9 bundles
+(24.0.0git), as that LLVM sees them (tables/llvm_rules.toml llvm-23, whose rules round LDS to its
+granule). Which columns of which row each probe measures is decided in test_table_sources.py
+(value_kind), which holds every other value to its naming rule or cited note.
 """
 from __future__ import annotations
 
-import json
+import dataclasses
+from collections import Counter
 
 import pytest
 
 from amdocc.models.llvm import sgpr_waves
 from amdocc.models.llvm_rules import rules_named
-from amdocc.tabledata import load_table
-from amdocc.targets import all_targets, get_target, target_by_mach
-from conftest import TESTS
+from amdocc.targets import REGISTER_FILES, all_targets, target_by_mach
+from test_table_sources import MEASURED_COLUMNS, MEASURED_WHEN_ROUNDED, PROBE, RAW, SAME_FEATURES, \
+    TRITON_PROBE, _defining_row, measurement, perturbed, value_kind, written_values
 
-PROBE = json.loads((TESTS / "data" / "llvm22_target_probe.json").read_text())
-TRITON_PROBE = json.loads((TESTS / "data" / "triton_llvm_target_probe.json").read_text())
+# The LLVM of the Triton probe: Triton 3.9.0's libtriton_amd_codegen.so, LLVM 24.0.0git at this
+# revision (tools/triton_llc.py --revision; the library's own version string).
+TRITON_LLVM = ("6bc4aaf6641c", 24)
 # gfx940 and gfx941 left LLVM in 2025; the table gives them gfx942's facts (checked below).
 MEASURED = [t for t in all_targets() if t.name in PROBE]
 # Rows LLVM 22 cannot measure: the processors it does not know (since_llvm set).
@@ -36,39 +38,72 @@ def test_every_llc_processor_has_a_row_and_every_row_but_gfx940_941_was_measured
 
 
 def test_gfx940_and_gfx941_are_gfx942_equivalents():
-    ref = get_target("gfx942")
+    """Gone from LLVM: every measured column is held to gfx942's measurement; mach to its note."""
     for name, mach in (("gfx940", 0x40), ("gfx941", 0x4B)):
         t = target_by_mach(mach)
-        assert t.name == name
-        for field in ("vgprs", "vgpr_alloc_granule", "register_file", "max_waves_per_simd",
-                      "lds_per_workgroup", "sgpr_waves", "descriptor_layout", "xnack", "sramecc"):
-            assert getattr(t, field) == getattr(ref, field), (name, field)
+        assert t.name == name and SAME_FEATURES[name] == "gfx942"
+        compare_with_probe(t)
+
+
+def compare_with_probe(t):
+    """Row ``t`` against the probe that measured it (test_table_sources.measurement)."""
+    which, _ = measurement(RAW, t.name)
+    if which == "triton-llvm":
+        rules = rules_named("llvm-23")
+        assert_row_matches_probe(rules.target_view(t), TRITON_PROBE[t.name], rules.sgpr_occupancy, rounds_lds=True)
+    else:
+        p = PROBE[SAME_FEATURES.get(t.name, t.name)]
+        assert_row_matches_probe(dataclasses.replace(t, mach=p["mach"]) if t.name in SAME_FEATURES else t,
+                                 p, "step-table", rounds_lds=False)
 
 
 @pytest.mark.parametrize("t", MEASURED, ids=[t.name for t in MEASURED])
 def test_row_matches_llc(t):
-    assert_row_matches_probe(t, PROBE[t.name], "step-table", rounds_lds=False)
+    assert measurement(RAW, t.name)[0] == "llc-22"
+    compare_with_probe(t)
 
 
 @pytest.mark.parametrize("t", NEWER, ids=[t.name for t in NEWER])
 def test_newer_row_matches_triton_llvm(t):
     """What Triton's LLVM 24.0.0git measures, as the llvm-23 rules see the row (gfx13's VGPR file
     is overridden there: that LLVM predates llvm PR #222615)."""
-    rules = rules_named("llvm-23")
-    assert_row_matches_probe(rules.target_view(t), TRITON_PROBE[t.name], rules.sgpr_occupancy, rounds_lds=True)
+    assert measurement(RAW, t.name)[0] == "triton-llvm"
+    compare_with_probe(t)
 
 
-def test_newer_rows_cite_every_column():
-    """LLVM 22 cannot measure these rows, so each column (inherited ones too) names its source."""
-    raw = load_table("targets.toml")
-    merged: dict[str, dict] = {}
-    for name, row in raw.items():
-        merged[name] = {k: v for k, v in merged.get(row.get("like"), {}).items() if k != "generic_of"}
-        merged[name].update({k: v for k, v in row.items() if k not in ("like", "source")})
-    for t in NEWER:
-        columns = set(merged[t.name]) - {"cite"}
-        cite = raw[t.name].get("cite", {})
-        assert columns == set(cite) and all(str(v).strip() for v in cite.values()), (t.name, columns ^ set(cite))
+def test_since_llvm_is_set_exactly_where_llvm_22_does_not_know_the_processor():
+    """The probes bound it: LLVM 22 does not know the processor and Triton's LLVM does, so it is
+    23 or 24 (which of the two, only the row's cited note says: test_table_sources.py)."""
+    assert TRITON_PROBE["_about"]["compiler_revision"].startswith(TRITON_LLVM[0])
+    for t in all_targets():
+        if t.name in PROBE or t.name in SAME_FEATURES:
+            assert t.since_llvm is None, t.name
+        else:
+            assert t.name in TRITON_PROBE and 22 < t.since_llvm <= TRITON_LLVM[1], t.name
+
+
+def test_breaking_any_measured_value_fails():
+    """Every measured value the file writes, changed (in every row that inherits it), makes some
+    row disagree with its probe: no measured column goes uncompared."""
+    targets = {t.name: t for t in all_targets()}
+    broken = Counter()
+    for owner, column, value in written_values(RAW):
+        rows = [name for name in RAW if _defining_row(RAW, name, column) == owner
+                and (value_kind(RAW, name, column) or "").startswith("probe") and column != "isa_version"]
+        if not rows:
+            continue
+        wrong = perturbed(getattr(targets[owner], column), REGISTER_FILES)
+        failures = 0
+        for name in rows:
+            try:
+                compare_with_probe(dataclasses.replace(targets[name], **{column: wrong}))
+            except AssertionError:
+                failures += 1
+        assert failures, (owner, column, value, wrong)
+        broken[column] += 1
+    assert set(broken) == MEASURED_COLUMNS | MEASURED_WHEN_ROUNDED      # each column compared somewhere
+    print(f"\nmeasured values written in targets.toml, broken one at a time and caught by a probe: "
+          f"{sum(broken.values())}")
 
 
 def assert_row_matches_probe(t, p, sgpr_rule, rounds_lds):
@@ -89,6 +124,8 @@ def assert_row_matches_probe(t, p, sgpr_rule, rounds_lds):
     assert t.addressable_sgprs == p["sgpr"]["addressable"]
     # SGPR occupancy: LLVM's step function over every count the probe compiled.
     steps = p["sgpr"]["occupancy"]
+    if not p["sgpr"]["limits_occupancy"]:        # no steps, and nothing beyond them
+        assert (t.sgpr_waves, t.sgpr_waves_beyond) == ((), 0)
     if "fixed_total" in p["sgpr"]:
         # SGPR-init-bug parts report one total whatever the kernel uses.
         (limit, waves), = steps
@@ -104,6 +141,9 @@ def assert_row_matches_probe(t, p, sgpr_rule, rounds_lds):
     assert lds["eus_per_cu"]["cu"] == t.simds_per_cu
     if t.wgp:
         assert lds["pool"]["wgp"] == 2 * t.lds_per_workgroup and lds["eus_per_cu"]["wgp"] == 2 * t.simds_per_cu
+        assert t.max_lds_per_workgroup(wgp=True) == lds["max_per_workgroup"]["wgp"]
+    else:
+        assert t.lds_per_workgroup_wgp is None
     for mode, (low, high) in p["workgroups"]["max_wgs_per_cu"].items():
         cap = t.max_workgroups_per_wgp if mode == "wgp" else t.max_workgroups_per_cu
         assert low <= cap and (high is None or cap <= high), (mode, cap, low, high)
