@@ -1,6 +1,7 @@
 """The fixture makers' bookkeeping (tools/fixtures), without building anything: every fixture
 directory has a family that rebuilds it, and the shared manifest keeps the records of the families
 not rebuilt, in the order a full run writes them (so a partial rebuild changes no other byte)."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FIXTURES, ROOT
 from fixtures.driver import FAMILIES
 from fixtures.manifest import SHARED, SHARED_FAMILIES, SharedManifest
@@ -52,12 +52,14 @@ def test_a_rebuilt_family_takes_its_place_again(tmp_path, family):
 
 def test_the_driver_refuses_what_it_cannot_do():
     def run(*args):
-        return subprocess.run([sys.executable, str(ROOT / "tools" / "fixtures"), *args],
-                              capture_output=True, text=True)
+        return subprocess.run([sys.executable, str(ROOT / "tools" / "fixtures"), *args], capture_output=True, text=True)
 
     listed = run("--list")
     assert listed.returncode == 0 and [ln.split()[0] for ln in listed.stdout.splitlines()] == list(FAMILIES)
-    for args, message in ((["bogus"], "unknown family bogus"), (["--list", "elf"], "--list takes no families"),
-                          (["elf", "--flydsl-python", "python3"], "--flydsl-python is for the flydsl family")):
+    for args, message in (
+        (["bogus"], "unknown family bogus"),
+        (["--list", "elf"], "--list takes no families"),
+        (["elf", "--flydsl-python", "python3"], "--flydsl-python is for the flydsl family"),
+    ):
         proc = run(*args)
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
