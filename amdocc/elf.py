@@ -65,6 +65,7 @@ PROGRAM_HEADER = {
 # Symbols are decoded in bulk with iter_unpack; field order differs between classes.
 _SYMBOL_STRUCT = {ELFCLASS64: struct.Struct("<IBBHQQ"), ELFCLASS32: struct.Struct("<IIIBBH")}
 NOTE_HEADER = Layout("Nhdr", [("namesz", "I"), ("descsz", "I"), ("type", "I")])
+MANY_SYMBOLS = 16   # from this many names on, a string table is decoded in one pass
 
 
 @dataclass(slots=True)
@@ -239,11 +240,19 @@ class ElfFile:
         origin = self.origin
         entry_size = sym_struct.size
         budget = StringBudget(len(strtab), f"the string table of {section.name or 'the symbol table'}")
-        for index, (st_name, info, other, shndx, value, size) in enumerate(rows):
-            if wanted is not None and not wanted(info, shndx):
-                continue
+        kept = [(index, row) for index, row in enumerate(rows) if wanted is None or wanted(row[1], row[3])]
+        # Many names (a library's code object): as for section names, those that start where a
+        # string starts are decoded in one pass over the table and shared. Few: each is read
+        # where it is. Either way a name that starts elsewhere goes through the bounded reader.
+        starts = _string_starts(strtab) if len(kept) >= MANY_SYMBOLS else {}
+        for index, (st_name, info, other, shndx, value, size) in kept:
             at = section.offset + index * entry_size
-            name = cstring(strtab, st_name, origin, f"symbol {index} name", at, budget) if st_name else ""
+            if st_name:
+                name = starts.get(st_name)
+                if name is None:
+                    name = cstring(strtab, st_name, origin, f"symbol {index} name", at, budget)
+            else:
+                name = ""
             out.append(Symbol(name, value, size, info, other, shndx, at))
         return out
 

@@ -48,6 +48,63 @@ def dumps(record: dict) -> str:
         return json.dumps(_sanitised(record), default=jsonable, allow_nan=False)
 
 
+# `inspect --json` and `--json-lines` write compact JSON: no space after "," or ":", ASCII only
+# (anything else as \uXXXX escapes). The standard library writes it; orjson, an optional extra,
+# writes it too, faster, for the records it renders byte for byte as the standard library does.
+COMPACT_SEPARATORS = (",", ":")
+
+
+def compact_json(record: dict, plain: bool = False) -> bytes:
+    """One record as compact strict JSON (see :func:`dumps` for what is made strict), ASCII
+    bytes, the same whichever encoder writes them. ``plain`` says the record holds no
+    floating-point values (orjson writes floats, NaN included, its own way); orjson is then
+    tried, and its text kept only when it is ASCII without DEL and nothing in the record needed
+    more than bytes written as hex. Anything else is written by the standard library."""
+    if plain:
+        fast = _orjson_dumps()
+        if fast is not None:
+            try:
+                out = fast(record, default=_bytes_as_hex)
+            except TypeError:        # a type, key, integer or nesting orjson leaves to us
+                pass
+            else:
+                if out.isascii() and b"\x7f" not in out:     # the standard library escapes DEL
+                    return out
+    try:
+        text = json.dumps(record, default=jsonable, allow_nan=False, check_circular=False,
+                          separators=COMPACT_SEPARATORS)
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps(_sanitised(record), default=jsonable, allow_nan=False, separators=COMPACT_SEPARATORS)
+    return text.encode("ascii")
+
+
+def compact_dumps(record: dict, plain: bool = False) -> str:
+    """:func:`compact_json` as text."""
+    return compact_json(record, plain).decode("ascii")
+
+
+_ORJSON: list = []      # [orjson.dumps or None], looked up on first use
+
+
+def _orjson_dumps():
+    if not _ORJSON:
+        try:
+            import orjson
+        except ImportError:
+            _ORJSON.append(None)
+        else:
+            _ORJSON.append(orjson.dumps)
+    return _ORJSON[0]
+
+
+def _bytes_as_hex(value: Any) -> str:
+    """orjson's hook: bytes as :func:`jsonable` writes them; anything else goes back to the
+    standard library (a TypeError makes :func:`compact_json` fall back)."""
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    raise TypeError(type(value).__name__)
+
+
 MAX_DEPTH = 64   # real metadata nests five levels; a malformed note may nest a thousand
 
 
@@ -95,22 +152,91 @@ KERNEL_FIELDS = {
     "findings": lambda kernel, note: [f.as_dict() for f in kernel.findings],
     "metadata": lambda kernel, note: kernel.metadata,
 }
+ALL_FIELDS = tuple(KERNEL_FIELDS)
 # What one JSON line per kernel carries unless --fields says otherwise: the note's numbers.
 COMPACT_FIELDS = ("name", *KERNEL_NOTE_KEYS, "findings")
 
 
 def kernel_record(kernel: Kernel, fields=None) -> dict:
     """A kernel as JSON-ready values; ``fields`` (names of KERNEL_FIELDS) keeps only those."""
-    note = _note(kernel)
-    if fields is None:
-        return {name: build(kernel, note) for name, build in KERNEL_FIELDS.items()}
-    return {name: KERNEL_FIELDS[name](kernel, note) for name in fields}
+    return _record_builder(ALL_FIELDS if fields is None else tuple(fields))(kernel, _note(kernel))
 
 
-def kernel_lines(co: CodeObject, fields=COMPACT_FIELDS) -> list[str]:
-    """One strict-JSON line per kernel: where it came from, its target, and ``fields``."""
+_BUILDERS: dict[tuple[str, ...], Any] = {}
+
+
+def _record_builder(fields: tuple[str, ...]):
+    """A function (kernel, note) -> the record of ``fields``, generated once per choice of fields
+    from KERNEL_FIELDS: a note key becomes ``note.get(".key")`` in one dict display, any other
+    field a call of its KERNEL_FIELDS entry. Unknown names raise KeyError, as a lookup would."""
+    build = _BUILDERS.get(fields)
+    if build is None:
+        items = []
+        for name in fields:
+            if name not in KERNEL_FIELDS:
+                raise KeyError(name)
+            value = (f"note.get({'.' + name!r})" if name in KERNEL_NOTE_KEYS else
+                     "kernel.name" if name == "name" else f"FIELDS[{name!r}](kernel, note)")
+            items.append(f"{name!r}: {value}")
+        namespace = {"FIELDS": KERNEL_FIELDS}
+        source = f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n"
+        exec(compile(source, "<kernel record>", "exec"), namespace)  # noqa: S102 - generated from KERNEL_FIELDS
+        build = _BUILDERS[fields] = namespace["build"]
+    return build
+
+
+def json_lines(co: CodeObject, fields=COMPACT_FIELDS) -> bytes:
+    """One compact strict-JSON line per kernel (ASCII, each ending in a newline): where it came
+    from, its target, and ``fields``."""
     where = {**origin_record(co.origin), "target": str(co.target_id), "processor": co.processor}
-    return [dumps({**where, **kernel_record(k, fields)}) for k in co.kernels]
+    # The location is written once and each kernel's fields joined to it: the same text as
+    # writing the two maps merged, since their keys differ.
+    head = compact_json(where)[:-1]
+    joined, alone = head + b",", head + b"}\n"
+    fields = tuple(fields)
+    build = _record_builder(fields)
+    # Only the note's values can be floats. When the note as a whole cannot say it has none (a
+    # large note holds the marker bytes somewhere by chance), a record of note numbers alone is
+    # still plain when each of them is a plain scalar.
+    whole = co.metadata_plain or ("metadata" in fields and metadata_plain(co))
+    note_keys = [f for f in fields if f in KERNEL_NOTE_KEYS] if not whole and "metadata" not in fields else None
+    out = []
+    for k in co.kernels:
+        record = build(k, _note(k))
+        plain = whole or (note_keys is not None
+                          and _PLAIN_SCALARS.issuperset(map(type, map(record.__getitem__, note_keys))))
+        body = compact_json(record, plain)
+        out += (joined, body[1:], b"\n") if body != b"{}" else (alone,)
+    return b"".join(out)
+
+
+_PLAIN_SCALARS = frozenset({int, bool, str, type(None)})
+
+
+def metadata_plain(co: CodeObject) -> bool:
+    """Whether the code object's metadata holds no floating-point value: as the reader found
+    it (no float marker in the note), or, when the note could not vouch for itself, by a walk
+    of the decoded maps and lists (far cheaper than writing them with the standard library)."""
+    if co.metadata_plain:
+        return True
+    if co.code_object_version == 2:
+        return False                # YAML metadata: left to the standard library
+    stack, seen = [co.metadata], 0
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > _MOST_WALKED:
+            return False
+        if value.__class__ is dict:
+            stack.extend(value.values())
+        elif value.__class__ is list:
+            stack.extend(value)
+        elif value.__class__ not in _PLAIN_SCALARS:
+            return False            # a float, bytes, an extension value: the standard library
+    return True
+
+
+_MOST_WALKED = 1 << 24          # a bound on the walk, far above any real note
 
 
 def code_object_record(co: CodeObject, fields=None) -> dict:

@@ -119,14 +119,22 @@ def test_a_large_file_that_cannot_be_cut_streams_in_the_main_process(capsys, mon
     assert pooled == serial
 
 
-@pytest.mark.parametrize("load, expected", [(0.0, 4), (0.4, 4), (1.6, 2), (3.5, 1), (9.0, 1), (None, 4)])
-def test_the_default_pool_takes_only_idle_cpus(monkeypatch, load, expected):
+@pytest.mark.parametrize("running, load, expected", [
+    ("1/90", 3.5, 4),          # only this process runs now: a busy minute that has ended does not count
+    ("2/90", 0.0, 3), ("3/90", 9.0, 2), ("9/90", 0.0, 1),
+    (None, 0.4, 4), (None, 1.6, 2), (None, 3.5, 1), (None, 9.0, 1), (None, None, 4)])
+def test_the_default_pool_takes_only_idle_cpus(monkeypatch, tmp_path, running, load, expected):
     import os
 
     def loadavg():
         if load is None:
             raise OSError("no load average here")
         return (load, load, load)
+    proc = tmp_path / "loadavg"
+    if running is not None:
+        proc.write_text(f"{load} {load} {load} {running} 12345\n")
+    real = parallel.running_elsewhere
+    monkeypatch.setattr(parallel, "running_elsewhere", lambda: real(str(proc)))   # missing: no /proc
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(os, "getloadavg", loadavg)
     assert parallel.idle_cpus() == expected

@@ -3,21 +3,22 @@
 
 Both read every file, decode the metadata note and print it. llvm-readelf runs once over all
 files (one process). amdocc runs in this process (one core: parse, table, full JSON), and as
-the command a user types, `amdocc inspect --json DIR` and `--json-lines DIR` (default --jobs:
-one process per CPU). Each is timed best-of-N wall clock, the runs interleaved so a busy
-machine slows both alike, and printed as a ratio: LLVM time / amdocc time (above 1.0 means
-amdocc is faster).
+the command a user types, `amdocc inspect --json DIR` and `--json-lines DIR`, with the default
+--jobs (the idle CPUs when it starts; the worker count it chose is printed) and with --jobs 1.
+Each is timed best-of-N, wall clock and CPU, the runs interleaved so a busy machine slows all
+alike, and printed as a ratio: LLVM time / amdocc time (above 1.0 means amdocc is faster), with
+the load average before and after.
 
-    python tools/bench_inspect.py [CORPUS_DIR] [--repeat 3]
+    python tools/bench_inspect.py [CORPUS_DIR] [--repeat 5]
 
 CORPUS_DIR defaults to .cache/aiter/aiter_meta/hsa (where .ci/run unpacks the wheel).
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import os
-import subprocess
 import sys
 import time
 from contextlib import redirect_stdout
@@ -25,29 +26,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
-
-def best_of(repeat: int, fn) -> float:
-    return min(timed(fn) for _ in range(repeat))[0]
+import bench_measure
 
 
 def timed(fn) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process and of the children it waited for)."""
-    import resource
-
-    def cpu():
-        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-    start, used = time.perf_counter(), cpu()
+    """(wall seconds, CPU seconds of this process)."""
+    start, used = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start, cpu() - used
+    return time.perf_counter() - start, time.process_time() - used
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpus", nargs="?", default=str(ROOT / ".cache/aiter/aiter_meta/hsa"))
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
 
     files = sorted(str(p) for p in Path(args.corpus).rglob("*.co"))
@@ -55,13 +49,12 @@ def main() -> int:
         print(f"no .co files under {args.corpus}", file=sys.stderr)
         return 2
     total = sum(os.path.getsize(f) for f in files)
+    # In-process runs collect garbage as the command line does (amdocc.cli.main).
+    gc.set_threshold(100_000, 50, 100)
 
+    from amdocc import report
     from amdocc.cli.inspect import render_code_object
     from amdocc.loader import iter_load
-    from amdocc import report
-
-    def llvm():
-        subprocess.run(["llvm-readelf-22", "--notes", *files], check=True, stdout=subprocess.DEVNULL)
 
     def amdocc_text():
         out = io.StringIO()
@@ -71,37 +64,46 @@ def main() -> int:
                     print(render_code_object(co))
 
     def amdocc_json():
-        out = io.StringIO()
+        out = io.BytesIO()
         for f in files:
             for co in iter_load(f):
-                out.write(report.dumps(report.code_object_record(co)))
+                out.write(report.compact_json(report.code_object_record(co), co.metadata_plain))
 
     def amdocc_parse():
         for f in files:
             for _ in iter_load(f):
                 pass
 
-    def cli(*form):
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        return lambda: subprocess.run([sys.executable, "-m", "amdocc", "inspect", *form, args.corpus],
-                                      check=True, stdout=subprocess.DEVNULL, env=env)
-
-    runs = {"llvm": llvm,
-            "parse only (amdocc.iter_load, this process)": amdocc_parse,
-            "inspect, table output (this process)": amdocc_text,
-            "inspect --json (every field, this process)": amdocc_json,
-            "`amdocc inspect --json DIR` (default --jobs)": cli("--json"),
-            "`amdocc inspect --json-lines DIR` (default --jobs)": cli("--json-lines")}
-    best = {label: (float("inf"), 0.0) for label in runs}
-    for _ in range(args.repeat):            # interleaved: load on a shared machine hits all alike
-        for label, fn in runs.items():
-            best[label] = min(best[label], timed(fn))
-    t_llvm, cpu_llvm = best.pop("llvm")
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    amdocc = [sys.executable, "-m", "amdocc", "inspect"]
+    # llvm-readelf takes every file in one process (xargs would split a long list in two).
+    commands = {"llvm": ["llvm-readelf-22", "--notes", *files],
+                "`amdocc inspect --json DIR` (default --jobs)": [*amdocc, "--json", args.corpus],
+                "`amdocc inspect --json --jobs 1 DIR`": [*amdocc, "--json", "--jobs", "1", args.corpus],
+                "`amdocc inspect --json-lines DIR` (default --jobs)": [*amdocc, "--json-lines", args.corpus]}
+    in_process = {"parse only (amdocc.iter_load, this process)": amdocc_parse,
+                  "inspect, table output (this process)": amdocc_text,
+                  "inspect --json (every field, this process)": amdocc_json}
     print(f"corpus: {len(files)} files, {total / 1e6:.1f} MB ({args.corpus})")
-    print(f"llvm-readelf-22 --notes, one process: {t_llvm:.3f} s wall, {cpu_llvm:.3f} s CPU")
-    for label, (t, cpu) in best.items():
-        print(f"amdocc {label}: {t:.3f} s wall, {cpu:.3f} s CPU   ratio LLVM/amdocc = {t_llvm / t:.2f} wall, "
-              f"{cpu_llvm / cpu:.2f} CPU")
+    print(f"before: {bench_measure.load_line()}")
+    best: dict = {label: None for label in commands}
+    best_here = {label: (float("inf"), float("inf")) for label in in_process}
+    for _ in range(args.repeat):            # interleaved: load on a shared machine hits all alike
+        for label, cmd in commands.items():
+            best[label] = bench_measure.run(cmd, env).better(best[label])
+        for label, fn in in_process.items():
+            wall, cpu = timed(fn)
+            best_here[label] = (min(best_here[label][0], wall), min(best_here[label][1], cpu))
+    print(f"after:  {bench_measure.load_line()}")
+    llvm = best.pop("llvm")
+    print(f"llvm-readelf-22 --notes, one process: {llvm.wall:.3f} s wall, {llvm.cpu:.3f} s CPU")
+    for label, (wall, cpu) in best_here.items():
+        print(f"amdocc {label}: {wall:.3f} s wall, {cpu:.3f} s CPU   ratio LLVM/amdocc = "
+              f"{llvm.wall / wall:.2f} wall, {llvm.cpu / cpu:.2f} CPU")
+    for label, r in best.items():
+        jobs = f"{r.workers} worker processes" if r.workers else "one process"
+        print(f"amdocc {label}: {r.wall:.3f} s wall, {r.cpu:.3f} s CPU, {jobs}, peak {r.peak_mib} MiB   "
+              f"ratio LLVM/amdocc = {llvm.wall / r.wall:.2f} wall, {llvm.cpu / r.cpu:.2f} CPU")
     return 0
 
 

@@ -20,12 +20,15 @@
       bundler reads only the first of several, clang-offload-bundler-22 --list and --unbundle
       per target on two processes, llvm-readelf-22 --notes on every code object) against
       `amdocc inspect --json-lines LIB` (one JSON line per kernel) and `--json`;
-   b. the whole wheel, census-style: the same pipeline after unzipping every library, against
-      `amdocc inspect --json-lines WHEEL`, with peak RSS;
+   b. the largest wheel whole, census-style: the same pipeline after unzipping every library,
+      against `amdocc inspect --json-lines WHEEL` on both cores (--jobs 2), the default and one
+      process, with peak memory;
    c. the extracted onnxruntime-rocm libraries as a directory: default --jobs against --jobs 1.
 
-Every command runs as its own process, timed wall-clock (best of --repeat); peak RSS is the
-child's ru_maxrss. Ratios are LLVM time / amdocc time (above 1: amdocc is faster).
+Every command runs as its own process tree (tools/bench_measure.py), timed wall clock and CPU
+(best of --repeat, interleaved); peak memory is the largest sum of the tree's resident sets
+(a pool's workers included), and the number of worker processes a default run chose is shown.
+Ratios are LLVM time / amdocc time (above 1: amdocc is faster).
 """
 from __future__ import annotations
 
@@ -186,14 +189,24 @@ def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> in
     return len(objects)
 
 
+def _runs_line(label: str, r, llvm=None) -> str:
+    jobs = f"{r.workers} worker processes" if r.workers else "one process"
+    ratio = f"; ratio LLVM/amdocc {llvm.wall / r.wall:.2f} wall, {llvm.cpu / r.cpu:.2f} CPU" if llvm else ""
+    return (f"    {label}: {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, {jobs}, peak {r.peak_mib} MiB "
+            f"(largest process {r.largest_mib} MiB){ratio}")
+
+
 def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
     import zipfile
+
+    import bench_measure
 
     found = sorted(wheels.glob("*.whl")) if wheels.is_dir() else []
     picks = [w for w in found if w.name.startswith(("jax_rocm7_pjrt", "onnxruntime_rocm", "tensorflow_rocm"))]
     if not picks:
         print(f"real wheels: none under {wheels} (see the module docstring to fetch them)")
         return
+    largest_wheel = max(picks, key=lambda w: w.stat().st_size)
     for wheel in picks:
         with zipfile.ZipFile(wheel) as z:
             libs = [i for i in z.infolist() if ".so" in i.filename and i.file_size > 1 << 20]
@@ -202,40 +215,53 @@ def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
             z.extractall(root, [i.filename for i in libs])
         lib = root / largest.filename
         print(f"{wheel.name}: {wheel.stat().st_size / 1e6:.0f} MB; largest library {largest.filename} "
-              f"({largest.file_size / 1e6:.0f} MB)", flush=True)
+              f"({largest.file_size / 1e6:.0f} MB); {bench_measure.load_line()}", flush=True)
         pipe = [sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), str(lib)]
+        compact = "name,vgpr_count,sgpr_count,group_segment_fixed_size,private_segment_fixed_size,findings"
         runs = {"LLVM pipeline": pipe,
-                "amdocc inspect --json-lines": AMDOCC + ["inspect", "--json-lines", str(lib)],
-                "amdocc inspect --json": AMDOCC + ["inspect", "--json", str(lib)]}
-        best = {k: (float("inf"), 0, 0.0) for k in runs}
-        for _ in range(repeat):        # interleaved, so a busy machine slows each alike
-            for label, cmd in runs.items():
-                best[label] = min(best[label], measure_cpu(cmd, 1))
-        t_llvm, rss_llvm, cpu_llvm = best.pop("LLVM pipeline")
-        print(f"  library, LLVM pipeline {t_llvm:.1f} s wall, {cpu_llvm:.1f} s CPU, peak {rss_llvm} MiB", flush=True)
-        for label, (t, rss, cpu) in best.items():
-            print(f"    {label}: {t:.1f} s wall, {cpu:.1f} s CPU, peak {rss} MiB; ratio LLVM/amdocc "
-                  f"{t_llvm / t:.2f} wall, {cpu_llvm / cpu:.2f} CPU", flush=True)
-        everything = [str(root / i.filename) for i in libs]
-        unzip = [sys.executable, "-c", "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); "
-                 "[z.extract(n, sys.argv[2]) for n in sys.argv[3:]]", str(wheel), str(work / "unzipped"),
-                 *[i.filename for i in libs]]
-        t_unzip, _, cpu_unzip = measure_cpu(unzip, 1)
-        t_all, rss_all, cpu_all = measure_cpu([sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"),
-                                               *everything], 1)
-        t, rss, cpu = measure_cpu(AMDOCC + ["inspect", "--json-lines", str(wheel)], repeat)
-        print(f"  whole wheel, LLVM pipeline (unzip {t_unzip:.1f} s + {t_all:.1f} s wall, "
-              f"{cpu_unzip + cpu_all:.1f} s CPU, peak {rss_all} MiB); amdocc inspect --json-lines WHEEL "
-              f"{t:.1f} s wall, {cpu:.1f} s CPU, peak {rss} MiB; ratio {(t_unzip + t_all) / t:.2f} wall, "
-              f"{(cpu_unzip + cpu_all) / cpu:.2f} CPU", flush=True)
+                "amdocc inspect --json-lines (default --jobs)": AMDOCC + ["inspect", "--json-lines", str(lib)],
+                "amdocc inspect --json-lines --jobs 1": AMDOCC + ["inspect", "--json-lines", "--jobs", "1", str(lib)],
+                "amdocc inspect --json-lines --jobs 2": AMDOCC + ["inspect", "--json-lines", "--jobs", "2", str(lib)],
+                f"amdocc inspect --json-lines --fields {compact} (default --jobs)":
+                    AMDOCC + ["inspect", "--json-lines", "--fields", compact, str(lib)],
+                "amdocc inspect --json (default --jobs)": AMDOCC + ["inspect", "--json", str(lib)]}
+        best = bench_measure.best_of(runs, repeat, ENV)
+        llvm = best.pop("LLVM pipeline")
+        print(f"  its largest library: LLVM pipeline {llvm.wall:.1f} s wall, {llvm.cpu:.1f} s CPU, "
+              f"peak {llvm.peak_mib} MiB", flush=True)
+        for label, r in best.items():
+            print(_runs_line(label, r, llvm), flush=True)
+        if wheel == largest_wheel:
+            # Census-style: every library of the wheel. LLVM: unzip them, then the same pipeline.
+            everything = [str(root / i.filename) for i in libs]
+            unzip = [sys.executable, "-c", "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); "
+                     "[z.extract(n, sys.argv[2]) for n in sys.argv[3:]]", str(wheel), str(work / "unzipped"),
+                     *[i.filename for i in libs]]
+            t_unzip = bench_measure.run(unzip)
+            shutil.rmtree(work / "unzipped", ignore_errors=True)
+            llvm_all = bench_measure.run([sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), *everything])
+            wall, cpu = t_unzip.wall + llvm_all.wall, t_unzip.cpu + llvm_all.cpu
+            whole = {"amdocc inspect --json-lines WHEEL --jobs 2 (both cores)":
+                     AMDOCC + ["inspect", "--json-lines", "--jobs", "2", str(wheel)],
+                     "amdocc inspect --json-lines WHEEL (default --jobs)": AMDOCC + ["inspect", "--json-lines", str(wheel)],
+                     "amdocc inspect --json-lines WHEEL --jobs 1": AMDOCC + ["inspect", "--json-lines", "--jobs", "1", str(wheel)]}
+            print(f"  whole wheel, census-style: LLVM pipeline (unzip {t_unzip.wall:.1f} s + {llvm_all.wall:.1f} s) "
+                  f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {max(t_unzip.peak_mib, llvm_all.peak_mib)} MiB", flush=True)
+            for label, r in bench_measure.best_of(whole, max(1, repeat - 1), ENV).items():
+                print(f"    {label}: {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, "
+                      f"{f'{r.workers} worker processes' if r.workers else 'one process'}, peak {r.peak_mib} MiB "
+                      f"(largest process {r.largest_mib} MiB); ratio {wall / r.wall:.2f} wall, {cpu / r.cpu:.2f} CPU",
+                      flush=True)
         if wheel.name.startswith("onnxruntime_rocm"):
             tree = str(root)
-            t1, rss1 = measure(AMDOCC + ["inspect", "--json", "--jobs", "1", tree], repeat)
-            tn, rssn = measure(AMDOCC + ["inspect", "--json", tree], repeat)
-            print(f"  its libraries as a directory: --jobs 1 {t1:.1f} s / {rss1} MiB, default --jobs "
-                  f"{tn:.1f} s / {rssn} MiB; ratio {t1 / tn:.2f}", flush=True)
+            on_tree = {"--jobs 1": AMDOCC + ["inspect", "--json", "--jobs", "1", tree],
+                       "default --jobs": AMDOCC + ["inspect", "--json", tree]}
+            got = bench_measure.best_of(on_tree, repeat, ENV)
+            one, default = got["--jobs 1"], got["default --jobs"]
+            print(f"  its libraries as a directory (inspect --json): {_runs_line('--jobs 1', one).strip()}; "
+                  f"{_runs_line('default --jobs', default).strip()}; default/--jobs 1 {one.wall / default.wall:.2f} "
+                  f"wall", flush=True)
         shutil.rmtree(root, ignore_errors=True)
-        shutil.rmtree(work / "unzipped", ignore_errors=True)
 
 
 def main() -> int:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 
 from .render import error, fmt, table
@@ -77,7 +76,8 @@ def run(args) -> int:
     from .selection import Selection
 
     mode, fields = _output_mode(args)
-    selection = Selection(args.target, None, args.kernel, what_if=None)
+    filtered = args.target or args.kernel
+    selection = Selection(args.target, None, args.kernel, what_if=None) if filtered else None
     files = parallel.expand(args.paths)
     jobs = parallel.jobs_for(args.jobs, files)
     if jobs > 1:
@@ -85,8 +85,11 @@ def run(args) -> int:
     failed = shown = 0
     skipped, errors = [], []
     first = True
+    if mode != "text":
+        from ..report import compact_json
+        write = _binary_stdout()
     if mode == "json":
-        sys.stdout.write('{"code_objects": [')
+        write(b'{"code_objects":[')
     options = (mode, fields, args.findings or "warnings", args.target, args.kernel, args.mangled)
     for kind, value in parallel.run(files, inspect_file, options, jobs):
         if kind == "seen":
@@ -97,17 +100,15 @@ def run(args) -> int:
                 failed += 1
                 error(value["error"])
             shown += kind == "code_object"
-            sys.stdout.write(value if kind == "code_object" else json.dumps({kind: value}) + "\n")
+            write(value if kind == "code_object" else compact_json({kind: value}, plain=True) + b"\n")
             continue
         if kind == "code_object":
             shown += 1
             if args.json:
-                sys.stdout.write(("\n" if first else ",\n") + value)
+                write((b"\n" if first else b",\n") + value)
                 first = False
             else:
                 print(value)
-        elif kind == "seen":
-            selection.merge(value)
         elif kind == "skipped":
             if args.json:
                 skipped.append(value)
@@ -119,17 +120,27 @@ def run(args) -> int:
             errors.append(value)
             error(value["error"])
     if args.json:
-        sys.stdout.write("\n], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
-    filtered = args.target or args.kernel
+        write(b"\n]," + compact_json({"skipped": skipped, "errors": errors}, plain=True)[1:] + b"\n")
     if filtered and not shown:
         error(selection.nothing_selected())
         return 2
     return 2 if failed else 0
 
 
+def _binary_stdout():
+    """A function writing JSON's ASCII bytes to stdout: to its binary buffer, so that 100s of MB
+    of output are not decoded and encoded again, or as text when stdout has no buffer."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        return lambda data: sys.stdout.write(data.decode("ascii"))
+    sys.stdout.flush()
+    return buffer.write
+
+
 def inspect_file(item, options):
-    """Yield ("code_object", text), ("skipped", record), ("error", record) and, last,
-    ("seen", what the filters passed over) for one file.
+    """Yield ("code_object", text: bytes for JSON, str for the table), ("skipped", record),
+    ("error", record) and, last when
+    --target or --kernel filters, ("seen", what the filters passed over) for one file.
 
     Text, not objects, so a worker process can send them back; in one process they stream, so
     a multi-GB file is printed as it is read.
@@ -139,26 +150,29 @@ def inspect_file(item, options):
     from .selection import Selection
 
     mode, fields, which_findings, target, kernel, mangled = options
-    selection = Selection(target, None, kernel, what_if=None)
+    # Without --target or --kernel everything is shown, and nothing passed over needs counting.
+    selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
     for kind, x in read(item):
         if kind != "code_object":
             yield kind, x
             continue
-        if not selection.runs_here(x):
-            continue
-        kernels = [k for k in x.kernels if selection.wants(k)]
-        if kernel and not kernels:
-            continue
-        if len(kernels) != len(x.kernels):
-            x = dataclasses.replace(x, kernels=kernels)
+        if selection is not None:
+            if not selection.runs_here(x):
+                continue
+            kernels = [k for k in x.kernels if selection.wants(k)]
+            if kernel and not kernels:
+                continue
+            if len(kernels) != len(x.kernels):
+                x = dataclasses.replace(x, kernels=kernels)
         if mode == "lines":
-            text = "".join(line + "\n" for line in report.kernel_lines(x, fields))
+            text = report.json_lines(x, fields)
         elif mode == "json":
-            text = report.dumps(report.code_object_record(x, fields))
+            text = report.compact_json(report.code_object_record(x, fields), report.metadata_plain(x))
         else:
             text = render_code_object(x, which_findings, mangled)
         yield "code_object", text
-    yield "seen", selection.summary()
+    if selection is not None:
+        yield "seen", selection.summary()
 
 
 def render_code_object(co, which_findings: str = "warnings", mangled: bool = False) -> str:

@@ -37,7 +37,9 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"usage: {short}\n{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``only``, the arguments of that command alone are
+    declared (the others keep their names and help), so a run imports only its own module."""
     from .. import __version__
 
     parser = Parser(
@@ -50,16 +52,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (module, help_text) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
-        importlib.import_module(module).add_arguments(cmd)
+        if only is None or name == only:
+            importlib.import_module(module).add_arguments(cmd)
         cmd.set_defaults(_module=module, _parser=cmd)
     return parser
+
+
+def _command_named(argv: list[str]) -> str | None:
+    """The command the arguments name (the first that is not an option), or None."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 def main(argv: list[str] | None = None) -> int:
     # Parsing allocates many small acyclic objects that reference counting frees; collecting
     # every 700 allocations costs a sixth of the time on a large tree for nothing.
     gc.set_threshold(100_000, 50, 100)
-    parser = build_parser()
+    parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:

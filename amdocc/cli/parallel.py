@@ -10,13 +10,11 @@ memory stays bounded per worker. In one process everything is streamed entry by 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import itertools
-import multiprocessing
 import os
-import queue
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -53,15 +51,27 @@ def jobs_for(requested: int | None, files) -> int:
 
 
 def idle_cpus() -> int:
-    """CPUs not already busy (the CPU count less the one-minute load average), at least one:
-    on a machine other work keeps busy, workers that wait for a core are slower than one
-    process (the same rule as make's --load-average)."""
+    """CPUs not busy with other work, at least one: the CPU count less the processes running
+    elsewhere right now. On a machine other work keeps busy, workers that wait for a core are
+    slower than one process; on a quiet one every core is used."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cpus - running_elsewhere())
+
+
+def running_elsewhere(loadavg: str = "/proc/loadavg") -> int:
+    """Processes running or ready to run besides this one: Linux's instant count (the fourth
+    field of /proc/loadavg counts this process too), else the one-minute load average. The
+    instant count, because the average still remembers a minute of work that has ended (an
+    earlier run of amdocc itself, in a loop of runs)."""
     try:
-        busy = int(os.getloadavg()[0] + 0.5)
+        with open(loadavg) as fh:
+            return max(0, int(fh.read().split()[3].split("/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.getloadavg()[0] + 0.5)
     except OSError:
-        busy = 0
-    return max(1, cpus - busy)
+        return 0
 
 
 def warm_up() -> None:
@@ -151,6 +161,8 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
                 yield from worker(item, options)
                 progress.step()
             return
+        import multiprocessing
+
         most = max(1, min(64, len(files) // (jobs * 8)))
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         with tempfile.TemporaryDirectory(prefix="amdocc-parts-") as spill, ctx.Pool(jobs) as pool:
@@ -160,22 +172,30 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
             work = _prefetch(batches(tasks_for(files, spill), most), IN_FLIGHT * jobs)
             pending: collections.deque = collections.deque()
             for batch in itertools.islice(work, IN_FLIGHT * jobs):
-                pending.append(pool.apply_async(_call, ((worker, batch, options),)))
+                pending.append(pool.apply_async(_call, ((worker, batch, options, spill),)))
             while pending:
-                results = pending.popleft().get()
+                results, spilled = pending.popleft().get()
                 batch = next(work, None)
                 if batch is not None:
-                    pending.append(pool.apply_async(_call, ((worker, batch, options),)))
-                for task, role, items in results:
-                    yield from worker(task, options) if role == "local" else items
-                    if role != "part":
-                        progress.step()
+                    pending.append(pool.apply_async(_call, ((worker, batch, options, spill),)))
+                with _Unspill(spilled) as unspill:
+                    for task, role, items in results:
+                        if role == "local":
+                            yield from worker(task, options)
+                        else:
+                            for kind, value in items:
+                                yield kind, unspill(value)
+                        if role != "part":
+                            progress.step()
     finally:
         progress.close()
 
 
 def _prefetch(iterable, size: int) -> Iterator:
     """``iterable`` produced by a background thread, at most ``size`` items ahead."""
+    import queue
+    import threading
+
     done = object()
     box: queue.Queue = queue.Queue(size)
 
@@ -191,20 +211,75 @@ def _prefetch(iterable, size: int) -> Iterator:
         yield item
 
 
+SPILL_ITEM = 64 << 10        # output this large goes back through a file, not the result pipe
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Spilled:
+    """``size`` bytes of output at ``offset`` of the batch's spill file."""
+
+    offset: int
+    size: int
+
+
 def _call(packed):
-    worker, batch, options = packed
-    return [(task, role, [] if role == "local" else list(worker(task, options))) for task, role in batch]
+    """A worker's batch: its items, with large byte strings (a library's JSON) written to a
+    file in ``spill_dir`` and sent as _Spilled places. A worker then holds one item at a
+    time, not a batch's output, and the main process reads each back just before writing it.
+    Returns (results, the spill file or None)."""
+    worker, batch, options, spill_dir = packed
+    results, out = [], None
+    try:
+        for task, role in batch:
+            items = []
+            if role != "local":
+                for kind, value in worker(task, options):
+                    if isinstance(value, bytes) and len(value) >= SPILL_ITEM:
+                        if out is None:
+                            out = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below
+                                dir=spill_dir, prefix="out-", delete=False)
+                        items.append((kind, _Spilled(out.tell(), len(value))))
+                        out.write(value)
+                    else:
+                        items.append((kind, value))
+            results.append((task, role, items))
+    finally:
+        if out is not None:
+            out.close()
+    return results, out.name if out is not None else None
+
+
+class _Unspill:
+    """Reads a batch's spilled items back, in order, and removes the file when done."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self.fh = open(path, "rb") if path else None     # noqa: SIM115 - closed by __exit__
+
+    def __call__(self, value):
+        if isinstance(value, _Spilled):
+            self.fh.seek(value.offset)
+            return self.fh.read(value.size)
+        return value
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.fh is not None:
+            self.fh.close()
+            os.unlink(self.path)
 
 
 def read(item: tuple) -> Iterator[tuple[str, object]]:
     """One file of ``expand`` (or a part of a large one), as a worker reports it: ("code_object", CodeObject), and
     ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
     JSON records of amdocc.report, located as their messages say)."""
+    from .. import report
     from ..codeobject import CodeObject
     from ..containers import Skipped, part_path
     from ..errors import AmdoccError
     from ..loader import iter_load
-    from .. import report
 
     path, in_directory = item
     try:

@@ -7,9 +7,10 @@ user can compare the two directly (llvm-amdgpu-rules.md §3).
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
-from ..binary import Layout
+from ..binary import Layout, need_bytes
 from ..errors import Origin
 from ..targets import DESCRIPTOR_LAYOUTS, Target
 
@@ -128,7 +129,7 @@ BIT_FIELDS: tuple[BitField, ...] = (
     _f("user_sgpr_kernarg_preload_offset", PRELOAD, 7, 15, layouts=ALL - {"gfx6"}),
 )
 
-WORDS = (R1, R2, R3, KCP, PRELOAD)
+RSRC_WORDS = (R1, R2, R3, KCP, PRELOAD)   # the words the bit fields live in, in this order
 
 # Fields that keep their place in the word but must be zero on some generations: LLVM's
 # disassembler refuses such a descriptor ("reserved bits in range (9:6) set, must be zero on
@@ -144,7 +145,7 @@ def _fields_by_layout() -> dict[str, tuple[tuple[BitField, ...], dict[str, int]]
     out = {}
     for layout in ALL:
         fields = tuple(f for f in BIT_FIELDS if layout in f.layouts)
-        masks = {w: 0 for w in WORDS}
+        masks = {w: 0 for w in RSRC_WORDS}
         for f in fields:
             masks[f.word] |= ((1 << (f.hi - f.lo + 1)) - 1) << f.lo
         out[layout] = (fields, masks)
@@ -172,10 +173,11 @@ class Descriptor:
 
 def decode_descriptor(data: bytes, offset: int, target: Target | None, origin: Origin) -> Descriptor:
     """Decode the v3+ descriptor at ``offset``; without a known target only the raw words decode."""
-    raw = KERNEL_DESCRIPTOR.read(data, offset, origin, "kernel descriptor")
-    words = {name: getattr(raw, name) for name in WORDS}
+    need_bytes(data, offset, KERNEL_DESCRIPTOR.size, origin, "kernel descriptor")
+    raw = KERNEL_DESCRIPTOR.struct.unpack_from(data, offset)
+    words = dict(zip(WORDS, _WORD_VALUES(raw)))
     problems = []
-    if raw.reserved0 != b"\0" * 4 or raw.reserved1 != b"\0" * 20 or raw.reserved3 != b"\0" * 4:
+    if _RESERVED_VALUES(raw) != _RESERVED_ZERO:
         problems.append("descriptor reserved bytes (12-15, 24-43 or 60-63) are not zero")
     return _decode_words(offset, words, target, problems)
 
@@ -183,6 +185,11 @@ def decode_descriptor(data: bytes, offset: int, target: Target | None, origin: O
 # The raw words every descriptor form is described by, named as in the v3+ record.
 WORDS = ("group_segment_fixed_size", "private_segment_fixed_size", "kernarg_size",
          "kernel_code_entry_byte_offset", R1, R2, R3, KCP, PRELOAD)
+# Positions in KERNEL_DESCRIPTOR's record of the words, and of the reserved bytes (all zero).
+_WORD_VALUES = operator.itemgetter(*(KERNEL_DESCRIPTOR.fields.index(w) for w in WORDS))
+_RESERVED = ("reserved0", "reserved1", "reserved3")
+_RESERVED_VALUES = operator.itemgetter(*(KERNEL_DESCRIPTOR.fields.index(r) for r in _RESERVED))
+_RESERVED_ZERO = _RESERVED_VALUES(KERNEL_DESCRIPTOR.struct.unpack(bytes(KERNEL_DESCRIPTOR.size)))
 
 
 # CO v2 kept a 256-byte amd_kernel_code_t in front of the kernel's code (§3.7). Only the fields
@@ -238,22 +245,80 @@ def decode_amd_kernel_code(data: bytes, offset: int, target: Target | None, orig
     return desc
 
 
+class _CompiledLayout:
+    """One layout's bit fields as a generated function: every field of the five words decoded
+    in one dict display of shifts and masks (built from BIT_FIELDS, not written by hand), with
+    the stray-bit masks and the must-be-zero fields that apply to it."""
+
+    __slots__ = ("extract", "must_be_zero", "stray_masks")
+
+    def __init__(self, layout: str):
+        fields, masks = _BY_LAYOUT[layout]
+        position = {word: i for i, word in enumerate(RSRC_WORDS)}
+        items = []
+        for f in fields:
+            word = f"w{position[f.word]}"
+            shifted = f"({word} >> {f.lo})" if f.lo else word
+            items.append(f"{f.name!r}: {shifted} & {(1 << (f.hi - f.lo + 1)) - 1:#x}")
+        source = (f"def extract({', '.join(f'w{i}' for i in range(len(RSRC_WORDS)))}):\n"
+                  f"    return {{{', '.join(items)}}}\n")
+        namespace: dict = {}
+        code = compile(source, f"<descriptor fields of {layout}>", "exec")
+        exec(code, namespace)  # noqa: S102 - generated from BIT_FIELDS
+        self.extract = namespace["extract"]
+        self.stray_masks = tuple((word, ~masks[word]) for word in RSRC_WORDS)
+        self.must_be_zero = tuple((name, next(f for f in fields if f.name == name), why)
+                                  for name, layouts, why in MUST_BE_ZERO
+                                  if layout in layouts and any(f.name == name for f in fields))
+
+
+_COMPILED: dict[str, _CompiledLayout] = {}
+_RSRC_VALUES = operator.itemgetter(*RSRC_WORDS)
+
+
+def _compiled(layout: str) -> _CompiledLayout:
+    compiled = _COMPILED.get(layout)
+    if compiled is None:
+        compiled = _COMPILED[layout] = _CompiledLayout(layout)
+    return compiled
+
+
+# Decoded fields by (target, the five words): a library repeats the same few hundred descriptor
+# words across thousands of kernels, so each combination is decoded once. Bounded: cleared when full.
+_DECODED: dict[tuple, tuple[dict, int, tuple[str, ...]]] = {}
+_DECODED_MOST = 1024
+
+
 def _decode_words(offset: int, words: dict, target: Target | None, problems: list[str]) -> Descriptor:
     if target is None:
         return Descriptor(offset, words, {}, None, problems + ["processor unknown: bit fields not decoded"])
-    fields_for_layout, masks = _BY_LAYOUT[target.descriptor_layout]
-    fields = {}
-    for f in fields_for_layout:
-        fields[f.name] = (words[f.word] >> f.lo) & ((1 << (f.hi - f.lo + 1)) - 1)
-    for word, mask in masks.items():
-        stray = words[word] & ~mask
+    rsrc = _RSRC_VALUES(words)
+    key = (target, *rsrc)
+    decoded = _DECODED.get(key)
+    if decoded is None:
+        if len(_DECODED) >= _DECODED_MOST:
+            _DECODED.clear()
+        decoded = _DECODED[key] = _decode_fields(target, rsrc)
+    fields, wave, found = decoded
+    if found:
+        problems.extend(found)
+    return Descriptor(offset, words, dict(fields), wave, problems)
+
+
+def _decode_fields(target: Target, rsrc: tuple[int, ...]) -> tuple[dict, int, tuple[str, ...]]:
+    """(fields, wave size, problems) of the words ``rsrc`` (in RSRC_WORDS order) on ``target``."""
+    layout = target.descriptor_layout
+    compiled = _compiled(layout)
+    fields = compiled.extract(*rsrc)
+    problems = []
+    for value, (word, outside) in zip(rsrc, compiled.stray_masks):
+        stray = value & outside
         if stray:
-            problems.append(f"{word} has reserved bits {stray:#x} set for {target.descriptor_layout}")
-    for name, layouts, why in MUST_BE_ZERO:
-        if target.descriptor_layout in layouts and fields.get(name):
-            f = next(b for b in fields_for_layout if b.name == name)
+            problems.append(f"{word} has reserved bits {stray:#x} set for {layout}")
+    for name, f, why in compiled.must_be_zero:
+        if fields[name]:
             problems.append(f"{f.word} bits {f.hi}:{f.lo} ({name.upper()}) are reserved on "
-                            f"{target.descriptor_layout} and must be zero ({why}), but hold "
+                            f"{layout} and must be zero ({why}), but hold "
                             f"{fields[name]}; llvm-objdump refuses this descriptor")
 
     wave = 32 if fields.get("wavefront_size32") else 64
@@ -266,4 +331,4 @@ def _decode_words(offset: int, words: dict, target: Target | None, problems: lis
     fields["next_free_sgpr"] = (fields["granulated_wavefront_sgpr_count"] + 1) * SGPR_ENCODE_GRANULE
     if "accum_offset_granules" in fields:
         fields["accum_offset"] = (fields["accum_offset_granules"] + 1) * 4
-    return Descriptor(offset, words, fields, wave, problems)
+    return fields, wave, tuple(problems)

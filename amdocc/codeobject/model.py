@@ -194,6 +194,7 @@ class CodeObject:
         data: its bytes (what HIP would load).
         producer: the compiler its ``.comment`` section names (clang's line, else the linker's),
             or None; the llvm model picks its rules by it.
+        metadata_plain: True when the metadata note is known to hold no floating-point values.
     """
 
     origin: Origin
@@ -210,6 +211,9 @@ class CodeObject:
     findings: list[Finding] = field(default_factory=list)
     data: bytes = field(default=b"")         # the code object's bytes (to load it into HIP)
     producer: Producer | None = None         # the compiler its .comment names (clang's, else the linker's)
+    # True when the metadata note is known to hold no floating-point values (MessagePack float
+    # markers absent), so JSON writers may take a fast path; False when unknown.
+    metadata_plain: bool = field(default=False, repr=False, compare=False)
 
     @property
     def processor(self) -> str:

@@ -45,6 +45,16 @@ def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict, list[str]
     return value, problems
 
 
+# MessagePack's float 32 and float 64 markers: a value of either kind starts with one of them.
+FLOAT_MARKERS = (b"\xca", b"\xcb")
+
+
+def without_floats(note: Note) -> bool:
+    """Whether the note's MessagePack certainly holds no floating-point value: neither marker
+    byte occurs anywhere in it (an occurrence inside a string or integer only costs certainty)."""
+    return not any(marker in note.desc for marker in FLOAT_MARKERS)
+
+
 def decode_v2_isa(note: Note, origin: Origin) -> tuple[tuple[int, int, int], str, str]:
     """(major, minor, stepping), vendor and architecture names of an NT_AMD_HSA_ISA_VERSION note."""
     where = origin.at(note.desc_offset).within("NT_AMD_HSA_ISA_VERSION note")

@@ -5,13 +5,15 @@ resources from all the views it has, recording a finding wherever the views disa
 """
 from __future__ import annotations
 
+import functools
+
 from ..elf import (EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile)
 from ..errors import FormatError, Origin
 from ..targets import find_triple, subarch_admits, target_by_isa_version
 from . import notes as N
 from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, decode_amd_kernel_code, decode_descriptor
 from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
-from .producer import MAX_COMMENT_BYTES, comment_strings, producers
+from .producer import MAX_COMMENT_BYTES, Producer, comment_strings, producers
 from .resources import note_view, resolve
 from .target_id import EF_V2_XNACK, TargetId, decode_e_flags
 
@@ -59,20 +61,22 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
 
     if co_version == 2:
         target_id, target, generic_version, metadata, md_version = _v2_identity(elf, all_notes, origin, findings)
+        plain = False
     else:
         flags = decode_e_flags(h.e_flags, co_version)
         target_id, target, generic_version = flags.target_id, flags.target, flags.generic_version
         for problem in flags.problems:
             code = "unknown-processor" if flags.target is None and "MACH" in problem else "e-flags"
             findings.append(Finding(code, ERROR if code == "unknown-processor" else WARNING, problem))
-        metadata, md_version = _v3_metadata(all_notes, origin, findings)
+        metadata, md_version, plain = _v3_metadata(all_notes, origin, findings)
         _check_declared_target(metadata, target_id, findings)
 
     producer = _producer(elf, findings)
     co = CodeObject(origin=origin, size=len(data), target_id=target_id, target=target,
                     code_object_version=co_version, elf_type=ELF_TYPES.get(h.e_type, f"type-{h.e_type}"),
                     e_flags=h.e_flags, generic_version=generic_version, metadata=metadata,
-                    metadata_version=md_version, findings=findings, data=data, producer=producer)
+                    metadata_version=md_version, findings=findings, data=data, producer=producer,
+                    metadata_plain=plain)
     symbols = _symbols(elf)
     if co_version == 2:
         co.kernels = _v2_kernels(elf, data, co, symbols)
@@ -88,7 +92,7 @@ def _v3_metadata(all_notes, origin, findings):
     if not notes:
         findings.append(Finding("no-metadata", WARNING, "no NT_AMDGPU_METADATA note: kernels are "
                                 "known only from their descriptors"))
-        return None, None
+        return None, None, True
     if len(notes) > 1:
         findings.append(Finding("metadata-notes", WARNING, f"{len(notes)} metadata notes; the first is used"))
     metadata, problems = N.decode_msgpack_metadata(notes[0], origin)
@@ -96,22 +100,29 @@ def _v3_metadata(all_notes, origin, findings):
         findings.append(Finding("metadata-trailing-bytes", WARNING, p))
     version = metadata.get("amdhsa.version")
     md_version = tuple(version) if isinstance(version, list) and all(isinstance(v, int) for v in version) else None
-    return metadata, md_version
+    return metadata, md_version, N.without_floats(notes[0])
 
 
 def _check_declared_target(metadata, target_id, findings):
     declared = metadata.get("amdhsa.target") if metadata else None
     if isinstance(declared, str) and declared:
-        if str(TargetId.parse(declared)) != str(target_id):  # "any" is absent from both strings
-            findings.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target says "
-                                    f"{declared!r} but e_flags say {target_id}"))
-        triple = find_triple(declared)
-        # LLVM main's amdgpu<subarch> triple names the processor a second time ('amdgpu9.42-...-gfx942').
-        if triple and triple.subarch_processor and not subarch_admits(triple.subarch_processor,
-                                                                       target_id.processor):
-            findings.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target's triple "
-                                    f"{triple.arch!r} names {triple.subarch_processor}, but e_flags say "
-                                    f"{target_id.processor}"))
+        findings.extend(_declared_target_findings(declared, target_id))
+
+
+@functools.lru_cache(maxsize=512)     # a library names a few targets thousands of times
+def _declared_target_findings(declared: str, target_id: TargetId) -> tuple[Finding, ...]:
+    found = []
+    if str(TargetId.parse(declared)) != str(target_id):  # "any" is absent from both strings
+        found.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target says "
+                             f"{declared!r} but e_flags say {target_id}"))
+    triple = find_triple(declared)
+    # LLVM main's amdgpu<subarch> triple names the processor a second time ('amdgpu9.42-...-gfx942').
+    if triple and triple.subarch_processor and not subarch_admits(triple.subarch_processor,
+                                                                   target_id.processor):
+        found.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target's triple "
+                             f"{triple.arch!r} names {triple.subarch_processor}, but e_flags say "
+                             f"{target_id.processor}"))
+    return tuple(found)
 
 
 def _producer(elf, findings):
@@ -124,10 +135,20 @@ def _producer(elf, findings):
     except FormatError as exc:
         findings.append(Finding("comment-section", WARNING, f".comment cannot be read: {exc.message}"))
         return None
-    chosen, notes = producers(comment_strings(bytes(elf.data[start:min(end, start + MAX_COMMENT_BYTES)])))
+    comment = bytes(elf.data[start:min(end, start + MAX_COMMENT_BYTES)])
+    chosen, notes = (_producers_of if len(comment) <= MAX_CACHED_COMMENT else _producers_of.__wrapped__)(comment)
     for note in notes:
         findings.append(Finding("producer", INFO, note))
     return chosen
+
+
+MAX_CACHED_COMMENT = 4096
+
+
+@functools.lru_cache(maxsize=256)     # the same few compiler lines in every object of a library
+def _producers_of(comment: bytes) -> tuple[Producer | None, tuple[str, ...]]:
+    chosen, notes = producers(comment_strings(comment))
+    return chosen, tuple(notes)
 
 
 def _v2_identity(elf, all_notes, origin, findings):
@@ -217,7 +238,7 @@ def _v3_kernels(elf, data, co, symbols):
         kernels.append(_kernel(co, name, symbol, md, descriptor, symbols, findings, data))
     # Descriptors the metadata does not describe still name kernels the loader can find.
     for s in symbols.all:
-        if s.name.endswith(".kd") and s.name not in seen and s.size == KERNEL_DESCRIPTOR.size:
+        if s.name not in seen and s.name.endswith(".kd") and s.size == KERNEL_DESCRIPTOR.size:
             seen.add(s.name)
             findings = [Finding("metadata-missing", WARNING, "kernel descriptor without a metadata "
                                 "entry: resources come from the descriptor alone")]

@@ -49,6 +49,8 @@ def note_view(metadata: dict, co_version: int) -> dict:
 
 def _int(md: dict, key: str, findings: list[Finding]) -> int | None:
     value = md.get(key)
+    if value.__class__ is int and value >= 0:      # the usual case, first (bool is not int here)
+        return value
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):

@@ -7,6 +7,7 @@ processor in a note instead (see notes.py).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..targets import Target, strip_triple, target_by_mach
@@ -87,6 +88,7 @@ class DecodedFlags:
     problems: tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=512)     # a library repeats a few words thousands of times
 def decode_e_flags(flags: int, co_version: int) -> DecodedFlags:
     """Target id from a v3+ e_flags word (v2 keeps the processor in a note; see decode_v2_flags)."""
     problems = []
