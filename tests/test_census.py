@@ -19,7 +19,7 @@ from amdocc.census import member_of
 from amdocc.census.svg import LIMITER_COLOURS, PALETTE
 from amdocc.cli.main import main
 from conftest import FIXTURES, REQUIRE
-from make_fixtures import metadata_yaml
+from fixtures.oracles import metadata_yaml
 from test_check import LDS, LIB1, LIB2, DVGPR, expected_violations, kernels_of, llc_lds_limit_of
 
 D = FIXTURES / "diff"

@@ -1,5 +1,5 @@
 """amdocc check, the CI gate: fixtures built with llc-22 to trip each rule
-(tools/make_check_fixtures.py), with every expected violation worked out from LLVM's own output
+(tools/fixtures/check.py), with every expected violation worked out from LLVM's own output
 stored next to them (llvm-readelf-22 --notes, the compiler's "; Kernel info" blocks, llc-22's
 LDS-limit error), the baseline round trip, the config file, and JUnit/SARIF reports validated
 against their published schemas (tests/data/schemas)."""
@@ -17,7 +17,7 @@ import xmlschema
 from amdocc.check_report import annotation
 from amdocc.cli.main import main
 from conftest import FIXTURES, TESTS
-from make_fixtures import metadata_yaml
+from fixtures.oracles import metadata_yaml
 
 C = FIXTURES / "check"
 LIB1, LIB2 = C / "check_gfx942.hsaco", C / "check_next_gfx942.hsaco"
@@ -557,10 +557,10 @@ def test_a_fresh_llc_22_build_trips_the_same_rules(capsys, tmp_path):
     object: the violations found agree with it and with the stored fixture's."""
     import subprocess
 
-    import make_check_fixtures
-    from make_fixtures import kernel_info_text
+    from fixtures.check import library
+    from fixtures.oracles import kernel_info_text
 
-    (tmp_path / "lib.ll").write_text(make_check_fixtures.library(1))
+    (tmp_path / "lib.ll").write_text(library(1))
     llc = ["llc-22", "-mtriple=amdgcn-amd-amdhsa", "-O3", "-mcpu=gfx942"]
     for cmd in (llc + ["-filetype=obj", "lib.ll", "-o", "lib.o"], ["ld.lld-22", "-shared", "lib.o", "-o", "lib.hsaco"],
                 llc + ["-filetype=asm", "lib.ll", "-o", "lib.s"]):

@@ -1,5 +1,5 @@
 """amdocc diff as a CI gate: two deliberate regressions (more VGPRs, more LDS) built with llc-22
-(tools/make_fixtures.py build_diff), with expected values from the compiler's own listing and
+(tools/fixtures/diff.py), with expected values from the compiler's own listing and
 HIP's rules worked by hand."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""amdocc against the LLVM 22 output stored next to each fixture (tools/make_fixtures.py).
+"""amdocc against the LLVM 22 output stored next to each fixture (python tools/fixtures).
 
 These tests need no LLVM at run time: the oracle is the text llvm-readelf-22 and llvm-objdump-22
 printed when the fixtures were made. Every metadata field and every descriptor field is compared.

@@ -1,7 +1,7 @@
 """The FlyDSL adapter (amdocc.integrations.flydsl) against real FlyDSL output, with no GPU.
 
 The fixtures in tests/data/fixtures/flydsl/ are final MLIR modules from offline FlyDSL 0.5.0
-compiles (tools/make_flydsl_fixture.py). Their manifest holds what two independent oracles saw:
+compiles (tools/fixtures/flydsl_cases.py). Their manifest holds what two independent oracles saw:
 FlyDSL's own MLIR Python bindings (each launch's kernel, block and dynamic shared memory, and the
 sha256 of object #0 of each gpu.binary) and llvm-readelf-22 (the kernels' metadata). The
 occupancy answers are checked against arithmetic done by hand (HIP_BY_HAND below) from
@@ -387,7 +387,7 @@ def test_live_offline_flydsl_compile(tmp_path, monkeypatch):
     if not (shutil.which("ld.lld-22") or shutil.which("ld.lld")):
         skip_unless_required("FlyDSL links with ld.lld: install lld-22")
     import flydsl
-    import make_flydsl_fixture as mf   # tools/ is on sys.path (conftest)
+    from fixtures import flydsl_cases as mf   # tools/ is on sys.path (conftest)
 
     start = time.perf_counter()
     for case in ("lds-gfx942", "vadd-gfx950", "lds_smem_arg-gfx942"):

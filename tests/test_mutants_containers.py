@@ -1,5 +1,5 @@
 """Containers: what is skipped and why, and where one bundle ends, against the fixture manifest
-(clang-offload-bundler-22's own listing of each bundle, tools/make_fixtures.py)."""
+(clang-offload-bundler-22's own listing of each bundle, python tools/fixtures)."""
 from __future__ import annotations
 
 import hashlib

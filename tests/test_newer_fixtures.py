@@ -1,4 +1,4 @@
-"""Code objects from LLVM main (tests/data/fixtures/newer, made by tools/make_fixtures.py --newer).
+"""Code objects from LLVM main (tests/data/fixtures/newer, made by python tools/fixtures newer).
 
 Built by the LLVM Triton 3.9 bundles (24.0.0git): amdgpu<subarch> triples, processors LLVM 22 does
 not know, LLVM 24's occupancy rules. The oracles are stored beside them: llvm-readelf-22's header and

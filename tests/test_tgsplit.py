@@ -1,7 +1,7 @@
 """TG_SPLIT, on kernels llc-22 compiled with the gfx90a+ ``tgsplit`` feature.
 
 The oracle is what llvm-objdump-22 printed for each descriptor when the fixture was made
-(tools/make_tgsplit_fixture.py): ``.amdhsa_tg_split`` and every other directive. Then the hw model
+(python tools/fixtures tgsplit): ``.amdhsa_tg_split`` and every other directive. Then the hw model
 on the same kernels: TG_SPLIT lets a workgroup's waves run on different CUs (AMDGPUUsage.rst,
 compute_pgm_rsrc3 bit 16), so one CU's LDS and barriers no longer bound it.
 """

@@ -29,20 +29,25 @@ class Invalid(argparse.ArgumentTypeError):
 
 
 class ArgType:
-    """A validated argparse type: ``__call__`` converts or raises :class:`Invalid`."""
+    """A validated argparse type: ``__call__`` converts or raises :class:`Invalid`.
+
+    ``sample`` is a value the type accepts and ``refused`` values it must refuse; a type whose
+    examples depend on its settings computes them in example() and invalid_examples() instead."""
 
     metavar = "VALUE"
+    sample: str
+    refused: tuple[str, ...] = ("",)
 
     def __call__(self, text: str):
         raise NotImplementedError
 
     def invalid_examples(self) -> list[str]:
         """Values this type must refuse: empty, of the wrong type, out of range."""
-        return [""]
+        return list(self.refused)
 
     def example(self) -> str:
         """A value this type accepts (tests fill required options with it)."""
-        raise NotImplementedError
+        return self.sample
 
     def describe(self) -> str:
         return self.metavar
@@ -279,6 +284,9 @@ class Processor(ArgType):
     """A processor or target id from tables/targets.toml, features allowed:
     ``gfx942``, ``gfx942:sramecc+:xnack-``, ``amdgcn-amd-amdhsa--gfx90a:xnack+``."""
 
+    sample = "gfx942"
+    refused = ("", "banana", "gfx9999", "gfx942:xnack")
+
     def __call__(self, text: str) -> str:
         from ..targets import all_targets, find_target, processor_name, strip_triple
 
@@ -296,16 +304,13 @@ class Processor(ArgType):
                 raise Invalid(f"{text!r}: {target.name} has no {feature} setting")
         return text.strip()
 
-    def example(self) -> str:
-        return "gfx942"
-
-    def invalid_examples(self) -> list[str]:
-        return ["", "banana", "gfx9999", "gfx942:xnack"]
-
 
 @dataclass(frozen=True)
 class Device(ArgType):
     """A product from tables/devices.toml (MI300X, MI355X, RX7900XTX, ...)."""
+
+    sample = "MI300X"
+    refused = ("", "banana")
 
     def __call__(self, text: str) -> str:
         from ..devices import get_device
@@ -319,18 +324,15 @@ class Device(ArgType):
             raise Invalid(str(exc)) from None
         return text
 
-    def example(self) -> str:
-        return "MI300X"
-
-    def invalid_examples(self) -> list[str]:
-        return ["", "banana"]
-
 
 # -- text ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Pattern(ArgType):
     """A Python regular expression (matched with search), not empty."""
+
+    sample = "."
+    refused = ("", "(", "[a-")
 
     def __call__(self, text: str) -> str:
         if not text:
@@ -341,12 +343,6 @@ class Pattern(ArgType):
             raise Invalid(f"{text!r} is not a regular expression: {exc}") from None
         return text
 
-    def example(self) -> str:
-        return "."
-
-    def invalid_examples(self) -> list[str]:
-        return ["", "(", "[a-"]
-
 
 @dataclass(frozen=True)
 class Checked(ArgType):
@@ -354,8 +350,8 @@ class Checked(ArgType):
     argparse then prints after the option's name (a version, a plot file, ...)."""
 
     check: Callable[[str], object]
-    good: str                          # a value ``check`` accepts
-    bad: tuple[str, ...] = ("",)       # values it refuses
+    sample: str                        # a value ``check`` accepts
+    refused: tuple[str, ...] = ("",)   # values it refuses
 
     def __call__(self, text: str) -> str:
         try:
@@ -364,17 +360,13 @@ class Checked(ArgType):
             raise Invalid(exc.message) from None
         return text
 
-    def example(self) -> str:
-        return self.good
-
-    def invalid_examples(self) -> list[str]:
-        return list(self.bad)
-
 
 @dataclass(frozen=True)
 class ExistingPath(ArgType):
     """A file or directory that exists; "-" (standard input) when ``stdin`` allows it."""
 
+    sample = "."
+    refused = ("", "/nonexistent/amdocc-test-path")
     stdin: bool = True
     directory: bool | None = None      # True: must be a directory; False: must not be one
 
@@ -390,12 +382,6 @@ class ExistingPath(ArgType):
         if self.directory is False and os.path.isdir(text):
             raise Invalid(f"{text}: is a directory, not a file")
         return text
-
-    def example(self) -> str:
-        return "."
-
-    def invalid_examples(self) -> list[str]:
-        return ["", "/nonexistent/amdocc-test-path"]
 
 
 @dataclass(frozen=True)

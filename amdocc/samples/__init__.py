@@ -1,7 +1,7 @@
 """Real code objects shipped with amdocc, for the quickstart and for trying the tool.
 
 ``sample_kernels.hipfb`` is a clang-22 offload bundle (host + gfx90a, gfx942, gfx950, gfx1100,
-gfx1201) built by tools/make_fixtures.py from tools/fixture_src/sample.hip: a saxpy with 16 KiB
+gfx1201) built by ``python tools/fixtures sample`` from tools/fixture_src/sample.hip: a saxpy with 16 KiB
 of static LDS, a register-heavy kernel, and on CDNA targets an MFMA kernel using AGPRs.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 ; amdocc diff fixture (base): k_main uses the VGPRs and LDS below; k_other never changes.
-; Generated once with tools/kernelgen.py render_module; compiled by tools/make_fixtures.py build_diff.
+; Generated once with tools/kernelgen.py render_module; compiled by tools/fixtures/diff.py.
 @k_main.lds = internal addrspace(3) global [16384 x i8] poison, align 4
 
 define amdgpu_kernel void @k_main() #0 {

@@ -1,5 +1,5 @@
 // A code-object v2 kernel for gfx906, written by hand because LLVM 22 can no longer emit v2.
-// tools/make_fixtures.py assembles it for a non-HSA triple (where llvm-mc still accepts
+// tools/fixtures/legacy.py assembles it for a non-HSA triple (where llvm-mc still accepts
 // .amd_kernel_code_t), links it, then sets EI_OSABI to HSA (64), EI_ABIVERSION to 0 (v2) and the
 // kernel symbol's type to STT_AMDGPU_HSA_KERNEL (10), as v2 code objects had them.
   .text

@@ -1,4 +1,4 @@
-; A kernel compiled with and without the gfx90a+ `tgsplit` feature (tools/make_tgsplit_fixture.py).
+; A kernel compiled with and without the gfx90a+ `tgsplit` feature (tools/fixtures/tgsplit.py).
 ; With +tgsplit llc sets COMPUTE_PGM_RSRC3 bit 16 (TG_SPLIT): the waves of a workgroup may run on
 ; different CUs. 4 KiB of static LDS and 256 threads give the hw model per-CU limits to lift.
 target triple = "amdgcn-amd-amdhsa"
