@@ -106,44 +106,33 @@ def wave_map(value: dict, key: str, row: str) -> dict[int, int]:
     return out
 
 
+# How each column of a targets.toml row becomes a Target field.
+_INT_COLUMNS = ("mach", "default_wave", "addressable_vgprs", "agprs", "max_waves_per_simd", "hip_max_waves_per_simd",
+                "simds_per_cu", "sgpr_waves_beyond", "sgprs_per_simd", "sgpr_alloc_granule", "addressable_sgprs",
+                "lds_per_workgroup", "lds_per_cu", "lds_granule", "max_workgroups_per_cu")
+_BOOL_COLUMNS = ("wgp", "xnack", "sramecc")
+_WAVE_COLUMNS = ("vgprs", "vgpr_alloc_granule", "vgpr_encode_granule")   # {w32 = .., w64 = ..}
+_WGP_COLUMNS = ("lds_per_wgp", "max_workgroups_per_wgp", "lds_per_workgroup_wgp")  # read only where wgp = true
+
+
 def _build(name: str, row: dict, source: str) -> Target:
     t = Target(
         name=name,
-        mach=int(row["mach"]),
         isa_version=tuple(row["isa_version"]),
         family=row["family"],
         wave_sizes=tuple(row["wave_sizes"]),
-        default_wave=int(row["default_wave"]),
         register_file=row["register_file"],
-        vgprs=wave_map(row["vgprs"], "vgprs", name),
-        vgpr_alloc_granule=wave_map(row["vgpr_alloc_granule"], "vgpr_alloc_granule", name),
-        vgpr_encode_granule=wave_map(row["vgpr_encode_granule"], "vgpr_encode_granule", name),
-        addressable_vgprs=int(row["addressable_vgprs"]),
-        agprs=int(row["agprs"]),
-        max_waves_per_simd=int(row["max_waves_per_simd"]),
-        hip_max_waves_per_simd=int(row["hip_max_waves_per_simd"]),
-        simds_per_cu=int(row["simds_per_cu"]),
-        wgp=bool(row["wgp"]),
         sgpr_waves=tuple((int(a), int(b)) for a, b in row["sgpr_waves"]),
-        sgpr_waves_beyond=int(row["sgpr_waves_beyond"]),
-        sgprs_per_simd=int(row["sgprs_per_simd"]),
-        sgpr_alloc_granule=int(row["sgpr_alloc_granule"]),
-        addressable_sgprs=int(row["addressable_sgprs"]),
-        lds_per_workgroup=int(row["lds_per_workgroup"]),
-        lds_per_cu=int(row["lds_per_cu"]),
-        lds_granule=int(row["lds_granule"]),
-        max_workgroups_per_cu=int(row["max_workgroups_per_cu"]),
-        xnack=bool(row["xnack"]),
-        sramecc=bool(row["sramecc"]),
         descriptor_layout=row["descriptor_layout"],
         source=source,
-        lds_per_wgp=row.get("lds_per_wgp") if row["wgp"] else None,
-        max_workgroups_per_wgp=row.get("max_workgroups_per_wgp") if row["wgp"] else None,
-        lds_per_workgroup_wgp=row.get("lds_per_workgroup_wgp") if row["wgp"] else None,
         generic_of=tuple(row.get("generic_of", ())),
         unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
         since_llvm=row.get("since_llvm"),
         unconfirmed=dict(row.get("unconfirmed", {})),
+        **{column: int(row[column]) for column in _INT_COLUMNS},
+        **{column: bool(row[column]) for column in _BOOL_COLUMNS},
+        **{column: wave_map(row[column], column, name) for column in _WAVE_COLUMNS},
+        **{column: row.get(column) if row["wgp"] else None for column in _WGP_COLUMNS},
     )
     if t.register_file not in REGISTER_FILES:
         raise ValueError(f"targets.toml [{name}]: register_file {t.register_file!r}")

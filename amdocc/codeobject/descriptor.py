@@ -54,6 +54,11 @@ def _f(name, word, lo, hi=None, layouts=ALL):
     return BitField(name, word, lo, lo if hi is None else hi, frozenset(layouts))
 
 
+def _flags(word, first_bit, *names):
+    """One-bit fields on consecutive bits from ``first_bit``, meaning the same on every generation."""
+    return tuple(_f(name, word, bit) for bit, name in enumerate(names, first_bit))
+
+
 R1, R2, R3 = "compute_pgm_rsrc1", "compute_pgm_rsrc2", "compute_pgm_rsrc3"
 KCP, PRELOAD = "kernel_code_properties", "kernarg_preload"
 
@@ -85,21 +90,14 @@ BIT_FIELDS: tuple[BitField, ...] = (
     _f("user_sgpr_count", R2, 1, 6, layouts=SIX_BIT_USER_SGPRS),
     _f("enable_trap_handler", R2, 6, layouts=UP_TO_GFX11),
     _f("enable_dynamic_vgpr", R2, 6, layouts={"gfx12"}),
-    _f("system_sgpr_workgroup_id_x", R2, 7),
-    _f("system_sgpr_workgroup_id_y", R2, 8),
-    _f("system_sgpr_workgroup_id_z", R2, 9),
-    _f("system_sgpr_workgroup_info", R2, 10),
+    *_flags(R2, 7, "system_sgpr_workgroup_id_x", "system_sgpr_workgroup_id_y", "system_sgpr_workgroup_id_z",
+            "system_sgpr_workgroup_info"),
     _f("system_vgpr_workitem_id", R2, 11, 12),
-    _f("enable_exception_address_watch", R2, 13),
-    _f("enable_exception_memory", R2, 14),
+    *_flags(R2, 13, "enable_exception_address_watch", "enable_exception_memory"),
     _f("granulated_lds_size", R2, 15, 23),
-    _f("exception_fp_ieee_invalid_op", R2, 24),
-    _f("exception_fp_denorm_src", R2, 25),
-    _f("exception_fp_ieee_div_zero", R2, 26),
-    _f("exception_fp_ieee_overflow", R2, 27),
-    _f("exception_fp_ieee_underflow", R2, 28),
-    _f("exception_fp_ieee_inexact", R2, 29),
-    _f("exception_int_div_zero", R2, 30),
+    *_flags(R2, 24, "exception_fp_ieee_invalid_op", "exception_fp_denorm_src", "exception_fp_ieee_div_zero",
+            "exception_fp_ieee_overflow", "exception_fp_ieee_underflow", "exception_fp_ieee_inexact",
+            "exception_int_div_zero"),
 
     _f("accum_offset_granules", R3, 0, 5, layouts={"gfx90a"}),
     _f("tg_split", R3, 16, layouts={"gfx90a"}),
@@ -115,13 +113,9 @@ BIT_FIELDS: tuple[BitField, ...] = (
     _f("enable_didt_throttle", R3, 21, layouts={"gfx1250"}),
     _f("image_op", R3, 31, layouts={"gfx11", "gfx12", "gfx1250", "gfx13"}),
 
-    _f("user_sgpr_private_segment_buffer", KCP, 0),
-    _f("user_sgpr_dispatch_ptr", KCP, 1),
-    _f("user_sgpr_queue_ptr", KCP, 2),
-    _f("user_sgpr_kernarg_segment_ptr", KCP, 3),
-    _f("user_sgpr_dispatch_id", KCP, 4),
-    _f("user_sgpr_flat_scratch_init", KCP, 5),
-    _f("user_sgpr_private_segment_size", KCP, 6),
+    *_flags(KCP, 0, "user_sgpr_private_segment_buffer", "user_sgpr_dispatch_ptr", "user_sgpr_queue_ptr",
+            "user_sgpr_kernarg_segment_ptr", "user_sgpr_dispatch_id", "user_sgpr_flat_scratch_init",
+            "user_sgpr_private_segment_size"),
     _f("wavefront_size32", KCP, 10, layouts=GFX10_PLUS),
     _f("uses_dynamic_stack", KCP, 11),
 

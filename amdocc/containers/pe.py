@@ -6,7 +6,7 @@ COFF file header, and 40-byte section headers (long names resolve through the CO
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..binary import Buffer, Layout
 from ..errors import FormatError, Origin
@@ -24,8 +24,9 @@ COFF_MACHINES = {0x8664: "x86-64", 0xAA64: "arm64", 0x14C: "i386"}
 SYMBOL_SIZE = 18
 
 
-@dataclass(frozen=True, slots=True)
-class CoffSection:
+class CoffSection(NamedTuple):
+    """A section's name and the file range of its raw data."""
+
     name: str
     start: int
     end: int
