@@ -12,10 +12,10 @@ import re
 import subprocess
 
 import pytest
+from conftest import FIXTURES, ROOT
 
 import amdocc
 from amdocc.cli.main import main
-from conftest import FIXTURES, ROOT
 
 ELF = FIXTURES / "elf"
 GFX942 = ELF / "gfx942_cov4.hsaco"                      # xnack any, sramecc any (e_flags 0x54c)
@@ -175,6 +175,7 @@ def test_sweep_and_split_refuse_a_processor_the_code_cannot_run_on(capsys):
 @pytest.mark.corpus
 def test_gate_does_not_evaluate_a_kernel_the_device_cannot_load(aiter_hsa, tmp_path):
     import shutil
+
     from amdocc.policy.prefill_gate import decide
 
     dst = tmp_path / "gfx950" / "fmha_v3_fwd"

@@ -8,14 +8,19 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from conftest import FIXTURES, ROOT
+from oracle.check import ABI_TO_CO
+from oracle.compare import (
+    compare_descriptor,
+    compare_metadata,
+    count_leaves,
+    feature_mismatches,
+    isa_version_from_readelf,
+)
+from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 import amdocc
 from amdocc.containers import Blob, Skipped, scan
-from conftest import FIXTURES, ROOT
-from oracle.compare import (compare_descriptor, compare_metadata, count_leaves, feature_mismatches,
-                            isa_version_from_readelf)
-from oracle.check import ABI_TO_CO
-from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 
 def _load_manifest():

@@ -23,16 +23,20 @@ import time
 from contextlib import contextmanager
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import ROOT
 from fuzz.contract import exercise
 from fuzz.inputs import generate, mutate
 from fuzz.limits import RSS_LIMIT_MIB, TIME_LIMIT
 from fuzz.mutators import MUTATORS
-from fuzz_strategies import (container_header_edits, elf_header_edits, metadata_edits, mutated_inputs,
-                             section_header_edits)
+from fuzz_strategies import (
+    container_header_edits,
+    elf_header_edits,
+    metadata_edits,
+    mutated_inputs,
+    section_header_edits,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 HANG_SECONDS = 10   # an example taking this long is a hang, not a slow input
 PROPERTY = settings(deadline=None, max_examples=400,

@@ -28,10 +28,10 @@ import time
 from collections import Counter
 
 import pytest
+from conftest import REQUIRE
 
 import amdocc
 from amdocc.models import compute, from_kernel
-from conftest import REQUIRE
 from amdocc.models import llvm as llvm_model
 
 pytestmark = [pytest.mark.llvm22, pytest.mark.slow]

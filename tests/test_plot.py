@@ -14,11 +14,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, ROOT, needs
+from oracle.hip_reference import hip_blocks
 
 import amdocc
 from amdocc.cli.main import main
-from conftest import FIXTURES, ROOT, needs
-from oracle.hip_reference import hip_blocks
 
 needs("matplotlib", "the plot tests render with it (amdocc[plot])")
 
@@ -171,7 +171,7 @@ def test_lds_curve_is_exact_at_every_byte(model):
     p = read_panels(figure_of(usage, model, block=64))["lds"]
     assert p["xs"][0] == 0 and p["xs"][-1] == 65536
     assert len(set(p["ys"])) >= 8                # many steps: the check below is not vacuous
-    for d in [*range(0, 16385), *range(16385, 65537, 61)]:
+    for d in [*range(16385), *range(16385, 65537, 61)]:
         want = amdocc.occupancy(usage, block_size=64, dynamic_lds=d, model=model).waves_per_simd
         assert value_at(p["xs"], p["ys"], d) == want, d
 

@@ -83,9 +83,9 @@ import tempfile
 import threading
 import time
 import zlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 LLC = os.environ.get("AMDOCC_LLC", "llc-22")
 LLD = os.environ.get("AMDOCC_LLD", "ld.lld-22")
@@ -265,7 +265,7 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
-def _probe_data(compiler: "Compiler | None" = None) -> dict:
+def _probe_data(compiler: Compiler | None = None) -> dict:
     """The measured facts for ``compiler``'s processors: llc-22's probe, overlaid for triton-llvm
     with what that LLVM measured."""
     name = compiler.name if compiler is not None else "llc-22"
@@ -296,7 +296,7 @@ def _caps_from_probe(target: str, p: dict) -> TargetCaps:
     )
 
 
-def target_caps(target: str, source: str = "auto", compiler: "Compiler | None" = None) -> TargetCaps:
+def target_caps(target: str, source: str = "auto", compiler: Compiler | None = None) -> TargetCaps:
     """Legal-input envelope of one processor.
 
     ``source="probe"`` reads tests/data/llvm22_target_probe.json (measured by
@@ -551,9 +551,7 @@ def parse_asm(text: str) -> dict[str, dict]:
                     k, _, v = body.rpartition(":")
                 k = k.strip()
                 v = v.strip()
-                if k == "LDSByteSize":
-                    v = v.split()[0]
-                elif k == "ScratchSize":
+                if k in ("LDSByteSize", "ScratchSize"):
                     v = v.split()[0]
                 info[k] = _num(v)
                 i += 1
@@ -961,7 +959,7 @@ def _pick_lds(rng: random.Random, caps: TargetCaps) -> int:
 
 
 def random_spec(rng: random.Random, target: str, name: str,
-                variant: tuple[int, bool | None] | None = None, compiler: "Compiler | None" = None) -> KernelSpec:
+                variant: tuple[int, bool | None] | None = None, compiler: Compiler | None = None) -> KernelSpec:
     """One random kernel.  ``variant`` = (cov, xnack) fixes the module-level choices; ``compiler``
     chooses whose measured envelope applies (llc-22's by default)."""
     caps = target_caps(target, compiler=compiler)
@@ -1016,7 +1014,7 @@ def _random_variant(rng: random.Random, caps: TargetCaps) -> tuple[int, bool | N
 
 
 def random_specs(rng: random.Random, targets: Sequence[str] = DEFAULT_TARGETS, n: int = 1000,
-                 prefix: str = "k", compiler: "Compiler | None" = None) -> list[KernelSpec]:
+                 prefix: str = "k", compiler: Compiler | None = None) -> list[KernelSpec]:
     """``n`` random specs spread round-robin over ``targets`` (names ``{prefix}{i}``).
 
     Module-level choices (code-object version, xnack) are drawn once per target: 75% of a

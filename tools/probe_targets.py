@@ -30,11 +30,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kernelgen as kg  # noqa: E402  (sibling module, not the amdocc package)
+import kernelgen as kg  # sibling module, not the amdocc package
 
 K = kg.KernelSpec
 READELF = os.environ.get("AMDOCC_READELF", "llvm-readelf-22")
@@ -311,17 +311,17 @@ class Prober:
             rnd += 1
             specs = []
             for m, pts in points.items():
-                for L in pts:
-                    specs.append(self.spec(f"lm_{m}_{L}", lds=L, cumode=modes[m]))
+                for lds in pts:
+                    specs.append(self.spec(f"lm_{m}_{lds}", lds=lds, cumode=modes[m]))
             infos, errors = self.asm(specs)
             for m, pts in points.items():
-                for L in pts:
-                    name = f"lm_{m}_{L}"
+                for lds in pts:
+                    name = f"lm_{m}_{lds}"
                     if name in infos:
-                        bounds[m][0] = max(bounds[m][0], L)
+                        bounds[m][0] = max(bounds[m][0], lds)
                     elif name in errors:
-                        if bounds[m][1] is None or L < bounds[m][1]:
-                            bounds[m][1] = L
+                        if bounds[m][1] is None or lds < bounds[m][1]:
+                            bounds[m][1] = lds
                             errs[m] = errors[name]
             new = {}
             for m, (lo, hi) in bounds.items():
@@ -344,7 +344,7 @@ class Prober:
         for w in waves:
             for n in range(1, 257):
                 specs.append(s(f"v{w}_{n}", wave=w, vgprs=n, max_wg=w))
-            for k in range(0, max_sgprs + 1):
+            for k in range(max_sgprs + 1):
                 specs.append(s(f"s{w}_{k}", wave=w, sgprs=k, max_wg=w))
         if has_agprs:
             for n in range(1, 257):
@@ -548,7 +548,7 @@ def probe(target: str, cache: Path = CACHE, compiler: kg.Compiler = kg.LLC22) ->
     sanom: dict[int, int] = {}
     totals: set[int] = set()
     for w in waves:
-        for k in range(0, max_sgprs + 1):
+        for k in range(max_sgprs + 1):
             i = mi[f"s{w}_{k}"]
             nsg = i["sym"]["numbered_sgpr"]
             if nsg != k:

@@ -123,7 +123,7 @@ def link(argv: list[str]) -> int:
 
 
 def link_file(obj: str, hsaco: str) -> None:
-    from triton._C.libtriton import amd   # imported only here: it loads all of Triton's core
+    from triton._C.libtriton import amd  # imported only here: it loads all of Triton's core
 
     amd.link_hsaco(obj, hsaco)
 

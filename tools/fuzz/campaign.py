@@ -25,8 +25,16 @@ from . import ROOT
 from .contract import exercise, run_one
 from .corpus import fixtures
 from .inputs import generate
-from .limits import (AS_LIMIT_MIB, HANG_TIMEOUT, RSS_LIMIT_MIB, TIME_LIMIT, current_rss_mib, limit_address_space,
-                     maxrss_mib, reset_peak_rss)
+from .limits import (
+    AS_LIMIT_MIB,
+    HANG_TIMEOUT,
+    RSS_LIMIT_MIB,
+    TIME_LIMIT,
+    current_rss_mib,
+    limit_address_space,
+    maxrss_mib,
+    reset_peak_rss,
+)
 
 
 def _worker(conn, slot, seed, as_limit_mib, stack_file, time_limit):
@@ -264,5 +272,5 @@ def _warm_up() -> None:
     for fx in fixtures():
         try:
             exercise(fx.data)
-        except Exception:  # noqa: BLE001 - the campaign reports real failures itself
+        except Exception:  # the campaign reports real failures itself
             pass

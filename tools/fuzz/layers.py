@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .fields import Inapplicable, get
 from .formats import BITCODE_MAGICS, BUNDLE_SECTION_PREFIX, FATBIN_SECTIONS
@@ -19,7 +19,6 @@ from .formats.ccob import CCOB_MAGIC, build_ccob, ccob_parse
 from .formats.coff import coff_replace_section, coff_view, looks_coff
 from .formats.elf import ELF_MAGIC, EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfView, elf_replace_section
 from .formats.offload import OFFLOAD_MAGIC, offload_parse, offload_replace_image
-
 
 _NON_ZERO = re.compile(rb"[^\x00]")
 

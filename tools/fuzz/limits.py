@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import resource
 
-
 TIME_LIMIT = 1.0          # seconds per input
 HANG_TIMEOUT = 10.0       # the watchdog kills a worker stuck this long on one input
 RSS_LIMIT_MIB = 1024      # peak resident set size of any campaign process

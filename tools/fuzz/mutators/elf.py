@@ -7,8 +7,22 @@ from __future__ import annotations
 
 from ..fields import Inapplicable, get, interesting, put, with_field
 from ..formats import BUNDLE_SECTION_PREFIX, FATBIN_SECTIONS
-from ..formats.elf import (EHDR, IDENT, PHDR, SHDR, SHT_DYNSYM, SHT_LLVM_OFFLOADING, SHT_NOTE, SHT_STRTAB,
-                           SHT_SYMTAB, ElfView, Rec, build_notes, elf_replace_section, elf_set)
+from ..formats.elf import (
+    EHDR,
+    IDENT,
+    PHDR,
+    SHDR,
+    SHT_DYNSYM,
+    SHT_LLVM_OFFLOADING,
+    SHT_NOTE,
+    SHT_STRTAB,
+    SHT_SYMTAB,
+    ElfView,
+    Rec,
+    build_notes,
+    elf_replace_section,
+    elf_set,
+)
 from .registry import ELF_KINDS, mutator
 
 

@@ -10,8 +10,19 @@ import re
 
 from ..fields import Inapplicable, align, get, interesting, put
 from ..formats import BUNDLE_SECTION_PREFIX, FATBIN_SECTIONS
-from ..formats.elf import (EHDR, SHDR, SHT_NOTE, SHT_STRTAB, SYM, ElfView, append_section_table, build_notes,
-                           elf_replace_section, elf_set, raw_section_header)
+from ..formats.elf import (
+    EHDR,
+    SHDR,
+    SHT_NOTE,
+    SHT_STRTAB,
+    SYM,
+    ElfView,
+    append_section_table,
+    build_notes,
+    elf_replace_section,
+    elf_set,
+    raw_section_header,
+)
 from .registry import ELF_KINDS, mutator
 
 

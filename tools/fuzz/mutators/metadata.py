@@ -18,7 +18,6 @@ from ..formats.elf import ElfView, install_desc, metadata_note
 from ..formats.metadata import Pairs, Raw, mp_encode
 from .registry import mutator
 
-
 # Keys amdocc reads; mutations aim at them more often than at the long .args lists.
 KERNEL_KEYS = (".name", ".symbol", ".vgpr_count", ".agpr_count", ".sgpr_count", ".group_segment_fixed_size",
                ".private_segment_fixed_size", ".kernarg_segment_size", ".wavefront_size",
@@ -84,9 +83,9 @@ def _nodes(obj, path=(), out=None, depth=0):
 def _important(nodes):
     keep = []
     for parent, key, path in nodes:
-        if isinstance(key, str) and (key in TOP_KEYS or key in KERNEL_KEYS) and ".args" not in path[:-1]:
-            keep.append((parent, key, path))
-        elif len(path) == 2 and path[0] == "amdhsa.kernels":
+        read_key = isinstance(key, str) and (key in TOP_KEYS or key in KERNEL_KEYS) and ".args" not in path[:-1]
+        kernel_entry = len(path) == 2 and path[0] == "amdhsa.kernels"
+        if read_key or kernel_entry:
             keep.append((parent, key, path))
     return keep
 
