@@ -71,7 +71,7 @@ def elf_header_edits(draw):
     fx, layer = draw(st.sampled_from(ELF_LAYERS))
     elf = ElfView(layer.data)
     name = draw(st.sampled_from(sorted(EHDR[elf.cls])))
-    offset, size = EHDR[elf.cls][name]
+    _offset, size = EHDR[elf.cls][name]
     value = draw(field_values(size))
     data = elf_set(layer.data, 0, EHDR[elf.cls], name, value)
     return layer.wrap(data), f"{fx.name} [{layer.path}] {name}={value:#x}"
@@ -83,7 +83,7 @@ def section_header_edits(draw):
     fx, layer = draw(st.sampled_from(ELF_LAYERS))
     elf = ElfView(layer.data)
     section = draw(st.sampled_from(elf.sections))
-    size, layout = SHDR[elf.cls]
+    _size, layout = SHDR[elf.cls]
     name = draw(st.sampled_from(sorted(layout)))
     value = draw(st.one_of(field_values(layout[name][1]),
                            st.sampled_from([s.f["sh_offset"] for s in elf.sections] + [len(layer.data)])))

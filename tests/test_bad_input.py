@@ -56,7 +56,8 @@ CORRUPTIONS = {
     "section table past the end": lambda d: _patch(d, SHOFF, "<Q", len(d) + 64),
     "section count past the end": lambda d: _patch(d, SHNUM, "<H", 4000),
     "note size past its section": lambda d: _patch(d, _section_header_offset(d, SHT_NOTE) + 32, "<Q", 10**9),
-    "note descriptor size lies": lambda d: _patch(d, struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 4, "<I", 0x7FFFFFF0),
+    "note descriptor size lies": lambda d: _patch(
+        d, struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 4, "<I", 0x7FFFFFF0),
     "bad msgpack": lambda d: (lambda at: d[:at] + b"\xc1" * 16 + d[at + 16:])(
         struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 20),
     "symbol table entry size": lambda d: _patch(d, _section_header_offset(d, SHT_SYMTAB) + 56, "<Q", 7),
@@ -107,7 +108,8 @@ def test_ccob_roundtrip_reads_back():
 @pytest.mark.parametrize("label,blob,needle", [
     ("hash mismatch", lambda: _ccob(BUNDLE, hash_value=1), "hash mismatch"),
     ("expands beyond its declared size", lambda: _ccob(BUNDLE, declared=1000), "beyond its declared"),
-    ("declares more than it expands to", lambda: _ccob(BUNDLE, method=0, declared=len(BUNDLE) + 10), "not the declared"),
+    ("declares more than it expands to", lambda: _ccob(BUNDLE, method=0, declared=len(BUNDLE) + 10),
+     "not the declared"),
     ("zlib bomb over the cap", lambda: _ccob(b"\0" * (64 << 20), method=0), "over the limit"),
     ("zstd bomb lying about its size", lambda: _ccob(b"\0" * (256 << 20), declared=4096), "beyond its declared"),
     ("unknown method", lambda: _patch(_ccob(BUNDLE), 6, "<H", 7), "method"),
@@ -161,7 +163,7 @@ def test_one_bad_entry_keeps_the_rest_of_a_fat_binary(tmp_path, capsys):
     loaded = amdocc.load(bytes(bad), strict=False)
     assert len(loaded.failed) == 1 and len(loaded) == len(items) - 1
     assert "MessagePack" in str(loaded.failed[0].error)
-    code, err, path = _run_cli(tmp_path, capsys, bytes(bad), "lib.so")
+    code, err, _path = _run_cli(tmp_path, capsys, bytes(bad), "lib.so")
     assert code == 2 and len(err) == 1 and "hipv4-amdgcn-amd-amdhsa" in err[0]
 
 

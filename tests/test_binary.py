@@ -65,7 +65,7 @@ def _offload_failure(data: bytes) -> FormatError:
 def test_offload_binary_strings_share_the_string_table_errors():
     info = offload_parse(OFFLOAD)
     size = info["h"]["size"]
-    map_at, _, value = info["strings"][0]
+    map_at, _, _value = info["strings"][0]
     past = bytearray(OFFLOAD)
     put(past, map_at, 8, size)                  # string 0's key: one past the binary
     error = _offload_failure(bytes(past))

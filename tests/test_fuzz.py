@@ -83,7 +83,7 @@ FIELD_EDITS = {"elf header": elf_header_edits, "section headers": section_header
 @settings(PROPERTY, max_examples=200)
 @given(draw=st.data())
 def test_hostile_field_values_only_raise_amdocc_errors(edits, draw):
-    data, note = draw.draw(edits(), label="edit")
+    data, _note = draw.draw(edits(), label="edit")
     only_amdocc_errors(data)
 
 
@@ -94,7 +94,7 @@ def test_inputs_depend_on_seed_and_index_only():
 
 
 def test_every_mutator_applies_to_some_fixture():
-    for name, m in MUTATORS.items():
+    for name in MUTATORS:
         changed = 0
         for i in range(12):
             case = mutate(random.Random(f"{name}:{i}"), only=name)

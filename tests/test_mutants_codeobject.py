@@ -188,7 +188,8 @@ def test_fixture_descriptors_built_by_llvm_have_no_problems():
     from conftest import FIXTURES
 
     import amdocc
-    paths = [p for p in sorted((FIXTURES / "elf").iterdir()) if p.suffix in (".hsaco", ".co", ".o") and "hand_" not in p.name]
+    paths = [p for p in sorted((FIXTURES / "elf").iterdir())
+             if p.suffix in (".hsaco", ".co", ".o") and "hand_" not in p.name]
     kernels = [k for path in paths for co in amdocc.load(path) for k in co.kernels]
     assert len(kernels) > 20 and any(p.name == "legacy_v2_gfx906.co" for p in paths)   # amd_kernel_code_t too
     assert [(k.name, k.descriptor.problems) for k in kernels if k.descriptor.problems] == []

@@ -390,7 +390,8 @@ class KernelSpec:
     def attributes(self) -> str:
         attrs = [f'"amdgpu-flat-work-group-size"="{self.min_wg},{self.max_wg}"']
         if self.waves_per_eu:
-            attrs.append('"amdgpu-waves-per-eu"="%s"' % ",".join(str(w) for w in self.waves_per_eu))
+            waves = ",".join(str(w) for w in self.waves_per_eu)
+            attrs.append(f'"amdgpu-waves-per-eu"="{waves}"')
         feats = self.features()
         if feats:
             attrs.append(f'"target-features"="{feats}"')
@@ -712,7 +713,7 @@ def _compile_asm_robust(
             return [], None
         half = len(pending) // 2
         a, asm_a = _compile_asm_robust(pending[:half], mcpu, cache_dir, errors, counter, compiler, extra)
-        b, asm_b = _compile_asm_robust(pending[half:], mcpu, cache_dir, errors, counter, compiler, extra)
+        b, _asm_b = _compile_asm_robust(pending[half:], mcpu, cache_dir, errors, counter, compiler, extra)
         pending = a + b
         if not pending:
             return [], None
@@ -966,7 +967,7 @@ def random_spec(rng: random.Random, target: str, name: str,
     if variant is None:
         variant = _random_variant(rng, caps)
     cov, xnack = variant
-    wave = rng.choice(caps.waves + (None,))
+    wave = rng.choice((*caps.waves, None))
     cumode = rng.choice((None, True, False)) if caps.wgp else None
     max_wg = rng.choice(_WG_EDGES) if rng.random() < 0.6 else rng.randint(1, 1024)
     r = rng.random()
@@ -1051,8 +1052,10 @@ def _bench(n: int, jobs: int, obj_via: str, seed: int, chunk: int) -> None:
             for k, info in r.infos.items():
                 if check_counts(by_name[k], info):
                     bad += 1
-        print(f"{n} specs, {len(DEFAULT_TARGETS)} targets, {len(results)} modules, {calls} llc calls, jobs={jobs}, obj via {obj_via}")
-        print(f"compiled {ok} kernels in {dt:.2f}s -> {ok / dt:.0f} kernels/s; {len(errs)} dropped; {bad} count mismatches")
+        print(f"{n} specs, {len(DEFAULT_TARGETS)} targets, {len(results)} modules, {calls} llc calls, "
+              f"jobs={jobs}, obj via {obj_via}")
+        print(f"compiled {ok} kernels in {dt:.2f}s -> {ok / dt:.0f} kernels/s; {len(errs)} dropped; "
+              f"{bad} count mismatches")
         for k, v in list(errs.items())[:10]:
             print(f"  dropped {k}: {v}")
 
@@ -1072,7 +1075,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.check_caps:
         bad = 0
-        for t, p in _probe_data().items():
+        for t in _probe_data():
             if t.startswith("_"):
                 continue
             b, q = _builtin_caps(t), target_caps(t, "probe")

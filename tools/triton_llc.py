@@ -50,7 +50,7 @@ def library_path() -> Path | None:
     spec = importlib.util.find_spec("triton")
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / "backends" / "amd" / "lib" / "libtriton_amd_codegen.so"
+    path = Path(next(iter(spec.submodule_search_locations))) / "backends" / "amd" / "lib" / "libtriton_amd_codegen.so"
     return path if path.exists() else None
 
 

@@ -43,7 +43,8 @@ def limit_address_space(as_limit_mib: int) -> None:
     if as_limit_mib:
         limit = as_limit_mib << 20
         try:
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-            resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         except (ValueError, OSError):
             pass

@@ -71,12 +71,12 @@ def _nodes(obj, path=(), out=None, depth=0):
         return out
     if isinstance(obj, dict):
         for k in list(obj):
-            out.append((obj, k, path + (k,)))
-            _nodes(obj[k], path + (k,), out, depth + 1)
+            out.append((obj, k, (*path, k)))
+            _nodes(obj[k], (*path, k), out, depth + 1)
     elif isinstance(obj, list):
         for i in range(len(obj)):
-            out.append((obj, i, path + (i,)))
-            _nodes(obj[i], path + (i,), out, depth + 1)
+            out.append((obj, i, (*path, i)))
+            _nodes(obj[i], (*path, i), out, depth + 1)
     return out
 
 
@@ -250,8 +250,9 @@ def mut_elf_yaml(rng, data, ctx):
         at = rng.randrange(len(line) + 1)
         lines[i] = line[:at] + rng.choice([b"\xff", b"\xc0\x80", b"\xed\xa0\x80", b"\x00"]) + line[at:]
     elif op == "value":
-        lines[i] = key + b": " + rng.choice([b"abc", b"true", b"~", b"null", b"[ 1, 2 ]", b"[ ]", b"[", b"]", b"{ a: 1 }",
-                                             b"- x", b"&anchor", b"*alias", b"!!str 5", b"[ [ 1 ] ]", b"''"])
+        lines[i] = key + b": " + rng.choice([b"abc", b"true", b"~", b"null", b"[ 1, 2 ]", b"[ ]", b"[", b"]",
+                                             b"{ a: 1 }", b"- x", b"&anchor", b"*alias", b"!!str 5", b"[ [ 1 ] ]",
+                                             b"''"])
     elif op == "dash":
         lines[i] = b" " * indent + rng.choice([b"- - - x", b"-x", b"- ", b"-", b"- 'a': 1", b"- a: b: c", b": x",
                                                b"? complex", b"- [ 1, 2 ]"])
