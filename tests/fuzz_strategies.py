@@ -11,7 +11,6 @@ bundle, CCOB or OffloadBinary header field.
 from __future__ import annotations
 
 import msgpack
-from hypothesis import strategies as st
 
 # tools/fuzz (conftest puts tools/ on sys.path)
 from fuzz.corpus import fixtures
@@ -23,6 +22,7 @@ from fuzz.formats.offload import OFFLOAD_HEADER
 from fuzz.inputs import mutate
 from fuzz.mutators import MUTATORS
 from fuzz.mutators.metadata import KERNEL_KEYS, TOP_KEYS, short
+from hypothesis import strategies as st
 
 FIXTURES = fixtures()
 # The amplifiers and the bomb build MiB-sized inputs: the campaign runs them; here they would
@@ -71,7 +71,7 @@ def elf_header_edits(draw):
     fx, layer = draw(st.sampled_from(ELF_LAYERS))
     elf = ElfView(layer.data)
     name = draw(st.sampled_from(sorted(EHDR[elf.cls])))
-    offset, size = EHDR[elf.cls][name]
+    _offset, size = EHDR[elf.cls][name]
     value = draw(field_values(size))
     data = elf_set(layer.data, 0, EHDR[elf.cls], name, value)
     return layer.wrap(data), f"{fx.name} [{layer.path}] {name}={value:#x}"
@@ -83,7 +83,7 @@ def section_header_edits(draw):
     fx, layer = draw(st.sampled_from(ELF_LAYERS))
     elf = ElfView(layer.data)
     section = draw(st.sampled_from(elf.sections))
-    size, layout = SHDR[elf.cls]
+    _size, layout = SHDR[elf.cls]
     name = draw(st.sampled_from(sorted(layout)))
     value = draw(st.one_of(field_values(layout[name][1]),
                            st.sampled_from([s.f["sh_offset"] for s in elf.sections] + [len(layer.data)])))

@@ -17,12 +17,12 @@ import shutil
 import subprocess
 
 import pytest
-
-import amdocc
-from amdocc.cli.main import main
 from conftest import FIXTURES, ROOT
 from oracle.hip_reference import hip_blocks
 from oracle.llvm22 import metadata_documents
+
+import amdocc
+from amdocc.cli.main import main
 
 SAMPLE = str(amdocc.samples_path())
 ELF = FIXTURES / "elf"
@@ -183,7 +183,7 @@ def test_repr_is_one_line_per_kernel():
     names = [k[".name"] for k in llvm_kernels("gfx1100_w32_wgp_cov6.hsaco")]
     assert len(lines) == 1 + len(names)
     assert "gfx1100" in lines[0] and f"{len(names)} kernels" in lines[0]
-    for line, name in zip(lines[1:], names):
+    for line, name in zip(lines[1:], names, strict=True):
         assert name in line
     assert "\n" not in repr(co.kernels[0]) and len(repr(co.kernels[0])) < 200
     many = dataclasses.replace(co, kernels=co.kernels * 30)   # 120 kernels: the repr stays short

@@ -23,11 +23,11 @@ from pathlib import Path
 import msgpack
 import pytest
 import zstandard
+from conftest import FIXTURES, ROOT
 
 import amdocc
 from amdocc.containers import DEFAULT_LIMITS, Failed, scan
 from amdocc.errors import LimitError
-from conftest import FIXTURES, ROOT
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 BY_FILE = {f["file"]: f for f in MANIFEST["fixtures"]}
@@ -297,7 +297,7 @@ def test_elf_with_a_kpack_reference_is_skipped_naming_the_archive(tmp_path, stub
     args = ["--add-section", f".rocm_kpack_ref={ref}"]
     if stub == "nobits":
         args += ["--set-section-type", ".hip_fatbin=8"]
-    _objcopy(args + [str(FIXTURES / SO), str(out)])
+    _objcopy([*args, str(FIXTURES / SO), str(out)])
     if stub == "zeroed":
         section = BY_FILE[SO]["section_size"]
         lo = _section_offset(out, ".hip_fatbin")

@@ -8,11 +8,11 @@ import struct
 import zlib
 
 import pytest
+from conftest import FIXTURES
 
 import amdocc
 from amdocc.cli.main import main
 from amdocc.containers import Failed, Limits, scan
-from conftest import FIXTURES
 
 CODE_OBJECT = (FIXTURES / "elf" / "hand_aiter_gfx942.hsaco").read_bytes()
 BUNDLE = (FIXTURES / "containers" / "bundle_5arch.hipfb").read_bytes()
@@ -56,7 +56,8 @@ CORRUPTIONS = {
     "section table past the end": lambda d: _patch(d, SHOFF, "<Q", len(d) + 64),
     "section count past the end": lambda d: _patch(d, SHNUM, "<H", 4000),
     "note size past its section": lambda d: _patch(d, _section_header_offset(d, SHT_NOTE) + 32, "<Q", 10**9),
-    "note descriptor size lies": lambda d: _patch(d, struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 4, "<I", 0x7FFFFFF0),
+    "note descriptor size lies": lambda d: _patch(
+        d, struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 4, "<I", 0x7FFFFFF0),
     "bad msgpack": lambda d: (lambda at: d[:at] + b"\xc1" * 16 + d[at + 16:])(
         struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 20),
     "symbol table entry size": lambda d: _patch(d, _section_header_offset(d, SHT_SYMTAB) + 56, "<Q", 7),
@@ -107,7 +108,8 @@ def test_ccob_roundtrip_reads_back():
 @pytest.mark.parametrize("label,blob,needle", [
     ("hash mismatch", lambda: _ccob(BUNDLE, hash_value=1), "hash mismatch"),
     ("expands beyond its declared size", lambda: _ccob(BUNDLE, declared=1000), "beyond its declared"),
-    ("declares more than it expands to", lambda: _ccob(BUNDLE, method=0, declared=len(BUNDLE) + 10), "not the declared"),
+    ("declares more than it expands to", lambda: _ccob(BUNDLE, method=0, declared=len(BUNDLE) + 10),
+     "not the declared"),
     ("zlib bomb over the cap", lambda: _ccob(b"\0" * (64 << 20), method=0), "over the limit"),
     ("zstd bomb lying about its size", lambda: _ccob(b"\0" * (256 << 20), declared=4096), "beyond its declared"),
     ("unknown method", lambda: _patch(_ccob(BUNDLE), 6, "<H", 7), "method"),
@@ -161,7 +163,7 @@ def test_one_bad_entry_keeps_the_rest_of_a_fat_binary(tmp_path, capsys):
     loaded = amdocc.load(bytes(bad), strict=False)
     assert len(loaded.failed) == 1 and len(loaded) == len(items) - 1
     assert "MessagePack" in str(loaded.failed[0].error)
-    code, err, path = _run_cli(tmp_path, capsys, bytes(bad), "lib.so")
+    code, err, _path = _run_cli(tmp_path, capsys, bytes(bad), "lib.so")
     assert code == 2 and len(err) == 1 and "hipv4-amdgcn-amd-amdhsa" in err[0]
 
 
@@ -186,16 +188,16 @@ import time  # noqa: E402
 
 import msgpack  # noqa: E402
 
-from amdocc import report  # noqa: E402
-from amdocc.cli.inspect import render_code_object  # noqa: E402
-from amdocc.errors import FormatError, LimitError  # noqa: E402
 # tools/fuzz: the fuzzer's own builders for mutated code objects and containers
 from fuzz.fields import put  # noqa: E402
 from fuzz.formats.bundle import BUNDLE_MAGIC, build_bundle, bundle_entries  # noqa: E402
-from fuzz.formats.elf import (SHDR, SYM, ElfView, elf_set, note_desc, section_header,  # noqa: E402
-                               with_extra_sections, with_note_desc)
+from fuzz.formats.elf import SHDR, SYM, ElfView, elf_set, note_desc, section_header, with_extra_sections, with_note_desc  # noqa: E402
 from fuzz.formats.metadata import Raw, mp_encode  # noqa: E402
 from fuzz.inputs import mutate  # noqa: E402
+
+from amdocc import report  # noqa: E402
+from amdocc.cli.inspect import render_code_object  # noqa: E402
+from amdocc.errors import FormatError, LimitError  # noqa: E402
 
 GFX942 = (FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes()
 LEGACY_V2 = (FIXTURES / "elf" / "legacy_v2_gfx906.co").read_bytes()
@@ -471,7 +473,9 @@ def test_nested_compressed_bundles_share_one_decompression_budget():
 
 def test_json_never_holds_nan_or_unhashable_wgp_values():
     import json
+
     import msgpack
+
     from amdocc import report
     (co,) = amdocc.load(CODE_OBJECT)
     co.kernels[0].metadata[".odd"] = float("nan")

@@ -8,15 +8,16 @@ worked by hand from the spans and from the fixtures' layouts (read with the fuzz
 from __future__ import annotations
 
 import pytest
+from conftest import FIXTURES
 
-import amdocc
 # tools/fuzz: the fuzzer's own minimal views of ELF and OffloadBinary
 from fuzz.fields import put
 from fuzz.formats.elf import SHDR, ElfView, elf_set
 from fuzz.formats.offload import offload_parse
+
+import amdocc
 from amdocc.binary import StringBudget, cstring, first_overlap, overlaps
 from amdocc.errors import FormatError, LimitError, Origin
-from conftest import FIXTURES
 
 ORIGIN = Origin("<test>")
 
@@ -64,7 +65,7 @@ def _offload_failure(data: bytes) -> FormatError:
 def test_offload_binary_strings_share_the_string_table_errors():
     info = offload_parse(OFFLOAD)
     size = info["h"]["size"]
-    map_at, _, value = info["strings"][0]
+    map_at, _, _value = info["strings"][0]
     past = bytearray(OFFLOAD)
     put(past, map_at, 8, size)                  # string 0's key: one past the binary
     error = _offload_failure(bytes(past))

@@ -14,13 +14,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REQUIRE
+from fixtures.oracles import metadata_yaml
+from test_check import DVGPR, LDS, LIB1, LIB2, expected_violations, kernels_of, llc_lds_limit_of
 
 from amdocc.census import member_of
 from amdocc.census.svg import LIMITER_COLOURS, PALETTE
 from amdocc.cli.main import main
-from conftest import FIXTURES, REQUIRE
-from fixtures.oracles import metadata_yaml
-from test_check import LDS, LIB1, LIB2, DVGPR, expected_violations, kernels_of, llc_lds_limit_of
 
 D = FIXTURES / "diff"
 CHECK_FILES = (LIB1, LIB2, LDS, DVGPR)
@@ -100,7 +100,8 @@ def test_occupancy_at_the_declared_size_matches_hand_worked_hip(capsys, tree):
     k_other 24 VGPRs at 1024 → 8 waves per SIMD, 32 per CU / 16 = 2; k_low_occupancy 160 VGPRs
     at 256 → 3 waves per SIMD, 12 per CU / 4 = 3; k_launch_miss 132 VGPRs at 1024 → 12 / 16 = 0."""
     rows = {(r["member"], r["kernel"]): r for r in csv_rows(capsys, tree)}
-    expect = {("diff/diff_base.hsaco", "k_main"): (256, 4, "lds"), ("diff/diff_base.hsaco", "k_other"): (1024, 2, "waves"),
+    expect = {("diff/diff_base.hsaco", "k_main"): (256, 4, "lds"),
+              ("diff/diff_base.hsaco", "k_other"): (1024, 2, "waves"),
               ("check/check_gfx942.hsaco", "k_low_occupancy"): (256, 3, "vgpr"),
               ("check/check_gfx942.hsaco", "k_launch_miss"): (1024, 0, "vgpr"),
               ("check/check_gfx942.hsaco", "k_reqd"): (256, 3, "vgpr")}
@@ -141,7 +142,7 @@ def test_parquet_has_the_csv_rows(capsys, tmp_path):
     table = pq.read_table(out).to_pylist()
     rows = csv_rows(capsys, LIB1)
     assert [t["kernel"] for t in table] == [r["kernel"] for r in rows] == list(kernels_of(LIB1))
-    for t, r in zip(table, rows):
+    for t, r in zip(table, rows, strict=True):
         assert t["vgprs"] == int(r["vgprs"]) and t["vgpr_spills"] == int(r["vgpr_spills"])
         assert t["waves_per_simd"] == float(r["waves_per_simd"])
 
@@ -268,7 +269,8 @@ def test_compare_matches_by_member_kernel_and_target(capsys, releases):
     # The verdict names the kinds that regressed, not every kind the gate watches (as diff's).
     code, out, _ = census(capsys, "--fail-on", "lds,occupancy", old, new)
     assert code == 1 and out.strip().splitlines()[-1] == "1 kernel(s) regress on occupancy"
-    assert json.loads(census(capsys, "--json", "--fail-on", "all", old, new)[1])["failed_kinds"] == ["occupancy", "vgpr"]
+    failed = json.loads(census(capsys, "--json", "--fail-on", "all", old, new)[1])["failed_kinds"]
+    assert failed == ["occupancy", "vgpr"]
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -409,7 +411,8 @@ def test_compare_html(capsys, releases, tmp_path):
     dom = Dom()
     dom.feed(shown.stdout)
     assert dom.sections == ["summary", "regressions", "changes", "added", "removed", "occupancy"]
-    assert dom.tables["regressions"] == 2 and dom.tables["added"] == 2 and dom.tables["removed"] == 1 + len(kernels_of(LDS))
+    assert dom.tables["regressions"] == 2 and dom.tables["added"] == 2
+    assert dom.tables["removed"] == 1 + len(kernels_of(LDS))
     series = {m["data-series"] for c in dom.charts for m in c["marks"]}
     assert series == {"old", "new"}
 
@@ -420,5 +423,5 @@ def test_progress_on_a_terminal_only(capsys, monkeypatch):
     assert census(capsys, "--csv", "/dev/null", LIB1)[2] == ""
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     monkeypatch.setattr("time.monotonic", iter(range(0, 10**6, 10)).__next__)
-    code, out, err = census(capsys, "--csv", "/dev/null", LIB1)
+    code, _out, err = census(capsys, "--csv", "/dev/null", LIB1)
     assert code == 0 and f"\r{len(kernels_of(LIB1))} kernels read" in err and err.endswith("\r")

@@ -13,11 +13,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 import xmlschema
+from conftest import FIXTURES, TESTS
+from fixtures.oracles import metadata_yaml
 
 from amdocc.check_report import annotation
 from amdocc.cli.main import main
-from conftest import FIXTURES, TESTS
-from fixtures.oracles import metadata_yaml
 
 C = FIXTURES / "check"
 LIB1, LIB2 = C / "check_gfx942.hsaco", C / "check_next_gfx942.hsaco"
@@ -145,12 +145,12 @@ def test_spills_without_scratch_and_scratch_without_spills(capsys):
     assert (k["k_sgpr_spill"][".sgpr_spill_count"], k["k_sgpr_spill"][".private_segment_fixed_size"]) == (28, 0)
     assert (k["k_scratch"][".vgpr_spill_count"], k["k_scratch"][".private_segment_fixed_size"]) == (0, 260)
     assert k["k_dynamic_stack"][".uses_dynamic_stack"] is True
-    code, result, _ = check_json(capsys, "--max-scratch", "300", "--max-sgpr-spills", "28", LIB1)
+    _, result, _ = check_json(capsys, "--max-scratch", "300", "--max-sgpr-spills", "28", LIB1)
     got = found(result)
     assert ("k_scratch", "scratch") not in got and ("k_sgpr_spill", "sgpr-spills") not in got
     # A dynamic stack fails whatever the allowance: its size is only known at run time.
     assert got[("k_dynamic_stack", "scratch")] == 16
-    code, result, _ = check_json(capsys, "--rules", "spills", "--max-vgpr-spills", "15", LIB1)
+    _, result, _ = check_json(capsys, "--rules", "spills", "--max-vgpr-spills", "15", LIB1)
     assert found(result) == {("k_vgpr_spill", "vgpr-spills"): 16, ("k_sgpr_spill", "sgpr-spills"): 28}
 
 
@@ -159,12 +159,12 @@ def test_occupancy_floor_at_the_declared_size(capsys):
     at 256 threads: 160 VGPRs → 512/160 = 3 waves per SIMD, 12 per CU, 3 workgroups of 4 waves
     → 3; k_reqd at its 64x4x1 = 256 → 3; k_launch_miss at 1024 → 0 workgroups → 0."""
     occupancy = llvm_occupancy(LIB1)
-    code, result, _ = check_json(capsys, "--rules", "occupancy", "--min-occupancy", "4", LIB1)
+    _, result, _ = check_json(capsys, "--rules", "occupancy", "--min-occupancy", "4", LIB1)
     got = found(result)
     assert {k for k, _ in got} == {k for k, w in occupancy.items() if w < 4}
     assert got == {("k_low_occupancy", "occupancy"): 3, ("k_reqd", "occupancy"): 3, ("k_launch_miss", "occupancy"): 0}
     # With the llvm model the value is the compiler's own number at that block size.
-    code, result, _ = check_json(capsys, "--rules", "occupancy", "--min-occupancy", "4", "--model", "llvm",
+    _, result, _ = check_json(capsys, "--rules", "occupancy", "--min-occupancy", "4", "--model", "llvm",
                                  "--block", "256", LIB1)
     assert found(result) == {(k, "occupancy"): w for k, w in occupancy.items() if w < 4}
 
@@ -261,7 +261,7 @@ def test_unreadable_input_exits_2_and_never_updates_the_baseline(capsys, tmp_pat
     base = tmp_path / "b.json"
     bad = tmp_path / "bad.co"
     bad.write_bytes(b"\x7fELF" + b"\0" * 12)
-    code, out, err = run(capsys, "--baseline", base, "--update-baseline", LIB1, bad)
+    code, _out, err = run(capsys, "--baseline", base, "--update-baseline", LIB1, bad)
     assert code == 2 and not base.exists() and "not updated" in err and str(bad) in err
 
 
@@ -302,7 +302,8 @@ def test_sarif_validates_against_the_oasis_schema(capsys, tmp_path):
     assert rules == ["vgpr-spills", "sgpr-spills", "scratch", "launch", "lds", "mode"]
     by_state = {}
     for r in sarif_run["results"]:
-        by_state.setdefault(r["baselineState"], set()).add((r["locations"][0]["logicalLocations"][0]["name"], r["ruleId"]))
+        kernel = r["locations"][0]["logicalLocations"][0]["name"]
+        by_state.setdefault(r["baselineState"], set()).add((kernel, r["ruleId"]))
         assert rules[r["ruleIndex"]] == r["ruleId"]
     release1, release2 = expected_violations(LIB1), expected_violations(LIB2)
     assert by_state["new"] == {key for key in release2 if key not in release1}
@@ -479,7 +480,8 @@ def test_config_baseline_is_relative_to_the_file(capsys, tmp_path, monkeypatch):
     ("max-scratch = 0", ["--max-scratch", "64"], "--max-scratch 64 contradicts max-scratch = 0 in"),
     ('rules = ["spills"]', ["--rules", "scratch"], "--rules scratch contradicts rules = vgpr-spills,sgpr-spills"),
     ('rules = ["spills"]\nmax-scratch = 8', [], "max-scratch in"),
-    ('rules = ["spills"]', ["--min-occupancy", "2"], "--min-occupancy applies to the occupancy rule, which is off by rules in"),
+    ('rules = ["spills"]', ["--min-occupancy", "2"],
+     "--min-occupancy applies to the occupancy rule, which is off by rules in"),
     ("max-scratch = -1", [], "max-scratch in"),
     ("speed = 3", [], "has no setting 'speed' (settings: rules, max-vgpr-spills"),
     ('model = "fast"\nmin-occupancy = 2', [], "must be one of hip, llvm, hw, not 'fast'"),
@@ -498,8 +500,10 @@ def test_config_errors_exit_2_with_one_line(capsys, tmp_path, config, flags, wor
 @pytest.mark.parametrize("flags, words", [
     (["--max-scratch", "-1"], "argument --max-scratch: '-1' is out of range: expected a byte count >= 0"),
     (["--max-vgpr-spills", "x"], "argument --max-vgpr-spills: 'x' is not an integer: expected an integer >= 0"),
-    (["--min-occupancy", "0"], "argument --min-occupancy: '0' is out of range: expected a number of waves per SIMD > 0"),
-    (["--block", "2000", "--min-occupancy", "1"], "argument --block: '2000' is out of range: expected an integer from 1 to 1024"),
+    (["--min-occupancy", "0"],
+     "argument --min-occupancy: '0' is out of range: expected a number of waves per SIMD > 0"),
+    (["--block", "2000", "--min-occupancy", "1"],
+     "argument --block: '2000' is out of range: expected an integer from 1 to 1024"),
     (["--rules", "speed"], "argument --rules: unknown rule 'speed' (choose from vgpr-spills, sgpr-spills, scratch"),
     (["--model", "fast"], "argument --model: unknown model 'fast' (choose from hip, llvm, hw)"),
     (["--jobs", "0"], "argument --jobs: '0' is out of range: expected an integer >= 1"),
@@ -562,8 +566,8 @@ def test_a_fresh_llc_22_build_trips_the_same_rules(capsys, tmp_path):
 
     (tmp_path / "lib.ll").write_text(library(1))
     llc = ["llc-22", "-mtriple=amdgcn-amd-amdhsa", "-O3", "-mcpu=gfx942"]
-    for cmd in (llc + ["-filetype=obj", "lib.ll", "-o", "lib.o"], ["ld.lld-22", "-shared", "lib.o", "-o", "lib.hsaco"],
-                llc + ["-filetype=asm", "lib.ll", "-o", "lib.s"]):
+    for cmd in ([*llc, "-filetype=obj", "lib.ll", "-o", "lib.o"], ["ld.lld-22", "-shared", "lib.o", "-o", "lib.hsaco"],
+                [*llc, "-filetype=asm", "lib.ll", "-o", "lib.s"]):
         subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True)
     fresh = tmp_path / "lib.hsaco"
     notes = subprocess.run(["llvm-readelf-22", "-h", "--notes", fresh], check=True, capture_output=True, text=True)

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, ROOT
 
 from amdocc.cli.main import COMMANDS, main
-from conftest import FIXTURES, ROOT
 
 
 def run_cli(capsys, *argv, stdin: bytes | None = None):
@@ -72,7 +72,8 @@ def test_occupancy_manual_mode_seed_case(capsys):
                            "--agprs", "200", "--block", "128")
     assert code == 0
     (r,) = json.loads(out)["results"]
-    assert (r["blocks_per_cu"], r["model"], r["target"], r["block_size"], r["limiter"]) == (2, "hip", "gfx950", 128, "vgpr")
+    assert (r["blocks_per_cu"], r["model"], r["target"], r["block_size"], r["limiter"]) \
+        == (2, "hip", "gfx950", 128, "vgpr")
 
 
 def test_occupancy_manual_arch_vgprs_form_the_total_by_the_target_rule(capsys):
@@ -86,10 +87,10 @@ def test_occupancy_manual_arch_vgprs_form_the_total_by_the_target_rule(capsys):
 
 
 def test_occupancy_device_and_profile_flags(capsys):
-    code, out, _ = run_cli(capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92",
+    _, out, _ = run_cli(capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92",
                            "--block", "64", "--hip-profile", "2025")
     assert json.loads(out)["results"][0]["blocks_per_cu"] == 32
-    code, out, _ = run_cli(capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92",
+    _, out, _ = run_cli(capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92",
                            "--block", "64")
     assert json.loads(out)["results"][0]["blocks_per_cu"] == 28
 
@@ -117,14 +118,14 @@ def test_occupancy_file_mode_on_the_aiter_style_kernel(capsys):
     # The AITER-style fixture has .max_flat_workgroup_size 512 and no .reqd_workgroup_size: 256
     # unified VGPRs → 2 waves per SIMD → 8 waves per CU, one 512-thread block
     # (consumers-and-anchors.md §1.3).
-    code, out, _ = run_cli(capsys, "occupancy", "--json", str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
+    _, out, _ = run_cli(capsys, "occupancy", "--json", str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
     (r,) = json.loads(out)["results"]
     assert (r["block_size"], r["blocks_per_cu"]) == (512, 1)
 
 
 def test_occupancy_target_filter_on_a_fat_binary(capsys):
     sample = ROOT / "amdocc" / "samples" / "sample_kernels.hipfb"
-    code, out, _ = run_cli(capsys, "occupancy", "--json", "--block", "256", "--target", "gfx942", str(sample))
+    _, out, _ = run_cli(capsys, "occupancy", "--json", "--block", "256", "--target", "gfx942", str(sample))
     results = json.loads(out)["results"]
     # The gfx942 entry's kernels, as LLVM read them when the sample was built (manifest.json).
     manifest = json.loads((FIXTURES / "manifest.json").read_text())["sample"]

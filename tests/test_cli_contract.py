@@ -12,10 +12,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, ROOT
 
 from amdocc.cli.args import ArgType
 from amdocc.cli.main import COMMANDS, build_parser, main
-from conftest import FIXTURES, ROOT
 
 GFX942 = str(FIXTURES / "elf" / "gfx942_cov4.hsaco")
 
@@ -116,7 +116,8 @@ def test_model_options_of_another_model_are_refused(capsys):
     for f in MODEL_FLAGS:
         value = [f.settings["type"].example()] if "type" in f.settings else []
         for model in MODELS:
-            argv = ["occupancy", "--target", "gfx942", "--vgprs", "32", "--block", "64", "--model", model, f.flag, *value]
+            argv = ["occupancy", "--target", "gfx942", "--vgprs", "32", "--block", "64", "--model", model,
+                    f.flag, *value]
             code, err = _err(capsys, *argv)
             if model in f.models:
                 assert code == 0, err
@@ -170,13 +171,15 @@ def test_what_if_needs_a_processor(capsys):
 
 
 def test_split_refuses_options_it_would_ignore(capsys):
-    shape = ["--arch", "gfx942", "--seq-len", "256", "--seq-len-kv", "65536", "--rows-per-block", "4", "--block-kv", "128"]
-    code, err = _err(capsys, "split", *shape, "--occupancy", "2", "--block", "512", str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
+    shape = ["--arch", "gfx942", "--seq-len", "256", "--seq-len-kv", "65536", "--rows-per-block", "4",
+             "--block-kv", "128"]
+    code, err = _err(capsys, "split", *shape, "--occupancy", "2", "--block", "512",
+                     str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
     assert code == 2 and "--occupancy" in err
     code, err = _err(capsys, "split", *shape, "--kernel", "fmha")
     assert code == 2 and "--kernel" in err
-    code, err = _err(capsys, "split", "--grid-x", "1", "--effective-cus", "1", "--window-tiles", "1", "--max-splits", "1",
-                     "--overhead", "0", "--arch", "gfx942")
+    code, err = _err(capsys, "split", "--grid-x", "1", "--effective-cus", "1", "--window-tiles", "1",
+                     "--max-splits", "1", "--overhead", "0", "--arch", "gfx942")
     assert code == 2 and "--arch" in err
 
 

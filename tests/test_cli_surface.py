@@ -12,10 +12,10 @@ import re
 import subprocess
 
 import pytest
+from conftest import FIXTURES, ROOT
 
 import amdocc
 from amdocc.cli.main import main
-from conftest import FIXTURES, ROOT
 
 ELF = FIXTURES / "elf"
 GFX942 = ELF / "gfx942_cov4.hsaco"                      # xnack any, sramecc any (e_flags 0x54c)
@@ -47,7 +47,7 @@ def kernel(path, fragment):
 
 @pytest.mark.llvm22
 def test_a_kernel_pattern_that_matches_nothing_names_the_nearest(capsys):
-    code, out, err = cli(capsys, "occupancy", "--block", "256", "--kernel", "saxpi_lds", GFX942)
+    code, _out, err = cli(capsys, "occupancy", "--block", "256", "--kernel", "saxpi_lds", GFX942)
     line = one_line(err)
     (readable,) = subprocess.run(["llvm-cxxfilt-22", "_Z9saxpy_ldsfPKfPfi"], capture_output=True, text=True,
                                  check=True).stdout.splitlines()
@@ -58,7 +58,7 @@ def test_a_kernel_pattern_that_matches_nothing_names_the_nearest(capsys):
 
 
 def test_a_target_that_selects_nothing_names_the_processors_there(capsys):
-    code, out, err = cli(capsys, "occupancy", "--block", "256", "--target", "gfx1100", GFX942)
+    code, _out, err = cli(capsys, "occupancy", "--block", "256", "--target", "gfx1100", GFX942)
     line = one_line(err)
     assert code == 2 and "gfx1100" in line and "gfx942" in line and "--what-if" in line
     code, _, err = cli(capsys, "occupancy", "--json", "--block", "256", "--target", "gfx1100", GFX942)
@@ -175,6 +175,7 @@ def test_sweep_and_split_refuse_a_processor_the_code_cannot_run_on(capsys):
 @pytest.mark.corpus
 def test_gate_does_not_evaluate_a_kernel_the_device_cannot_load(aiter_hsa, tmp_path):
     import shutil
+
     from amdocc.policy.prefill_gate import decide
 
     dst = tmp_path / "gfx950" / "fmha_v3_fwd"
@@ -223,7 +224,8 @@ def test_per_wgp_is_said_per_wgp_everywhere(capsys):
     assert "limits (waves/SIMD each allows)" in out
     code, out, _ = cli(capsys, "sweep", "--kernel", "saxpy", "--blocks", "64,256", "--dynamic-lds", "0", GFX1100_WGP)
     assert code == 0 and "workgroups per WGP" in out and "per CU" not in out
-    code, out, _ = cli(capsys, "sweep", "--json", "--kernel", "saxpy", "--blocks", "64", "--dynamic-lds", "0", GFX1100_WGP)
+    code, out, _ = cli(capsys, "sweep", "--json", "--kernel", "saxpy", "--blocks", "64", "--dynamic-lds", "0",
+                       GFX1100_WGP)
     doc = json.loads(out)
     assert doc["unit"] == "WGP" and doc["grid"][0]["blocks_per_wgp"] == doc["grid"][0]["blocks_per_cu"]
     code, out, _ = cli(capsys, "diff", GFX1100_WGP, GFX1100_WGP)
@@ -236,7 +238,8 @@ def test_per_wgp_is_said_per_wgp_everywhere(capsys):
 
 def test_diff_names_only_the_kinds_that_regressed(capsys):
     d = FIXTURES / "diff"
-    code, out, _ = cli(capsys, "diff", d / "diff_base.hsaco", d / "diff_more_lds.hsaco", "--fail-on", "lds,vgpr,scratch")
+    code, out, _ = cli(capsys, "diff", d / "diff_base.hsaco", d / "diff_more_lds.hsaco",
+                       "--fail-on", "lds,vgpr,scratch")
     assert code == 1
     assert out.strip().splitlines()[-1] == "1 kernel(s) regress on lds"
     code, out, _ = cli(capsys, "diff", "--json", d / "diff_base.hsaco", d / "diff_more_lds.hsaco", "--fail-on", "all")
@@ -325,15 +328,16 @@ def test_other_vendors_gpu_code_in_a_tree_is_skipped_by_name(capsys, tmp_path):
     (root / "head.fatbin").write_bytes(fatbin[:8])
     skipped = {"kernel.co": "NVIDIA CUDA ELF", "kernels.fatbin": "NVIDIA CUDA fat binary"}
     bad = {"cut.hsaco", "cut.fatbin", "head.fatbin"}
-    for command in (["inspect", "--json"], ["occupancy", "--json", "--block", "256"], ["check", "--json", "--no-config"]):
-        code, out, err = cli(capsys, *command, root)
+    for command in (["inspect", "--json"], ["occupancy", "--json", "--block", "256"],
+                    ["check", "--json", "--no-config"]):
+        code, out, _ = cli(capsys, *command, root)
         doc = json.loads(out)
         assert code == 2
         assert {r["path"].rsplit("/", 1)[-1]: r["reason"].split(" (")[0] for r in doc["skipped"]} == skipped
         assert {e["path"].rsplit("/", 1)[-1] for e in doc["errors"]} == bad
-    code, out, err = cli(capsys, "census", "--json", root)
+    code, out, _ = cli(capsys, "census", "--json", root)
     assert code == 2 and sorted(r.split(" (")[0] for r in json.loads(out)["skipped"]) == sorted(skipped.values())
-    code, out, err = cli(capsys, "inspect", root)
+    _, out, _ = cli(capsys, "inspect", root)
     for name, what in skipped.items():
         assert re.search(rf"skipped \S*{name}: {what}", out)
 
@@ -360,7 +364,7 @@ def test_errors_in_json_carry_the_origin_and_offset_of_their_message(capsys, tmp
         for i, cut in enumerate((len(data) // 5, len(data) // 2, len(data) - 7)):
             path = tmp_path / f"{i}_{name}"
             path.write_bytes(data[:cut])
-            code, out, _ = cli(capsys, "inspect", "--json", path)
+            _, out, _ = cli(capsys, "inspect", "--json", path)
             for e in json.loads(out)["errors"]:
                 assert_located_as_said(e)
                 seen += 1
@@ -369,7 +373,7 @@ def test_errors_in_json_carry_the_origin_and_offset_of_their_message(capsys, tmp
             corrupt[at] ^= 0xFF
         path = tmp_path / f"x_{name}"
         path.write_bytes(bytes(corrupt))
-        code, out, _ = cli(capsys, "inspect", "--json", path)
+        _, out, _ = cli(capsys, "inspect", "--json", path)
         for e in json.loads(out)["errors"]:
             assert_located_as_said(e)
             seen += 1
@@ -379,7 +383,7 @@ def test_errors_in_json_carry_the_origin_and_offset_of_their_message(capsys, tmp
 # -- §8 text people read --------------------------------------------------------------------------
 
 def test_inspect_shows_spills_and_scratch(capsys):
-    code, out, _ = cli(capsys, "inspect", "--kernel", "scratch_private", GFX942)
+    _, out, _ = cli(capsys, "inspect", "--kernel", "scratch_private", GFX942)
     header, row = [line for line in out.splitlines() if "scratch" in line][:2]
     assert "spills SGPR/VGPR" in header and "scratch" in header
     # LLVM's reading: .private_segment_fixed_size 272, .sgpr_spill_count 0, .vgpr_spill_count 0.

@@ -11,11 +11,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, ROOT
 
 import amdocc
 from amdocc.cli.main import main
 from amdocc.demangle import demangle
-from conftest import FIXTURES, ROOT
 
 GFX942 = FIXTURES / "elf" / "gfx942_cov4.hsaco"
 
@@ -37,7 +37,7 @@ def kernel_names(*roots) -> list[str]:
 
 
 def differences(names: list[str]) -> list[tuple[str, str, str]]:
-    return [(n, want, demangle(n)) for n, want in zip(names, cxxfilt(names)) if demangle(n) != want]
+    return [(n, want, demangle(n)) for n, want in zip(names, cxxfilt(names), strict=True) if demangle(n) != want]
 
 
 @pytest.mark.llvm22
@@ -80,10 +80,10 @@ def test_text_shows_demangled_names_json_carries_both(capsys):
     assert all(m in out for m in mangled)
     assert main(["inspect", "--json", str(GFX942)]) == 0
     (record,) = json.loads(capsys.readouterr().out)["code_objects"]
-    assert [(k["name"], k["demangled"]) for k in record["kernels"]] == list(zip(mangled, readable))
+    assert [(k["name"], k["demangled"]) for k in record["kernels"]] == list(zip(mangled, readable, strict=True))
     assert main(["occupancy", "--json", "--block", "256", str(GFX942)]) == 0
     results = json.loads(capsys.readouterr().out)["results"]
-    assert [(r["kernel"], r["demangled"]) for r in results] == list(zip(mangled, readable))
+    assert [(r["kernel"], r["demangled"]) for r in results] == list(zip(mangled, readable, strict=True))
     assert main(["occupancy", "--block", "256", str(GFX942)]) == 0
     out = capsys.readouterr().out
     assert all(r in out for r in readable)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from amdocc.cli.main import main
 from conftest import FIXTURES
+
+from amdocc.cli.main import main
 
 D = FIXTURES / "diff"
 

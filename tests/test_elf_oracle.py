@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection, SymbolTableSection
 
@@ -27,7 +28,6 @@ import amdocc.samples
 from amdocc.containers import Blob, scan
 from amdocc.elf import EM_AMDGPU, PT_NOTE, SHT_DYNSYM, SHT_SYMTAB, ElfFile, is_elf
 from amdocc.errors import Origin
-from conftest import FIXTURES
 
 HEADER_FIELDS = ("e_type", "e_machine", "e_version", "e_entry", "e_phoff", "e_shoff", "e_flags",
                  "e_ehsize", "e_phentsize", "e_phnum", "e_shentsize", "e_shnum", "e_shstrndx")
@@ -134,7 +134,7 @@ def compare(label: str, data: bytes, tally: Tally) -> None:
         if len(a) != len(b):
             diffs.append(f"{label}: {len(a)} {what} != pyelftools {len(b)}")
         diffs.extend(f"{label}: {what[:-1]} {i} {x!r:.200} != pyelftools {y!r:.200}"
-                     for i, (x, y) in enumerate(zip(a, b)) if x != y)
+                     for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
     if ours["symbols"].keys() != theirs["symbols"].keys():
         diffs.append(f"{label}: symbol tables in sections {sorted(ours['symbols'])} != pyelftools "
                      f"{sorted(theirs['symbols'])}")
@@ -143,7 +143,7 @@ def compare(label: str, data: bytes, tally: Tally) -> None:
         if len(a) != len(b):
             diffs.append(f"{label}: section {index} has {len(a)} symbols != pyelftools {len(b)}")
         diffs.extend(f"{label}: section {index} symbol {i} {x} != pyelftools {y}"
-                     for i, (x, y) in enumerate(zip(a, b)) if x != y)
+                     for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
 
 
 def elf_images(path: Path, label: str) -> list[tuple[str, bytes]]:

@@ -8,14 +8,19 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from conftest import FIXTURES, ROOT
+from oracle.check import ABI_TO_CO
+from oracle.compare import (
+    compare_descriptor,
+    compare_metadata,
+    count_leaves,
+    feature_mismatches,
+    isa_version_from_readelf,
+)
+from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 import amdocc
 from amdocc.containers import Blob, Skipped, scan
-from conftest import FIXTURES, ROOT
-from oracle.compare import (compare_descriptor, compare_metadata, count_leaves, feature_mismatches,
-                            isa_version_from_readelf)
-from oracle.check import ABI_TO_CO
-from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 
 def _load_manifest():
@@ -46,7 +51,8 @@ def _oracle_mismatches(co, oracle: dict, amd_kernel_code: dict | None = None) ->
         if co.target.isa_version != isa_version_from_readelf(text) or co.e_flags != hdr["e_flags"]:
             out.append(f"ISA: LLVM {isa_version_from_readelf(text)}, amdocc {co.target.isa_version}")
     elif co.processor != hdr["processor"] or co.e_flags != hdr["e_flags"]:
-        out.append(f"processor/e_flags: LLVM {hdr['processor']} {hdr['e_flags']:#x}, amdocc {co.processor} {co.e_flags:#x}")
+        out.append(f"processor/e_flags: LLVM {hdr['processor']} {hdr['e_flags']:#x}, "
+                   f"amdocc {co.processor} {co.e_flags:#x}")
     out += feature_mismatches(co.target_id, hdr["features"], co_version)
     docs = metadata_documents(text)
     assert len(docs) == 1, "each fixture has exactly one metadata note"

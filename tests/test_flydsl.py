@@ -21,12 +21,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import needs, skip_unless_required
 
 import amdocc
 from amdocc import UsageError
 from amdocc.integrations import flydsl as af
 from amdocc.runtime import runtime
-from conftest import needs, skip_unless_required
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "fixtures" / "flydsl"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
@@ -79,7 +79,7 @@ def test_launches_match_flydsl_oracle(case):
     expected = CASES[case]
     got = af.launches(text_of(case))
     assert len(got) == len(expected["launches"])
-    for launch, want in zip(got, expected["launches"]):
+    for launch, want in zip(got, expected["launches"], strict=True):
         assert (launch.module, launch.kernel) == (want["module"], want["kernel"])
         assert list(launch.block) == [op["constant"] for op in want["block"]]
         assert launch.block_size == launch.block[0] * launch.block[1] * launch.block[2] == 256
@@ -185,7 +185,8 @@ def test_runtime_block_raises_naming_the_operand():
     text = text_of("lds_block_arg-gfx942")
     assert CASES["lds_block_arg-gfx942"]["launches"][0]["block"][0] == {"constant": None, "defined_by": "llvm.sext"}
     for call in (af.launches, af.max_blocks_per_cu):
-        with pytest.raises(UsageError, match=r"block size x .*%3 is defined by llvm\.sext, not by llvm\.mlir\.constant"):
+        with pytest.raises(UsageError,
+                           match=r"block size x .*%3 is defined by llvm\.sext, not by llvm\.mlir\.constant"):
             call(text)
     assert af.kernel_of(text).meta("vgpr_count") == 6
 
@@ -199,7 +200,7 @@ def test_two_launches():
         af.kernel_of(text)
     assert af.kernel_of(text, "lds_1").meta("group_segment_fixed_size") == 4096
     assert af.kernel_of(text, "vadd_0").meta("sgpr_count") == 16
-    with pytest.raises(UsageError, match="0 gpu.binary ops hold a kernel named 'nope'"):
+    with pytest.raises(UsageError, match=r"0 gpu\.binary ops hold a kernel named 'nope'"):
         af.kernel_of(text, "nope")
 
 
@@ -292,19 +293,19 @@ def test_non_constant_sizes_raise(defs, pattern):
 
 
 def test_structural_errors():
-    with pytest.raises(UsageError, match="no gpu.binary @elsewhere"):
+    with pytest.raises(UsageError, match=r"no gpu\.binary @elsewhere"):
         af.launches(module(host(ARITH_DEFS, LAUNCH.replace("@kernels::", "@elsewhere::"))))
     generic = '    "gpu.launch_func"(%g) <{kernel = @kernels::@lds_0}> : (i64) -> ()'
     with pytest.raises(UsageError, match="generic form"):
         af.launches(module(host(ARITH_DEFS, generic)))
-    with pytest.raises(UsageError, match="cannot read gpu.launch_func"):
+    with pytest.raises(UsageError, match=r"cannot read gpu\.launch_func"):
         af.launches(module(host(ARITH_DEFS, LAUNCH.replace("threads in", "threads at"))))
     offload = binary_line("lds-gfx942").replace(', bin = "', ', offload = "')
     text = "module {\n" + offload + "\n" + host(ARITH_DEFS) + "}\n"
     with pytest.raises(UsageError, match="is LLVM IR"):
         af.launches(text)
     broken = binary_line("lds-gfx942")[:-2]         # drop the closing '>]'
-    with pytest.raises(UsageError, match="never closed|unterminated"):
+    with pytest.raises(UsageError, match=r"never closed|unterminated"):
         af.launches("module {\n" + broken + "\n}\n")
 
 
@@ -387,7 +388,7 @@ def test_live_offline_flydsl_compile(tmp_path, monkeypatch):
     if not (shutil.which("ld.lld-22") or shutil.which("ld.lld")):
         skip_unless_required("FlyDSL links with ld.lld: install lld-22")
     import flydsl
-    from fixtures import flydsl_cases as mf   # tools/ is on sys.path (conftest)
+    from fixtures import flydsl_cases as mf  # tools/ is on sys.path (conftest)
 
     start = time.perf_counter()
     for case in ("lds-gfx942", "vadd-gfx950", "lds_smem_arg-gfx942"):

@@ -23,16 +23,20 @@ import time
 from contextlib import contextmanager
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import ROOT
 from fuzz.contract import exercise
 from fuzz.inputs import generate, mutate
 from fuzz.limits import RSS_LIMIT_MIB, TIME_LIMIT
 from fuzz.mutators import MUTATORS
-from fuzz_strategies import (container_header_edits, elf_header_edits, metadata_edits, mutated_inputs,
-                             section_header_edits)
+from fuzz_strategies import (
+    container_header_edits,
+    elf_header_edits,
+    metadata_edits,
+    mutated_inputs,
+    section_header_edits,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 HANG_SECONDS = 10   # an example taking this long is a hang, not a slow input
 PROPERTY = settings(deadline=None, max_examples=400,
@@ -79,7 +83,7 @@ FIELD_EDITS = {"elf header": elf_header_edits, "section headers": section_header
 @settings(PROPERTY, max_examples=200)
 @given(draw=st.data())
 def test_hostile_field_values_only_raise_amdocc_errors(edits, draw):
-    data, note = draw.draw(edits(), label="edit")
+    data, _note = draw.draw(edits(), label="edit")
     only_amdocc_errors(data)
 
 
@@ -90,7 +94,7 @@ def test_inputs_depend_on_seed_and_index_only():
 
 
 def test_every_mutator_applies_to_some_fixture():
-    for name, m in MUTATORS.items():
+    for name in MUTATORS:
         changed = 0
         for i in range(12):
             case = mutate(random.Random(f"{name}:{i}"), only=name)

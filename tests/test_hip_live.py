@@ -5,8 +5,9 @@ One command on an MI300/MI355 machine (README, "Checking against HIP on a GPU"):
     pip install -e '.[hip,test]' && python3 -m pytest -m hip -q
 
 AMDOCC_HIP_PROFILE names the runtime behaviour expected (default: the profile of the runtime's
-own release, from hipRuntimeGetVersion()); the property test synthesizes kernels with chosen resources for the device's own processor and
-compares HIP's answer with the model's over random block sizes and dynamic LDS.
+own release, from hipRuntimeGetVersion()); the property test synthesizes kernels with chosen resources
+for the device's own processor and compares HIP's answer with the model's over random block sizes and
+dynamic LDS.
 """
 from __future__ import annotations
 

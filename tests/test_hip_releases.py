@@ -218,7 +218,7 @@ def test_a_boolean_and_the_integer_1_never_share_an_answer():
         amdocc.models._cached.cache_clear()
         amdocc.models.hip._budget.cache_clear()
         got = [amdocc.occupancy(u, block_size=256, profile="rocm-6.4").blocks_per_cu for u in (first, second)]
-        assert dict(zip((first.wgp_metadata, second.wgp_metadata), got)) == {"true": 7, "1": 3}
+        assert dict(zip((first.wgp_metadata, second.wgp_metadata), got, strict=True)) == {"true": 7, "1": 3}
     # Where "1" is WGP too (develop), both are 7.
     assert {amdocc.occupancy(u, block_size=256).blocks_per_cu for u in (as_bool, as_int)} == {7}
 
@@ -264,7 +264,8 @@ def test_lds_beyond_size_t_is_refused_naming_the_limit(capsys):
     ("rocm-7.12", "unchanged", "leaves the caller's numBlocks unchanged"),
     ("rocm-7.13", "unchanged", "leaves the caller's numBlocks unchanged"),
     ("rocm-7.14", "unchanged", "leaves the caller's numBlocks unchanged"),
-    ("develop-2025", "0 or unchanged", "0 or left unchanged"), ("develop", "unchanged", "leaves the caller's numBlocks unchanged"),
+    ("develop-2025", "0 or unchanged", "0 or left unchanged"),
+    ("develop", "unchanged", "leaves the caller's numBlocks unchanged"),
 ])
 def test_what_the_caller_holds_after_an_error(profile, caller, text):
     # hipModuleOccupancyMaxActiveBlocksPerMultiprocessor up to the 6.4 branch, and in rocm-systems

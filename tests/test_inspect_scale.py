@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import FIXTURES
+from oracle.llvm22 import metadata_documents
 
 from amdocc.cli import parallel
 from amdocc.cli.main import main
 from amdocc.containers import pieces, plan
-from conftest import FIXTURES
-from oracle.llvm22 import metadata_documents
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 BARE = [f for f in MANIFEST["fixtures"] if f["kind"] == "elf"]
@@ -35,7 +35,7 @@ def test_json_lines_carry_llvms_numbers_for_every_kernel(capsys):
             continue      # CO v2 YAML names its keys differently; test_fixtures.py covers it
         llvm = doc["amdhsa.kernels"]
         assert [line["name"] for line in lines] == [k[".name"] for k in llvm]
-        for line, k in zip(lines, llvm):
+        for line, k in zip(lines, llvm, strict=True):
             for key in ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size",
                         "private_segment_fixed_size", "kernarg_segment_size", "wavefront_size",
                         "max_flat_workgroup_size", "sgpr_spill_count", "vgpr_spill_count"):
@@ -48,10 +48,11 @@ def test_fields_choose_the_kernel_keys_in_json_and_json_lines(capsys):
     _, full = _inspect(capsys, "--json", path)
     _, some = _inspect(capsys, "--json", "--fields", "name,vgpr_count,descriptor", path)
     full, some = json.loads(full), json.loads(some)
-    for a, b in zip(full["code_objects"][0]["kernels"], some["code_objects"][0]["kernels"]):
+    for a, b in zip(full["code_objects"][0]["kernels"], some["code_objects"][0]["kernels"], strict=True):
         assert b == {"name": a["name"], "vgpr_count": a["vgpr_count"], "descriptor": a["descriptor"]}
     _, lines = _inspect(capsys, "--json-lines", "--fields", "symbol,metadata", path)
-    assert [json.loads(x)["metadata"] for x in lines.splitlines()] == [k["metadata"] for k in full["code_objects"][0]["kernels"]]
+    assert [json.loads(x)["metadata"] for x in lines.splitlines()] \
+        == [k["metadata"] for k in full["code_objects"][0]["kernels"]]
 
 
 def test_json_lines_report_skipped_entries_and_errors(tmp_path, capsys):
@@ -115,7 +116,7 @@ def test_a_large_file_that_cannot_be_cut_streams_in_the_main_process(capsys, mon
     local = [t for (t, role) in tasks if role == "local"]
     assert any(str(t[0]).endswith("hip_win.dll") for t in local)    # a PE is never cut
     _, serial = _inspect(capsys, "--json", "--jobs", "1", FIXTURES / "containers")
-    code, pooled = _inspect(capsys, "--json", "--jobs", "2", FIXTURES / "containers")
+    _, pooled = _inspect(capsys, "--json", "--jobs", "2", FIXTURES / "containers")
     assert pooled == serial
 
 

@@ -85,7 +85,8 @@ def _run(argv, capsys) -> tuple[int, str]:
 FILES = [amdocc.samples_path(), FIXTURES / "containers", FIXTURES / "elf", FIXTURES / "newer"]
 
 
-@pytest.mark.parametrize("form", [["--json"], ["--json-lines"], ["--json-lines", "--fields", "name,metadata,descriptor"]])
+@pytest.mark.parametrize("form", [["--json"], ["--json-lines"],
+                                  ["--json-lines", "--fields", "name,metadata,descriptor"]])
 def test_inspect_prints_the_same_bytes_with_either_encoder(monkeypatch, capsys, form):
     texts = []
     for fast in ([], [None]):
@@ -99,7 +100,7 @@ def test_inspect_prints_the_same_bytes_with_either_encoder(monkeypatch, capsys, 
         doc = json.loads(out)
         # One code object per line between the brackets, each line compact.
         assert lines[0] == '{"code_objects":[' and lines[-1].startswith('],"skipped":')
-        for line, co in zip(lines[1:-1], doc["code_objects"]):
+        for line, co in zip(lines[1:-1], doc["code_objects"], strict=True):
             assert line.rstrip(",") == json.dumps(co, separators=COMPACT)
     else:
         for line in lines:

@@ -28,10 +28,10 @@ import time
 from collections import Counter
 
 import pytest
+from conftest import REQUIRE
 
 import amdocc
 from amdocc.models import compute, from_kernel
-from conftest import REQUIRE
 from amdocc.models import llvm as llvm_model
 
 pytestmark = [pytest.mark.llvm22, pytest.mark.slow]
@@ -40,8 +40,8 @@ TARGETS = ("gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950",
            "gfx1100", "gfx1101", "gfx1102", "gfx1151", "gfx1200", "gfx1201", "gfx9-4-generic",
            "gfx11-generic", "gfx12-generic")
 # Triton's LLVM also knows the processors LLVM 22 does not.
-TRITON_TARGETS = TARGETS + ("gfx1154", "gfx1170", "gfx1172", "gfx1250", "gfx1251", "gfx1250-strict",
-                            "gfx1310", "gfx11-7-generic", "gfx12-5-generic", "gfx13-generic")
+TRITON_TARGETS = (*TARGETS, "gfx1154", "gfx1170", "gfx1172", "gfx1250", "gfx1251", "gfx1250-strict",
+                  "gfx1310", "gfx11-7-generic", "gfx12-5-generic", "gfx13-generic")
 SEED = int(os.environ.get("AMDOCC_DIFF_SEED", time.time_ns() % 2**32))
 
 
@@ -135,7 +135,8 @@ def _compile_and_compare(compiler, targets, n, tmp_path):
                 r = k.resources
                 mismatches.append(
                     f"{batch.target} {name}: {compiler.name} Occupancy {info['Occupancy']}, amdocc "
-                    f"{occ.details['llvm_occupancy']} ({occ.waves_per_simd} waves/SIMD, {occ.blocks_per_cu} workgroups; block {block} vgpr {r.vgprs} sgpr {r.sgprs} lds {r.lds} wave "
+                    f"{occ.details['llvm_occupancy']} ({occ.waves_per_simd} waves/SIMD, {occ.blocks_per_cu} "
+                    f"workgroups; block {block} vgpr {r.vgprs} sgpr {r.sgprs} lds {r.lds} wave "
                     f"{r.wavefront_size} wgp {r.wgp_mode} maxwg {r.max_flat_workgroup_size} rules {occ.profile})")
     fixed = sum(c.block is not None for c in compared)
     print(f"\nLLVM differential ({compiler.name} {compiler.version()}): seed {SEED}, {len(compared)} kernels "

@@ -11,7 +11,7 @@ import pytest
 
 import amdocc.targets as targets
 from amdocc.errors import UnknownTargetError
-from amdocc.targets import (get_target, processor_name, strip_triple, target_by_isa_version, target_by_mach)
+from amdocc.targets import get_target, processor_name, strip_triple, target_by_isa_version, target_by_mach
 
 
 @pytest.mark.parametrize("text,name", [

@@ -14,11 +14,11 @@ import json
 import re
 
 import pytest
+from conftest import FIXTURES
+from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 import amdocc
 from amdocc.codeobject.producer import parse_producer
-from conftest import FIXTURES
-from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 NEWER = FIXTURES / "newer"
 MANIFEST = json.loads((NEWER / "manifest.json").read_text())["fixtures"]
@@ -153,13 +153,14 @@ def test_bundle_with_amdgpu_entry_ids():
     assert [co.origin.hops[-1] for co in items] == [e["id"] for e in BUNDLE["entries"]]
     assert [co.processor for co in items] == [e["target"] for e in BUNDLE["entries"]]
     twin = BUNDLE["twin"]["unbundled_sha256"]
-    for co, entry in zip(items, BUNDLE["entries"]):
+    for co, entry in zip(items, BUNDLE["entries"], strict=True):
         digest = hashlib.sha256(co.data).hexdigest()
         assert digest == entry["sha256"]
         amdgcn_id = entry["id"].split("amdgpu", 1)[0] + "amdgcn-amd-amdhsa--" + entry["target"]
         if amdgcn_id in twin:
             assert digest == twin[amdgcn_id]
-    assert len(twin) == 2 and sorted(BUNDLE["twin"]["bundler_list"]) == sorted(["host-x86_64-unknown-linux-gnu-", *twin])
+    assert len(twin) == 2
+    assert sorted(BUNDLE["twin"]["bundler_list"]) == sorted(["host-x86_64-unknown-linux-gnu-", *twin])
 
 
 @pytest.mark.parametrize("fixture", DYNAMIC, ids=[f["target"] for f in DYNAMIC])

@@ -59,7 +59,7 @@ def test_more_of_any_resource_never_raises_occupancy(u, block, dyn, model, field
 def test_hip_bitmask_quirk_is_not_monotone_where_the_note_says():
     # hip-occupancy.md §7, granule 24 of 1536 (gfx1100 wave32): HIP gives 14 waves for 81-88 and
     # 97-104 VGPRs, 11 for 113-120 and 12 for 121-128, so 121 VGPRs get more waves than 120.
-    t = [t for t in TARGETS if t.name == "gfx1100"][0]
+    t = next(t for t in TARGETS if t.name == "gfx1100")
     waves = {v: compute(manual(t, vgprs=v), "hip", 32).details["VgprWaves"] for v in (80, 81, 88, 96, 97, 120, 121)}
     assert waves == {80: 16, 81: 14, 88: 14, 96: 16, 97: 14, 120: 11, 121: 12}
 

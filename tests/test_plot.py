@@ -14,11 +14,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, ROOT, needs
+from oracle.hip_reference import hip_blocks
 
 import amdocc
 from amdocc.cli.main import main
-from conftest import FIXTURES, ROOT, needs
-from oracle.hip_reference import hip_blocks
 
 needs("matplotlib", "the plot tests render with it (amdocc[plot])")
 
@@ -125,7 +125,8 @@ def test_every_sample_kernel_star_matches_occupancy_json(capsys):
     # Every kernel of the shipped sample on its own processor with the hip model; the llvm and hw
     # models on one CDNA and one RDNA kernel (a figure costs a few tenths of a second).
     for model in ("hip", "llvm", "hw"):
-        results = {(r["target"].split(":")[0], r["kernel"]): r for r in occupancy_json(capsys, "--model", model, SAMPLE)}
+        results = {(r["target"].split(":")[0], r["kernel"]): r
+                   for r in occupancy_json(capsys, "--model", model, SAMPLE)}
         for co in amdocc.load(SAMPLE):
             for k in co.kernels:
                 if model != "hip" and (co.processor, k.name) not in (("gfx942", "_Z9reg_heavyPKfPf"),
@@ -139,7 +140,8 @@ def test_every_sample_kernel_star_matches_occupancy_json(capsys):
                         assert name == "block" and model == "llvm" and p["flat"] == r["waves_per_simd"]
                         continue
                     assert p["star"][1] == r["waves_per_simd"], (model, co.processor, k.name, name)
-                    assert (int(p["star"][0]), p["star"][1]) in zip(p["xs"], p["ys"]), (model, k.name, name)
+                    star = (int(p["star"][0]), p["star"][1])
+                    assert star in zip(p["xs"], p["ys"], strict=True), (model, k.name, name)
 
 
 # --- the curves: exact at every input, equal to amdocc.occupancy and to HIP by hand -----------------
@@ -151,7 +153,7 @@ def test_curves_equal_amdocc_occupancy_at_every_point():
     assert panels["block"]["xs"] == list(range(1, 1025))          # every block size
     assert set(range(1, 513)) <= set(panels["vgpr"]["xs"])         # every VGPR count
     for name, p in panels.items():
-        for x, y, wg in zip(p["xs"], p["ys"], p["workgroups"]):
+        for x, y, wg in zip(p["xs"], p["ys"], p["workgroups"], strict=True):
             if name == "block":
                 occ = amdocc.occupancy(k, block_size=x, dynamic_lds=4096)
             elif name == "lds":
@@ -171,7 +173,7 @@ def test_lds_curve_is_exact_at_every_byte(model):
     p = read_panels(figure_of(usage, model, block=64))["lds"]
     assert p["xs"][0] == 0 and p["xs"][-1] == 65536
     assert len(set(p["ys"])) >= 8                # many steps: the check below is not vacuous
-    for d in [*range(0, 16385), *range(16385, 65537, 61)]:
+    for d in [*range(16385), *range(16385, 65537, 61)]:
         want = amdocc.occupancy(usage, block_size=64, dynamic_lds=d, model=model).waves_per_simd
         assert value_at(p["xs"], p["ys"], d) == want, d
 
@@ -184,19 +186,20 @@ def test_hand_worked_gfx942_example_1():
         assert p["star"][1] == 1
         i = p["xs"].index(int(p["star"][0]))
         assert p["workgroups"][i] == 1
-    for b, wg in zip(panels["block"]["xs"], panels["block"]["workgroups"]):
+    for b, wg in zip(panels["block"]["xs"], panels["block"]["workgroups"], strict=True):
         assert wg == hip_blocks("gfx942", 128, b, sgprs=40, lds=49152), b
     # 65536 // (49152 + d) is 1 for every dynamic LDS a workgroup can still have (up to 16 KiB).
     assert set(panels["lds"]["workgroups"]) == {1} and panels["lds"]["xs"][-1] == 16384
-    for v, wg in zip(panels["vgpr"]["xs"], panels["vgpr"]["workgroups"]):
+    for v, wg in zip(panels["vgpr"]["xs"], panels["vgpr"]["workgroups"], strict=True):
         assert wg == hip_blocks("gfx942", v, 256, sgprs=40, lds=49152), v
     # Without the LDS the same kernel gives 4 (§9), and the VGPR curve steps at HIP's granule 8.
     free = read_panels(figure_of(usage.with_(lds=0), block=256))
     assert free["block"]["star"] == (256, 4.0)
     # 512 // alignUp(v, 8) waves x 4 SIMDs x 64 lanes / 256 threads.
-    assert {v: free["vgpr"]["workgroups"][free["vgpr"]["xs"].index(v)] for v in (64, 128, 129, 168, 169, 256, 257, 512)} \
+    vgprs = (64, 128, 129, 168, 169, 256, 257, 512)
+    assert {v: free["vgpr"]["workgroups"][free["vgpr"]["xs"].index(v)] for v in vgprs} \
         == {64: 8, 128: 4, 129: 3, 168: 3, 169: 2, 256: 2, 257: 1, 512: 1}
-    for v, wg in zip(free["vgpr"]["xs"], free["vgpr"]["workgroups"]):
+    for v, wg in zip(free["vgpr"]["xs"], free["vgpr"]["workgroups"], strict=True):
         assert wg == hip_blocks("gfx942", v, 256, sgprs=40), v
 
 
@@ -206,15 +209,15 @@ def test_hand_worked_gfx1100_example_4_per_wgp_with_the_bit_mask():
     usage = usage_of({"vgprs": 100}, target="gfx1100")
     panels = read_panels(figure_of(usage, block=256))
     assert panels["block"]["star"] == (256, 14.0)
-    for name, p in panels.items():
+    for p in panels.values():
         assert p["workgroups"][p["xs"].index(int(p["star"][0]))] == 7
         assert p["twin"].get_ylabel() == "workgroups per WGP"
     # The VGPR curve follows the bit mask, not true rounding: not monotone (e.g. 104 vs 105).
-    vg = dict(zip(panels["vgpr"]["xs"], panels["vgpr"]["workgroups"]))
+    vg = dict(zip(panels["vgpr"]["xs"], panels["vgpr"]["workgroups"], strict=True))
     for v, wg in vg.items():
         assert wg == hip_blocks("gfx1100", v, 256, wave=32, wgp=True), v
     assert any(vg[v + 1] > vg[v] for v in range(1, 255))
-    for b, wg in zip(panels["block"]["xs"], panels["block"]["workgroups"]):
+    for b, wg in zip(panels["block"]["xs"], panels["block"]["workgroups"], strict=True):
         assert wg == hip_blocks("gfx1100", 100, b, wave=32, wgp=True), b
 
 
@@ -289,7 +292,7 @@ def test_no_answer_is_a_gap_not_a_zero():
     # hipErrorUnknown (hip-occupancy.md §8): the curve has no point there.
     usage = usage_of({"vgprs": 200}, target="gfx942")
     p = read_panels(figure_of(usage, options={"profile": "rocm-6.0"}, block=256))["vgpr"]
-    ys = dict(zip(p["xs"], p["ys"]))
+    ys = dict(zip(p["xs"], p["ys"], strict=True))
     assert ys[256] == 1 and math.isnan(ys[257]) and math.isnan(ys[512])
 
 

@@ -44,7 +44,7 @@ def test_the_passing_configuration_routes_to_asm(aiter_hsa):
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("rule,change", FLIPS, ids=[f"{r}:{list(c)[0]}" for r, c in FLIPS])
+@pytest.mark.parametrize("rule,change", FLIPS, ids=[f"{r}:{next(iter(c))}" for r, c in FLIPS])
 def test_each_rule_flips_the_decision_on_its_own(aiter_hsa, rule, change):
     args = {**PASSING, "asm_dir": str(aiter_hsa), **change}
     d = decide(**args)

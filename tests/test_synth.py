@@ -2,15 +2,16 @@
 intended values (the objects the live-HIP property test loads)."""
 from __future__ import annotations
 
+import json
+
 import pytest
+from conftest import ROOT
+from oracle import llvm22
+from oracle.check import check_files
 
 import amdocc
-import json
-from amdocc.testing import SynthSpec, synthesize
 from amdocc.targets import get_target
-from oracle import llvm22
-from conftest import ROOT
-from oracle.check import check_files
+from amdocc.testing import SynthSpec, synthesize
 
 pytestmark = pytest.mark.llvm22
 # LLVM 22's descriptor VGPR encoding granule per processor and wave size (tools/probe_targets.py).

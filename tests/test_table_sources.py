@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections import Counter
 
 import pytest
+import tomllib
+from conftest import TESTS
 
 from amdocc.tabledata import tables_dir
-from conftest import TESTS
 
 # Columns every probe measures (test_targets_table.assert_row_matches_probe compares each).
 MEASURED_COLUMNS = frozenset({
@@ -241,7 +241,8 @@ def test_every_value_of_every_row_is_checked_against_a_source():
     table = sorted(kinds.items())
     print("\ntargets.toml values per column and source:\n" +
           "\n".join(f"  {c:<24}{k:<26}{n:>4}" for (c, k), n in table) +
-          "\n  " + ", ".join(f"{k}: {sum(n for (_, kk), n in table if kk == k)}" for k in sorted({k for _, k in kinds})))
+          "\n  " + ", ".join(f"{k}: {sum(n for (_, kk), n in table if kk == k)}"
+                             for k in sorted({k for _, k in kinds})))
 
 
 @pytest.mark.parametrize("row,column,wrong", [
@@ -297,7 +298,8 @@ def test_what_each_probe_measures():
     assert value_kind(RAW, "gfx1310", "vgpr_encode_granule") == "probe: triton-llvm"
     assert value_kind(RAW, "gfx1310", "lds_granule") == "probe: triton-llvm"
     assert value_kind(RAW, "gfx1250", "lds_granule") == "cite"        # LLVM 22 does not round LDS
-    assert value_kind(RAW, "gfx940", "mach") == "cite" and value_kind(RAW, "gfx940", "vgprs") == "probe: llc-22 (as gfx942)"
+    assert value_kind(RAW, "gfx940", "mach") == "cite"
+    assert value_kind(RAW, "gfx940", "vgprs") == "probe: llc-22 (as gfx942)"
     assert value_kind(RAW, "gfx1250", "lds_per_wgp") is None           # no WGP mode
     assert value_kind(RAW, "gfx1250-strict", "isa_version") == "probe: triton-llvm"
 

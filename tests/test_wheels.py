@@ -22,12 +22,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-import amdocc
 from conftest import ROOT
 from oracle import llvm22
 from oracle.compare import metadata_mismatches
 from oracle.unbundle import UNBUNDLED_BY_HAND, unbundle_library
+
+import amdocc
 
 pytestmark = [pytest.mark.wheels, pytest.mark.llvm22, pytest.mark.slow]
 
@@ -113,7 +113,7 @@ def test_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle):
     assert {co.origin.hops[0] for co in loaded} == set(members)
 
     kernels, mismatches = 0, []
-    for co, rec in zip(loaded, records):
+    for co, rec in zip(loaded, records, strict=True):
         assert (rec["origin"], rec["offset"]) == (co.origin.chain, co.origin.base)
         candidates = oracle.get(hashlib.sha256(co.data).hexdigest())
         assert candidates, f"{rec['origin']}: LLVM's pipeline extracted no such code object"
@@ -121,7 +121,7 @@ def test_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle):
         assert rec["origin"].split(" > ")[0] == member and rec["processor"] == processor
         llvm_kernels = doc["amdhsa.kernels"]
         assert [k["name"] for k in rec["kernels"]] == [k[".name"] for k in llvm_kernels]
-        for mine, theirs in zip(rec["kernels"], llvm_kernels):
+        for mine, theirs in zip(rec["kernels"], llvm_kernels, strict=True):
             kernels += 1
             mismatches += [f"{rec['origin']}: {mine['name']}: {m}"
                            for m in metadata_mismatches(mine["metadata"], theirs)]
@@ -165,7 +165,7 @@ def test_census_of_a_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle, tm
                for member, processor, k in llvm.kernels()}
 
     def masked(where, values):
-        return (*where, *(v if keep else "-" for v, keep in zip(values, present.get(where, ()))))
+        return (*where, *(v if keep else "-" for v, keep in zip(values, present.get(where, ()), strict=False)))
 
     census = Counter(masked((r["member"], r["processor"], r["kernel"]), [as_int(r[c]) for c in CENSUS_NOTE_KEYS])
                      for r in rows)

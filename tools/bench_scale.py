@@ -104,8 +104,8 @@ def build_fat(work: Path, kernels: int) -> tuple[Path, Path, list[str]]:
         inputs.append(f"--input={b.hsaco}")
     plain, packed = work / "fat.hipfb", work / "fat_ccob.hipfb"
     base = ["clang-offload-bundler-22", "--type=o", "--bundle-align=4096", "--targets=" + ",".join(ids), *inputs]
-    subprocess.run(base + [f"--output={plain}"], check=True)
-    subprocess.run(base + ["--compress", f"--output={packed}"], check=True)
+    subprocess.run([*base, f"--output={plain}"], check=True)
+    subprocess.run([*base, "--compress", f"--output={packed}"], check=True)
     return plain, packed, ids[1:]
 
 
@@ -155,7 +155,7 @@ def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> in
             continue                       # no device code in this library
         data = section.read_bytes()
         starts = [m.start() for m in magic.finditer(data)]
-        for i, (lo, hi) in enumerate(zip(starts, starts[1:] + [len(data)])):
+        for i, (lo, hi) in enumerate(zip(starts, [*starts[1:], len(data)], strict=True)):
             if data.startswith(b"CCOB", lo) and int.from_bytes(data[lo + 4:lo + 6], "little") >= 2:
                 # LLVM 22's bundler refuses a CCOB followed by padding ("Src size is
                 # incorrect"): cut it at the total size its v2/v3 header declares.
@@ -177,7 +177,7 @@ def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> in
                                       capture_output=True).returncode:
             # LLVM 22 refuses every entry after an old three-part host id: one call per entry,
             # keeping those it can unbundle.
-            out = [o for o, e in zip(out, entries) if subprocess.run(
+            out = [o for o, e in zip(out, entries, strict=True) if subprocess.run(
                 ["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}", f"--targets={e}",
                  f"--output={o}"], capture_output=True).returncode == 0]
         return out
@@ -219,12 +219,12 @@ def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
         pipe = [sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), str(lib)]
         compact = "name,vgpr_count,sgpr_count,group_segment_fixed_size,private_segment_fixed_size,findings"
         runs = {"LLVM pipeline": pipe,
-                "amdocc inspect --json-lines (default --jobs)": AMDOCC + ["inspect", "--json-lines", str(lib)],
-                "amdocc inspect --json-lines --jobs 1": AMDOCC + ["inspect", "--json-lines", "--jobs", "1", str(lib)],
-                "amdocc inspect --json-lines --jobs 2": AMDOCC + ["inspect", "--json-lines", "--jobs", "2", str(lib)],
+                "amdocc inspect --json-lines (default --jobs)": [*AMDOCC, "inspect", "--json-lines", str(lib)],
+                "amdocc inspect --json-lines --jobs 1": [*AMDOCC, "inspect", "--json-lines", "--jobs", "1", str(lib)],
+                "amdocc inspect --json-lines --jobs 2": [*AMDOCC, "inspect", "--json-lines", "--jobs", "2", str(lib)],
                 f"amdocc inspect --json-lines --fields {compact} (default --jobs)":
-                    AMDOCC + ["inspect", "--json-lines", "--fields", compact, str(lib)],
-                "amdocc inspect --json (default --jobs)": AMDOCC + ["inspect", "--json", str(lib)]}
+                    [*AMDOCC, "inspect", "--json-lines", "--fields", compact, str(lib)],
+                "amdocc inspect --json (default --jobs)": [*AMDOCC, "inspect", "--json", str(lib)]}
         best = bench_measure.best_of(runs, repeat, ENV)
         llvm = best.pop("LLVM pipeline")
         print(f"  its largest library: LLVM pipeline {llvm.wall:.1f} s wall, {llvm.cpu:.1f} s CPU, "
@@ -242,11 +242,14 @@ def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
             llvm_all = bench_measure.run([sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), *everything])
             wall, cpu = t_unzip.wall + llvm_all.wall, t_unzip.cpu + llvm_all.cpu
             whole = {"amdocc inspect --json-lines WHEEL --jobs 2 (both cores)":
-                     AMDOCC + ["inspect", "--json-lines", "--jobs", "2", str(wheel)],
-                     "amdocc inspect --json-lines WHEEL (default --jobs)": AMDOCC + ["inspect", "--json-lines", str(wheel)],
-                     "amdocc inspect --json-lines WHEEL --jobs 1": AMDOCC + ["inspect", "--json-lines", "--jobs", "1", str(wheel)]}
+                     [*AMDOCC, "inspect", "--json-lines", "--jobs", "2", str(wheel)],
+                     "amdocc inspect --json-lines WHEEL (default --jobs)":
+                     [*AMDOCC, "inspect", "--json-lines", str(wheel)],
+                     "amdocc inspect --json-lines WHEEL --jobs 1":
+                     [*AMDOCC, "inspect", "--json-lines", "--jobs", "1", str(wheel)]}
             print(f"  whole wheel, census-style: LLVM pipeline (unzip {t_unzip.wall:.1f} s + {llvm_all.wall:.1f} s) "
-                  f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {max(t_unzip.peak_mib, llvm_all.peak_mib)} MiB", flush=True)
+                  f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {max(t_unzip.peak_mib, llvm_all.peak_mib)} MiB",
+                  flush=True)
             for label, r in bench_measure.best_of(whole, max(1, repeat - 1), ENV).items():
                 print(f"    {label}: {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, "
                       f"{f'{r.workers} worker processes' if r.workers else 'one process'}, peak {r.peak_mib} MiB "
@@ -254,8 +257,8 @@ def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
                       flush=True)
         if wheel.name.startswith("onnxruntime_rocm"):
             tree = str(root)
-            on_tree = {"--jobs 1": AMDOCC + ["inspect", "--json", "--jobs", "1", tree],
-                       "default --jobs": AMDOCC + ["inspect", "--json", tree]}
+            on_tree = {"--jobs 1": [*AMDOCC, "inspect", "--json", "--jobs", "1", tree],
+                       "default --jobs": [*AMDOCC, "inspect", "--json", tree]}
             got = bench_measure.best_of(on_tree, repeat, ENV)
             one, default = got["--jobs 1"], got["default --jobs"]
             print(f"  its libraries as a directory (inspect --json): {_runs_line('--jobs 1', one).strip()}; "
@@ -297,7 +300,7 @@ def main() -> int:
               f"plain {plain.stat().st_size / 1e6:.1f} MB, CCOB {packed.stat().st_size / 1e6:.1f} MB")
         for label, f in (("plain bundle", plain), ("CCOB zstd", packed)):
             t_llvm, rss_llvm = pipeline_time(llvm_bundle_pipeline(f, ids, work), args.repeat)
-            t_ours, rss_ours = measure(AMDOCC + ["inspect", str(f)], args.repeat)
+            t_ours, rss_ours = measure([*AMDOCC, "inspect", str(f)], args.repeat)
             print(f"  {label}: LLVM pipeline ({len(ids) + 2} processes) {t_llvm:.2f} s, peak {rss_llvm} MiB; "
                   f"amdocc inspect {t_ours:.2f} s, peak {rss_ours} MiB; ratio {t_llvm / t_ours:.1f}")
 
@@ -309,8 +312,9 @@ def main() -> int:
             print(f"  llvm-readelf-22 --notes (one process): {t_llvm:.2f} s, peak {rss_llvm} MiB")
             for jobs in sorted({1, args.jobs}):
                 for fmt in ([], ["--json"]):
-                    t_ours, rss_ours = measure(AMDOCC + ["inspect", *fmt, "--jobs", str(jobs), str(aiter)], args.repeat)
-                    print(f"  amdocc inspect {' '.join(fmt + ['--jobs', str(jobs)])}: {t_ours:.2f} s, peak {rss_ours} MiB; "
+                    t_ours, rss_ours = measure([*AMDOCC, "inspect", *fmt, "--jobs", str(jobs), str(aiter)], args.repeat)
+                    print(f"  amdocc inspect {' '.join([*fmt, '--jobs', str(jobs)])}: {t_ours:.2f} s, "
+                          f"peak {rss_ours} MiB; "
                           f"ratio {t_llvm / t_ours:.2f}")
         else:
             print(f"aiter corpus not found at {aiter} (run .ci/setup-tests.sh or pass --aiter)")
@@ -318,11 +322,11 @@ def main() -> int:
         if args.big_mb:
             big = build_big(work, plain, args.big_mb)
             size = big.stat().st_size
-            t_ours, rss_ours = measure(AMDOCC + ["inspect", "--findings", "none", str(big)], 1)
+            t_ours, rss_ours = measure([*AMDOCC, "inspect", "--findings", "none", str(big)], 1)
             print(f"big file of bundles back to back: {size / 2**20:.0f} MiB; amdocc inspect {t_ours:.1f} s "
                   f"({size / 2**20 / t_ours:.0f} MiB/s), peak RSS {rss_ours} MiB")
             half = build_big(work, plain, args.big_mb // 4)
-            t_q, rss_q = measure(AMDOCC + ["inspect", "--findings", "none", str(half)], 1)
+            _t_q, rss_q = measure([*AMDOCC, "inspect", "--findings", "none", str(half)], 1)
             print(f"  same at {half.stat().st_size / 2**20:.0f} MiB: peak RSS {rss_q} MiB "
                   f"(memory does not grow with the input)")
         if args.only != "synthetic":

@@ -83,9 +83,9 @@ import tempfile
 import threading
 import time
 import zlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 LLC = os.environ.get("AMDOCC_LLC", "llc-22")
 LLD = os.environ.get("AMDOCC_LLD", "ld.lld-22")
@@ -265,7 +265,7 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
-def _probe_data(compiler: "Compiler | None" = None) -> dict:
+def _probe_data(compiler: Compiler | None = None) -> dict:
     """The measured facts for ``compiler``'s processors: llc-22's probe, overlaid for triton-llvm
     with what that LLVM measured."""
     name = compiler.name if compiler is not None else "llc-22"
@@ -296,7 +296,7 @@ def _caps_from_probe(target: str, p: dict) -> TargetCaps:
     )
 
 
-def target_caps(target: str, source: str = "auto", compiler: "Compiler | None" = None) -> TargetCaps:
+def target_caps(target: str, source: str = "auto", compiler: Compiler | None = None) -> TargetCaps:
     """Legal-input envelope of one processor.
 
     ``source="probe"`` reads tests/data/llvm22_target_probe.json (measured by
@@ -390,7 +390,8 @@ class KernelSpec:
     def attributes(self) -> str:
         attrs = [f'"amdgpu-flat-work-group-size"="{self.min_wg},{self.max_wg}"']
         if self.waves_per_eu:
-            attrs.append('"amdgpu-waves-per-eu"="%s"' % ",".join(str(w) for w in self.waves_per_eu))
+            waves = ",".join(str(w) for w in self.waves_per_eu)
+            attrs.append(f'"amdgpu-waves-per-eu"="{waves}"')
         feats = self.features()
         if feats:
             attrs.append(f'"target-features"="{feats}"')
@@ -551,9 +552,7 @@ def parse_asm(text: str) -> dict[str, dict]:
                     k, _, v = body.rpartition(":")
                 k = k.strip()
                 v = v.strip()
-                if k == "LDSByteSize":
-                    v = v.split()[0]
-                elif k == "ScratchSize":
+                if k in ("LDSByteSize", "ScratchSize"):
                     v = v.split()[0]
                 info[k] = _num(v)
                 i += 1
@@ -714,7 +713,7 @@ def _compile_asm_robust(
             return [], None
         half = len(pending) // 2
         a, asm_a = _compile_asm_robust(pending[:half], mcpu, cache_dir, errors, counter, compiler, extra)
-        b, asm_b = _compile_asm_robust(pending[half:], mcpu, cache_dir, errors, counter, compiler, extra)
+        b, _asm_b = _compile_asm_robust(pending[half:], mcpu, cache_dir, errors, counter, compiler, extra)
         pending = a + b
         if not pending:
             return [], None
@@ -961,14 +960,14 @@ def _pick_lds(rng: random.Random, caps: TargetCaps) -> int:
 
 
 def random_spec(rng: random.Random, target: str, name: str,
-                variant: tuple[int, bool | None] | None = None, compiler: "Compiler | None" = None) -> KernelSpec:
+                variant: tuple[int, bool | None] | None = None, compiler: Compiler | None = None) -> KernelSpec:
     """One random kernel.  ``variant`` = (cov, xnack) fixes the module-level choices; ``compiler``
     chooses whose measured envelope applies (llc-22's by default)."""
     caps = target_caps(target, compiler=compiler)
     if variant is None:
         variant = _random_variant(rng, caps)
     cov, xnack = variant
-    wave = rng.choice(caps.waves + (None,))
+    wave = rng.choice((*caps.waves, None))
     cumode = rng.choice((None, True, False)) if caps.wgp else None
     max_wg = rng.choice(_WG_EDGES) if rng.random() < 0.6 else rng.randint(1, 1024)
     r = rng.random()
@@ -1016,7 +1015,7 @@ def _random_variant(rng: random.Random, caps: TargetCaps) -> tuple[int, bool | N
 
 
 def random_specs(rng: random.Random, targets: Sequence[str] = DEFAULT_TARGETS, n: int = 1000,
-                 prefix: str = "k", compiler: "Compiler | None" = None) -> list[KernelSpec]:
+                 prefix: str = "k", compiler: Compiler | None = None) -> list[KernelSpec]:
     """``n`` random specs spread round-robin over ``targets`` (names ``{prefix}{i}``).
 
     Module-level choices (code-object version, xnack) are drawn once per target: 75% of a
@@ -1053,8 +1052,10 @@ def _bench(n: int, jobs: int, obj_via: str, seed: int, chunk: int) -> None:
             for k, info in r.infos.items():
                 if check_counts(by_name[k], info):
                     bad += 1
-        print(f"{n} specs, {len(DEFAULT_TARGETS)} targets, {len(results)} modules, {calls} llc calls, jobs={jobs}, obj via {obj_via}")
-        print(f"compiled {ok} kernels in {dt:.2f}s -> {ok / dt:.0f} kernels/s; {len(errs)} dropped; {bad} count mismatches")
+        print(f"{n} specs, {len(DEFAULT_TARGETS)} targets, {len(results)} modules, {calls} llc calls, "
+              f"jobs={jobs}, obj via {obj_via}")
+        print(f"compiled {ok} kernels in {dt:.2f}s -> {ok / dt:.0f} kernels/s; {len(errs)} dropped; "
+              f"{bad} count mismatches")
         for k, v in list(errs.items())[:10]:
             print(f"  dropped {k}: {v}")
 
@@ -1074,7 +1075,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.check_caps:
         bad = 0
-        for t, p in _probe_data().items():
+        for t in _probe_data():
             if t.startswith("_"):
                 continue
             b, q = _builtin_caps(t), target_caps(t, "probe")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime
+import itertools
 import json
 import os
 import re
@@ -30,11 +31,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kernelgen as kg  # noqa: E402  (sibling module, not the amdocc package)
+
+import kernelgen as kg  # sibling module, not the amdocc package
 
 K = kg.KernelSpec
 READELF = os.environ.get("AMDOCC_READELF", "llvm-readelf-22")
@@ -86,7 +88,8 @@ ABOUT_KEYS = {
             "a private alloca; extra_with_flat_scratch: with a ~{flat_scratch} clobber; all relative to the "
             "numbered_sgpr symbol; extra_by_xnack: the same with -mattr-equivalent +xnack / -xnack, xnack targets "
             "only); occupancy = [[TotalNumSgprs_max, occ], ...]; "
-            "limits_occupancy = occupancy ever drops below max_waves (or the fixed total caps max_waves itself); encoding_granule as for VGPRs but for "
+            "limits_occupancy = occupancy ever drops below max_waves (or the fixed total caps max_waves itself); "
+            "encoding_granule as for VGPRs but for "
             "SGPRBlocks vs NumSGPRsForWavesPerEU (null if SGPRBlocks is always 0, see blocks_always_zero); "
             "fixed_total: present when TotalNumSgprs is the same for every k (then extra is null); "
             "numbered_sgpr_anomalies: {k: numbered_sgpr symbol} where the symbol is not k.",
@@ -311,18 +314,17 @@ class Prober:
             rnd += 1
             specs = []
             for m, pts in points.items():
-                for L in pts:
-                    specs.append(self.spec(f"lm_{m}_{L}", lds=L, cumode=modes[m]))
+                for lds in pts:
+                    specs.append(self.spec(f"lm_{m}_{lds}", lds=lds, cumode=modes[m]))
             infos, errors = self.asm(specs)
             for m, pts in points.items():
-                for L in pts:
-                    name = f"lm_{m}_{L}"
+                for lds in pts:
+                    name = f"lm_{m}_{lds}"
                     if name in infos:
-                        bounds[m][0] = max(bounds[m][0], L)
-                    elif name in errors:
-                        if bounds[m][1] is None or L < bounds[m][1]:
-                            bounds[m][1] = L
-                            errs[m] = errors[name]
+                        bounds[m][0] = max(bounds[m][0], lds)
+                    elif name in errors and (bounds[m][1] is None or lds < bounds[m][1]):
+                        bounds[m][1] = lds
+                        errs[m] = errors[name]
             new = {}
             for m, (lo, hi) in bounds.items():
                 if hi is None:
@@ -344,7 +346,7 @@ class Prober:
         for w in waves:
             for n in range(1, 257):
                 specs.append(s(f"v{w}_{n}", wave=w, vgprs=n, max_wg=w))
-            for k in range(0, max_sgprs + 1):
+            for k in range(max_sgprs + 1):
                 specs.append(s(f"s{w}_{k}", wave=w, sgprs=k, max_wg=w))
         if has_agprs:
             for n in range(1, 257):
@@ -360,7 +362,7 @@ class Prober:
         """cfgs: name -> (wave, waves_per_wg, cumode, lds_max, extra_points). Returns name -> {L: occ}."""
         obs: dict[str, dict[int, int]] = {c: {} for c in cfgs}
         pending: dict[str, set[int]] = {}
-        for c, (w, n, cm, lmax, extra) in cfgs.items():
+        for c, (_wave, _n, _cumode, lmax, extra) in cfgs.items():
             step = max(1, lmax // 200)
             pts = set(range(1, lmax + 1, step)) | {lmax, lmax - 1} | set(x for x in extra if 1 <= x <= lmax)
             pending[c] = pts
@@ -381,7 +383,7 @@ class Prober:
             new: dict[str, set[int]] = {}
             for c, d in obs.items():
                 xs = sorted(d)
-                for a, b in zip(xs, xs[1:]):
+                for a, b in itertools.pairwise(xs):
                     if d[a] != d[b] and b - a > 1:
                         step = max(1, (b - a) // 32)
                         new.setdefault(c, set()).update(range(a + step, b, step))
@@ -548,7 +550,7 @@ def probe(target: str, cache: Path = CACHE, compiler: kg.Compiler = kg.LLC22) ->
     sanom: dict[int, int] = {}
     totals: set[int] = set()
     for w in waves:
-        for k in range(0, max_sgprs + 1):
+        for k in range(max_sgprs + 1):
             i = mi[f"s{w}_{k}"]
             nsg = i["sym"]["numbered_sgpr"]
             if nsg != k:
@@ -605,13 +607,13 @@ def probe(target: str, cache: Path = CACHE, compiler: kg.Compiler = kg.LLC22) ->
             extra = [k * 512 + 1 for k in range(1, lds_max[m] // 512 + 1)] if n == 4 else []
             cfgs[f"{m}_w{W}_n{n}"] = (W, n, cm, lds_max[m], extra)
         if len(waves) > 1:
-            W2 = [w for w in waves if w != default_wave][0]
+            W2 = next(w for w in waves if w != default_wave)
             cfgs[f"{m}_w{W2}_n4"] = (W2, 4, cm, lds_max[m], [])
     lobs = P.lds_steps(cfgs)
     thresholds = {}
     for c, d in lobs.items():
         xs = sorted(d)
-        th = [[b2, d[a2], d[b2]] for a2, b2 in zip(xs, xs[1:]) if d[a2] != d[b2]]
+        th = [[b2, d[a2], d[b2]] for a2, b2 in itertools.pairwise(xs) if d[a2] != d[b2]]
         for x in th:
             assert x[1] > x[2], (target, c, x)  # occupancy must fall as LDS grows
         thresholds[c] = th
@@ -666,14 +668,14 @@ def fit_mode(m, waves, maxw, lmax, wgs, lobs, cfgs) -> dict:
 
 def _fit_mode(m, waves, maxw, lmax, wgs, lobs, cfgs, clamp_by) -> dict:
     cl = {w: (clamp_by[w] if clamp_by else INF) for w in waves}
-    caps = list(range(1, 129)) + [INF]
+    caps = [*range(1, 129), INF]
     # L = 0 observations: (W, n, occ)
     f_obs = []
     for w in waves:
         for N, occ in wgs[f"{m}_w{w}"]["exact"]:
             f_obs.append((w, -(-N // w), occ))
     l_obs = []  # (W, n, {L: occ})
-    for c, (w, n, cm, lm, _) in cfgs.items():
+    for c, (w, n, _cm, _lm, _) in cfgs.items():
         if c.startswith(m + "_"):
             l_obs.append((w, n, lobs[c]))
     ok_ec = []
@@ -684,25 +686,26 @@ def _fit_mode(m, waves, maxw, lmax, wgs, lobs, cfgs, clamp_by) -> dict:
     # LDS: group caps into classes with identical effect on the configs used
     classes: dict[tuple, list[tuple[int, int]]] = {}
     for eus, cap in ok_ec:
-        key = (eus,) + tuple(min(maxw[w] * eus // n, cap) if n > 1 else -1 for w, n, _ in l_obs)
+        key = (eus, *(min(maxw[w] * eus // n, cap) if n > 1 else -1 for w, n, _ in l_obs))
         classes.setdefault(key, []).append((eus, cap))
     grans = (1, 4, 16, 64, 128, 256, 512, 1024, 1280, 2048)
     crit = []  # most discriminating points first: around thresholds
     full = []
     for w, n, d in l_obs:
         xs = sorted(d)
-        for a, b in zip(xs, xs[1:]):
+        for a, b in itertools.pairwise(xs):
             if d[a] != d[b]:
                 crit += [(w, n, a, d[a]), (w, n, b, d[b])]
         full += [(w, n, L, o) for L, o in d.items()]
     good = []
-    for key, members in classes.items():
+    for members in classes.values():
         eus, cap = members[0]
         for gran in grans:
             for pool in range(256, 8 * lmax + 1, 256):
-                if all(occ_exact(n, L, maxw[w], eus, cap, pool, gran, cl[w]) == o for w, n, L, o in crit):
-                    if all(occ_exact(n, L, maxw[w], eus, cap, pool, gran, cl[w]) == o for w, n, L, o in full):
-                        good.append((members, gran, pool))
+                # the few critical points first: most candidates fail there and skip the full check
+                if (all(occ_exact(n, L, maxw[w], eus, cap, pool, gran, cl[w]) == o for w, n, L, o in crit)
+                        and all(occ_exact(n, L, maxw[w], eus, cap, pool, gran, cl[w]) == o for w, n, L, o in full)):
+                    good.append((members, gran, pool))
     res: dict = {}
     eus_c = sorted({mm[0] for g in good for mm in g[0]})
     cap_c = sorted({mm[1] for g in good for mm in g[0]})
@@ -824,7 +827,8 @@ def main(argv=None) -> int:
         measured_with = {
             "generated_by": "tools/probe_targets.py (measured with llc-22; see tools/kernelgen.py)",
             "llc_version": kg.llc_version(),
-            "llc_version_string": subprocess.run([kg.LLC, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[0],
+            "llc_version_string": subprocess.run([kg.LLC, "--version"], capture_output=True,
+                                                 text=True).stdout.strip().splitlines()[0],
             "triple": kg.TRIPLE,
         }
     else:

@@ -50,7 +50,7 @@ def library_path() -> Path | None:
     spec = importlib.util.find_spec("triton")
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / "backends" / "amd" / "lib" / "libtriton_amd_codegen.so"
+    path = Path(next(iter(spec.submodule_search_locations))) / "backends" / "amd" / "lib" / "libtriton_amd_codegen.so"
     return path if path.exists() else None
 
 
@@ -123,7 +123,7 @@ def link(argv: list[str]) -> int:
 
 
 def link_file(obj: str, hsaco: str) -> None:
-    from triton._C.libtriton import amd   # imported only here: it loads all of Triton's core
+    from triton._C.libtriton import amd  # imported only here: it loads all of Triton's core
 
     amd.link_hsaco(obj, hsaco)
 

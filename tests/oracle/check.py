@@ -69,7 +69,8 @@ def check_files(paths: list[str], chunk: int = 400) -> Report:
                 report.metadata_fields += compared
                 report.mismatches += [f"{name}: metadata {m}" for m in found]
                 if not found and (compared != expected or compared == 0):
-                    report.mismatches.append(f"{name}: compared {compared} of the {expected} metadata values LLVM printed")
+                    report.mismatches.append(
+                        f"{name}: compared {compared} of the {expected} metadata values LLVM printed")
                 for k in docs[0].get("amdhsa.kernels") or []:
                     report.llvm_values.setdefault((name, k.get(".symbol")), {})["metadata"] = k
 

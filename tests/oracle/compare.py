@@ -39,7 +39,7 @@ def same_value(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) or isinstance(b, float):
         return isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b)
     if isinstance(a, bool) or isinstance(b, bool):
@@ -73,9 +73,9 @@ def compare_metadata(amdocc_metadata, llvm_metadata, path: str = "") -> tuple[li
                 more, n = compare_metadata(amdocc_metadata[k], llvm_metadata[k], f"{path}{k}.")
                 out += more
                 compared += n
-    elif isinstance(amdocc_metadata, list) and isinstance(llvm_metadata, list) and len(amdocc_metadata) == len(llvm_metadata) \
-            and llvm_metadata:
-        for i, (x, y) in enumerate(zip(amdocc_metadata, llvm_metadata)):
+    elif (isinstance(amdocc_metadata, list) and isinstance(llvm_metadata, list)
+            and len(amdocc_metadata) == len(llvm_metadata) and llvm_metadata):
+        for i, (x, y) in enumerate(zip(amdocc_metadata, llvm_metadata, strict=True)):
             more, n = compare_metadata(x, y, f"{path}[{i}].")
             out += more
             compared += n

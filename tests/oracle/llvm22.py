@@ -92,7 +92,8 @@ def readelf(files: list[str]) -> dict[str, dict]:
 
 # -- llvm-objdump descriptors ------------------------------------------------------------------
 
-_KD_BLOCK = re.compile(r"^[0-9a-f]+ <(?P<sym>[^>]+)>:\n(?P<body>.*?)(?=^[0-9a-f]+ <|^\S+:\s+file format|\Z)", re.M | re.S)
+_KD_BLOCK = re.compile(r"^[0-9a-f]+ <(?P<sym>[^>]+)>:\n(?P<body>.*?)(?=^[0-9a-f]+ <|^\S+:\s+file format|\Z)",
+                       re.M | re.S)
 _DIRECTIVE = re.compile(r"^\s*\.amdhsa_(\w+)\s+(-?(?:0x[0-9a-fA-F]+|\d+))\s*$", re.M)
 _FORMAT = re.compile(r"^(?P<file>.+?):\s+file format ", re.M)
 

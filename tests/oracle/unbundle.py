@@ -51,7 +51,7 @@ def unbundle_library(library: Path, work: Path, section: str = ".hip_fatbin") ->
     data = dumped.read_bytes()
     starts = [m.start() for m in re.finditer(re.escape(BUNDLE_MAGIC), data)]
     out = []
-    for index, (lo, hi) in enumerate(zip(starts, starts[1:] + [len(data)])):
+    for index, (lo, hi) in enumerate(zip(starts, [*starts[1:], len(data)], strict=True)):
         piece = work / f"bundle{index}.bin"
         piece.write_bytes(data[lo:hi])
         for entry in _run([BUNDLER, "--list", "--type=o", f"--input={piece}"]).split():

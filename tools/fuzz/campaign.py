@@ -8,6 +8,7 @@ type and the innermost amdocc frame).
 """
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import multiprocessing as mp
 import os
@@ -25,14 +26,22 @@ from . import ROOT
 from .contract import exercise, run_one
 from .corpus import fixtures
 from .inputs import generate
-from .limits import (AS_LIMIT_MIB, HANG_TIMEOUT, RSS_LIMIT_MIB, TIME_LIMIT, current_rss_mib, limit_address_space,
-                     maxrss_mib, reset_peak_rss)
+from .limits import (
+    AS_LIMIT_MIB,
+    HANG_TIMEOUT,
+    RSS_LIMIT_MIB,
+    TIME_LIMIT,
+    current_rss_mib,
+    limit_address_space,
+    maxrss_mib,
+    reset_peak_rss,
+)
 
 
 def _worker(conn, slot, seed, as_limit_mib, stack_file, time_limit):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     limit_address_space(as_limit_mib)
-    stack = open(stack_file, "w")
+    stack = open(stack_file, "w")  # noqa: SIM115 - faulthandler writes to it until the worker exits
     faulthandler.register(signal.SIGUSR1, file=stack, all_threads=False)
     baseline = current_rss_mib()
     bloated = False
@@ -147,10 +156,8 @@ def run_campaign(seed, inputs: int, jobs: int = 2, *, time_limit: float = TIME_L
             w.conn.send(w.chunk)
         else:
             w.chunk = []
-            try:
+            with contextlib.suppress(OSError):
                 w.conn.send(None)
-            except OSError:
-                pass
             w.proc.join(5)
             workers.remove(w)
             if pending and len(workers) < jobs:
@@ -212,7 +219,7 @@ def run_campaign(seed, inputs: int, jobs: int = 2, *, time_limit: float = TIME_L
             if elapsed > stats.slowest[0]:
                 stats.slowest = (elapsed, index)
             if len(stats.slow_list) < 5 or elapsed > stats.slow_list[-1][0]:
-                stats.slow_list = sorted(stats.slow_list + [(elapsed, index, mutators)], reverse=True)[:5]
+                stats.slow_list = sorted([*stats.slow_list, (elapsed, index, mutators)], reverse=True)[:5]
             if rss > stats.peak_rss_mib:
                 stats.peak_rss_mib, stats.peak_rss_index = rss, index
             base = {"index": index, "fixture": fixture, "elapsed": elapsed}
@@ -262,7 +269,5 @@ def _innermost_amdocc(stack: str) -> str:
 def _warm_up() -> None:
     """Load every fixture once so lazy imports and tables do not count against input 0."""
     for fx in fixtures():
-        try:
+        with contextlib.suppress(Exception):  # the campaign reports real failures itself
             exercise(fx.data)
-        except Exception:  # noqa: BLE001 - the campaign reports real failures itself
-            pass

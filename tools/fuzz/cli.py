@@ -29,9 +29,11 @@ def _print_summary(stats: Stats, out=sys.stdout) -> None:
     for i in range(0, len(names), 4):
         p("  " + "  ".join(f"{n:<16} {s['mutators'].get(n, 0):>6}" for n in names[i:i + 4]))
     p(f"slowest:     {s['slowest_seconds'] * 1000:.1f} ms CPU (input {s['slowest_index']}; limit "
-      f"{s['time_limit_seconds'] * 1000:.0f} ms; slowest wall clock {s['slowest_wall_seconds'] * 1000:.0f} ms); next: " +
+      f"{s['time_limit_seconds'] * 1000:.0f} ms; "
+      f"slowest wall clock {s['slowest_wall_seconds'] * 1000:.0f} ms); next: " +
       ", ".join(f"{t * 1000:.0f} ms ({i}: {'+'.join(m)})" for t, i, m in s["slowest_five"][1:]))
-    who = f"input {s['peak_rss_index']}" if s["peak_rss_index"] >= 0 else "a worker's lifetime, input generation included"
+    who = (f"input {s['peak_rss_index']}" if s["peak_rss_index"] >= 0
+           else "a worker's lifetime, input generation included")
     p(f"peak RSS:    {s['peak_rss_mib']:.1f} MiB ({who}; bound {s['rss_limit_mib']:.0f} MiB "
       f"per process; largest input {s['largest_input_bytes'] / 1048576:.2f} MiB)")
     p(f"failures:    {s['failures']}" + (" — " + ", ".join(f"{k} {v}" for k, v in s["failure_kinds"].items())

@@ -7,8 +7,8 @@ any subset of them with the same choices.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .contract import MODES
 from .corpus import Fixture, fixtures
@@ -83,7 +83,7 @@ def _mutate_layer(rng, fx: Fixture, layer: Layer, seed: str, index: int, only: s
             state = rng.getstate()
             try:
                 new, detail = m.fn(rng, data, ctx)
-            except Exception:  # noqa: BLE001 - a mutator that cannot apply here; try another
+            except Exception:  # a mutator that cannot apply here; try another
                 continue
             data = new
             applied.append((m.name, detail))
@@ -125,7 +125,7 @@ def replay_steps(layer_data: bytes, steps) -> tuple[bytes, list[tuple[str, str]]
         r.setstate(state)
         try:
             data, detail = MUTATORS[name].fn(r, data, _context())
-        except Exception:  # noqa: BLE001 - without the earlier steps this one may not apply
+        except Exception:  # without the earlier steps this one may not apply
             return None
         applied.append((name, detail))
     return data, applied

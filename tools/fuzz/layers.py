@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .fields import Inapplicable, get
 from .formats import BITCODE_MAGICS, BUNDLE_SECTION_PREFIX, FATBIN_SECTIONS
@@ -19,7 +19,6 @@ from .formats.ccob import CCOB_MAGIC, build_ccob, ccob_parse
 from .formats.coff import coff_replace_section, coff_view, looks_coff
 from .formats.elf import ELF_MAGIC, EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfView, elf_replace_section
 from .formats.offload import OFFLOAD_MAGIC, offload_parse, offload_replace_image
-
 
 _NON_ZERO = re.compile(rb"[^\x00]")
 
@@ -79,7 +78,8 @@ def _discover(data, wrap, path, depth, out):
                 if not (s.name in FATBIN_SECTIONS or s.f["sh_type"] == SHT_LLVM_OFFLOADING
                         or s.name.startswith(BUNDLE_SECTION_PREFIX)):
                     continue
-                w = (lambda new, i=s.index: wrap(elf_replace_section(data, i, new)))
+                def w(new, i=s.index):
+                    return wrap(elf_replace_section(data, i, new))
                 if s.name.startswith(BUNDLE_SECTION_PREFIX):
                     _discover(elf.content(s), w, f"{path} > section {s.name}", depth + 1, out)
                 else:
@@ -89,25 +89,29 @@ def _discover(data, wrap, path, depth, out):
             for s in sections:
                 if s.name in FATBIN_SECTIONS and s.f["raw_size"]:
                     size = min(s.f["virtual_size"], s.f["raw_size"]) if s.f["virtual_size"] else s.f["raw_size"]
-                    w = (lambda new, i=s.index: wrap(coff_replace_section(data, i, new)))
+                    def w(new, i=s.index):
+                        return wrap(coff_replace_section(data, i, new))
                     _discover_region(data[s.f["raw_offset"]:s.f["raw_offset"] + size], w,
                                      f"{path} > section {s.name}", depth + 1, out)
         elif kind == "bundle":
             entries, _ = bundle_entries(data)
             for e in entries:
                 if e.f["size"]:
-                    w = (lambda new, i=e.index: wrap(bundle_replace_entry(data, i, new)))
+                    def w(new, i=e.index):
+                        return wrap(bundle_replace_entry(data, i, new))
                     _discover(data[e.f["offset"]:e.f["offset"] + e.f["size"]], w, f"{path} > {e.name}",
                               depth + 1, out)
         elif kind == "ccob":
             version, method, payload, _ = ccob_parse(data)
-            w = (lambda new, v=version, m=method: wrap(build_ccob(v, m, new)))
+            def w(new, v=version, m=method):
+                return wrap(build_ccob(v, m, new))
             _discover(payload, w, f"{path} > CCOB v{version} {'zstd' if method else 'zlib'}", depth + 1, out)
         elif kind == "offload":
             info = offload_parse(data)
             e = info["e"]
             image = data[e["image_offset"]:e["image_offset"] + e["image_size"]]
-            w = (lambda new: wrap(offload_replace_image(data, new)))
+            def w(new):
+                return wrap(offload_replace_image(data, new))
             _discover(image, w, f"{path} > image", depth + 1, out)
     except (Inapplicable, struct.error, ValueError):
         pass
@@ -143,5 +147,6 @@ def _discover_region(region, wrap, path, depth, out):
     except (Inapplicable, struct.error, ValueError):
         return
     for start, end in pieces:
-        w = (lambda new, s=start, e=end: wrap(region[:s] + new + region[e:]))
+        def w(new, s=start, e=end):
+            return wrap(region[:s] + new + region[e:])
         _discover(region[start:end], w, f"{path} > @{start:#x}", depth + 1, out)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import resource
 
-
 TIME_LIMIT = 1.0          # seconds per input
 HANG_TIMEOUT = 10.0       # the watchdog kills a worker stuck this long on one input
 RSS_LIMIT_MIB = 1024      # peak resident set size of any campaign process
@@ -44,7 +43,8 @@ def limit_address_space(as_limit_mib: int) -> None:
     if as_limit_mib:
         limit = as_limit_mib << 20
         try:
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-            resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         except (ValueError, OSError):
             pass

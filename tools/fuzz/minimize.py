@@ -30,7 +30,7 @@ def _check_in_child(data: bytes, timeout: float, mode: str = "bytes",
     def body():
         limit_address_space(as_limit_mib)
         reset_peak_rss()
-        outcome, elapsed, wall, failure = run_one(data, mode)
+        _outcome, elapsed, _wall, failure = run_one(data, mode)
         child.send((failure["signature"] if failure else None, elapsed, maxrss_mib()))
 
     proc = ctx.Process(target=body, daemon=True)

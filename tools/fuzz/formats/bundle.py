@@ -6,7 +6,6 @@ import struct
 from ..fields import Inapplicable, align, get, put
 from .elf import Rec
 
-
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 
 

@@ -13,7 +13,6 @@ import zstandard
 
 from ..fields import Inapplicable, get
 
-
 CCOB_MAGIC = b"CCOB"
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 from ..fields import Inapplicable, align, get, put
 from .elf import Rec
 
-
 COFF_HEADER = {"machine": (0, 2), "sections": (2, 2), "timestamp": (4, 4), "symbol_table": (8, 4),
                "symbols": (12, 4), "optional_header_size": (16, 2), "characteristics": (18, 2)}
 COFF_SECTION = {"name": (0, 8), "virtual_size": (8, 4), "virtual_address": (12, 4), "raw_size": (16, 4),

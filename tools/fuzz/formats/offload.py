@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ..fields import Inapplicable, align, get, put
 
-
 OFFLOAD_MAGIC = b"\x10\xff\x10\xad"
 
 

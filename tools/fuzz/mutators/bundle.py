@@ -30,8 +30,8 @@ def mut_bundle_entry(rng, data, ctx):
     name = rng.choice(["offset", "size", "id_length"])
     off = {"offset": 0, "size": 8, "id_length": 16}[name]
     others = [x.f["offset"] for x in entries]
-    extra = {"offset": others + [0, 1, 24, 31, 32, len(data), len(data) - e.f["size"], len(data) - e.f["size"] + 1,
-                                 e.f["offset"] + 1, (1 << 64) - 1, (1 << 64) - e.f["size"]],
+    extra = {"offset": [*others, 0, 1, 24, 31, 32, len(data), len(data) - e.f["size"], len(data) - e.f["size"] + 1,
+                        e.f["offset"] + 1, (1 << 64) - 1, (1 << 64) - e.f["size"]],
              "size": [0, 1, 63, 64, e.f["size"] - 1, e.f["size"] + 1, len(data) - e.f["offset"],
                       len(data) - e.f["offset"] + 1, (1 << 64) - 1],
              "id_length": [0, 1, e.f["id_length"] - 1, e.f["id_length"] + 1, 4096, 4097, len(data),
@@ -39,9 +39,11 @@ def mut_bundle_entry(rng, data, ctx):
     return with_field(rng, data, e.at + off, 8, e.f[name], len(data), extra, f"entry {e.index} ({e.name}) {name}")
 
 
-ENTRY_IDS = [b"host-x86_64-unknown-linux-gnu-", b"hipv4-amdgcn-amd-amdhsa--gfx942", b"hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+ENTRY_IDS = [b"host-x86_64-unknown-linux-gnu-", b"hipv4-amdgcn-amd-amdhsa--gfx942",
+             b"hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
              b"hipv4-amdgcn-amd-amdhsa--gfx9999", b"openmp-amdgcn-amd-amdhsa--gfx90a", b"hipv4-amdgcn-amd-amdhsa-",
-             b"hipv4-nvptx64-nvidia-cuda--sm_90", b"amdgcn-amd-amdhsa", b"", b"-", b"\xff\xfe", b"hipv4-amdgcn-amd-amdhsa--\xff",
+             b"hipv4-nvptx64-nvidia-cuda--sm_90", b"amdgcn-amd-amdhsa", b"", b"-", b"\xff\xfe",
+             b"hipv4-amdgcn-amd-amdhsa--\xff",
              b"hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-:xnack+", b"host-amdgcn-amd-amdhsa--gfx942"]
 
 

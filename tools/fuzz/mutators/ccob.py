@@ -18,7 +18,7 @@ from .registry import mutator
 def mut_ccob_header(rng, data, ctx):
     version = get(data, 4, 2)
     fields = CCOB_FIELDS.get(version, CCOB_FIELDS[3])
-    name = rng.choice(list(fields) + ["magic"])
+    name = rng.choice([*fields, "magic"])
     if name == "magic":
         return b"CCOC" + data[4:], "magic=CCOC"
     off, size = fields[name]

@@ -7,8 +7,22 @@ from __future__ import annotations
 
 from ..fields import Inapplicable, get, interesting, put, with_field
 from ..formats import BUNDLE_SECTION_PREFIX, FATBIN_SECTIONS
-from ..formats.elf import (EHDR, IDENT, PHDR, SHDR, SHT_DYNSYM, SHT_LLVM_OFFLOADING, SHT_NOTE, SHT_STRTAB,
-                           SHT_SYMTAB, ElfView, Rec, build_notes, elf_replace_section, elf_set)
+from ..formats.elf import (
+    EHDR,
+    IDENT,
+    PHDR,
+    SHDR,
+    SHT_DYNSYM,
+    SHT_LLVM_OFFLOADING,
+    SHT_NOTE,
+    SHT_STRTAB,
+    SHT_SYMTAB,
+    ElfView,
+    Rec,
+    build_notes,
+    elf_replace_section,
+    elf_set,
+)
 from .registry import ELF_KINDS, mutator
 
 
@@ -75,13 +89,13 @@ def _pick_section(rng, elf: ElfView) -> Rec:
 def mut_elf_shdr(rng, data, ctx):
     elf = ElfView(data)
     s = _pick_section(rng, elf)
-    size, layout = SHDR[elf.cls]
+    _size, layout = SHDR[elf.cls]
     name = rng.choice(list(layout))
     orig = s.f[name]
     n = len(elf.sections)
     offsets = [x.f["sh_offset"] for x in elf.sections]
     extra = {
-        "sh_offset": offsets + [0, len(data), len(data) - 1, len(data) - s.f["sh_size"] + 1],
+        "sh_offset": [*offsets, 0, len(data), len(data) - 1, len(data) - s.f["sh_size"] + 1],
         "sh_size": [0, 1, len(data), len(data) - s.f["sh_offset"], len(data) - s.f["sh_offset"] + 1,
                     orig - 1, orig + 1, (1 << 64) - 1, 1 << 40],
         "sh_link": [0, n, n - 1, n + 1, 0xFFFFFFFF, elf.h["e_shstrndx"]] + [x.index for x in elf.sections],

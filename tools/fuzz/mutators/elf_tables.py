@@ -10,8 +10,19 @@ import re
 
 from ..fields import Inapplicable, align, get, interesting, put
 from ..formats import BUNDLE_SECTION_PREFIX, FATBIN_SECTIONS
-from ..formats.elf import (EHDR, SHDR, SHT_NOTE, SHT_STRTAB, SYM, ElfView, append_section_table, build_notes,
-                           elf_replace_section, elf_set, raw_section_header)
+from ..formats.elf import (
+    EHDR,
+    SHDR,
+    SHT_NOTE,
+    SHT_STRTAB,
+    SYM,
+    ElfView,
+    append_section_table,
+    build_notes,
+    elf_replace_section,
+    elf_set,
+    raw_section_header,
+)
 from .registry import ELF_KINDS, mutator
 
 
@@ -138,12 +149,15 @@ def mut_elf_amplify(rng, data, ctx):
         out += b"\0" * (names_at - len(out)) + names
         elf2 = ElfView(bytes(out))
         n = len(elf.sections)
-        extra = [raw_section_header(elf.cls, sh_name=1, sh_type=3, sh_offset=names_at, sh_size=len(names), sh_addralign=1)]
+        extra = [raw_section_header(elf.cls, sh_name=1, sh_type=3, sh_offset=names_at, sh_size=len(names),
+                                    sh_addralign=1)]
         count = min(count, (4 << 20) // size)
-        extra += [raw_section_header(elf.cls, sh_name=1 + (i % length if distinct else 0), sh_type=1) for i in range(count)]
+        extra += [raw_section_header(elf.cls, sh_name=1 + (i % length if distinct else 0), sh_type=1)
+                  for i in range(count)]
         out = bytearray(append_section_table(bytes(out), elf2, extra))
         put(out, EHDR[elf.cls]["e_shstrndx"][0], 2, n)
-        return bytes(out), f"{count} sections named into one {length}-byte name ({'distinct' if distinct else 'same'} offsets)"
+        offsets = "distinct" if distinct else "same"
+        return bytes(out), f"{count} sections named into one {length}-byte name ({offsets} offsets)"
     if op == "symbol-names":
         table = elf.symtab()
         sym_size, sym_layout = SYM[elf.cls]
@@ -170,7 +184,8 @@ def mut_elf_amplify(rng, data, ctx):
         put(out, t.at + layout["sh_offset"][0], layout["sh_offset"][1], rows_at)
         put(out, t.at + layout["sh_size"][0], layout["sh_size"][1], len(rows))
         put(out, t.at + layout["sh_link"][0], 4, n)
-        return bytes(out), f"{count} symbols named into one {length}-byte name ({'distinct' if distinct else 'same'} offsets)"
+        offsets = "distinct" if distinct else "same"
+        return bytes(out), f"{count} symbols named into one {length}-byte name ({offsets} offsets)"
     if op == "note-copies":
         notes = elf.of_type(SHT_NOTE)
         if not notes:

@@ -18,7 +18,6 @@ from ..formats.elf import ElfView, install_desc, metadata_note
 from ..formats.metadata import Pairs, Raw, mp_encode
 from .registry import mutator
 
-
 # Keys amdocc reads; mutations aim at them more often than at the long .args lists.
 KERNEL_KEYS = (".name", ".symbol", ".vgpr_count", ".agpr_count", ".sgpr_count", ".group_segment_fixed_size",
                ".private_segment_fixed_size", ".kernarg_segment_size", ".wavefront_size",
@@ -72,21 +71,21 @@ def _nodes(obj, path=(), out=None, depth=0):
         return out
     if isinstance(obj, dict):
         for k in list(obj):
-            out.append((obj, k, path + (k,)))
-            _nodes(obj[k], path + (k,), out, depth + 1)
+            out.append((obj, k, (*path, k)))
+            _nodes(obj[k], (*path, k), out, depth + 1)
     elif isinstance(obj, list):
         for i in range(len(obj)):
-            out.append((obj, i, path + (i,)))
-            _nodes(obj[i], path + (i,), out, depth + 1)
+            out.append((obj, i, (*path, i)))
+            _nodes(obj[i], (*path, i), out, depth + 1)
     return out
 
 
 def _important(nodes):
     keep = []
     for parent, key, path in nodes:
-        if isinstance(key, str) and (key in TOP_KEYS or key in KERNEL_KEYS) and ".args" not in path[:-1]:
-            keep.append((parent, key, path))
-        elif len(path) == 2 and path[0] == "amdhsa.kernels":
+        read_key = isinstance(key, str) and (key in TOP_KEYS or key in KERNEL_KEYS) and ".args" not in path[:-1]
+        kernel_entry = len(path) == 2 and path[0] == "amdhsa.kernels"
+        if read_key or kernel_entry:
             keep.append((parent, key, path))
     return keep
 
@@ -251,8 +250,9 @@ def mut_elf_yaml(rng, data, ctx):
         at = rng.randrange(len(line) + 1)
         lines[i] = line[:at] + rng.choice([b"\xff", b"\xc0\x80", b"\xed\xa0\x80", b"\x00"]) + line[at:]
     elif op == "value":
-        lines[i] = key + b": " + rng.choice([b"abc", b"true", b"~", b"null", b"[ 1, 2 ]", b"[ ]", b"[", b"]", b"{ a: 1 }",
-                                             b"- x", b"&anchor", b"*alias", b"!!str 5", b"[ [ 1 ] ]", b"''"])
+        lines[i] = key + b": " + rng.choice([b"abc", b"true", b"~", b"null", b"[ 1, 2 ]", b"[ ]", b"[", b"]",
+                                             b"{ a: 1 }", b"- x", b"&anchor", b"*alias", b"!!str 5", b"[ [ 1 ] ]",
+                                             b"''"])
     elif op == "dash":
         lines[i] = b" " * indent + rng.choice([b"- - - x", b"-x", b"- ", b"-", b"- 'a': 1", b"- a: b: c", b": x",
                                                b"? complex", b"- [ 1, 2 ]"])

@@ -5,8 +5,8 @@ A mutator is ``fn(rng, data, ctx) -> (new bytes, description)``; it raises
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass
