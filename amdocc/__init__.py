@@ -88,8 +88,8 @@ def load(source, *, strict: bool = True, limits=None):
             (FormatError); when ``strict``, also any part that cannot be read (FormatError, or
             LimitError past a safety bound).
     """
-    from .loader import load as _load
     from .containers import DEFAULT_LIMITS
+    from .loader import load as _load
 
     return _load(source, strict=strict, limits=limits or DEFAULT_LIMITS)
 
@@ -108,8 +108,8 @@ def iter_load(source, limits=None):
     Raises:
         AmdoccError: the source itself cannot be opened.
     """
-    from .loader import iter_load as _iter_load
     from .containers import DEFAULT_LIMITS
+    from .loader import iter_load as _iter_load
 
     return _iter_load(source, limits or DEFAULT_LIMITS)
 
@@ -149,7 +149,7 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None,
     """
     global _occupancy
     if _occupancy is None:
-        from .models import occupancy as _occupancy   # first call only: keeps `import amdocc` light
+        from .models import occupancy as _occupancy  # first call only: keeps `import amdocc` light
     return _occupancy(kernel_or_resources, target=target, device=device, block_size=block_size,
                       dynamic_lds=dynamic_lds, model=model, **options)
 

@@ -18,11 +18,12 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import socket
 from pathlib import PurePath
 from urllib.parse import quote
-import re
-from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
+from xml.sax.saxutils import escape as _escape
+from xml.sax.saxutils import quoteattr as _quoteattr
 
 from .policy.checks import RULE_SUMMARY, RULES
 

@@ -126,8 +126,7 @@ def is_elf(data: Buffer, offset: int = 0) -> bool:
 class ElfFile:
     """The headers of one ELF image held in ``data`` (bytes or mmap), read eagerly and checked."""
 
-    __slots__ = ("data", "origin", "ident", "header", "elf_class", "sections",
-                 "_segments")
+    __slots__ = ("_segments", "data", "elf_class", "header", "ident", "origin", "sections")
 
     def __init__(self, data: Buffer, origin: Origin):
         self.data = data

@@ -180,7 +180,7 @@ def _record_builder(fields: tuple[str, ...]):
             items.append(f"{name!r}: {value}")
         namespace = {"FIELDS": KERNEL_FIELDS}
         source = f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n"
-        exec(compile(source, "<kernel record>", "exec"), namespace)  # noqa: S102 - generated from KERNEL_FIELDS
+        exec(compile(source, "<kernel record>", "exec"), namespace)  # generated from KERNEL_FIELDS
         build = _BUILDERS[fields] = namespace["build"]
     return build
 

@@ -47,7 +47,7 @@ def page(title: str, sections: list[str], subtitle: str = "") -> str:
 def buckets(counts: dict[str, int]) -> list[str]:
     """Histogram categories: every whole number of waves per SIMD up to the largest seen."""
     numbers = [int(k) for k in counts if k != "n/a"]
-    out = [str(i) for i in range(0, max(numbers) + 1)] if numbers else []
+    out = [str(i) for i in range(max(numbers) + 1)] if numbers else []
     return out + (["n/a"] if "n/a" in counts else [])
 
 

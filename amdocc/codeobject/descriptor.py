@@ -258,7 +258,7 @@ class _CompiledLayout:
                   f"    return {{{', '.join(items)}}}\n")
         namespace: dict = {}
         code = compile(source, f"<descriptor fields of {layout}>", "exec")
-        exec(code, namespace)  # noqa: S102 - generated from BIT_FIELDS
+        exec(code, namespace)  # the source is generated from BIT_FIELDS, never from input
         self.extract = namespace["extract"]
         self.stray_masks = tuple((word, ~masks[word]) for word in RSRC_WORDS)
         self.must_be_zero = tuple((name, next(f for f in fields if f.name == name), why)

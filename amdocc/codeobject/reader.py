@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-from ..elf import (EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile)
+from ..elf import EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile
 from ..errors import FormatError, Origin
 from ..targets import find_triple, subarch_admits, target_by_isa_version
 from . import notes as N
@@ -180,7 +180,7 @@ def _v2_identity(elf, all_notes, origin, findings):
 # -- symbols -------------------------------------------------------------------------------
 
 class _Symbols:
-    __slots__ = ("by_name", "resources", "all")
+    __slots__ = ("all", "by_name", "resources")
 
     def __init__(self, symbols):
         self.all = symbols

@@ -46,7 +46,7 @@ class TargetId:
         return out
 
     @classmethod
-    def parse(cls, text: str) -> "TargetId":
+    def parse(cls, text: str) -> TargetId:
         """Parse 'gfx942:sramecc+:xnack-', the triple-prefixed form, or the v2/v3 'gfx906+xnack'."""
         text = strip_triple(text)
         features: dict[str, str] = {}
@@ -63,7 +63,7 @@ class TargetId:
                     features[_feature_name(part)] = "on"
         return cls(processor.lower(), features.get("sramecc"), features.get("xnack"))
 
-    def matches(self, device: "TargetId") -> bool:
+    def matches(self, device: TargetId) -> bool:
         """True when code for this target id may run on ``device`` (same processor, and each
         feature either "any" here or equal to the device's state)."""
         if self.processor != device.processor:

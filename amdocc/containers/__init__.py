@@ -3,5 +3,5 @@ from .model import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped
 from .pieces import Members, Piece, part_path, plan, scan_part
 from .scan import iter_files, recognised, scan, scan_file
 
-__all__ = ["Blob", "DEFAULT_LIMITS", "Failed", "Limits", "Members", "Piece", "Skipped", "iter_files",
+__all__ = ["DEFAULT_LIMITS", "Blob", "Failed", "Limits", "Members", "Piece", "Skipped", "iter_files",
            "part_path", "plan", "recognised", "scan", "scan_file", "scan_part"]

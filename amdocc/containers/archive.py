@@ -23,8 +23,8 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..errors import FormatError, LimitError, Origin
 from ..binary import overlaps
+from ..errors import FormatError, LimitError, Origin
 from .model import Limits
 
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")   # a local file header, or an empty archive
@@ -154,7 +154,7 @@ class Archive:
             finally:
                 spill.close()    # the mapping keeps the unlinked file's pages alive
 
-    def nested(self, member: Member) -> "Archive":
+    def nested(self, member: Member) -> Archive:
         """The archive held in ``member`` (a zip inside a zip), sharing what is left of this
         archive's budget; the caller hands back what it did not use."""
         data = member.data

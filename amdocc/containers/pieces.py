@@ -19,12 +19,12 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..binary import overlaps
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
 from ..errors import AmdoccError, Origin
 from .archive import Archive, is_zip
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, ccob_extent, parse_bundle
 from .kpack import REF_SECTIONS
-from ..binary import overlaps
 from .model import DEFAULT_LIMITS, Limits
 from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
 
