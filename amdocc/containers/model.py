@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from ..errors import AmdoccError, Origin
 
+# What may be read: a path (file or directory), "-" for stdin, or the bytes themselves.
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview
+
 
 @dataclass(frozen=True, slots=True)
 class Blob:
