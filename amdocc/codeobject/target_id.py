@@ -97,6 +97,8 @@ def decode_e_flags(flags: int, co_version: int) -> DecodedFlags:
     processor = target.name if target else f"unknown-mach-{mach:#04x}"
     if target is None:
         problems.append(f"EF_AMDGPU_MACH {mach:#04x} is not a known processor")
+    xnack: str | None
+    sramecc: str | None
     if co_version == 3:
         xnack = "on" if flags & EF_V3_XNACK else "off"
         sramecc = "on" if flags & EF_V3_SRAMECC else "off"
