@@ -61,3 +61,6 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+# What the scanner yields.
+Item = Blob | Skipped | Failed
