@@ -43,7 +43,22 @@ Importing the package is cheap: submodules (CLI, tables, HIP) load on first use.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
 from .errors import AmdoccError, FormatError, LimitError, UnknownTargetError, UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .codeobject.model import CodeObject, Kernel
+    from .containers.model import Failed, Limits, Skipped, Source
+    from .devices import Device
+    from .loader import Loaded
+    from .models.record import Occupancy
+    from .models.usage import KernelUsage
+    from .runtime import BlocksPerCU
+    from .runtime.hip import Hip
 
 __version__ = "0.1.0"
 __all__ = ["AmdoccError", "CodeObject", "Finding", "FormatError", "Kernel", "LimitError", "Occupancy",
@@ -55,7 +70,7 @@ _LAZY = {"CodeObject": "codeobject.model", "Kernel": "codeobject.model", "Resour
          "Finding": "codeobject.model", "Occupancy": "models.record"}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
@@ -64,11 +79,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'amdocc' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-def load(source, *, strict: bool = True, limits=None):
+def load(source: Source, *, strict: bool = True, limits: Limits | None = None) -> Loaded:
     """Every code object in ``source``.
 
     Args:
@@ -88,13 +103,13 @@ def load(source, *, strict: bool = True, limits=None):
             (FormatError); when ``strict``, also any part that cannot be read (FormatError, or
             LimitError past a safety bound).
     """
-    from .loader import load as _load
     from .containers import DEFAULT_LIMITS
+    from .loader import load as _load
 
     return _load(source, strict=strict, limits=limits or DEFAULT_LIMITS)
 
 
-def iter_load(source, limits=None):
+def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObject | Skipped | Failed]:
     """Stream what ``source`` holds, in file order, without keeping it all in memory.
 
     Args:
@@ -108,14 +123,15 @@ def iter_load(source, limits=None):
     Raises:
         AmdoccError: the source itself cannot be opened.
     """
-    from .loader import iter_load as _iter_load
     from .containers import DEFAULT_LIMITS
+    from .loader import iter_load as _iter_load
 
     return _iter_load(source, limits or DEFAULT_LIMITS)
 
 
-def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None, dynamic_lds=0,
-              model="hip", **options):
+def occupancy(kernel_or_resources: Kernel | KernelUsage | dict[str, Any], *, target: str | None = None,
+              device: str | Device | None = None, block_size: int | None = None, dynamic_lds: int = 0,
+              model: str = "hip", **options: Any) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, which resource limits it, and why.
 
     Args:
@@ -149,16 +165,18 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size=None,
     """
     global _occupancy
     if _occupancy is None:
-        from .models import occupancy as _occupancy   # first call only: keeps `import amdocc` light
+        from .models import occupancy as evaluate  # first call only: keeps `import amdocc` light
+        _occupancy = evaluate
     return _occupancy(kernel_or_resources, target=target, device=device, block_size=block_size,
                       dynamic_lds=dynamic_lds, model=model, **options)
 
 
-_occupancy = None
+_occupancy: Callable[..., Occupancy] | None = None
 
 
-def max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds=0, *, stream=None, device=None,
-                      kernel_name=None, profile=None, hip=None, what_if=False):
+def max_blocks_per_cu(code_object_or_kernel: Kernel | CodeObject | Source, block_size: int, dynamic_lds: int = 0,
+                      *, stream: Any = None, device: str | Device | None = None, kernel_name: str | None = None,
+                      profile: str | None = None, hip: Hip | None = None, what_if: bool = False) -> BlocksPerCU:
     """Workgroups of one kernel resident per CU: HIP's own answer when it can give one, else the model's.
 
     The drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``, usable inside HIP graph
@@ -198,7 +216,7 @@ def max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds=0, *, strea
                               kernel_name=kernel_name, profile=profile, hip=hip, what_if=what_if)
 
 
-def samples_path():
+def samples_path() -> Path:
     """The code object shipped with amdocc (the path ``amdocc sample`` prints).
 
     Returns:

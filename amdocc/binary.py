@@ -14,26 +14,33 @@ from typing import Any
 from .errors import FormatError, LimitError, Origin
 
 Buffer = Any  # bytes, bytearray, memoryview or mmap: anything struct.unpack_from accepts
+# One decoded record: a namedtuple whose attributes are the layout's field names, built at run
+# time from the declaration, so a type checker cannot know them.
+Record = Any
+
+
+def _record_type(name: str, fields: tuple[str, ...]) -> type[Record]:
+    return namedtuple(name, fields)
 
 
 class Layout:
     """A named fixed-size record."""
 
-    __slots__ = ("name", "struct", "size", "record", "fields")
+    __slots__ = ("fields", "name", "record", "size", "struct")
 
     def __init__(self, name: str, fields: list[tuple[str, str]]):
         self.name = name
         self.fields = tuple(f for f, _ in fields)
         self.struct = struct.Struct("<" + "".join(code for _, code in fields))
         self.size = self.struct.size
-        self.record = namedtuple(name, self.fields)
+        self.record = _record_type(name, self.fields)
 
-    def read(self, data: Buffer, offset: int, origin: Origin, what: str | None = None):
+    def read(self, data: Buffer, offset: int, origin: Origin, what: str | None = None) -> Record:
         """Decode one record at ``offset``; raise FormatError if it does not fit."""
         need_bytes(data, offset, self.size, origin, what or self.name)
         return self.record._make(self.struct.unpack_from(data, offset))
 
-    def read_many(self, data: Buffer, offset: int, count: int, origin: Origin, what: str | None = None):
+    def read_many(self, data: Buffer, offset: int, count: int, origin: Origin, what: str | None = None) -> list[Record]:
         """Decode ``count`` consecutive records (a table) at ``offset``."""
         need_bytes(data, offset, self.size * count, origin, what or f"{self.name} table")
         make = self.record._make
@@ -100,7 +107,7 @@ def cstring(table: Buffer, offset: int, origin: Origin, what: str, at: int,
     stop = end if budget is None else budget.stop(first, end)
     nul = table.find(b"\0", first, stop)
     if nul < 0:
-        if stop < end:
+        if budget is not None and stop < end:
             raise budget.exceeded(origin, at)
         raise FormatError(f"unterminated {what} at string-table offset {offset:#x}", origin, at)
     if budget is not None:

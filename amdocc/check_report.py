@@ -18,19 +18,24 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import socket
 from pathlib import PurePath
+from typing import Any
 from urllib.parse import quote
-import re
-from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
+from xml.sax.saxutils import escape as _escape
+from xml.sax.saxutils import quoteattr as _quoteattr
 
 from .policy.checks import RULE_SUMMARY, RULES
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FAILING = ("new", "worse")
 
+# The check result and its violation, stale-entry and error records, as the JSON report holds them.
+Record = dict[str, Any]
 
-def where(v: dict, mangled: bool = True) -> str:
+
+def where(v: Record, mangled: bool = True) -> str:
     """A violation's kernel as people read it: name (demangled unless ``mangled``), target, and
     the container chain."""
     origin = f" [{v['origin']}]" if v.get("origin") else ""
@@ -38,7 +43,7 @@ def where(v: dict, mangled: bool = True) -> str:
     return f"{name} ({v['target']}) in {v['path']}{origin}"
 
 
-def status_note(v: dict) -> str:
+def status_note(v: Record) -> str:
     if v["status"] == "worse":
         return f" (worse than the {v['accepted_value']} the baseline accepts)"
     return ""
@@ -62,19 +67,19 @@ def quoteattr(text: str) -> str:
     return _quoteattr(_clean(text))
 
 
-def junit(result: dict, checked: list[tuple[str, str, str, str]]) -> str:
+def junit(result: Record, checked: list[tuple[str, str, str, str]]) -> str:
     """``checked``: (path, origin chain, kernel, target) of every kernel checked, in order."""
-    by_file: dict[str, list] = {}
+    by_file: dict[str, list[tuple[str, str, str]]] = {}
     for path, origin, kernel, target in checked:
         by_file.setdefault(path, []).append((origin, kernel, target))
-    failing: dict[tuple, list] = {}
-    accepted: dict[str, list] = {}
+    failing: dict[tuple[str, str, str, str], list[Record]] = {}
+    accepted: dict[str, list[Record]] = {}
     for v in result["violations"]:
         if v["status"] in FAILING:
             failing.setdefault((v["path"], v["origin"], v["kernel"], v["target"]), []).append(v)
         else:
             accepted.setdefault(v["path"], []).append(v)
-    errors: dict[str, list] = {}
+    errors: dict[str, list[str]] = {}
     for e in result["errors"]:
         errors.setdefault(e["path"], []).append(e["error"])
         by_file.setdefault(e["path"], [])
@@ -86,7 +91,8 @@ def junit(result: dict, checked: list[tuple[str, str, str, str]]) -> str:
         props += f'<property name="baseline" value={quoteattr(result["baseline"])}/>'
     out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
     for index, (path, kernels) in enumerate(by_file.items()):
-        cases, failures = [], 0
+        cases: list[str] = []
+        failures = 0
         for origin, kernel, target in kernels:
             name = f"{kernel} [{target}]" + (f" [{origin}]" if origin else "")
             found = failing.get((path, origin, kernel, target))
@@ -114,7 +120,7 @@ def junit(result: dict, checked: list[tuple[str, str, str, str]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(map(str, value))
     return "" if value is None else str(value)
@@ -129,13 +135,13 @@ def artifact_uri(path: str) -> str:
     return quote(p.as_posix())
 
 
-def sarif(result: dict, version: str) -> dict:
+def sarif(result: Record, version: str) -> Record:
     rules = [r for r in RULES if r in result["settings"]["rules"]]
     index = {r: i for i, r in enumerate(rules)}
     baseline = result.get("baseline")
-    results = []
+    results: list[Record] = []
     for v in result["violations"]:
-        item = {
+        item: Record = {
             "ruleId": v["rule"], "ruleIndex": index[v["rule"]], "level": "error",
             "message": {"text": f"{v['kernel']} ({v['target']}): {v['message']}{status_note(v)}"},
             "locations": [{
@@ -178,7 +184,7 @@ def _camel(rule: str) -> str:
     return "".join(part.capitalize() for part in rule.split("-"))
 
 
-def sarif_text(result: dict, version: str) -> str:
+def sarif_text(result: Record, version: str) -> str:
     return json.dumps(sarif(result, version), indent=1) + "\n"
 
 
@@ -201,7 +207,7 @@ def annotation(level: str, message: str, *, file: str | None = None, title: str 
     return f"::{level}{' ' + ','.join(props) if props else ''}::{_data(message)}"
 
 
-def github(result: dict, mangled: bool = False) -> list[str]:
+def github(result: Record, mangled: bool = False) -> list[str]:
     """Annotations for new and worse violations, stale entries and unreadable input; kernel names
     demangled unless ``mangled``."""
     lines = []

@@ -8,10 +8,11 @@ checking that). It is imported on the first name asked for, never by ``import am
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 
 @functools.lru_cache(maxsize=1)
-def _demangler():
+def _demangler() -> Callable[[str], str | None] | None:
     try:
         from pycxxfilt import demangle as engine
     except ImportError:          # Python 3.10 (pycxxfilt needs 3.11) or a trimmed install

@@ -33,7 +33,7 @@ def _key(name: str) -> str:
     return key
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _devices() -> dict[str, Device]:
     out: dict[str, Device] = {}
     for name, row in load_table("devices.toml").items():

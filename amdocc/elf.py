@@ -8,9 +8,10 @@ nothing about AMD. Layouts are declared once; every offset a file supplies is ch
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .binary import Buffer, Layout, StringBudget, cstring, first_overlap, need_bytes
+from .binary import Buffer, Layout, Record, StringBudget, cstring, first_overlap, need_bytes
 from .errors import FormatError, Origin
 
 ELF_MAGIC = b"\x7fELF"
@@ -120,14 +121,14 @@ def _string_starts(table: bytes) -> dict[int, str]:
 
 
 def is_elf(data: Buffer, offset: int = 0) -> bool:
-    return data[offset:offset + 4] == ELF_MAGIC
+    head: bytes = data[offset:offset + 4]
+    return head == ELF_MAGIC
 
 
 class ElfFile:
     """The headers of one ELF image held in ``data`` (bytes or mmap), read eagerly and checked."""
 
-    __slots__ = ("data", "origin", "ident", "header", "elf_class", "sections",
-                 "_segments")
+    __slots__ = ("_segments", "data", "elf_class", "header", "ident", "origin", "sections")
 
     def __init__(self, data: Buffer, origin: Origin):
         self.data = data
@@ -142,7 +143,7 @@ class ElfFile:
         self.elf_class = self.ident.elf_class
         self.header = HEADER[self.elf_class].read(data, IDENT.size, origin, "ELF header")
         self.sections = self._read_sections()
-        self._segments = None
+        self._segments: list[Record] | None = None
 
     # -- tables ---------------------------------------------------------------------------
 
@@ -173,6 +174,7 @@ class ElfFile:
         sections = []
         budget = StringBudget(len(names), "the section-name string table")
         starts = _string_starts(names)
+        name: str | None
         for i, row in enumerate(raw):
             if not (names and row[0]):
                 name = ""
@@ -185,7 +187,7 @@ class ElfFile:
             sections.append(Section(i, name, *row[1:]))
         return sections
 
-    def segments(self):
+    def segments(self) -> list[Record]:
         if self._segments is None:
             h = self.header
             layout = PROGRAM_HEADER[self.elf_class]
@@ -217,7 +219,7 @@ class ElfFile:
         start, end = self.section_range(section)
         return self._slice(start, end - start, f"section {section.name or section.index}")
 
-    def symbols(self, section: Section, wanted=None) -> list[Symbol]:
+    def symbols(self, section: Section, wanted: Callable[[int, int], bool] | None = None) -> list[Symbol]:
         """Symbols of a SYMTAB/DYNSYM section, names resolved through its linked string table.
 
         ``wanted(info, shndx)`` may reject symbols before their names are decoded: code objects

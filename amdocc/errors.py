@@ -16,17 +16,20 @@ class Origin:
     the buffer; ``where`` turns them into file offsets when it can. Immutable.
     """
 
-    __slots__ = ("path", "hops", "base")
+    __slots__ = ("base", "hops", "path")
+    path: str
+    hops: tuple[str, ...]
+    base: int | None
 
     def __init__(self, path: str, hops: tuple[str, ...] = (), base: int | None = 0):
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "hops", tuple(hops))
         object.__setattr__(self, "base", base)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Origin is immutable")
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Origin) and (self.path, self.hops, self.base) == (other.path, other.hops, other.base)
 
     def __hash__(self) -> int:
@@ -35,20 +38,20 @@ class Origin:
     def __repr__(self) -> str:
         return f"Origin(path={self.path!r}, hops={self.hops!r}, base={self.base!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Origin], tuple[str, tuple[str, ...], int | None]]:
         return Origin, (self.path, self.hops, self.base)
 
-    def within(self, hop: str) -> "Origin":
+    def within(self, hop: str) -> Origin:
         """Same buffer, one more layer of context."""
-        return Origin(self.path, self.hops + (hop,), self.base)
+        return Origin(self.path, (*self.hops, hop), self.base)
 
-    def at(self, offset: int) -> "Origin":
+    def at(self, offset: int) -> Origin:
         """The origin of a sub-buffer that starts at ``offset`` of this buffer."""
         return Origin(self.path, self.hops, None if self.base is None else self.base + offset)
 
-    def decompressed(self, hop: str) -> "Origin":
+    def decompressed(self, hop: str) -> Origin:
         """The origin of a new buffer produced by decompressing part of this one."""
-        return Origin(self.path, self.hops + (hop,), None)
+        return Origin(self.path, (*self.hops, hop), None)
 
     def mark(self, offset: int) -> str:
         """An offset as a label for a hop: absolute when known, relative otherwise."""

@@ -1,27 +1,41 @@
 """Files, directories or buffers → parsed code objects (containers, then codeobject)."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
 
-from .codeobject import CodeObject, NotAnHsaCodeObject, parse_code_object
-from .containers import DEFAULT_LIMITS, Blob, Failed, Limits, Members, Piece, Skipped, scan, scan_file, scan_part
-from .errors import AmdoccError
+from .codeobject import CodeObject, Kernel, NotAnHsaCodeObject, parse_code_object
+from .containers import (
+    DEFAULT_LIMITS,
+    Blob,
+    Failed,
+    Limits,
+    Members,
+    Piece,
+    Skipped,
+    Source,
+    scan,
+    scan_file,
+    scan_part,
+)
+from .errors import AmdoccError, UsageError
 
 
-class Loaded(list):
+class Loaded(list[CodeObject]):
     """The code objects found, plus what was skipped and what failed along the way."""
 
-    def __init__(self, code_objects=(), skipped=(), failed=()):
+    def __init__(self, code_objects: Iterable[CodeObject] = (), skipped: Iterable[Skipped] = (),
+                 failed: Iterable[Failed] = ()) -> None:
         super().__init__(code_objects)
         self.skipped: list[Skipped] = list(skipped)
         self.failed: list[Failed] = list(failed)
 
     @property
-    def kernels(self):
+    def kernels(self) -> list[Kernel]:
         return [k for co in self for k in co.kernels]
 
 
-def iter_load(source, limits: Limits = DEFAULT_LIMITS, *,
+def iter_load(source: Source | Piece | Members, limits: Limits = DEFAULT_LIMITS, *,
               in_directory: bool = False) -> Iterator[CodeObject | Skipped | Failed]:
     """Stream code objects, skipped entries and failures from one source, in file order.
 
@@ -32,8 +46,12 @@ def iter_load(source, limits: Limits = DEFAULT_LIMITS, *,
     """
     if isinstance(source, (Piece, Members)):
         items = scan_part(source, limits)
+    elif in_directory:
+        if not isinstance(source, (str, os.PathLike)):
+            raise UsageError("in_directory marks a file found in a directory: it needs a path, not bytes")
+        items = scan_file(os.fspath(source), limits, in_directory=True)
     else:
-        items = scan_file(source, limits, in_directory=True) if in_directory else scan(source, limits)
+        items = scan(source, limits)
     for item in items:
         if isinstance(item, Blob):
             try:
@@ -46,7 +64,7 @@ def iter_load(source, limits: Limits = DEFAULT_LIMITS, *,
             yield item
 
 
-def load(source, *, strict: bool = True, limits: Limits = DEFAULT_LIMITS) -> Loaded:
+def load(source: Source, *, strict: bool = True, limits: Limits = DEFAULT_LIMITS) -> Loaded:
     """Every code object in ``source`` (a path, a directory, "-" for stdin, or bytes).
 
     With ``strict`` (the default) the first unreadable part raises its AmdoccError; otherwise

@@ -8,8 +8,16 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .tabledata import read_toml, tables_dir
+
+if TYPE_CHECKING:
+    from .models.record import Occupancy
+    from .models.usage import KernelUsage
+
+# One [[observation]] or [[partial]] table of tables/hip_observed/*.toml, as read.
+Row = dict[str, Any]
 
 NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size", "wavefront_size",
              "workgroup_processor_mode")
@@ -19,9 +27,10 @@ def files() -> list[Path]:
     return sorted((tables_dir() / "hip_observed").glob("*.toml"))
 
 
-def load(path: Path | None = None) -> tuple[list[dict], list[dict]]:
+def load(path: Path | None = None) -> tuple[list[Row], list[Row]]:
     """(observations, partial rows) from one file or from every file of the table."""
-    observations, partial = [], []
+    observations: list[Row] = []
+    partial: list[Row] = []
     for p in [path] if path else files():
         data = read_toml(p)
         for row in data.get("observation", []):
@@ -31,7 +40,7 @@ def load(path: Path | None = None) -> tuple[list[dict], list[dict]]:
     return observations, partial
 
 
-def usage(row: dict, **override):
+def usage(row: Row, **override: Any) -> KernelUsage:
     """The KernelUsage an observation describes."""
     from .models import KernelUsage
     from .models.usage import metadata_text
@@ -46,18 +55,19 @@ def usage(row: dict, **override):
                        agprs=values.get("agpr_count"))
 
 
-def profile_of(row: dict) -> str | None:
+def profile_of(row: Row) -> str | None:
     """The profile an observation belongs to: the one it names, else the one its recorded
     hipRuntimeGetVersion() maps to, else None (the default)."""
     if row.get("profile"):
-        return row["profile"]
+        named: str = row["profile"]
+        return named
     if row.get("runtime_version") is not None:
         from .models.hip import profile_for_runtime
         return profile_for_runtime(int(row["runtime_version"])).profile.name
     return None
 
 
-def replay(row: dict, **override):
+def replay(row: Row, **override: Any) -> Occupancy:
     """amdocc's hip model on an observation (under its profile); returns the Occupancy record."""
     from .models import compute
 
@@ -66,7 +76,7 @@ def replay(row: dict, **override):
                    profile=profile_of(values))
 
 
-def answer_of(occ) -> int | str | None:
+def answer_of(occ: Occupancy) -> int | str | None:
     return occ.error if occ.error else occ.blocks_per_cu
 
 
@@ -79,13 +89,13 @@ class PartialReplay:
     vgpr_ranges: list[tuple[int, int] | None]   # per cell: the VGPR counts that reproduce it
 
 
-def replay_partial(row: dict) -> PartialReplay:
+def replay_partial(row: Row) -> PartialReplay:
     """For each cell of a partial row, the VGPR counts (with some SGPR count up to the addressable
     limit) for which the model gives the recorded answer."""
     from .targets import get_target
 
     target = get_target(row["processor"])
-    ranges = []
+    ranges: list[tuple[int, int] | None] = []
     sgpr_choices = (0, 48, 64, 80, 96, 102)        # one per SGPR occupancy step
     for i, expected in enumerate(row["blocks_per_cu"]):
         cell = {**row, "group_segment_fixed_size": row["group_segment_fixed_size"][i], "dynamic_lds": 0}
@@ -97,7 +107,7 @@ def replay_partial(row: dict) -> PartialReplay:
     return PartialReplay(row["variant"], row["processor"], len(ranges), sum(r is not None for r in ranges), ranges)
 
 
-def toml_value(value) -> str:
+def toml_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -108,11 +118,12 @@ def toml_value(value) -> str:
     return f'"{text}"'
 
 
-def format_observation(row: dict) -> str:
+def format_observation(row: Row) -> str:
     """One [[observation]] table, keys in the README's order, for appending to a file."""
     order = ["id", "source", "kind", "profile", "processor", "gcn_arch_name", "runtime_version", "date",
              *NOTE_KEYS, "block_size", "dynamic_lds", "blocks_per_cu", "error", "note"]
-    keys = [k for k in order if row.get(k) is not None] + sorted(k for k in row if k not in order and row[k] is not None)
+    keys = [k for k in order if row.get(k) is not None]
+    keys += sorted(k for k in row if k not in order and row[k] is not None)
     return "[[observation]]\n" + "".join(f"{k} = {toml_value(row[k])}\n" for k in keys) + "\n"
 
 

@@ -6,6 +6,7 @@ decide what a file says, this module decides how it is written down.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgpack
@@ -22,6 +23,11 @@ KERNEL_NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fix
                     "max_flat_workgroup_size", "workgroup_processor_mode", "sgpr_spill_count",
                     "vgpr_spill_count", "uses_dynamic_stack")
 
+# A kernel's note under v3 names, and a function of (kernel, note) that gives one record or field.
+Note = dict[str, Any]
+KernelField = Callable[[Kernel, Note], Any]
+RecordBuilder = Callable[[Kernel, Note], dict[str, Any]]
+
 
 def jsonable(value: Any) -> Any:
     """A ``json.dumps`` default for what MessagePack metadata may hold besides JSON's types.
@@ -37,7 +43,7 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def dumps(record: dict) -> str:
+def dumps(record: dict[str, Any]) -> str:
     """One record as strict JSON: map keys that are not strings become strings, and floats JSON
     cannot hold (NaN, infinities: MessagePack can carry them) become strings."""
     try:
@@ -54,7 +60,7 @@ def dumps(record: dict) -> str:
 COMPACT_SEPARATORS = (",", ":")
 
 
-def compact_json(record: dict, plain: bool = False) -> bytes:
+def compact_json(record: dict[str, Any], plain: bool = False) -> bytes:
     """One record as compact strict JSON (see :func:`dumps` for what is made strict), ASCII
     bytes, the same whichever encoder writes them. ``plain`` says the record holds no
     floating-point values (orjson writes floats, NaN included, its own way); orjson is then
@@ -78,15 +84,15 @@ def compact_json(record: dict, plain: bool = False) -> bytes:
     return text.encode("ascii")
 
 
-def compact_dumps(record: dict, plain: bool = False) -> str:
+def compact_dumps(record: dict[str, Any], plain: bool = False) -> str:
     """:func:`compact_json` as text."""
     return compact_json(record, plain).decode("ascii")
 
 
-_ORJSON: list = []      # [orjson.dumps or None], looked up on first use
+_ORJSON: list[Callable[..., bytes] | None] = []      # [orjson.dumps or None], looked up on first use
 
 
-def _orjson_dumps():
+def _orjson_dumps() -> Callable[..., bytes] | None:
     if not _ORJSON:
         try:
             import orjson
@@ -127,21 +133,21 @@ def _key(key: Any) -> str:
         return f"<{type(key).__name__}>"
 
 
-def origin_record(origin: Origin) -> dict:
+def origin_record(origin: Origin) -> dict[str, Any]:
     return {"path": origin.path, "origin": origin.chain, "offset": origin.base}
 
 
-def _note(kernel: Kernel) -> dict:
+def _note(kernel: Kernel) -> Note:
     return kernel.note if kernel.note is not None else note_view(kernel.metadata, kernel.code_object_version)
 
 
-def _note_field(key: str):
+def _note_field(key: str) -> KernelField:
     dotted = "." + key
     return lambda kernel, note: note.get(dotted)
 
 
 # Every field of a kernel record, in output order, each built only when asked for.
-KERNEL_FIELDS = {
+KERNEL_FIELDS: dict[str, KernelField] = {
     "name": lambda kernel, note: kernel.name,
     "symbol": lambda kernel, note: kernel.symbol,
     "demangled": lambda kernel, note: demangle(kernel.name),
@@ -157,15 +163,15 @@ ALL_FIELDS = tuple(KERNEL_FIELDS)
 COMPACT_FIELDS = ("name", *KERNEL_NOTE_KEYS, "findings")
 
 
-def kernel_record(kernel: Kernel, fields=None) -> dict:
+def kernel_record(kernel: Kernel, fields: Iterable[str] | None = None) -> dict[str, Any]:
     """A kernel as JSON-ready values; ``fields`` (names of KERNEL_FIELDS) keeps only those."""
     return _record_builder(ALL_FIELDS if fields is None else tuple(fields))(kernel, _note(kernel))
 
 
-_BUILDERS: dict[tuple[str, ...], Any] = {}
+_BUILDERS: dict[tuple[str, ...], RecordBuilder] = {}
 
 
-def _record_builder(fields: tuple[str, ...]):
+def _record_builder(fields: tuple[str, ...]) -> RecordBuilder:
     """A function (kernel, note) -> the record of ``fields``, generated once per choice of fields
     from KERNEL_FIELDS: a note key becomes ``note.get(".key")`` in one dict display, any other
     field a call of its KERNEL_FIELDS entry. Unknown names raise KeyError, as a lookup would."""
@@ -178,14 +184,14 @@ def _record_builder(fields: tuple[str, ...]):
             value = (f"note.get({'.' + name!r})" if name in KERNEL_NOTE_KEYS else
                      "kernel.name" if name == "name" else f"FIELDS[{name!r}](kernel, note)")
             items.append(f"{name!r}: {value}")
-        namespace = {"FIELDS": KERNEL_FIELDS}
+        namespace: dict[str, Any] = {"FIELDS": KERNEL_FIELDS}
         source = f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n"
-        exec(compile(source, "<kernel record>", "exec"), namespace)  # noqa: S102 - generated from KERNEL_FIELDS
+        exec(compile(source, "<kernel record>", "exec"), namespace)  # generated from KERNEL_FIELDS
         build = _BUILDERS[fields] = namespace["build"]
     return build
 
 
-def json_lines(co: CodeObject, fields=COMPACT_FIELDS) -> bytes:
+def json_lines(co: CodeObject, fields: Iterable[str] = COMPACT_FIELDS) -> bytes:
     """One compact strict-JSON line per kernel (ASCII, each ending in a newline): where it came
     from, its target, and ``fields``."""
     where = {**origin_record(co.origin), "target": str(co.target_id), "processor": co.processor}
@@ -200,7 +206,7 @@ def json_lines(co: CodeObject, fields=COMPACT_FIELDS) -> bytes:
     # still plain when each of them is a plain scalar.
     whole = co.metadata_plain or ("metadata" in fields and metadata_plain(co))
     note_keys = [f for f in fields if f in KERNEL_NOTE_KEYS] if not whole and "metadata" not in fields else None
-    out = []
+    out: list[bytes] = []
     for k in co.kernels:
         record = build(k, _note(k))
         plain = whole or (note_keys is not None
@@ -221,7 +227,8 @@ def metadata_plain(co: CodeObject) -> bool:
         return True
     if co.code_object_version == 2:
         return False                # YAML metadata: left to the standard library
-    stack, seen = [co.metadata], 0
+    stack: list[Any] = [co.metadata]
+    seen = 0
     while stack:
         value = stack.pop()
         seen += 1
@@ -239,7 +246,7 @@ def metadata_plain(co: CodeObject) -> bool:
 _MOST_WALKED = 1 << 24          # a bound on the walk, far above any real note
 
 
-def code_object_record(co: CodeObject, fields=None) -> dict:
+def code_object_record(co: CodeObject, fields: Iterable[str] | None = None) -> dict[str, Any]:
     top = {k: v for k, v in (co.metadata or {}).items() if k not in ("amdhsa.kernels", "Kernels")}
     return {
         **origin_record(co.origin),
@@ -257,15 +264,15 @@ def code_object_record(co: CodeObject, fields=None) -> dict:
     }
 
 
-def skipped_record(item: Skipped) -> dict:
+def skipped_record(item: Skipped) -> dict[str, Any]:
     return {**origin_record(item.origin), "entry_id": item.entry_id, "reason": item.reason}
 
 
-def failed_record(item: Failed) -> dict:
+def failed_record(item: Failed) -> dict[str, Any]:
     return error_record(item.error, item.origin)
 
 
-def error_record(error: AmdoccError, where: Origin | str) -> dict:
+def error_record(error: AmdoccError, where: Origin | str) -> dict[str, Any]:
     """An error as JSON, located exactly where its message says: ``offset`` is the absolute file
     offset the message names (null when it names none), ``payload_offset`` the offset inside a
     decompressed payload, which sits at no file offset."""

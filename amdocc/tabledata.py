@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -18,7 +19,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tables_dir() -> Path:
     for candidate in (_PACKAGE_DIR / "tables", _PACKAGE_DIR.parent / "tables"):
         if (candidate / "targets.toml").is_file():
@@ -26,13 +27,14 @@ def tables_dir() -> Path:
     raise FileNotFoundError("amdocc's tables/ directory is missing from this installation")
 
 
-@functools.lru_cache(maxsize=None)
-def load_table(name: str) -> dict:
+@functools.cache
+def load_table(name: str) -> dict[str, Any]:
     """Parse ``tables/<name>`` once."""
     return read_toml(tables_dir() / name)
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict[str, Any]:
     """Parse one TOML file (uncached: for files that are appended to, like recorded answers)."""
     with open(path, "rb") as fh:
-        return tomllib.load(fh)
+        table: dict[str, Any] = tomllib.load(fh)
+    return table

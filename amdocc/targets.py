@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import UnknownTargetError
 from .tabledata import load_table
@@ -97,7 +98,7 @@ class Target:
         return max(arch, agpr)
 
 
-def wave_map(value: dict, key: str, row: str) -> dict[int, int]:
+def wave_map(value: dict[str, int], key: str, row: str) -> dict[int, int]:
     out = {}
     for k, v in value.items():
         if not k.startswith("w") or not k[1:].isdigit():
@@ -115,7 +116,13 @@ _WAVE_COLUMNS = ("vgprs", "vgpr_alloc_granule", "vgpr_encode_granule")   # {w32 
 _WGP_COLUMNS = ("lds_per_wgp", "max_workgroups_per_wgp", "lds_per_workgroup_wgp")  # read only where wgp = true
 
 
-def _build(name: str, row: dict, source: str) -> Target:
+def _build(name: str, row: dict[str, Any], source: str) -> Target:
+    columns: dict[str, Any] = {
+        **{column: int(row[column]) for column in _INT_COLUMNS},
+        **{column: bool(row[column]) for column in _BOOL_COLUMNS},
+        **{column: wave_map(row[column], column, name) for column in _WAVE_COLUMNS},
+        **{column: row.get(column) if row["wgp"] else None for column in _WGP_COLUMNS},
+    }
     t = Target(
         name=name,
         isa_version=tuple(row["isa_version"]),
@@ -129,10 +136,7 @@ def _build(name: str, row: dict, source: str) -> Target:
         unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
         since_llvm=row.get("since_llvm"),
         unconfirmed=dict(row.get("unconfirmed", {})),
-        **{column: int(row[column]) for column in _INT_COLUMNS},
-        **{column: bool(row[column]) for column in _BOOL_COLUMNS},
-        **{column: wave_map(row[column], column, name) for column in _WAVE_COLUMNS},
-        **{column: row.get(column) if row["wgp"] else None for column in _WGP_COLUMNS},
+        **columns,
     )
     if t.register_file not in REGISTER_FILES:
         raise ValueError(f"targets.toml [{name}]: register_file {t.register_file!r}")
@@ -145,14 +149,14 @@ def _build(name: str, row: dict, source: str) -> Target:
     return t
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _targets() -> dict[str, Target]:
     raw = load_table("targets.toml")
-    resolved: dict[str, dict] = {}
+    resolved: dict[str, dict[str, Any]] = {}
     sources: dict[str, str] = {}
     out: dict[str, Target] = {}
     for name, row in raw.items():
-        merged = {}
+        merged: dict[str, Any] = {}
         if "like" in row:
             parent = row["like"]
             if parent not in resolved:
@@ -170,7 +174,7 @@ def _targets() -> dict[str, Target]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _by_mach() -> dict[int, Target]:
     out: dict[int, Target] = {}
     for t in _targets().values():

@@ -9,6 +9,8 @@ from __future__ import annotations
 import heapq
 import re
 from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
 # (column, type): the row a kernel becomes. Types are for Parquet: str, int, float, bool.
 COLUMNS = (
@@ -36,6 +38,8 @@ COLUMNS = (
     ("problem", str),           # why occupancy could not be computed, if it could not
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+# One census row: COLUMN_NAMES → values of the COLUMNS types, None where not known.
+Row = dict[str, Any]
 
 # Hops that only say how a code object was packed (a section, a bundle, its compression, an
 # entry id, an offset): two releases pack the same member differently, so they are left out
@@ -44,7 +48,7 @@ _PACKING = re.compile(r"^(section |bundle|CCOB|OffloadBinary|AKS|hip[v0-9]*-|hip
 _MARK = re.compile(r"@(0x[0-9a-fA-F]+|\+0x[0-9a-fA-F]+)$")
 
 
-def member_of(relative_path: str, hops) -> str:
+def member_of(relative_path: str, hops: Iterable[str]) -> str:
     """The member a kernel lives in: the file's path within what was given, then any hop that
     names a file inside it (an archive member), with packing hops and offsets left out."""
     parts = [relative_path] if relative_path else []
@@ -55,7 +59,7 @@ def member_of(relative_path: str, hops) -> str:
     return "!".join(parts)
 
 
-def spills(row: dict) -> int:
+def spills(row: Row) -> int:
     return (row["vgpr_spills"] or 0) + (row["sgpr_spills"] or 0)
 
 
@@ -63,19 +67,19 @@ class Summary:
     """What the report shows, gathered one row at a time (memory does not follow the row count,
     save for the kernels that cannot launch, which are all listed)."""
 
-    def __init__(self, top: int = 25):
+    def __init__(self, top: int = 25) -> None:
         self.top = top
         self.kernels = 0
         self.code_objects = 0
         self.files: set[str] = set()
-        self.targets: dict[str, dict] = {}
-        self.findings: Counter = Counter()
-        self.spillers: list = []          # heap of (spills, order, row)
-        self.cannot_launch: list[dict] = []
-        self.skipped: Counter = Counter()
-        self.errors: list[dict] = []
+        self.targets: dict[str, dict[str, Any]] = {}
+        self.findings: Counter[str] = Counter()
+        self.spillers: list[tuple[int, int, Row]] = []          # heap of (spills, order, row)
+        self.cannot_launch: list[Row] = []
+        self.skipped: Counter[str] = Counter()
+        self.errors: list[dict[str, str]] = []
 
-    def add(self, row: dict) -> None:
+    def add(self, row: Row) -> None:
         self.kernels += 1
         self.files.add(row["path"])
         t = self.targets.get(row["target"])
@@ -115,7 +119,7 @@ class Summary:
     def add_error(self, path: str, error: str) -> None:
         self.errors.append({"path": path, "error": error})
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         top = [row for _, _, row in sorted(self.spillers, reverse=True)]
         return {
             "files": len(self.files), "code_objects": self.code_objects, "kernels": self.kernels,
@@ -130,11 +134,11 @@ class Summary:
         }
 
 
-def _bucket(waves) -> str:
+def _bucket(waves: float | None) -> str:
     """Waves per SIMD as a histogram bucket: its whole part ("n/a" when not computed)."""
     return "n/a" if waves is None else str(int(waves))
 
 
-def _bucket_order(item) -> tuple:
+def _bucket_order(item: tuple[str, int]) -> tuple[int, int]:
     key = item[0]
     return (1, 0) if key == "n/a" else (0, int(key))

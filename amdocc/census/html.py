@@ -7,6 +7,7 @@ added, removed and occupancy.
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from . import svg
 
@@ -21,13 +22,13 @@ svg .title { font-size: 13px; font-weight: 600; } svg .axis { font-size: 12px; }
 """
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f'<td class="n">{value}</td>'
     return f"<td>{escape('' if value is None else str(value))}</td>"
 
 
-def table(headers: list[str], rows: list[list], css: str = "") -> str:
+def table(headers: list[str], rows: list[list[Any]], css: str = "") -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "\n".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
     return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>'
@@ -47,20 +48,21 @@ def page(title: str, sections: list[str], subtitle: str = "") -> str:
 def buckets(counts: dict[str, int]) -> list[str]:
     """Histogram categories: every whole number of waves per SIMD up to the largest seen."""
     numbers = [int(k) for k in counts if k != "n/a"]
-    out = [str(i) for i in range(0, max(numbers) + 1)] if numbers else []
+    out = [str(i) for i in range(max(numbers) + 1)] if numbers else []
     return out + (["n/a"] if "n/a" in counts else [])
 
 
-def kernel_rows(rows: list[dict], columns: list[str], mangled: bool = True) -> list[list]:
+def kernel_rows(rows: list[dict[str, Any]], columns: list[str], mangled: bool = True) -> list[list[Any]]:
     return [[name(r, mangled) if c == "kernel" else r[c] for c in columns] for r in rows]
 
 
-def name(row: dict, mangled: bool) -> str:
+def name(row: dict[str, Any], mangled: bool) -> str:
     """A kernel's name as people read it: demangled unless ``mangled``."""
-    return row["kernel"] if mangled else (row.get("demangled") or row["kernel"])
+    shown: str = row["kernel"] if mangled else (row.get("demangled") or row["kernel"])
+    return shown
 
 
-def census_page(summary: dict, title: str, note: str = "", mangled: bool = True) -> str:
+def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bool = True) -> str:
     targets = summary["targets"]
     overview = table(["files", "code objects", "kernels", "targets", "kernels that cannot launch",
                       "unreadable parts", "entries skipped"],
@@ -119,7 +121,7 @@ def census_page(summary: dict, title: str, note: str = "", mangled: bool = True)
     ], note)
 
 
-def compare_page(result: dict, title: str, mangled: bool = True) -> str:
+def compare_page(result: dict[str, Any], title: str, mangled: bool = True) -> str:
     """``result``: what ``amdocc census OLD NEW --json`` prints."""
     old, new = result["old_summary"], result["new_summary"]
     overview = table(["", "files", "code objects", "kernels", "cannot launch"],
@@ -129,7 +131,8 @@ def compare_page(result: dict, title: str, mangled: bool = True) -> str:
     counts = table(["matched", "changed", "regressed", "added", "removed"],
                    [[result["matched"], len(result["changes"]), result["regressed"], len(result["added"]),
                      len(result["removed"])]], "counts")
-    change_cols = ["member", "kernel", "target", "vgpr", "sgpr", "lds", "scratch", "spills", "workgroups (hip)", "worse"]
+    change_cols = ["member", "kernel", "target", "vgpr", "sgpr", "lds", "scratch", "spills", "workgroups (hip)",
+                   "worse"]
     regressions = [c for c in result["changes"] if c["regressions"]]
     added_cols = ["member", "kernel", "target"]
     charts = []
@@ -145,7 +148,9 @@ def compare_page(result: dict, title: str, mangled: bool = True) -> str:
         section("regressions", "Regressions", table(change_cols, [c["cells"] for c in regressions], "regressions")),
         section("changes", "Every changed kernel", table(change_cols, [c["cells"] for c in result["changes"]],
                                                          "changes")),
-        section("added", "Added kernels", table(added_cols, kernel_rows(result["added"], added_cols, mangled), "added")),
-        section("removed", "Removed kernels", table(added_cols, kernel_rows(result["removed"], added_cols, mangled), "removed")),
+        section("added", "Added kernels",
+                table(added_cols, kernel_rows(result["added"], added_cols, mangled), "added")),
+        section("removed", "Removed kernels",
+                table(added_cols, kernel_rows(result["removed"], added_cols, mangled), "removed")),
         section("occupancy", "Occupancy distribution per target", f'<div class="charts">{"".join(charts)}</div>'),
     ], f"{result['old']} -> {result['new']}")

@@ -14,7 +14,7 @@ LIMITER_COLOURS = {"vgpr": "#0072B2", "agpr": "#56B4E9", "sgpr": "#009E73", "lds
                    "block_size": "#000000", "n/a": "#999999"}
 
 
-def _attrs(**data) -> str:
+def _attrs(**data: object) -> str:
     return "".join(f' data-{k.replace("_", "-")}="{escape(str(v))}"' for k, v in data.items())
 
 
@@ -72,7 +72,8 @@ def rows(title: str, items: list[tuple[str, int]], *, css: str, x_label: str, wi
         out.append(f'<rect class="bar" x="{left}" y="{y + 2}" width="{w:.1f}" height="{line - 5}" fill="{colour}"'
                    f'{_attrs(label=label, count=value)}><title>{escape(f"{label}: {value}")}</title></rect>')
         out.append(f'<text x="{left + w + 4:.1f}" y="{y + 12}" class="tick">{value}</text>')
-    out.append(f'<text x="{left + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="axis">{escape(x_label)}</text>')
+    out.append(f'<text x="{left + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="axis">'
+               f'{escape(x_label)}</text>')
     out.append("</svg>")
     return "\n".join(out)
 

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import csv
 import sys
+from types import ModuleType
+from typing import TextIO
 
 from ..errors import UsageError
-from . import COLUMN_NAMES, COLUMNS
+from . import COLUMN_NAMES, COLUMNS, Row
 
 PARQUET_BATCH = 10_000   # rows held before a Parquet row group is written
 
 
-def require_pyarrow():
+def require_pyarrow() -> ModuleType:
     """pyarrow's Parquet writer, or a usage error saying how to get one."""
     try:
         import pyarrow
@@ -18,10 +20,11 @@ def require_pyarrow():
     except ImportError:
         raise UsageError("--parquet needs pyarrow, which is not installed (pip install pyarrow); "
                          "--csv needs nothing") from None
-    return pyarrow
+    module: ModuleType = pyarrow     # pyarrow has no type information: its names are Any
+    return module
 
 
-def _open(path: str):
+def _open(path: str) -> tuple[TextIO, bool]:
     if path == "-":
         return sys.stdout, False
     try:
@@ -31,12 +34,12 @@ def _open(path: str):
 
 
 class CsvSink:
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         self.file, self.owned = _open(path)
         self.writer = csv.writer(self.file, lineterminator="\n")
         self.writer.writerow(COLUMN_NAMES)
 
-    def add(self, row: dict) -> None:
+    def add(self, row: Row) -> None:
         self.writer.writerow(["" if row[c] is None else row[c] for c in COLUMN_NAMES])
 
     def close(self) -> None:
@@ -47,7 +50,7 @@ class CsvSink:
 
 
 class ParquetSink:
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         pa = require_pyarrow()
         types = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
         self.schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
@@ -56,9 +59,9 @@ class ParquetSink:
             self.writer = pa.parquet.ParquetWriter(path, self.schema)
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc}") from None
-        self.rows: list[dict] = []
+        self.rows: list[Row] = []
 
-    def add(self, row: dict) -> None:
+    def add(self, row: Row) -> None:
         self.rows.append(row)
         if len(self.rows) >= PARQUET_BATCH:
             self._flush()

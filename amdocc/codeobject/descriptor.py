@@ -8,7 +8,9 @@ user can compare the two directly (llvm-amdgpu-rules.md §3).
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..binary import Layout, need_bytes
 from ..errors import Origin
@@ -47,14 +49,14 @@ class BitField:
     word: str
     lo: int
     hi: int
-    layouts: frozenset = ALL
+    layouts: frozenset[str] = ALL
 
 
-def _f(name, word, lo, hi=None, layouts=ALL):
+def _f(name: str, word: str, lo: int, hi: int | None = None, layouts: Iterable[str] = ALL) -> BitField:
     return BitField(name, word, lo, lo if hi is None else hi, frozenset(layouts))
 
 
-def _flags(word, first_bit, *names):
+def _flags(word: str, first_bit: int, *names: str) -> tuple[BitField, ...]:
     """One-bit fields on consecutive bits from ``first_bit``, meaning the same on every generation."""
     return tuple(_f(name, word, bit) for bit, name in enumerate(names, first_bit))
 
@@ -136,7 +138,7 @@ MUST_BE_ZERO = (
 
 def _fields_by_layout() -> dict[str, tuple[tuple[BitField, ...], dict[str, int]]]:
     """Per layout: the applicable fields, and the mask of defined bits in each word."""
-    out = {}
+    out: dict[str, tuple[tuple[BitField, ...], dict[str, int]]] = {}
     for layout in ALL:
         fields = tuple(f for f in BIT_FIELDS if layout in f.layouts)
         masks = {w: 0 for w in RSRC_WORDS}
@@ -156,12 +158,14 @@ class Descriptor:
     """One decoded kernel descriptor."""
 
     offset: int                     # byte offset of the descriptor inside the code object
-    words: dict[str, int]           # the raw record (sizes, entry offset, rsrc words)
+    # The raw record (sizes, entry offset, rsrc words), all ints; a v2 amd_kernel_code_t adds its
+    # version pair and a wave size that may be None.
+    words: dict[str, Any]
     fields: dict[str, int]          # named bit fields and decoded directive values
     wave_size: int | None           # from ENABLE_WAVEFRONT_SIZE32 (gfx10+), else 64
     problems: list[str] = field(default_factory=list)  # reserved bits set, undecodable parts
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"offset": self.offset, **self.words, **self.fields}
 
 
@@ -169,8 +173,8 @@ def decode_descriptor(data: bytes, offset: int, target: Target | None, origin: O
     """Decode the v3+ descriptor at ``offset``; without a known target only the raw words decode."""
     need_bytes(data, offset, KERNEL_DESCRIPTOR.size, origin, "kernel descriptor")
     raw = KERNEL_DESCRIPTOR.struct.unpack_from(data, offset)
-    words = dict(zip(WORDS, _WORD_VALUES(raw)))
-    problems = []
+    words = dict(zip(WORDS, _WORD_VALUES(raw), strict=True))
+    problems: list[str] = []
     if _RESERVED_VALUES(raw) != _RESERVED_ZERO:
         problems.append("descriptor reserved bytes (12-15, 24-43 or 60-63) are not zero")
     return _decode_words(offset, words, target, problems)
@@ -230,7 +234,7 @@ def decode_amd_kernel_code(data: bytes, offset: int, target: Target | None, orig
         "workitem_vgpr_count": raw.workitem_vgpr_count,
         "wavefront_size": 1 << raw.wavefront_size_log2 if raw.wavefront_size_log2 < 16 else None,
     })
-    problems = []
+    problems: list[str] = []
     if raw.version_major != 1:
         problems.append(f"amd_kernel_code_t version {raw.version_major}.{raw.version_minor} is not 1.x")
     desc = _decode_words(offset, words, target, problems)
@@ -245,8 +249,11 @@ class _CompiledLayout:
     the stray-bit masks and the must-be-zero fields that apply to it."""
 
     __slots__ = ("extract", "must_be_zero", "stray_masks")
+    extract: Callable[..., dict[str, int]]     # (the five words) -> {field: value}
+    stray_masks: tuple[tuple[str, int], ...]  # (word, bits no field of the layout defines)
+    must_be_zero: tuple[tuple[str, BitField, str], ...]  # (field, its bit range, why)
 
-    def __init__(self, layout: str):
+    def __init__(self, layout: str) -> None:
         fields, masks = _BY_LAYOUT[layout]
         position = {word: i for i, word in enumerate(RSRC_WORDS)}
         items = []
@@ -256,9 +263,9 @@ class _CompiledLayout:
             items.append(f"{f.name!r}: {shifted} & {(1 << (f.hi - f.lo + 1)) - 1:#x}")
         source = (f"def extract({', '.join(f'w{i}' for i in range(len(RSRC_WORDS)))}):\n"
                   f"    return {{{', '.join(items)}}}\n")
-        namespace: dict = {}
+        namespace: dict[str, Any] = {}
         code = compile(source, f"<descriptor fields of {layout}>", "exec")
-        exec(code, namespace)  # noqa: S102 - generated from BIT_FIELDS
+        exec(code, namespace)  # the source is generated from BIT_FIELDS, never from input
         self.extract = namespace["extract"]
         self.stray_masks = tuple((word, ~masks[word]) for word in RSRC_WORDS)
         self.must_be_zero = tuple((name, next(f for f in fields if f.name == name), why)
@@ -279,13 +286,13 @@ def _compiled(layout: str) -> _CompiledLayout:
 
 # Decoded fields by (target, the five words): a library repeats the same few hundred descriptor
 # words across thousands of kernels, so each combination is decoded once. Bounded: cleared when full.
-_DECODED: dict[tuple, tuple[dict, int, tuple[str, ...]]] = {}
+_DECODED: dict[tuple[object, ...], tuple[dict[str, int], int, tuple[str, ...]]] = {}
 _DECODED_MOST = 1024
 
 
-def _decode_words(offset: int, words: dict, target: Target | None, problems: list[str]) -> Descriptor:
+def _decode_words(offset: int, words: dict[str, Any], target: Target | None, problems: list[str]) -> Descriptor:
     if target is None:
-        return Descriptor(offset, words, {}, None, problems + ["processor unknown: bit fields not decoded"])
+        return Descriptor(offset, words, {}, None, [*problems, "processor unknown: bit fields not decoded"])
     rsrc = _RSRC_VALUES(words)
     key = (target, *rsrc)
     decoded = _DECODED.get(key)
@@ -299,13 +306,13 @@ def _decode_words(offset: int, words: dict, target: Target | None, problems: lis
     return Descriptor(offset, words, dict(fields), wave, problems)
 
 
-def _decode_fields(target: Target, rsrc: tuple[int, ...]) -> tuple[dict, int, tuple[str, ...]]:
+def _decode_fields(target: Target, rsrc: tuple[int, ...]) -> tuple[dict[str, int], int, tuple[str, ...]]:
     """(fields, wave size, problems) of the words ``rsrc`` (in RSRC_WORDS order) on ``target``."""
     layout = target.descriptor_layout
     compiled = _compiled(layout)
     fields = compiled.extract(*rsrc)
     problems = []
-    for value, (word, outside) in zip(rsrc, compiled.stray_masks):
+    for value, (word, outside) in zip(rsrc, compiled.stray_masks, strict=True):
         stray = value & outside
         if stray:
             problems.append(f"{word} has reserved bits {stray:#x} set for {layout}")

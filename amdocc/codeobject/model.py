@@ -32,7 +32,7 @@ class Finding:
     severity: str
     message: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str]:
         return {"code": self.code, "severity": self.severity, "message": self.message}
 
 
@@ -94,7 +94,7 @@ class Resources:
     uses_dynamic_stack: bool | None
     spills: tuple[int | None, int | None] = (None, None)  # (.sgpr_spill_count, .vgpr_spill_count)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         out = {}
         for name in self.__slots__:
             out[name] = getattr(self, name)
@@ -140,11 +140,11 @@ class Kernel:
     code_object_version: int
     image: bytes = field(default=b"", compare=False)   # the code object's bytes, for the runtime bridge
     producer: Producer | None = None         # the compiler its code object names (.comment)
-    memo: dict = field(default_factory=dict, compare=False)  # derived values, computed once
+    memo: dict[str, Any] = field(default_factory=dict, compare=False)  # derived values, computed once
     # The metadata under v3 note names (v2 CodeProps translated), built once by the reader.
-    note: dict | None = field(default=None, repr=False, compare=False)
+    note: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
-    def meta(self, key: str, default=None):
+    def meta(self, key: str, default: Any = None) -> Any:
         """A metadata value by its note name, with or without the leading dot."""
         return self.metadata.get(key if key.startswith(".") else "." + key, default)
 
@@ -153,7 +153,8 @@ class Kernel:
         """The name as C++ source spells it; None when it is not mangled or no demangler is at hand."""
         if "demangled" not in self.memo:
             self.memo["demangled"] = demangle(self.name)
-        return self.memo["demangled"]
+        readable: str | None = self.memo["demangled"]
+        return readable
 
     def names(self) -> tuple[str, ...]:
         """Every spelling :meth:`CodeObject.kernel` accepts for this kernel."""

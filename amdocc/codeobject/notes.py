@@ -6,6 +6,8 @@ MessagePack map. CO v2 spread it over several "AMD" notes: the code-object versi
 """
 from __future__ import annotations
 
+from typing import Any
+
 import msgpack
 
 from ..binary import Layout
@@ -28,7 +30,7 @@ _MSGPACK_ERRORS = (ValueError, TypeError, UnicodeDecodeError, OverflowError,
 # it, so the consumers that recurse (JSON, repr in findings) bound their own depth instead.
 
 
-def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict, list[str]]:
+def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict[Any, Any], list[str]]:
     """The metadata map of an NT_AMDGPU_METADATA note, and any problems met while decoding it."""
     problems = []
     try:
@@ -67,7 +69,7 @@ def decode_v2_isa(note: Note, origin: Origin) -> tuple[tuple[int, int, int], str
     return (isa.major, isa.minor, isa.stepping), vendor, arch
 
 
-def decode_v2_metadata(note: Note, origin: Origin) -> dict:
+def decode_v2_metadata(note: Note, origin: Origin) -> dict[str, Any]:
     """The YAML metadata of a v2 code object, as a map (only the YAML subset LLVM emitted)."""
     where = origin.at(note.desc_offset).within("NT_AMD_HSA_METADATA note")
     try:

@@ -42,7 +42,7 @@ class Producer:
     def version_text(self) -> str:
         return ".".join(map(str, self.version)) + ("git" if self.git else "")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str]:
         return {"text": self.text, "tool": self.tool, "vendor": self.vendor, "version": self.version_text}
 
 
@@ -69,8 +69,8 @@ def parse_producer(line: str) -> Producer | None:
     for tool, pattern in (("clang", _CLANG_RE), ("lld", _LLD_RE)):
         m = pattern.match(line)
         if m:
-            version = tuple(int(x) for x in m.group("version").split("."))
-            return Producer(line, tool, m.group("vendor").strip(), version, bool(m.group("git")))
+            major, minor, patch = (int(x) for x in m.group("version").split("."))
+            return Producer(line, tool, m.group("vendor").strip(), (major, minor, patch), bool(m.group("git")))
     return None
 
 
@@ -79,10 +79,10 @@ def producers(strings: list[str]) -> tuple[Producer | None, list[str]]:
     several different compilers, or none at all."""
     found = [p for p in map(parse_producer, strings) if p is not None]
     compilers = [p for p in found if p.tool == "clang"]
-    chosen = (compilers or found or [None])[0]
+    chosen = (compilers or found)[0] if found else None
     notes = []
     versions = {p.version_text for p in compilers}
-    if len(versions) > 1:
+    if len(versions) > 1:          # then the first clang line is the one chosen
         notes.append(f".comment names {len(versions)} clang versions ({', '.join(sorted(versions))}); "
-                     f"the first, {chosen.version_text}, is used")
+                     f"the first, {compilers[0].version_text}, is used")
     return chosen, notes

@@ -6,12 +6,13 @@ resources from all the views it has, recording a finding wherever the views disa
 from __future__ import annotations
 
 import functools
+from typing import Any
 
-from ..elf import (EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile)
+from ..elf import EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile, Note, Symbol
 from ..errors import FormatError, Origin
-from ..targets import find_triple, subarch_admits, target_by_isa_version
+from ..targets import Target, find_triple, subarch_admits, target_by_isa_version
 from . import notes as N
-from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, decode_amd_kernel_code, decode_descriptor
+from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, Descriptor, decode_amd_kernel_code, decode_descriptor
 from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
 from .producer import MAX_COMMENT_BYTES, Producer, comment_strings, producers
 from .resources import note_view, resolve
@@ -27,6 +28,8 @@ ELF_TYPES = {ET_REL: "rel", ET_EXEC: "exec", ET_DYN: "dyn"}
 RESOURCE_SUFFIXES = ("num_vgpr", "num_agpr", "numbered_sgpr", "num_named_barrier",
                      "private_seg_size", "uses_vcc", "uses_flat_scratch", "has_dyn_sized_stack",
                      "has_recursion", "has_indirect_call")
+
+Metadata = dict[str, Any]   # a decoded metadata map (the whole note, or one kernel's entry)
 
 
 class NotAnHsaCodeObject(FormatError):
@@ -87,7 +90,8 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
 
 # -- identity and metadata -----------------------------------------------------------------
 
-def _v3_metadata(all_notes, origin, findings):
+def _v3_metadata(all_notes: list[Note], origin: Origin,
+                 findings: list[Finding]) -> tuple[Metadata | None, tuple[int, ...] | None, bool]:
     notes = [n for n in all_notes if n.owner == "AMDGPU" and n.type == N.NT_AMDGPU_METADATA]
     if not notes:
         findings.append(Finding("no-metadata", WARNING, "no NT_AMDGPU_METADATA note: kernels are "
@@ -103,7 +107,7 @@ def _v3_metadata(all_notes, origin, findings):
     return metadata, md_version, N.without_floats(notes[0])
 
 
-def _check_declared_target(metadata, target_id, findings):
+def _check_declared_target(metadata: Metadata | None, target_id: TargetId, findings: list[Finding]) -> None:
     declared = metadata.get("amdhsa.target") if metadata else None
     if isinstance(declared, str) and declared:
         findings.extend(_declared_target_findings(declared, target_id))
@@ -125,7 +129,7 @@ def _declared_target_findings(declared: str, target_id: TargetId) -> tuple[Findi
     return tuple(found)
 
 
-def _producer(elf, findings):
+def _producer(elf: ElfFile, findings: list[Finding]) -> Producer | None:
     """The compiler named in ``.comment`` (producer.py), or None; a damaged section is a finding."""
     section = next((sec for sec in elf.sections if sec.name == ".comment"), None)
     if section is None:
@@ -151,7 +155,8 @@ def _producers_of(comment: bytes) -> tuple[Producer | None, tuple[str, ...]]:
     return chosen, tuple(notes)
 
 
-def _v2_identity(elf, all_notes, origin, findings):
+def _v2_identity(elf: ElfFile, all_notes: list[Note], origin: Origin, findings: list[Finding]
+                 ) -> tuple[TargetId, Target | None, int, Metadata | None, tuple[int, ...] | None]:
     isa_notes = [n for n in all_notes if n.owner == "AMD" and n.type == N.NT_AMD_HSA_ISA_VERSION]
     if not isa_notes:
         raise FormatError("code-object v2 without an NT_AMD_HSA_ISA_VERSION note: its processor "
@@ -180,11 +185,11 @@ def _v2_identity(elf, all_notes, origin, findings):
 # -- symbols -------------------------------------------------------------------------------
 
 class _Symbols:
-    __slots__ = ("by_name", "resources", "all")
+    __slots__ = ("all", "by_name", "resources")
 
-    def __init__(self, symbols):
+    def __init__(self, symbols: list[Symbol]) -> None:
         self.all = symbols
-        self.by_name = {}
+        self.by_name: dict[str, Symbol] = {}
         self.resources: dict[str, dict[str, int]] = {}
         for s in symbols:
             if not s.name:
@@ -213,15 +218,15 @@ def _symbols(elf: ElfFile) -> _Symbols:
 
 # -- kernels -------------------------------------------------------------------------------
 
-def _v3_kernels(elf, data, co, symbols):
-    kernels = []
+def _v3_kernels(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols) -> list[Kernel]:
+    kernels: list[Kernel] = []
     entries = co.metadata.get("amdhsa.kernels") if co.metadata else None
     if co.metadata is not None and not isinstance(entries, list):
         co.findings.append(Finding("metadata-type", ERROR, "amdhsa.kernels is missing or not a list"))
         entries = []
-    seen = set()
+    seen: set[str] = set()
     for index, md in enumerate(entries or []):
-        findings = []
+        findings: list[Finding] = []
         if not isinstance(md, dict):
             co.findings.append(Finding("metadata-type", ERROR, f"amdhsa.kernels[{index}] is not a map"))
             continue
@@ -247,7 +252,8 @@ def _v3_kernels(elf, data, co, symbols):
     return kernels
 
 
-def _descriptor_for(elf, data, co, symbols, symbol, findings):
+def _descriptor_for(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols, symbol: str,
+                    findings: list[Finding]) -> Descriptor | None:
     sym = symbols.by_name.get(symbol)
     if sym is None:
         findings.append(Finding("descriptor-missing", ERROR, f"descriptor symbol {symbol} is not in the symbol table"))
@@ -259,32 +265,34 @@ def _descriptor_for(elf, data, co, symbols, symbol, findings):
     return decode_descriptor(data, offset, co.target, co.origin)
 
 
-def _v2_kernels(elf, data, co, symbols):
-    listed = {}
+def _v2_kernels(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols) -> list[Kernel]:
+    listed: dict[str, Metadata] = {}
     if co.metadata and isinstance(co.metadata.get("Kernels"), list):
         for md in co.metadata["Kernels"]:
             if isinstance(md, dict) and isinstance(md.get("SymbolName"), str):
                 # v2 named the descriptor "<kernel>@kd"; the ELF symbol is the kernel itself.
                 name = md["SymbolName"]
                 listed[name[:-3] if name.endswith("@kd") else name] = md
-    kernels = []
+    kernels: list[Kernel] = []
     for s in symbols.all:
         if s.type != STT_AMDGPU_HSA_KERNEL:
             continue
-        findings = []
+        findings: list[Finding] = []
         md = listed.pop(s.name, None)
         if md is None:
             findings.append(Finding("metadata-missing", WARNING, "v2 kernel symbol without a metadata entry"))
         offset = elf.symbol_file_offset(s, AMD_KERNEL_CODE.size)
         descriptor = decode_amd_kernel_code(data, offset, co.target, co.origin)
-        name = md.get("Name") if md and isinstance(md.get("Name"), str) else s.name
+        named = md.get("Name") if md else None
+        name = named if isinstance(named, str) else s.name
         kernels.append(_kernel(co, name, s.name, md or {}, descriptor, symbols, findings, data))
     for symbol in listed:
         co.findings.append(Finding("descriptor-missing", ERROR, f"v2 metadata kernel {symbol} has no kernel symbol"))
     return kernels
 
 
-def _kernel(co, name, symbol, md, descriptor, symbols, findings, data=b""):
+def _kernel(co: CodeObject, name: str, symbol: str, md: Metadata, descriptor: Descriptor | None, symbols: _Symbols,
+            findings: list[Finding], data: bytes = b"") -> Kernel:
     if descriptor is not None:
         for problem in descriptor.problems:
             findings.append(Finding("descriptor-bits", WARNING, problem))

@@ -11,6 +11,8 @@ Every disagreement between the views becomes a finding; nothing is silently corr
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..binary import align_up
 from ..targets import MAX_WORKGROUP_SIZE, Target
 from .descriptor import SGPR_ENCODE_GRANULE, Descriptor
@@ -34,7 +36,7 @@ V2_CODE_PROPS = {
 MAX_ENCODABLE_SGPRS = 16 * SGPR_ENCODE_GRANULE   # a 4-bit granule count: the largest the field says
 
 
-def note_view(metadata: dict, co_version: int) -> dict:
+def note_view(metadata: dict[str, Any], co_version: int) -> dict[str, Any]:
     """The kernel's metadata under v3 note names (v2 CodeProps are translated)."""
     if co_version != 2:
         return metadata
@@ -47,7 +49,7 @@ def note_view(metadata: dict, co_version: int) -> dict:
     return out
 
 
-def _int(md: dict, key: str, findings: list[Finding]) -> int | None:
+def _int(md: dict[str, Any], key: str, findings: list[Finding]) -> int | None:
     value = md.get(key)
     if value.__class__ is int and value >= 0:      # the usual case, first (bool is not int here)
         return value
@@ -62,7 +64,7 @@ def _int(md: dict, key: str, findings: list[Finding]) -> int | None:
     return value
 
 
-def _shown(value, limit: int = 80) -> str:
+def _shown(value: object, limit: int = 80) -> str:
     """A metadata value as a finding quotes it: repr, cut short so a finding stays one line."""
     try:
         text = repr(value)
@@ -71,7 +73,8 @@ def _shown(value, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[:limit - 3]}... ({type(value).__name__}, {len(text)} characters)"
 
 
-def _pick(metadata_value, other_value, other_source):
+def _pick(metadata_value: int | None, other_value: int | None,
+          other_source: str) -> tuple[int | None, str | None]:
     if metadata_value is not None:
         return metadata_value, "metadata"
     if other_value is not None:
@@ -79,13 +82,13 @@ def _pick(metadata_value, other_value, other_source):
     return None, None
 
 
-def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: Descriptor | None,
-            symbols: dict[str, int], findings: list[Finding], note: dict | None = None) -> Resources:
+def resolve(target: Target | None, co_version: int, metadata: dict[str, Any], descriptor: Descriptor | None,
+            symbols: dict[str, int], findings: list[Finding], note: dict[str, Any] | None = None) -> Resources:
     md = note if note is not None else note_view(metadata, co_version)
-    f = descriptor.fields if descriptor is not None else {}
-    w = descriptor.words if descriptor is not None else {}
+    f: dict[str, int] = descriptor.fields if descriptor is not None else {}
+    w: dict[str, Any] = descriptor.words if descriptor is not None else {}
 
-    def add(code, severity, message):
+    def add(code: str, severity: str, message: str) -> None:
         findings.append(Finding(code, severity, message))
 
     # -- wave size and WGP mode --------------------------------------------------------------
@@ -131,7 +134,7 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
         if file_kind == "unified" and accum is not None and md_vgprs is not None:
             # The unified total is alignTo(arch, 4) + agpr and ACCUM_OFFSET is alignTo(arch, 4).
             agprs, agprs_source = max(0, md_vgprs - accum), "descriptor"
-        elif file_kind == "unified" and accum is not None and allocated is not None:
+        elif target is not None and file_kind == "unified" and accum is not None and allocated is not None:
             # Without a total, the allocation bounds the AGPRs (it includes granule slack).
             agprs, agprs_source = min(max(0, allocated - accum), target.agprs), "descriptor"
         elif file_kind == "none":
@@ -149,6 +152,8 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
                 "how the registers split between VGPRs and AGPRs")
 
     # The arch count: exact from the symbol, else derived with the precision the views allow.
+    arch: int | None
+    arch_source: str | None
     if sym_arch is not None:
         arch, arch_source = sym_arch, "symbol"
     elif vgprs is not None and agprs == 0:
@@ -162,10 +167,10 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
     else:
         arch, arch_source = None, None
 
-    if file_kind == "unified" and accum is not None and md_vgprs is not None and md_agprs:
-        if md_vgprs - md_agprs != accum:
-            add("agpr-split-mismatch", WARNING, f"ACCUM_OFFSET {accum} but .vgpr_count {md_vgprs} - "
-                f".agpr_count {md_agprs} = {md_vgprs - md_agprs}")
+    if file_kind == "unified" and accum is not None and md_vgprs is not None and md_agprs \
+            and md_vgprs - md_agprs != accum:
+        add("agpr-split-mismatch", WARNING, f"ACCUM_OFFSET {accum} but .vgpr_count {md_vgprs} - "
+            f".agpr_count {md_agprs} = {md_vgprs - md_agprs}")
 
     if allocated is not None and vgprs is not None and vgprs_source != "descriptor" and wave:
         granule = target.vgpr_encode_granule.get(wave, 1) if target else 1
@@ -183,7 +188,8 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
         sgprs, sgprs_source = sgprs_allocated, "descriptor"
     if sgprs_allocated is not None and md_sgprs is not None:
         if sgprs_allocated < md_sgprs:
-            add("sgpr-below-used", WARNING, f"descriptor allocates {sgprs_allocated} SGPRs but .sgpr_count is {md_sgprs}")
+            add("sgpr-below-used", WARNING,
+                f"descriptor allocates {sgprs_allocated} SGPRs but .sgpr_count is {md_sgprs}")
         elif sgprs_allocated > align_up(max(md_sgprs, 1), SGPR_ENCODE_GRANULE):
             add("sgpr-padding", INFO, f"descriptor allocates {sgprs_allocated} SGPRs for .sgpr_count {md_sgprs}")
 
@@ -207,7 +213,8 @@ def resolve(target: Target | None, co_version: int, metadata: dict, descriptor: 
     stack = md.get(".uses_dynamic_stack")
     kd_stack = f.get("uses_dynamic_stack")
     if stack is not None and kd_stack is not None and bool(stack) != bool(kd_stack) and co_version >= 5:
-        add("dynamic-stack-mismatch", WARNING, f"metadata .uses_dynamic_stack {_shown(stack)} but descriptor says {kd_stack}")
+        add("dynamic-stack-mismatch", WARNING,
+            f"metadata .uses_dynamic_stack {_shown(stack)} but descriptor says {kd_stack}")
     uses_stack = bool(stack) if stack is not None else (bool(kd_stack) if kd_stack is not None else None)
 
     max_wg = _int(md, ".max_flat_workgroup_size", findings)

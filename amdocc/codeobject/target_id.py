@@ -46,7 +46,7 @@ class TargetId:
         return out
 
     @classmethod
-    def parse(cls, text: str) -> "TargetId":
+    def parse(cls, text: str) -> TargetId:
         """Parse 'gfx942:sramecc+:xnack-', the triple-prefixed form, or the v2/v3 'gfx906+xnack'."""
         text = strip_triple(text)
         features: dict[str, str] = {}
@@ -63,7 +63,7 @@ class TargetId:
                     features[_feature_name(part)] = "on"
         return cls(processor.lower(), features.get("sramecc"), features.get("xnack"))
 
-    def matches(self, device: "TargetId") -> bool:
+    def matches(self, device: TargetId) -> bool:
         """True when code for this target id may run on ``device`` (same processor, and each
         feature either "any" here or equal to the device's state)."""
         if self.processor != device.processor:
@@ -97,6 +97,8 @@ def decode_e_flags(flags: int, co_version: int) -> DecodedFlags:
     processor = target.name if target else f"unknown-mach-{mach:#04x}"
     if target is None:
         problems.append(f"EF_AMDGPU_MACH {mach:#04x} is not a known processor")
+    xnack: str | None
+    sramecc: str | None
     if co_version == 3:
         xnack = "on" if flags & EF_V3_XNACK else "off"
         sramecc = "on" if flags & EF_V3_SRAMECC else "off"

@@ -20,12 +20,16 @@ import shutil
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
 
-from ..errors import FormatError, LimitError, Origin
 from ..binary import overlaps
+from ..errors import FormatError, LimitError, Origin
 from .model import Limits
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")   # a local file header, or an empty archive
 READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
@@ -45,7 +49,7 @@ class Member:
     """One archive member: its name, bytes (bytes, or a mapped temporary file) and origin."""
 
     name: str
-    data: object
+    data: bytes | mmap.mmap
     origin: Origin
 
 
@@ -62,7 +66,8 @@ class Refused:
 class Archive:
     """An open zip archive over a seekable file object, with its expansion budget."""
 
-    def __init__(self, fileobj, origin: Origin, limits: Limits, budget: int | None = None):
+    def __init__(self, fileobj: IO[bytes] | _MappedFile, origin: Origin, limits: Limits,
+                 budget: int | None = None) -> None:
         self.origin = origin
         self.limits = limits
         self.budget = limits.max_archive_bytes if budget is None else budget
@@ -80,7 +85,8 @@ class Archive:
         self.overlapping = {self.infos[i].filename: self.infos[kept].filename
                             for i, kept in overlaps(spans).items()}
 
-    def members(self, wanted, names=None) -> Iterator[Member | Refused]:
+    def members(self, wanted: Callable[[bytes], bool],
+                names: Collection[str] | None = None) -> Iterator[Member | Refused]:
         """Each file member (of ``names``, when given) whose first bytes satisfy
         ``wanted(head)``, read whole, in archive order; members that cannot be read come back
         as Refused."""
@@ -137,7 +143,7 @@ class Archive:
         with self.zip.open(info) as stream:
             return stream.read(_PEEK)
 
-    def _read(self, info: zipfile.ZipInfo, here: Origin):
+    def _read(self, info: zipfile.ZipInfo, here: Origin) -> bytes | mmap.mmap:
         if info.file_size > self.budget:
             raise LimitError(f"member declares {info.file_size} bytes, over what is left of the "
                              f"archive's expansion budget ({self.budget} of "
@@ -146,15 +152,13 @@ class Archive:
         with self.zip.open(info) as stream:
             if info.file_size < self.limits.mmap_threshold:
                 return stream.read()
-            spill = tempfile.TemporaryFile(prefix="amdocc-member-")
-            try:
+            # Closing the spill file at the end is fine: the mapping keeps the unlinked file's pages alive.
+            with tempfile.TemporaryFile(prefix="amdocc-member-") as spill:
                 shutil.copyfileobj(stream, spill, _COPY_CHUNK)
                 spill.flush()
                 return mmap.mmap(spill.fileno(), 0, access=mmap.ACCESS_READ) if spill.tell() else b""
-            finally:
-                spill.close()    # the mapping keeps the unlinked file's pages alive
 
-    def nested(self, member: Member) -> "Archive":
+    def nested(self, member: Member) -> Archive:
         """The archive held in ``member`` (a zip inside a zip), sharing what is left of this
         archive's budget; the caller hands back what it did not use."""
         data = member.data
@@ -168,26 +172,27 @@ class Archive:
 class _MappedFile(io.RawIOBase):
     """A read-only, seekable file over an mmap, so zipfile can read a spilled nested archive."""
 
-    def __init__(self, mapping):
+    def __init__(self, mapping: mmap.mmap) -> None:
         self.mapping, self.pos = mapping, 0
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def seekable(self):
+    def seekable(self) -> bool:
         return True
 
-    def seek(self, offset, whence=io.SEEK_SET):
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self.pos, io.SEEK_END: len(self.mapping)}[whence]
         self.pos = max(0, base + offset)
         return self.pos
 
-    def tell(self):
+    def tell(self) -> int:
         return self.pos
 
-    def readinto(self, buffer):
-        chunk = self.mapping[self.pos:self.pos + len(buffer)]
-        buffer[:len(chunk)] = chunk
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
+        chunk = self.mapping[self.pos:self.pos + len(view)]
+        view[:len(chunk)] = chunk
         self.pos += len(chunk)
         return len(chunk)
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 from ..binary import Buffer, Layout, first_overlap, need_bytes
 from ..errors import FormatError, LimitError, Origin
@@ -58,14 +61,17 @@ def is_amdgpu_triple(text: str) -> bool:
     return find_triple(text) is not None
 
 
-def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits):
+def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin,
+                 limits: Limits) -> tuple[list[BundleEntry], int]:
     """The entries of the bundle at ``start`` and the offset just past its last payload."""
     header = BUNDLE_HEADER.read(buf, start, origin, "offload bundle header")
     if header.count > limits.max_entries:
         raise LimitError(f"offload bundle declares {header.count} entries (limit "
                          f"{limits.max_entries})", origin, start + 24)
     pos = start + BUNDLE_HEADER.size
-    entries, extent, headers = [], pos, []
+    entries: list[BundleEntry] = []
+    headers: list[int] = []
+    extent = pos
     for index in range(header.count):
         e = ENTRY_HEADER.read(buf, pos, origin, f"offload bundle entry {index}")
         headers.append(pos)
@@ -162,13 +168,14 @@ def decompress_bounded(buf: Buffer, start: int, end: int, method: str, declared:
     return payload
 
 
-def _zstd_whole(zstandard, data: bytes, declared: int) -> bytes | None:
+def _zstd_whole(zstandard: ModuleType, data: bytes, declared: int) -> bytes | None:
     """One zstd frame that says it expands to exactly ``declared`` bytes, in one C call (the
     streaming loop below costs seconds on a 100 MB bundle); None to take the bounded loop."""
     try:
         if zstandard.frame_content_size(data) != declared:
             return None     # unknown or different: only the bounded loop may be trusted
-        out = zstandard.ZstdDecompressor().decompress(data, max_output_size=declared, allow_extra_data=False)
+        out: bytes = zstandard.ZstdDecompressor().decompress(data, max_output_size=declared,
+                                                             allow_extra_data=False)
     except zstandard.ZstdError:
         return None         # the loop reports what is wrong, with its usual message
     return out if len(out) == declared else None
@@ -180,7 +187,8 @@ def _zstd_whole(zstandard, data: bytes, declared: int) -> bytes | None:
 _ZSTD_PIECE = 1024
 
 
-def _decompress(buf, start, end, method, declared, origin, header_at, whole=False):
+def _decompress(buf: Buffer, start: int, end: int, method: str, declared: int, origin: Origin, header_at: int,
+                whole: bool = False) -> tuple[bytes, int]:
     """Decompress at most ``declared`` bytes; more than that is an error, never an allocation.
     ``whole``: the input is exactly one compressed stream (its size was declared)."""
     import zstandard  # only compressed bundles need it; keeps `import amdocc` light
@@ -190,9 +198,15 @@ def _decompress(buf, start, end, method, declared, origin, header_at, whole=Fals
         if fast is not None:
             return fast, end - start
     out = bytearray()
+    # zlib's or zstandard's streaming decompressor: both have eof, unused_data and decompress;
+    # only zlib's has unconsumed_tail and takes an output bound.
+    d: Any
+    feed: Callable[[bytes], bytes]
     if method == "zlib":
-        d = zlib.decompressobj()
-        feed = lambda piece: d.decompress(piece, declared + 1 - len(out))
+        d = inflate = zlib.decompressobj()
+
+        def feed(piece: bytes) -> bytes:
+            return inflate.decompress(piece, declared + 1 - len(out))
     else:
         d = zstandard.ZstdDecompressor().decompressobj()
         feed = d.decompress

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import msgpack
 
@@ -120,9 +121,10 @@ def kpack_entries(buf: Buffer, start: int, end: int, origin: Origin,
                 yield exc
 
 
-def _blob_spans(toc, scheme, buf, start, end, origin, limits) -> list[tuple[int, int]]:
+def _blob_spans(toc: dict[Any, Any], scheme: str, buf: Buffer, start: int, end: int, origin: Origin,
+                limits: Limits) -> list[tuple[int, int]]:
     """(start, end) in ``buf`` of each ordinal's stored bytes, every one checked to lie inside."""
-    spans = []
+    spans: list[tuple[int, int]] = []
     if scheme == "none":
         blobs = toc.get("blobs")
         if not isinstance(blobs, list) or len(blobs) > limits.max_entries:
@@ -155,7 +157,7 @@ def _blob_spans(toc, scheme, buf, start, end, origin, limits) -> list[tuple[int,
     return spans
 
 
-def _unpack(data: bytes, origin: Origin, what: str) -> dict:
+def _unpack(data: bytes, origin: Origin, what: str) -> dict[Any, Any]:
     try:
         value = msgpack.unpackb(data, raw=False)
     except msgpack.exceptions.ExtraData as extra:   # a stub section may be padded after the map

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from ..errors import AmdoccError, Origin
 
+# What may be read: a path (file or directory), "-" for stdin, or the bytes themselves.
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview
+
 
 @dataclass(frozen=True, slots=True)
 class Blob:
@@ -58,3 +61,6 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+# What the scanner yields.
+Item = Blob | Skipped | Failed

@@ -33,7 +33,8 @@ class CoffSection(NamedTuple):
 
 
 def is_pe(buf: Buffer) -> bool:
-    return buf[:2] == b"MZ"
+    head: bytes = buf[:2]
+    return head == b"MZ"
 
 
 def looks_like_coff_object(buf: Buffer) -> bool:

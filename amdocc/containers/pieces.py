@@ -16,16 +16,17 @@ import mmap
 import os
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import IO
 
+from ..binary import Buffer, overlaps
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
 from ..errors import AmdoccError, Origin
 from .archive import Archive, is_zip
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, ccob_extent, parse_bundle
 from .kpack import REF_SECTIONS
-from ..binary import overlaps
-from .model import DEFAULT_LIMITS, Limits
+from .model import DEFAULT_LIMITS, Item, Limits
 from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
 
 FATBIN_REGIONS = (".hip_fatbin", ".llvm.offloading")
@@ -73,7 +74,7 @@ def plan(path: str, limits: Limits = DEFAULT_LIMITS, spill_dir: str | None = Non
     return None
 
 
-def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Piece] | None:
+def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Part] | None:
     with open(path, "rb") as fh:
         buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     try:
@@ -88,8 +89,8 @@ def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Piece] | No
         spans = [elf.section_range(s) for s in regions]
         if overlaps(spans):
             return None
-        pieces: list[Piece] = []
-        for s, (lo, hi) in zip(regions, spans):
+        pieces: list[Part] = []
+        for s, (lo, hi) in zip(regions, spans, strict=True):
             here = origin.within(f"section {s.name}")
             pieces += _group(path, here, _containers(buf, lo, hi, here, limits))
         return pieces
@@ -97,7 +98,7 @@ def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Piece] | No
         buf.close()
 
 
-def _containers(buf, lo: int, hi: int, origin: Origin, limits: Limits) -> Iterator[tuple[int, int, int]]:
+def _containers(buf: Buffer, lo: int, hi: int, origin: Origin, limits: Limits) -> Iterator[tuple[int, int, int]]:
     """(start, end, bytes once decompressed) of each container in ``buf[lo:hi]``; the last
     runs to ``hi`` when an extent cannot be known from a header."""
     pos = lo
@@ -121,7 +122,7 @@ def _containers(buf, lo: int, hi: int, origin: Origin, limits: Limits) -> Iterat
         pos = extent
 
 
-def _group(path: str, origin: Origin, spans) -> list[Piece]:
+def _group(path: str, origin: Origin, spans: Iterable[tuple[int, int, int]]) -> list[Piece]:
     out: list[Piece] = []
     for lo, hi, size in spans:
         if out and out[-1].size < PIECE_BYTES:
@@ -131,14 +132,14 @@ def _group(path: str, origin: Origin, spans) -> list[Piece]:
     return out
 
 
-def _plan_archive(fh, path: str, limits: Limits, spill_dir: str) -> list[Part] | None:
+def _plan_archive(fh: IO[bytes], path: str, limits: Limits, spill_dir: str) -> list[Part] | None:
     archive = Archive(fh, Origin(path), limits)
     if archive.overlapping or sum(i.file_size for i in archive.infos) > archive.budget:
         return None
     parts: list[Part] = []
     group: list[zipfile.ZipInfo] = []
 
-    def close_group():
+    def close_group() -> None:
         if group:
             parts.append(Members(path, tuple(i.filename for i in group), sum(i.file_size for i in group)))
             group.clear()
@@ -171,7 +172,7 @@ def _interesting(head: bytes) -> bool:
     return recognised(head)
 
 
-def scan_part(part: Part, limits: Limits = DEFAULT_LIMITS):
+def scan_part(part: Part, limits: Limits = DEFAULT_LIMITS) -> Iterator[Item]:
     """The items of one part, exactly as the serial scan of the whole input yields them there."""
     from .scan import scan_members, scan_region
 

@@ -13,25 +13,25 @@ payload) and receives that buffer's :class:`Origin`, whose hops say where in it 
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import mmap
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Generator, Iterator
 from dataclasses import replace
+from typing import BinaryIO
 
 from ..binary import Buffer, overlaps
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
-from .archive import Archive, Refused, is_zip
+from .archive import Archive, Member, Refused, is_zip
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, is_amdgpu_triple, parse_bundle
 from .kpack import KPACK_MAGIC, REF_SECTIONS, kpack_entries, parse_ref
-from .model import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped
+from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, Skipped, Source
 from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
 from .pe import coff_sections, is_pe, looks_like_coff_object
-
-Item = Blob | Skipped | Failed
 
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 # Host sections that carry device code, by name, type and prefix.
@@ -49,7 +49,7 @@ RELEASE_EVERY = 64 << 20
 
 # -- entry points ---------------------------------------------------------------------------
 
-def scan(source, limits: Limits = DEFAULT_LIMITS) -> Iterator[Item]:
+def scan(source: Source, limits: Limits = DEFAULT_LIMITS) -> Iterator[Item]:
     """Scan a path (file or directory), ``"-"`` for stdin, or a bytes-like buffer."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         yield from _scan_top(bytes(source), Origin("<bytes>"), limits)
@@ -92,13 +92,16 @@ def scan_file(path: str, limits: Limits = DEFAULT_LIMITS, in_directory: bool = F
         yield Failed(Origin(path), exc)
 
 
-def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
-    origin = Origin(path)
+def _open(path: str, origin: Origin) -> BinaryIO:
     try:
-        fh = open(path, "rb")
+        return open(path, "rb")
     except OSError as exc:
         raise AmdoccError(f"cannot open: {exc.strerror}", origin) from None
-    with fh:
+
+
+def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
+    origin = Origin(path)
+    with _open(path, origin) as fh:
         size = os.fstat(fh.fileno()).st_size
         # Small files are read whole at once (one read, not a peek and a read); large ones are
         # peeked at first, so a directory of big non-code files costs nothing and an archive
@@ -111,7 +114,7 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
             fh.seek(0)
             yield from _scan_archive(Archive(fh, origin, limits), limits, 0)
             return
-        buf = head if size <= SMALL_FILE else None
+        buf: bytes | mmap.mmap | None = head if size <= SMALL_FILE else None
         if buf is None:
             fh.seek(0)
         if buf is None and size >= limits.mmap_threshold:
@@ -181,7 +184,8 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
 
 # -- archives -------------------------------------------------------------------------------
 
-def _scan_archive(archive: Archive, limits: Limits, depth: int, names=None) -> Iterator[Item]:
+def _scan_archive(archive: Archive, limits: Limits, depth: int,
+                  names: Collection[str] | None = None) -> Iterator[Item]:
     """Every member of a zip archive (a wheel) that is or holds a code object; a zip member
     is opened in turn, sharing the archive's expansion budget and one more level of depth.
     ``names`` limits the scan to those members (a part of a wheel read by one worker)."""
@@ -212,7 +216,7 @@ def _scan_archive(archive: Archive, limits: Limits, depth: int, names=None) -> I
                       "object or a container amdocc reads")
 
 
-def _scan_nested(outer: Archive, member, limits: Limits, depth: int) -> Iterator[Item]:
+def _scan_nested(outer: Archive, member: Member, limits: Limits, depth: int) -> Iterator[Item]:
     inner = outer.nested(member)
     try:
         yield from _scan_archive(inner, limits, depth)
@@ -287,7 +291,7 @@ def scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limit
     return _scan_region(buf, start, end, origin, limits, depth=1)
 
 
-def scan_members(path: str, names, limits: Limits) -> Iterator[Item]:
+def scan_members(path: str, names: Collection[str], limits: Limits) -> Iterator[Item]:
     """The items of some members of the archive at ``path`` (a part of a cut-up wheel)."""
     with open(path, "rb") as fh:
         yield from _scan_archive(Archive(fh, Origin(path), limits), limits, 0, frozenset(names))
@@ -302,14 +306,16 @@ def _release_pages(buf: Buffer, lo: int, hi: int) -> int:
         first = -(-lo // mmap.PAGESIZE) * mmap.PAGESIZE
         last = hi // mmap.PAGESIZE * mmap.PAGESIZE
         if last > first:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 advise(mmap.MADV_DONTNEED, first, last - first)
-            except (OSError, ValueError):
-                pass
     return hi
 
 
-def _scan_bundle(buf, pos, end, origin, limits, depth):
+# A container inside a region: its items, and (the generator's return value) where it ends.
+Scanned = Generator[Item, None, int]
+
+
+def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
     here = origin.within(f"bundle@{origin.mark(pos)}")
     entries, extent = parse_bundle(buf, pos, end, here, limits)
     for entry in entries:
@@ -327,7 +333,7 @@ def _scan_bundle(buf, pos, end, origin, limits, depth):
     return extent
 
 
-def _scan_ccob(buf, pos, end, origin, limits, depth):
+def _scan_ccob(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
     ccob = decompress_ccob(buf, pos, end, origin.within(f"CCOB@{origin.mark(pos)}"), limits)
     inner = origin.decompressed(f"{ccob.label}@{origin.mark(pos)}")
     if not ccob.payload.startswith(BUNDLE_MAGIC):
@@ -340,7 +346,7 @@ def _scan_ccob(buf, pos, end, origin, limits, depth):
     return ccob.extent
 
 
-def _scan_offload(buf, pos, end, origin, limits, depth):
+def _scan_offload(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
     here = origin.within(f"OffloadBinary@{origin.mark(pos)}")
     image = parse_offload_binary(buf, pos, end, here, limits)
     inner = here.within(image.label)
@@ -355,7 +361,7 @@ def _scan_offload(buf, pos, end, origin, limits, depth):
     return image.extent
 
 
-def _scan_kpack(buf, start, end, origin, limits, depth):
+def _scan_kpack(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
     here = origin.within(f"kpack@{origin.mark(start)}")
     for entry in kpack_entries(buf, start, end, here, limits):
         if isinstance(entry, AmdoccError):
@@ -376,7 +382,8 @@ def _guard(items: Iterator[Item], origin: Origin) -> Iterator[Item]:
 
 # -- host binaries --------------------------------------------------------------------------
 
-def _scan_host_elf(buf, start, end, origin, limits, depth):
+def _scan_host_elf(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits,
+                   depth: int) -> Iterator[Item]:
     if start != 0:
         yield Skipped(origin.at(start), "embedded non-AMDGPU ELF")
         return
@@ -413,7 +420,7 @@ def _scan_host_elf(buf, start, end, origin, limits, depth):
             yield from _scan_region(buf, lo, hi, here, limits, depth + 1)
 
 
-def _kpack_skip(buf, lo: int, hi: int, here: Origin) -> Item:
+def _kpack_skip(buf: Buffer, lo: int, hi: int, here: Origin) -> Item:
     """The host binary's device code lives in a kpack archive: say which, or why not."""
     try:
         return Skipped(here.at(lo), parse_ref(bytes(buf[lo:hi]), here.at(lo)).reason)
@@ -421,7 +428,7 @@ def _kpack_skip(buf, lo: int, hi: int, here: Origin) -> Item:
         return Failed(here.at(lo), exc)
 
 
-def _scan_coff(buf, start, origin, limits, depth):
+def _scan_coff(buf: Buffer, start: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
     if start != 0:
         yield Skipped(origin.at(start), "embedded PE/COFF image")
         return

@@ -106,7 +106,7 @@ def assembly(spec: SynthSpec) -> str:
         ".end_amdgpu_metadata", ""])
 
 
-def synthesize(spec: SynthSpec, out: str | os.PathLike | None = None) -> bytes:
+def synthesize(spec: SynthSpec, out: str | os.PathLike[str] | None = None) -> bytes:
     """Assemble and link ``spec``; returns the code object's bytes (also written to ``out``)."""
     t, _, _ = spec.resolved()
     with tempfile.TemporaryDirectory(prefix="amdocc-synth-") as tmp:
