@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from ..errors import UsageError
 
@@ -123,10 +123,10 @@ def _decode_string(body: str) -> bytes:
     if "\\" not in body:
         return body.encode("utf-8")
     parts = _ESCAPE_SPLIT.split(body)          # literal, escape, literal, escape, ..., literal
-    escapes = [_ESCAPES.get(e) for e in parts[1::2]]
-    if None in escapes:
-        bad = parts[1::2][escapes.index(None)]
-        raise UsageError(f"invalid escape {bad!r} in an MLIR string literal")
+    try:
+        escapes = [_ESCAPES[e] for e in parts[1::2]]
+    except KeyError as exc:                    # the first escape MLIR does not define
+        raise UsageError(f"invalid escape {exc.args[0]!r} in an MLIR string literal") from None
     out = [b""] * len(parts)
     out[0::2] = [p.encode("utf-8") for p in parts[0::2]]
     out[1::2] = escapes
@@ -161,10 +161,10 @@ _SSA = re.compile(r"%[A-Za-z_$.0-9-]+(?:#[0-9]+)?")
 
 
 class _Cursor:
-    def __init__(self, text: str, pos: int, what: str):
+    def __init__(self, text: str, pos: int, what: str) -> None:
         self.text, self.pos, self.what = text, pos, what
 
-    def fail(self, expected: str):
+    def fail(self, expected: str) -> NoReturn:
         snippet = self.text[self.pos:self.pos + 60]
         raise UsageError(f"cannot read {self.what}: expected {expected} at {snippet!r}")
 
@@ -224,12 +224,13 @@ class _Cursor:
 
     def ssa_tuple(self) -> tuple[str, str, str]:
         self.expect("(")
-        values = [self.ssa()]
-        for _ in range(2):
-            self.expect(",")
-            values.append(self.ssa())
+        x = self.ssa()
+        self.expect(",")
+        y = self.ssa()
+        self.expect(",")
+        z = self.ssa()
         self.expect(")")
-        return tuple(values)
+        return x, y, z
 
     def balanced(self) -> tuple[int, int]:
         """Skip one bracketed group starting here; its (start, end) span, brackets included."""
@@ -373,7 +374,7 @@ def _parse_object(text: str, start: int, end: int, what: str) -> _Object:
     return _Object(fmt, _decode_string(text[s + m.end():e - 1]), target)
 
 
-def _parse_launch(line: str, pos: int, lineno: int, defs: dict, function: str | None) -> _RawLaunch:
+def _parse_launch(line: str, pos: int, lineno: int, defs: dict[str, Any], function: str | None) -> _RawLaunch:
     cur = _Cursor(line, pos, f"gpu.launch_func at line {lineno}")
     cur.keyword("async")
     if cur.peek("["):                      # async dependencies
@@ -406,11 +407,15 @@ def _parse_launch(line: str, pos: int, lineno: int, defs: dict, function: str | 
     def operand(name: str) -> _Operand:
         return _resolve(name, defs, function)
 
-    return _RawLaunch(module, kernel, tuple(map(operand, grid)), tuple(map(operand, block)),
+    def operands(names: tuple[str, str, str]) -> tuple[_Operand, _Operand, _Operand]:
+        x, y, z = names
+        return operand(x), operand(y), operand(z)
+
+    return _RawLaunch(module, kernel, operands(grid), operands(block),
                       None if smem is None else operand(smem), function, lineno)
 
 
-def _resolve(name: str, defs: dict, function: str | None) -> _Operand:
+def _resolve(name: str, defs: dict[str, Any], function: str | None) -> _Operand:
     base, _, index = name.partition("#")
     where = f"@{function}" if function else "the launching function"
     entry = defs.get(base)
@@ -436,7 +441,7 @@ def _parse(text: str) -> _Parsed:
     defs: dict[str, Any] = {}
     function: str | None = None
 
-    def flush():
+    def flush() -> None:
         for line, pos, lineno in pending:
             launches.append(_parse_launch(line, pos, lineno, defs, function))
         pending.clear()
@@ -504,7 +509,7 @@ def _describe(op: _Operand) -> str:
 def _strict(raw: _RawLaunch, parsed: _Parsed) -> Launch:
     where = f"gpu.launch_func @{raw.module}::@{raw.kernel} (line {raw.line})"
     block = []
-    for axis, op in zip("xyz", raw.block):
+    for axis, op in zip("xyz", raw.block, strict=True):
         if op.value is None:
             raise UsageError(f"{where}: block size {axis} (threads in, operand {axis}) {_describe(op)}; "
                              "the block size must be a constant to know the occupancy")
@@ -525,7 +530,8 @@ def _strict(raw: _RawLaunch, parsed: _Parsed) -> Launch:
         have = ", ".join("@" + n for n in parsed.binaries) or "none"
         raise UsageError(f"{where}: the module has no gpu.binary @{raw.module} (gpu.binary ops: {have}); "
                          "pass FlyDSL's final MLIR, after gpu-module-to-binary")
-    grid = tuple(op.value for op in raw.grid)
+    gx, gy, gz = raw.grid
+    grid = (gx.value, gy.value, gz.value)
     x, y, z = block
     return Launch(raw.kernel, raw.module, (x, y, z), x * y * z, smem, grid, _binary(raw.module, objects),
                   objects[0].target)
@@ -542,13 +548,13 @@ def launches(mlir_text_or_compiled: Any) -> list[Launch]:
 
 
 @functools.lru_cache(maxsize=64)
-def _kernels(data: bytes) -> tuple:
+def _kernels(data: bytes) -> tuple[Kernel, ...]:
     from .. import load
 
     return tuple(k for co in load(data) for k in co.kernels)
 
 
-def _find(data: bytes, name: str, where: str):
+def _find(data: bytes, name: str, where: str) -> Kernel:
     kernels = _kernels(data)
     found = [k for k in kernels if name in (k.name, k.symbol)]
     if len(found) != 1:

@@ -79,7 +79,7 @@ def _hsaco(compiled: Any) -> bytes:
 
 
 @functools.lru_cache(maxsize=64)
-def _kernels(hsaco: bytes) -> tuple:
+def _kernels(hsaco: bytes) -> tuple[Kernel, ...]:
     from .. import load
 
     return tuple(k for co in load(hsaco) for k in co.kernels)
@@ -142,7 +142,7 @@ def occupancy(compiled: Any, model: str = "hip", *, block_size: int | None = Non
 
 
 def compile_offline(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any] | None,
-                    arch: str, warp_size: int | None = None, **options: Any):
+                    arch: str, warp_size: int | None = None, **options: Any) -> Any:   # triton's CompiledKernel
     """``triton.compile`` for ``arch`` with no GPU (``fn`` is a ``@triton.jit`` function).
 
     ``signature`` maps argument names to Triton types (``"*fp16"``, ``"i32"``); ``constexprs``

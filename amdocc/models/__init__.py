@@ -10,6 +10,7 @@ question of the same kernel many times (every launch, every sweep cell).
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING, Any
 
 from ..codeobject.target_id import TargetId
 from ..errors import UsageError
@@ -23,9 +24,17 @@ from .llvm_rules import version_option
 from .record import LIMITERS, Occupancy, launch_check, with_query
 from .usage import KernelUsage, from_kernel, manual, manual_from_dict
 
+if TYPE_CHECKING:
+    from ..codeobject.model import Kernel
+    from ..devices import Device
+    from .record import Options, Query
+
+    # What the models are asked about: a parsed kernel, its usage, or numbers typed in.
+    Subject = Kernel | KernelUsage | dict[str, Any]
+
 MODELS = ("hip", "llvm", "hw")
 # Options each model accepts, with their defaults.
-OPTIONS = {
+OPTIONS: dict[str, dict[str, Any]] = {
     "hip": {"profile": None},
     "llvm": {"llvm_version": None},
     "hw": {"trap_reserve": True},
@@ -37,14 +46,15 @@ __all__ = ["LIMITERS", "MODELS", "IncompatibleTarget", "KernelUsage", "Occupancy
            "occupancy", "usage_of"]
 
 
-def usage_of(kernel_or_resources, target=None, device=None) -> KernelUsage:
+def usage_of(kernel_or_resources: Subject, target: Target | str | None = None,
+             device: Device | str | None = None) -> KernelUsage:
     """Turn a Kernel, a KernelUsage or a dict of manual numbers into a KernelUsage on the
     processor ``target``/``device`` name (no compatibility check: see :func:`occupancy`)."""
     named = device_id(target, device)
     return _usage(kernel_or_resources, named[1] if named else None)
 
 
-def _usage(kernel_or_resources, t: Target | None) -> KernelUsage:
+def _usage(kernel_or_resources: Subject, t: Target | None) -> KernelUsage:
     if isinstance(kernel_or_resources, KernelUsage):
         return kernel_or_resources if t is None or t is kernel_or_resources.target \
             else kernel_or_resources.with_(target=t)
@@ -57,22 +67,23 @@ def _usage(kernel_or_resources, t: Target | None) -> KernelUsage:
     raise UsageError(f"cannot compute occupancy of a {type(kernel_or_resources).__name__}")
 
 
-def _built_for(kernel_or_resources) -> tuple[TargetId | None, Target | None]:
+def _built_for(kernel_or_resources: Subject) -> tuple[TargetId | None, Target | None]:
     """The target id a kernel's code object was built for (None for numbers typed in)."""
     if isinstance(kernel_or_resources, KernelUsage):
         return TargetId(kernel_or_resources.target.name), kernel_or_resources.target
-    if hasattr(kernel_or_resources, "target_id"):
-        return kernel_or_resources.target_id, kernel_or_resources.target
-    return None, None
+    if isinstance(kernel_or_resources, dict) or not hasattr(kernel_or_resources, "target_id"):
+        return None, None
+    return kernel_or_resources.target_id, kernel_or_resources.target
 
 
-def _whole(value, name: str) -> None:
+def _whole(value: object, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise UsageError(f"{name} must be a whole number, not {value!r}")
 
 
-def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int | None = None,
-              dynamic_lds: int = 0, model: str = "hip", what_if: bool = False, **options) -> Occupancy:
+def occupancy(kernel_or_resources: Subject, *, target: Target | str | None = None,
+              device: Device | str | None = None, block_size: int | None = None, dynamic_lds: int = 0,
+              model: str = "hip", what_if: bool = False, **options: Any) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, and why.
 
     ``kernel_or_resources``: a parsed Kernel, a KernelUsage, or a dict of manual numbers
@@ -104,7 +115,8 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
     if device is not None and model == "hip":
         from ..devices import Device, get_device
         lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
-    if where is None and hasattr(kernel_or_resources, "memo"):
+    if where is None and not isinstance(kernel_or_resources, (KernelUsage, dict)) \
+            and hasattr(kernel_or_resources, "memo"):
         usage = from_kernel(kernel_or_resources)      # memoised on the kernel
     else:
         usage = _usage(kernel_or_resources, where.target if where else None)
@@ -118,7 +130,7 @@ def occupancy(kernel_or_resources, *, target=None, device=None, block_size: int 
     return occ
 
 
-def _model_options(model: str, options: dict) -> tuple:
+def _model_options(model: str, options: dict[str, Any]) -> Options:
     defaults = _DEFAULT_OPTIONS.get(model)
     if defaults is None:
         raise UsageError(f"unknown model {model!r} (choose from {', '.join(MODELS)})")
@@ -136,7 +148,7 @@ def _model_options(model: str, options: dict) -> tuple:
     return tuple(sorted({**OPTIONS[model], **options}.items()))
 
 
-def _version_aliases(options: dict) -> None:
+def _version_aliases(options: dict[str, Any]) -> None:
     """Turn the llvm model's old switches into the version they are spellings of."""
     if "lds_granule_rounding" in options or "sgpr_trap_reserve" in options:
         options["llvm_version"] = version_option(options.get("llvm_version"),
@@ -145,20 +157,23 @@ def _version_aliases(options: dict) -> None:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _cached(usage: KernelUsage, model: str, block_size, dynamic_lds: int, lds_bytes, opts) -> Occupancy:
+def _cached(usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None,
+            opts: Options) -> Occupancy:
     # The record keeps how it was asked, so its next_step() can re-ask the same model lazily.
-    return with_query(compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts)),
-                      (usage, opts, lds_bytes))
+    query: Query = (usage, opts, lds_bytes)
+    return with_query(compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts)), query)
 
 
-def compute(usage: KernelUsage, model: str, block_size, dynamic_lds: int = 0, *, lds_bytes=None,
-            **options) -> Occupancy:
+def compute(usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int = 0, *,
+            lds_bytes: int | None = None, **options: Any) -> Occupancy:
     """The uncached computation (the models themselves are pure functions)."""
     check_applicable(usage, model)
-    if model == "hip":
-        occ = hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
-    elif model == "llvm":
+    if model == "llvm":
         occ = llvm_occupancy(usage, block_size, dynamic_lds, llvm_version=options.get("llvm_version"))
+    elif block_size is None:
+        raise UsageError(f"the {model} model needs a block size")
+    elif model == "hip":
+        occ = hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
     else:
         occ = hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
     return launch_check(usage, occ)

@@ -12,10 +12,14 @@ in which version a member joined its family, so the version is not checked here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..codeobject.target_id import TargetId
 from ..errors import UsageError
 from ..targets import Target, get_target
+
+if TYPE_CHECKING:
+    from ..devices import Device
 
 WHAT_IF_HINT = "ask for a what-if (what_if=True, or --what-if) to evaluate it there anyway"
 
@@ -36,24 +40,25 @@ class Place:
     reason: str | None = None      # why it cannot run there (what-ifs only)
 
 
-def device_id(target=None, device=None) -> tuple[TargetId, Target] | None:
+def device_id(target: Target | str | None = None,
+              device: Device | str | None = None) -> tuple[TargetId, Target] | None:
     """The processor (with the feature modes given, if any) that ``target``/``device`` name;
     None when neither is given. A target id and a device must name the same processor."""
-    tid = t = None
+    named: tuple[TargetId, Target] | None = None
     if target is not None:
         if isinstance(target, Target):
-            tid, t = TargetId(target.name), target
+            named = TargetId(target.name), target
         else:
             tid, t = TargetId.parse(str(target)), get_target(str(target))
-            tid = TargetId(t.name, tid.sramecc, tid.xnack)
+            named = TargetId(t.name, tid.sramecc, tid.xnack), t
     if device is not None:
         from ..devices import Device, get_device
         dev = device if isinstance(device, Device) else get_device(str(device))
-        if t is not None and t is not dev.target:
-            raise UsageError(f"device {dev.name} is a {dev.target.name}, not {t.name}")
-        if t is None:
-            tid, t = TargetId(dev.target.name), dev.target
-    return None if t is None else (tid, t)
+        if named is not None and named[1] is not dev.target:
+            raise UsageError(f"device {dev.name} is a {dev.target.name}, not {named[1].name}")
+        if named is None:
+            named = TargetId(dev.target.name), dev.target
+    return named
 
 
 def why_not(code: TargetId, code_target: Target | None, device: TargetId, device_target: Target) -> str | None:
@@ -73,7 +78,8 @@ def why_not(code: TargetId, code_target: Target | None, device: TargetId, device
     return None
 
 
-def place(code: TargetId | None, code_target: Target | None, target=None, device=None, *,
+def place(code: TargetId | None, code_target: Target | None, target: Target | str | None = None,
+          device: Device | str | None = None, *,
           what_if: bool = False) -> Place | None:
     """Where to evaluate code built for ``code``: None when no target or device is named (the
     code's own processor); an :class:`IncompatibleTarget` error when it cannot run there and

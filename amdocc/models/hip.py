@@ -11,13 +11,23 @@ returns an error, the record says so instead of answering.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, TypedDict
 
 from ..errors import UsageError
 from ..tabledata import load_table
 from ..targets import MAX_WORKGROUP_SIZE, Target
-from .hip_profiles import (HipProfile, RuntimeProfile, aliases, decode_runtime_version, default_profile_name,
-                           get_profile, profile_for_runtime, profiles)
+from .hip_profiles import (
+    HipProfile,
+    RuntimeProfile,
+    aliases,
+    decode_runtime_version,
+    default_profile_name,
+    get_profile,
+    profile_for_runtime,
+    profiles,
+)
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
@@ -66,44 +76,44 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     wgp_mode = p.parses_wgp(u.wgp_metadata)
     # Runtimes up to 6.4 took gfx9's SIMD count from the device and ignored WGP mode there.
     wgp = wgp_mode and (p.simd_count == "isa" or t.wgp)
-    empty = dict(wave=wave, max_waves=max_waves, vgpr_waves=None, sgpr_waves=None, simds=t.simds(wgp),
-                 wgp=wgp, wgp_mode=wgp_mode, lds_bytes=t.lds_per_cu if lds_bytes is None else lds_bytes,
-                 vgpr_file=None, vgpr_granule=None, sgpr_cost=None)
+    empty = _Budget(wave=wave, max_waves=max_waves, vgpr_waves=None, sgpr_waves=None, simds=t.simds(wgp),
+                    wgp=wgp, wgp_mode=wgp_mode, lds_bytes=t.lds_per_cu if lds_bytes is None else lds_bytes,
+                    vgpr_file=None, vgpr_granule=None, sgpr_cost=None)
     if p.unknown:
-        return _Budget(**empty, refusal=("unknown-runtime-values", f"HIP profile {p.name}: {p.unknown}"))
+        return replace(empty, refusal=("unknown-runtime-values", f"HIP profile {p.name}: {p.unknown}"))
     file = p.vgpr_file(t)
     if file is None:
-        return _Budget(**empty, refusal=("unsupported-processor", f"the {p.release_name} runtime does not run "
-                                         f"{t.name} (not among the processors of its device.cpp ISA table; "
-                                         f"{p.source})"))
+        return replace(empty, refusal=("unsupported-processor", f"the {p.release_name} runtime does not run "
+                                       f"{t.name} (not among the processors of its device.cpp ISA table; "
+                                       f"{p.source})"))
     vmax, gran = file
     if wave == 64 and 32 in t.wave_sizes:     # the file is counted in wave32 units there
         vmax, gran = vmax >> 1, gran >> 1
-    values = {**empty, "vgpr_file": file, "vgpr_granule": gran}
+    values = replace(empty, vgpr_file=file, vgpr_granule=gran)
     guard = u.sgprs if p.vgpr_guard == "sgprs" else u.vgprs
     divisor = align_up_bitmask(u.vgprs, gran)
     if guard > 0 and divisor == 0:
-        return _Budget(**values, failure=("division-by-zero", f"this runtime has {vmax} VGPRs in granules of "
-                                          f"{gran} for {t.name}, so alignUp({u.vgprs}, {gran}) is 0 and it "
-                                          "divides by zero (SIGFPE)"))
+        return replace(values, failure=("division-by-zero", f"this runtime has {vmax} VGPRs in granules of "
+                                        f"{gran} for {t.name}, so alignUp({u.vgprs}, {gran}) is 0 and it "
+                                        "divides by zero (SIGFPE)"))
     vgpr_waves = vmax // divisor if guard > 0 else max_waves
-    values["vgpr_waves"] = vgpr_waves
+    values = replace(values, vgpr_waves=vgpr_waves)
     if vgpr_waves == 0:
-        return _Budget(**values, failure=_no_wave(p, f"{u.vgprs} VGPRs leave no room for one wave of "
-                                                     f"{wave} lanes in {vmax} registers"))
+        return replace(values, failure=_no_wave(p, f"{u.vgprs} VGPRs leave no room for one wave of "
+                                                   f"{wave} lanes in {vmax} registers"))
     if u.sgprs > 0 and t.sgprs_per_simd:
         granule = 16 if p.sgpr_granule == "16" else t.sgpr_alloc_granule
         cost = align_up_bitmask(u.sgprs, granule) + p.sgpr_trap_reserve
-        values.update(sgpr_cost=cost, sgpr_waves=t.sgprs_per_simd // cost)
-        if values["sgpr_waves"] == 0:
+        values = replace(values, sgpr_cost=cost, sgpr_waves=t.sgprs_per_simd // cost)
+        if values.sgpr_waves == 0:
             # No runtime checks this one: the thread budget is 0 and the grid divides by it.
-            return _Budget(**values, failure=("division-by-zero", f"{u.sgprs} SGPRs cost {cost} per wave, more than "
-                                              f"the {t.sgprs_per_simd} a SIMD has: no wave fits, and HIP divides by "
-                                              "the zero thread budget computing the grid (SIGFPE)"))
+            return replace(values, failure=("division-by-zero", f"{u.sgprs} SGPRs cost {cost} per wave, more than "
+                                            f"the {t.sgprs_per_simd} a SIMD has: no wave fits, and HIP divides by "
+                                            "the zero thread budget computing the grid (SIGFPE)"))
     if wave == 0:
-        return _Budget(**values, failure=("division-by-zero", "this runtime takes .wavefront_size 0 from the "
-                                          "metadata and divides by alignUp(block, 0) = 0 (SIGFPE)"))
-    return _Budget(**values)
+        return replace(values, failure=("division-by-zero", "this runtime takes .wavefront_size 0 from the "
+                                        "metadata and divides by alignUp(block, 0) = 0 (SIGFPE)"))
+    return values
 
 
 def _no_wave(p: HipProfile, why: str) -> tuple[str, str]:
@@ -133,6 +143,25 @@ def check_sizes(u: KernelUsage, dynamic_lds: int) -> None:
                          f"{SIZE_MAX - u.lds} B of dynamic LDS")
 
 
+class _Common(TypedDict):
+    """The arguments of :func:`.record.build` every HIP record shares."""
+    model: str
+    profile: str
+    processor: str
+    block_size: int
+    dynamic_lds: int
+
+
+class _Shape(TypedDict):
+    """The arguments of :func:`.record.build` known once the budget is (block size aside)."""
+    waves_per_block: int | None
+    simds: int
+    max_waves_per_simd: int
+    per_wgp: bool
+    allocated: dict[str, int | None]
+    details: dict[str, Any]
+
+
 def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, profile: str | None = None,
                   lds_bytes: int | None = None) -> Occupancy:
     """Blocks per CU as the named HIP runtime answers (default: ROCm develop)."""
@@ -140,20 +169,22 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
     check_sizes(u, dynamic_lds)
     t = u.target
     b = _budget(u, p, lds_bytes)
-    common = dict(model="hip", profile=p.name, processor=t.name, block_size=block_size, dynamic_lds=dynamic_lds)
+    common = _Common(model="hip", profile=p.name, processor=t.name, block_size=block_size, dynamic_lds=dynamic_lds)
     inferred = [p.inferred] if p.inferred else []      # first: an error's reason stays last
     if b.refusal:
         return build(**common, limits={}, blocks=None, waves_per_block=None, simds=t.simds_per_cu,
                      max_waves_per_simd=b.max_waves, per_wgp=False, allocated={}, error=b.refusal[0],
                      warnings=[*inferred, b.refusal[1]])
+    # Without a refusal the budget holds the VGPR file (see _budget).
+    assert b.vgpr_file is not None and b.vgpr_granule is not None
     waves_per_block = -(-block_size // b.wave) if block_size > 0 and b.wave else None
-    details = {"MaxWavesPerSimd": b.max_waves, "wavefrontSize": b.wave, "vgprsPerSimd": b.vgpr_file[0],
+    details: dict[str, Any] = {"MaxWavesPerSimd": b.max_waves, "wavefrontSize": b.wave, "vgprsPerSimd": b.vgpr_file[0],
                "vgprAllocGranularity": b.vgpr_file[1], "VgprWaves": b.vgpr_waves, "SgprWaves": b.sgpr_waves,
                "simdPerCU": b.simds, "isWGPMode": b.wgp_mode, "localMemSize": b.lds_bytes}
-    allocated = {"vgprs_per_wave": align_up_bitmask(u.vgprs, b.vgpr_granule),
+    allocated: dict[str, int | None] = {"vgprs_per_wave": align_up_bitmask(u.vgprs, b.vgpr_granule),
                  "sgprs_per_wave": b.sgpr_cost, "lds_per_block": u.lds + dynamic_lds}
-    shape = dict(waves_per_block=waves_per_block, simds=b.simds, max_waves_per_simd=b.max_waves,
-                 per_wgp=b.wgp, allocated=allocated, details=details)
+    shape = _Shape(waves_per_block=waves_per_block, simds=b.simds, max_waves_per_simd=b.max_waves,
+                   per_wgp=b.wgp, allocated=allocated, details=details)
     warnings = inferred + _warnings(u, p, b, dynamic_lds)
     if p.sgpr_trap_reserve and t.sgprs_per_simd and u.sgprs:
         details["trapReserveSgprs"] = p.sgpr_trap_reserve
@@ -166,11 +197,13 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
         return build(**common, limits={"block_size": 0}, blocks=0, warnings=warnings, **shape)
     if b.failure:
         error, why = b.failure
-        zero = {name: 0 for name, waves in (("vgpr", b.vgpr_waves), ("sgpr", b.sgpr_waves)) if waves == 0}
+        zero: dict[str, int | None] = {name: 0 for name, waves in (("vgpr", b.vgpr_waves), ("sgpr", b.sgpr_waves))
+                                       if waves == 0}
         return _error(common, shape, warnings, p, error, why, limits=zero)
 
     lds = u.lds + dynamic_lds
     limits = _limits(b, block_size, lds)
+    assert b.vgpr_waves is not None     # set whenever the budget has no failure (see _budget)
     details["aluThreads"] = b.simds * b.wave * min(b.max_waves, b.vgpr_waves,
                                                     b.sgpr_waves if b.sgpr_waves is not None else INT_MAX)
     if lds > t.lds_per_workgroup:
@@ -195,8 +228,8 @@ def _warnings(u: KernelUsage, p: HipProfile, b: _Budget, dynamic_lds: int) -> li
     return warnings
 
 
-def _error(common: dict, shape: dict, warnings: list[str], p: HipProfile, error: str, why: str,
-           limits: dict | None = None) -> Occupancy:
+def _error(common: _Common, shape: _Shape, warnings: list[str], p: HipProfile, error: str, why: str,
+           limits: dict[str, int | None] | None = None) -> Occupancy:
     """A record for a HIP call that fails: say why, and what the caller's numBlocks holds after it."""
     if error == "division-by-zero":
         why += "; the calling process dies, so no value is returned"
@@ -209,6 +242,7 @@ def _error(common: dict, shape: dict, warnings: list[str], p: HipProfile, error:
 
 def _limits(b: _Budget, block_size: int, lds: int) -> dict[str, int | None]:
     """Workgroups per CU each resource alone allows (valid block size, at least one wave)."""
+    assert b.vgpr_waves is not None     # callers pass only a budget without refusal or failure
     balign = align_up_bitmask(block_size, b.wave)
     per_wave_threads = b.simds * b.wave
     return {
@@ -232,7 +266,7 @@ def hip_limits(u: KernelUsage, block_size: int, dynamic_lds: int = 0) -> dict[st
 
 def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_limit: int = 0, *,
                              compute_units: int, runtime_wgp: bool | None = None,
-                             profile: str | None = None, lds_bytes: int | None = None) -> dict:
+                             profile: str | None = None, lds_bytes: int | None = None) -> dict[str, int | str | None]:
     """hipModuleOccupancyMaxPotentialBlockSize (the C API): no search (hip-occupancy.md §6).
 
     ``compute_units`` is the device's CU count as HIP reports it (already halved in a WGP-mode
@@ -241,8 +275,10 @@ def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_li
     p = get_profile(profile)
     check_sizes(u, dynamic_lds)
     b = _budget(u, p, lds_bytes)
-    if b.refusal or b.failure:
-        return {"error": (b.refusal or b.failure)[0]}
+    stop = b.refusal or b.failure
+    if stop:
+        return {"error": stop[0]}
+    assert b.vgpr_waves is not None     # set whenever the budget has no refusal or failure
     limit = block_size_limit if 0 < block_size_limit <= MAX_WORKGROUP_SIZE else MAX_WORKGROUP_SIZE
     sgpr_waves = b.sgpr_waves if b.sgpr_waves is not None else INT_MAX
     alu_threads = b.simds * min(b.max_waves, b.vgpr_waves, sgpr_waves) * b.wave
@@ -256,9 +292,10 @@ def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_li
     return {"block_size": best, "grid_size": cus * min(alu_threads // best, lds_wgs), "error": None}
 
 
-def max_potential_block_size_search(u: KernelUsage, smem_for_block=lambda block: 0, block_size_limit: int = 0,
-                                    *, compute_units: int, max_threads_per_cu: int,
-                                    profile: str | None = None, lds_bytes: int | None = None) -> dict:
+def max_potential_block_size_search(u: KernelUsage, smem_for_block: Callable[[int], int] = lambda block: 0,
+                                    block_size_limit: int = 0, *, compute_units: int, max_threads_per_cu: int,
+                                    profile: str | None = None,
+                                    lds_bytes: int | None = None) -> dict[str, int | str | None]:
     """The header template hipOccupancyMaxPotentialBlockSizeVariableSMem: it does search.
 
     From the block limit (default: the kernel's .max_flat_workgroup_size) down to one wave, in

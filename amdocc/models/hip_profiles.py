@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import UnknownTargetError
 from ..tabledata import load_table
@@ -34,7 +35,7 @@ class HipProfile:
     unknown: str | None                 # why this release cannot be reproduced (then nothing else is set)
     evidence: str | None = None         # "inferred from ...": not read at the release's own tag
     hip_version: tuple[int, int] | None = None   # what its runtime reports, when not `release`
-    vgpr_table: dict | None = None
+    vgpr_table: dict[str, Any] | None = None   # processor (or "base") → [VGPRs, granule] or "targets"
     vgpr_guard: str = "vgprs"
     zero_vgpr_waves: str = "hipErrorUnknown"
     caller_value: str = "unchanged"
@@ -61,13 +62,14 @@ class HipProfile:
         """The warning every answer of a profile established by inference carries."""
         return f"HIP profile {self.name} is {self.evidence}" if self.evidence else None
 
-    def behaviour(self) -> tuple:
+    def behaviour(self) -> tuple[object, ...]:
         """Everything that decides an answer (two profiles with equal behaviour answer alike)."""
         return tuple(getattr(self, key) for key in BEHAVIOUR)
 
     def vgpr_file(self, target: Target) -> tuple[int, int] | None:
         """[VGPRs per SIMD, granule] in HIP's units (wave32 on gfx10+); None when this runtime does
         not run the processor. Only for known profiles."""
+        assert self.vgpr_table is not None, f"HIP profile {self.name} is unknown: it has no VGPR table"
         value = self.vgpr_table.get(target.name, self.vgpr_table.get("base"))
         if value is None:
             return None
@@ -82,9 +84,9 @@ class HipProfile:
         return metadata_text == "true" or (self.wgp_parse == "true-or-1" and metadata_text == "1")
 
 
-def _vgpr_tables(raw: dict) -> dict[str, dict]:
+def _vgpr_tables(raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Resolve `like` (start from an earlier table) and `drop` (processors no longer run)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, rows in raw.items():
         table = dict(out[rows["like"]]) if "like" in rows else {}
         for processor in rows.get("drop", ()):
@@ -108,7 +110,7 @@ def _evidence(name: str, text: str | None) -> str | None:
     return text
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
     raw = load_table(TABLE)
     tables = _vgpr_tables(raw["vgpr_tables"])
@@ -148,7 +150,7 @@ def default_profile_name() -> str:
     return _table()[2]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_profile(name: str | None) -> HipProfile:
     name = name or default_profile_name()
     try:
@@ -199,7 +201,7 @@ def profile_for_runtime(version: int) -> RuntimeProfile:
         return RuntimeProfile(chosen, version, f"HIP {major}.{minor} ({version}) is reported by "
                               f"{', '.join(p.release_name for p in same)}; using {chosen.name}. {names} "
                               "would answer differently: give its profile if the runtime is that release")
-    earlier = [p for p in releases if p.reports < (major, minor)]
+    earlier = [p for p in releases if p.reports is not None and p.reports < (major, minor)]
     # The newest version before it, and of the releases reporting that one, the one it names.
     chosen = next(p for p in earlier if p.reports == earlier[-1].reports) if earlier else releases[0]
     where = "the newest known release before it" if earlier else "the oldest known release"
@@ -210,4 +212,4 @@ def profile_for_runtime(version: int) -> RuntimeProfile:
 def _differences(a: HipProfile, b: HipProfile) -> str:
     """Which table keys two profiles differ in, e.g. ``caller_value unchanged``."""
     return ", ".join(f"{key} {getattr(b, key)}" if key != "vgpr_table" else "its VGPR table"
-                     for key, x, y in zip(BEHAVIOUR, a.behaviour(), b.behaviour()) if x != y)
+                     for key, x, y in zip(BEHAVIOUR, a.behaviour(), b.behaviour(), strict=True) if x != y)

@@ -19,7 +19,6 @@ from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
 
-
 def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
                  trap_reserve: bool = True) -> Occupancy:
     t = u.target
@@ -88,7 +87,8 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
                  warnings=warnings, details=details)
 
 
-def _differences_from_hip(u: KernelUsage, block_size: int, dynamic_lds: int, blocks, limits) -> list[str]:
+def _differences_from_hip(u: KernelUsage, block_size: int, dynamic_lds: int, blocks: int | None,
+                          limits: dict[str, int | None]) -> list[str]:
     """Say where HIP's newest answer differs from this estimate, resource by resource."""
     hip = hip_limits(u, block_size, dynamic_lds)
     if hip is None:

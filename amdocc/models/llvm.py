@@ -16,6 +16,8 @@ gfx9: a 9-wave kernel is printed as 8). VGPRs are padded the same way, but getMi
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..binary import align_up
 from ..errors import UsageError
 from ..targets import MAX_WORKGROUP_SIZE, TRAP_HANDLER_SGPRS, Target
@@ -61,7 +63,9 @@ def max_workgroups_per_cu(t: Target, wave: int, wgp: bool, wg_size: int) -> int:
     waves = -(-wg_size // wave)
     if waves == 1:
         return slots
-    return min(slots // waves, t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu)
+    cap = t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu
+    assert cap is not None      # every targets.toml row with WGPs gives max_workgroups_per_wgp
+    return min(slots // waves, cap)
 
 
 def workgroups_by_lds(t: Target, wgp: bool, lds: int, granule_rounding: bool = False) -> int:
@@ -80,7 +84,7 @@ def lds_waves(t: Target, wave: int, wgp: bool, lds: int, wg_min: int, wg_max: in
         return 1, 1
     max_waves = t.max_waves_per_simd
 
-    def props(s):
+    def props(s: int) -> tuple[int, int, int]:
         per_wg = -(-s // wave)
         groups = min(max_workgroups_per_cu(t, wave, wgp, s), wgs_lds)
         return per_wg, groups, per_wg * groups
@@ -98,7 +102,7 @@ def lds_waves(t: Target, wave: int, wgp: bool, lds: int, wg_min: int, wg_max: in
         if left:
             max_wpc += max_groups * min(left, (wg_max - 1) // wave + 1 - min_wpw)
 
-    def clamp(x):
+    def clamp(x: int) -> int:
         return max(1, min(x, max_waves))
 
     return clamp(min_wpc // eus), clamp(-(-max_wpc // eus))
@@ -121,7 +125,7 @@ def choose_rules(u: KernelUsage, llvm_version: str | None) -> RulesChoice:
         rules, _ = rules_for_version(t.since_llvm, False, f"LLVM {t.since_llvm}")
         built = f", so it was not built by the LLVM {choice.llvm_major} its .comment names" if u.producer else ""
         note = f"{t.name} first appeared in LLVM {t.since_llvm}{built}; {rules.name} rules used"
-        return RulesChoice(rules, f"{t.name} needs LLVM {t.since_llvm}+", choice.warnings + (note,), t.since_llvm)
+        return RulesChoice(rules, f"{t.name} needs LLVM {t.since_llvm}+", (*choice.warnings, note), t.since_llvm)
     return choice
 
 
@@ -156,8 +160,8 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
     waves_limits = {"lds": by_lds, "sgpr": by_sgpr, "vgpr": by_vgpr, "waves": t.max_waves_per_simd}
     # The compiler's own '; Occupancy:' number, kept even where no workgroup of this size fits
     # (the record's waves_per_simd is then 0: see record.build).
-    details = {"llvm_occupancy": waves, "waves_per_eu_limits": waves_limits, "eus_per_cu": eus, "flat_workgroup_size": [wg_min, wg_hi],
-               "llvm_rules": choice.as_dict()}
+    details: dict[str, Any] = {"llvm_occupancy": waves, "waves_per_eu_limits": waves_limits, "eus_per_cu": eus,
+                               "flat_workgroup_size": [wg_min, wg_hi], "llvm_rules": choice.as_dict()}
     if u.producer is not None:
         details["compiler"] = u.producer.as_dict()
     if padded > u.sgprs:
@@ -169,7 +173,7 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
         details["agpr_count"] = u.agprs
     limits: dict[str, int | None] = {}
     blocks = None
-    if block_size:
+    if block_size and per_wg:     # per_wg is set whenever block_size is
         # Workgroups that fit at this occupancy, bounded like LLVM bounds workgroups per CU.
         groups_lds = workgroups_by_lds(t, wgp, lds, rules.lds_granule_rounding)
         limits = {

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..codeobject.producer import Producer, is_snapshot
 from ..errors import UsageError
@@ -19,6 +20,8 @@ from ..tabledata import load_table
 from ..targets import Target, wave_map
 
 SGPR_RULES = ("step-table", "budget-inverse")
+# An LLVM's view of some processors' targets.toml columns: ((column, ((wave, value), ...)), ...).
+Columns = tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
 _VERSION_RE = re.compile(r"(?P<major>\d+)(?:\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?)?(?P<git>git)?")
 
 
@@ -35,13 +38,13 @@ class LlvmRules:
     oracle: str
     source: str
     # processor → ((column, ((wave, value), ...)), ...): hashable, so a view of a Target can be cached
-    overrides: tuple[tuple[str, tuple], ...] = ()
+    overrides: tuple[tuple[str, Columns], ...] = ()
 
     @property
     def first_release(self) -> int:
         return min(self.releases)
 
-    def columns_for(self, processor: str) -> dict:
+    def columns_for(self, processor: str) -> dict[str, dict[int, int]]:
         """The targets.toml columns this LLVM computes differently for ``processor``."""
         return {column: dict(items) for column, items in dict(self.overrides).get(processor, ())}
 
@@ -49,14 +52,15 @@ class LlvmRules:
         """``t`` as this LLVM sees it (its overrides applied)."""
         return _target_view(self, t)
 
-    def differs_for(self, other: "LlvmRules", t: Target) -> bool:
+    def differs_for(self, other: LlvmRules, t: Target) -> bool:
         return (self.sgpr_occupancy, self.lds_granule_rounding, self.columns_for(t.name)) != \
             (other.sgpr_occupancy, other.lds_granule_rounding, other.columns_for(t.name))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _target_view(rules: LlvmRules, t: Target) -> Target:
-    columns = rules.columns_for(t.name)
+    # Only the wave-map columns of _OVERRIDABLE, each a Target field of that type.
+    columns: dict[str, Any] = rules.columns_for(t.name)
     return dataclasses.replace(t, **columns) if columns else t
 
 
@@ -73,11 +77,11 @@ class RulesChoice:
     def llvm_major(self) -> int:
         return self.major if self.major is not None else max(self.rules.releases)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str]:
         return {"rules": self.rules.name, "summary": self.rules.summary, "chosen_by": self.chosen_by}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rule_sets() -> tuple[LlvmRules, ...]:
     out = []
     for name, row in load_table("llvm_rules.toml").items():
@@ -95,10 +99,10 @@ def rule_sets() -> tuple[LlvmRules, ...]:
 _OVERRIDABLE = {"vgprs": wave_map, "vgpr_alloc_granule": wave_map}
 
 
-def _overrides(rules: str, table: dict) -> tuple:
+def _overrides(rules: str, table: dict[str, dict[str, Any]]) -> tuple[tuple[str, Columns], ...]:
     out = []
     for processor, columns in table.items():
-        read = []
+        read: list[tuple[str, tuple[tuple[int, int], ...]]] = []
         for column, value in columns.items():
             if column == "cite":
                 continue

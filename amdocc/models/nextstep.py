@@ -13,10 +13,15 @@ allocation when the kernel has one.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from . import _cached, compute
 from .record import Occupancy
 from .usage import KernelUsage
+
+if TYPE_CHECKING:
+    from .record import Options
 
 # Binding limiters that shrinking a kernel resource can relax, and the usage field to shrink.
 SHEDDABLE = {"vgpr": "vgprs", "agpr": "vgprs", "sgpr": "sgprs", "lds": "lds"}
@@ -24,7 +29,7 @@ SHEDDABLE = {"vgpr": "vgprs", "agpr": "vgprs", "sgpr": "sgprs", "lds": "lds"}
 ALLOCATED = {"vgprs": "vgprs_allocated", "sgprs": "sgprs_allocated"}
 
 
-def _value(occ: Occupancy):
+def _value(occ: Occupancy) -> float | None:
     return occ.blocks_per_cu if occ.block_size is not None else occ.waves_per_simd
 
 
@@ -40,13 +45,13 @@ def _walk_stride(occ: Occupancy, field: str) -> int | None:
     the stride of a downward walk. HIP's ``(v + g - 1) & ~(g - 1)`` clears every bit below the
     granule's lowest set bit, so its answer is constant on runs of that many registers; half
     of it also covers the granule halved for wave64 on gfx10+."""
-    granule = occ.details.get("vgprAllocGranularity") if occ.model == "hip" and field == "vgprs" else None
+    granule: int | None = occ.details.get("vgprAllocGranularity") if occ.model == "hip" and field == "vgprs" else None
     if not granule or granule & (granule - 1) == 0:
         return None
     return max((granule & -granule) >> 1, 1)
 
 
-def _largest_by_walk(gains, have: int, stride: int) -> int:
+def _largest_by_walk(gains: Callable[[int], bool], have: int, stride: int) -> int:
     """The largest amount below ``have`` that gains, checking the top of each constant run."""
     amount = have - 1
     while amount > 0 and not gains(amount):
@@ -54,7 +59,7 @@ def _largest_by_walk(gains, have: int, stride: int) -> int:
     return amount                                      # 0 gains: the caller checked it
 
 
-def next_step(usage: KernelUsage, occ: Occupancy, **options) -> dict | None:
+def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, Any] | None:
     """{"gain": new value, "unit": ..., "shed": {limiter: amount}}, or None when no kernel
     resource can help (a cap binds: wave slots, barriers, block size) or there is no answer."""
     current = _value(occ)
@@ -69,15 +74,16 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options) -> dict | None:
     fields = {limiter: _field(base, occ.model, limiter) for limiter in occ.limiters}
     relaxed = {field: 0 for field in fields.values()}
 
-    def value_with(**changes):
+    def value_with(**changes: int) -> float:
         return _value(compute(base.with_(**changes), occ.model, occ.block_size, 0, **options)) or 0
 
-    shed, changes = {}, {}
+    shed: dict[str, int] = {}
+    changes: dict[str, int] = {}
     for limiter, field in fields.items():
         if field in changes:
             continue
 
-        def gains(amount, field=field):
+        def gains(amount: int, field: str = field) -> bool:
             return value_with(**{**relaxed, field: amount}) > current
 
         have = getattr(base, field)
@@ -104,15 +110,17 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options) -> dict | None:
             "shed": shed}
 
 
-def next_step_of(occ: Occupancy) -> dict | None:
+def next_step_of(occ: Occupancy) -> dict[str, Any] | None:
     """The next step of a record made by :func:`amdocc.occupancy`, from the inputs it carries.
     A fresh dict each call (the cached answer is shared)."""
+    assert occ.query is not None        # Occupancy.next_step() refuses a record without one
     usage, opts, lds_bytes = occ.query
     step = _cached_next_step(usage, occ.model, occ.block_size, occ.dynamic_lds, lds_bytes, opts)
     return None if step is None else {**step, "shed": dict(step["shed"])}
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_next_step(usage: KernelUsage, model: str, block_size, dynamic_lds: int, lds_bytes, opts):
+def _cached_next_step(usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int,
+                      lds_bytes: int | None, opts: Options) -> dict[str, Any] | None:
     occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     return next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))

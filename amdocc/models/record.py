@@ -6,7 +6,17 @@ waves per SIMD and per CU, and the occupancy fraction.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .usage import KernelUsage
+
+    # A model's options as sorted (name, value) pairs: hashable, for the caches.
+    Options = tuple[tuple[str, Any], ...]
+    # How a record was asked, for next_step(): the usage, the model's options, and the device's
+    # LDS bytes (None: the processor's).
+    Query = tuple[KernelUsage, Options, int | None]
 
 # Limiter names, in the order ties are broken: a hard cap that binds is the limiter even when a
 # resource allows exactly as much, because shedding that resource would not gain a workgroup.
@@ -39,18 +49,18 @@ class Occupancy(NamedTuple):
     allocated: dict[str, int | None]
     warnings: tuple[str, ...] = ()
     error: str | None = None
-    details: dict[str, Any] = {}
+    details: dict[str, Any] = {}  # noqa: RUF012  # a NamedTuple default, never mutated: build() copies
     launchable: bool = True
     built_for: str | None = None
     what_if: bool = False
-    query: tuple | None = None          # how it was asked (for next_step()); must stay the last field
+    query: Query | None = None          # how it was asked (for next_step()); must stay the last field
 
     @property
     def unit(self) -> str:
         """What ``blocks_per_cu`` and ``waves_per_cu`` count per: "WGP" or "CU"."""
         return "WGP" if self.per_wgp else "CU"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The record as ``amdocc occupancy --json`` prints it (without ``query``).
         ``blocks_per_cu``/``waves_per_cu`` keep their v1 names and count per WGP when ``unit`` is
         "WGP"; ``blocks_per_wgp``/``waves_per_wgp`` say so by name (null when the unit is the CU)."""
@@ -62,7 +72,7 @@ class Occupancy(NamedTuple):
         out["max_waves_per_wgp"] = self.max_waves_per_cu if self.per_wgp else None
         return out
 
-    def next_step(self) -> dict | None:
+    def next_step(self) -> dict[str, Any] | None:
         """What to shed for one more workgroup (or wave): the ``next_step`` of the JSON record.
 
         Returns:
@@ -84,7 +94,7 @@ class Occupancy(NamedTuple):
         return next_step_of(self)
 
     def __repr__(self) -> str:
-        shown = zip(self._fields[:-1], self[:-1])
+        shown = zip(self._fields[:-1], self[:-1], strict=True)
         return f"Occupancy({', '.join(f'{name}={value!r}' for name, value in shown)})"
 
 
@@ -131,7 +141,7 @@ for _name, _doc in _FIELD_DOCS.items():
 assert set(_FIELD_DOCS) == set(Occupancy._fields)
 
 
-def with_query(occ: Occupancy, query: tuple) -> Occupancy:
+def with_query(occ: Occupancy, query: Query) -> Occupancy:
     """``occ`` carrying how it was asked (cheaper than ``_replace`` on the uncached path)."""
     return tuple.__new__(Occupancy, (*occ[:-1], query))
 
@@ -144,12 +154,14 @@ def smallest(limits: dict[str, int | None]) -> int | None:
 
 def build(model: str, profile: str | None, processor: str, block_size: int | None, dynamic_lds: int,
           limits: dict[str, int | None], *, blocks: int | None, waves_per_block: int | None, simds: int,
-          max_waves_per_simd: int, per_wgp: bool, allocated: dict, waves_per_simd=None,
-          warnings=(), error=None, details=None) -> Occupancy:
+          max_waves_per_simd: int, per_wgp: bool, allocated: dict[str, int | None], waves_per_simd: int | None = None,
+          warnings: Iterable[str] = (), error: str | None = None, details: dict[str, Any] | None = None) -> Occupancy:
     """Finish a record. ``limits`` are in workgroups when ``blocks`` is known; a model that only
     knows waves per SIMD (LLVM without a block size) passes limits in waves and ``blocks=None``."""
     result = blocks if blocks is not None else waves_per_simd
     limiters = tuple(name for name in LIMITERS if limits.get(name) is not None and limits[name] == result)
+    per_simd: float | None
+    waves_cu: int | None
     if blocks == 0:
         # No workgroup fits, so no wave runs, whatever a per-wave limit alone would allow.
         per_simd = waves_cu = 0
@@ -173,7 +185,7 @@ def build(model: str, profile: str | None, processor: str, block_size: int | Non
                      details=dict(details or {}))
 
 
-def launch_check(u, occ: Occupancy) -> Occupancy:
+def launch_check(u: KernelUsage, occ: Occupancy) -> Occupancy:
     """Mark a block size that cannot launch the kernel, the same way for every model: the
     record says ``launchable: false`` and carries one warning. Models that know the kernel's
     limit answer 0 workgroups there; HIP's occupancy API does not read it and answers anyway."""
@@ -194,4 +206,4 @@ def launch_check(u, occ: Occupancy) -> Occupancy:
         text = f"block size {block} exceeds the largest workgroup, {MAX_WORKGROUP_SIZE}: a launch fails"
     if occ.blocks_per_cu:
         text += "; HIP's occupancy API does not read .max_flat_workgroup_size and answers anyway"
-    return occ._replace(launchable=False, warnings=occ.warnings + (text,))
+    return occ._replace(launchable=False, warnings=(*occ.warnings, text))

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ..codeobject.producer import Producer
 from ..errors import UsageError
 from ..targets import Target
+
+if TYPE_CHECKING:
+    from ..codeobject.model import Kernel
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +41,16 @@ class KernelUsage:
     from_file: bool = False            # read from a code object (False: typed-in numbers)
     dynamic_vgpr: bool = False         # the descriptor enables dynamic VGPR allocation (gfx12)
 
-    def with_(self, **changes) -> "KernelUsage":
+    def with_(self, **changes: Any) -> KernelUsage:
         return replace(self, **changes)
 
 
-def from_kernel(kernel, target: Target | None = None) -> KernelUsage:
+def from_kernel(kernel: Kernel, target: Target | None = None) -> KernelUsage:
     """The usage of a parsed kernel; ``target`` overrides its processor (e.g. generic code on a
     concrete device). Cached on the kernel, since repeated queries are the common case."""
     key = ("usage", target)
-    cached = kernel.memo.get(key)
+    memo: dict[Any, Any] = kernel.memo      # keyed by (what, target): any hashable, not only text
+    cached: KernelUsage | None = memo.get(key)
     if cached is not None:
         return cached
     r = kernel.resources
@@ -53,24 +58,25 @@ def from_kernel(kernel, target: Target | None = None) -> KernelUsage:
     if t is None:
         raise UsageError(f"kernel {kernel.name}: its processor {kernel.target_id.processor} is not "
                          "in tables/targets.toml; pass target= to choose one")
-    missing = [n for n, v in (("wavefront size", r.wavefront_size), ("VGPR count", r.vgprs),
-                              ("SGPR count", r.sgprs), ("LDS size", r.lds)) if v is None]
-    if missing:
+    wave, vgprs, sgprs, lds = r.wavefront_size, r.vgprs, r.sgprs, r.lds
+    if wave is None or vgprs is None or sgprs is None or lds is None:
+        missing = [n for n, v in (("wavefront size", wave), ("VGPR count", vgprs),
+                                  ("SGPR count", sgprs), ("LDS size", lds)) if v is None]
         raise UsageError(f"kernel {kernel.name}: no {', '.join(missing)} in its metadata or descriptor")
     fields = kernel.descriptor.fields if kernel.descriptor is not None else {}
     usage = KernelUsage(
-        target=t, wave=r.wavefront_size, vgprs=r.vgprs, sgprs=r.sgprs, lds=r.lds,
+        target=t, wave=wave, vgprs=vgprs, sgprs=sgprs, lds=lds,
         wgp_mode=bool(r.wgp_mode) and t.wgp,
         wgp_metadata=metadata_text(kernel.meta("workgroup_processor_mode")),
         agprs=r.agprs, max_flat_workgroup_size=r.max_flat_workgroup_size,
         vgprs_allocated=r.vgprs_allocated, sgprs_allocated=r.sgprs_allocated,
         scratch=r.scratch or 0, tg_split=bool(fields.get("tg_split")), name=kernel.name,
         producer=kernel.producer, from_file=True, dynamic_vgpr=bool(fields.get("enable_dynamic_vgpr")))
-    kernel.memo[key] = usage
+    memo[key] = usage
     return usage
 
 
-def metadata_text(value) -> str | None:
+def metadata_text(value: object) -> str | None:
     """A metadata value as comgr renders it for HIP's string parse: True -> "true", 1 -> "1" (a
     boolean and an integer stay distinct); a map or list (a malformed note) becomes its type name,
     so a usage stays hashable and nothing walks a deep structure."""
@@ -112,14 +118,16 @@ def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgp
                        scratch=scratch, name=name)
 
 
-MANUAL_KEYS = tuple(manual.__kwdefaults__)   # the keys a dict of manual resources may use
+_MANUAL_DEFAULTS = manual.__kwdefaults__
+assert _MANUAL_DEFAULTS is not None               # manual() takes its numbers by keyword
+MANUAL_KEYS = tuple(_MANUAL_DEFAULTS)   # the keys a dict of manual resources may use
 # The types each key takes: counts are ints, optional where manual() defaults them to None.
-_MANUAL_TYPES = {key: (int,) + ((type(None),) if default is None else ())
-                 for key, default in manual.__kwdefaults__.items()}
+_MANUAL_TYPES: dict[str, tuple[type, ...]] = {key: (int, *((type(None),) if default is None else ()))
+                                              for key, default in _MANUAL_DEFAULTS.items()}
 _MANUAL_TYPES.update(wgp=(bool, type(None)), name=(str,))
 
 
-def manual_from_dict(target: Target, resources: dict) -> KernelUsage:
+def manual_from_dict(target: Target, resources: dict[str, Any]) -> KernelUsage:
     """:func:`manual` from a dict, as ``amdocc.occupancy({"vgprs": 128, ...}, target=...)`` takes
     it: a misspelled key or a value of the wrong type is an error naming the valid keys."""
     unknown = [key for key in resources if key not in MANUAL_KEYS]

@@ -33,7 +33,7 @@ class Entry:
     def key(self) -> tuple[str, str, str]:
         return self.kernel, self.target, self.rule
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int | float | str | None]:
         return {"kernel": self.kernel, "target": self.target, "rule": self.rule, "value": self.value}
 
 
@@ -58,7 +58,7 @@ def read(path: str | Path) -> list[Entry]:
     return [_entry(e, path, i) for i, e in enumerate(entries)]
 
 
-def _entry(raw, path: Path, index: int) -> Entry:
+def _entry(raw: object, path: Path, index: int) -> Entry:
     where = f"baseline {path}: entry {index}"
     if not isinstance(raw, dict):
         raise FormatError(f"{where} is not an object")
@@ -108,7 +108,7 @@ def classify(found: Iterable[Entry], entries: list[Entry],
 def updated(found: Iterable[Entry], entries: list[Entry], in_scope: Callable[[Entry], bool]) -> list[Entry]:
     """The baseline that accepts everything found now: one entry per (kernel, target, rule) with
     its worst value, plus the old entries this run did not look at."""
-    out: dict[tuple, Entry] = {}
+    out: dict[tuple[str, str, str], Entry] = {}
     for f in found:
         old = out.get(f.key)
         if old is None or worse(f.rule, f.value, old.value):
@@ -119,4 +119,4 @@ def updated(found: Iterable[Entry], entries: list[Entry], in_scope: Callable[[En
     return list(out.values())
 
 
-__all__ = ["Entry", "FORMAT", "VERSION", "classify", "dumps", "read", "updated", "write"]
+__all__ = ["FORMAT", "VERSION", "Entry", "classify", "dumps", "read", "updated", "write"]

@@ -7,11 +7,19 @@ at), and a threshold whose rule is off is an error, since it would be ignored.
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import UsageError
-from ..tabledata import tomllib
 from .checks import DEFAULT_RULES, RULE_GROUPS, RULES, Settings, expand_rules
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
 
 SECTION = "[tool.amdocc.check]"
 MODELS = ("hip", "llvm", "hw")
@@ -21,21 +29,21 @@ MAX_BLOCK = 1024
 # --------------------------------------------------------------------------- value parsers
 # Each takes a value as TOML gives it or as text from the command line, and the setting's name.
 
-def count(value, name: str) -> int:
+def count(value: object, name: str) -> int:
     """An integer >= 0."""
     return _integer(value, name, 0, None, "an integer >= 0")
 
 
-def positive(value, name: str) -> int:
+def positive(value: object, name: str) -> int:
     """An integer >= 1."""
     return _integer(value, name, 1, None, "an integer >= 1")
 
 
-def block_size(value, name: str) -> int:
+def block_size(value: object, name: str) -> int:
     return _integer(value, name, 1, MAX_BLOCK, f"an integer from 1 to {MAX_BLOCK}")
 
 
-def floor(value, name: str) -> float:
+def floor(value: object, name: str) -> float:
     """A number of waves per SIMD > 0 (1.5 is allowed: the HIP model averages over SIMDs)."""
     given = value
     if isinstance(value, str):
@@ -48,49 +56,47 @@ def floor(value, name: str) -> float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def model(value, name: str) -> str:
-    if value not in MODELS:
+def model(value: object, name: str) -> str:
+    if not isinstance(value, str) or value not in MODELS:
         raise UsageError(f"{name} must be one of {', '.join(MODELS)}, not {value!r}")
     return value
 
 
-def rules(value, name: str) -> tuple[str, ...]:
+def rules(value: object, name: str) -> tuple[str, ...]:
     """A list of rule names (TOML) or a comma-separated one (command line)."""
     names = value.split(",") if isinstance(value, str) else value
     if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
         raise UsageError(f"{name} must be a list of rule names, not {value!r}")
-    names = [n.strip() for n in names if n.strip()]
+    names = [n.strip() for n in names if isinstance(n, str) and n.strip()]   # all are text (checked above)
     if not names:
         raise UsageError(f"{name} is empty (rules: {', '.join(RULES)}; or {', '.join(RULE_GROUPS)})")
     return expand_rules(names)
 
 
-def path(value, name: str) -> Path:
+def path(value: object, name: str) -> Path:
     if not isinstance(value, str | Path) or not str(value):
         raise UsageError(f"{name} must be a file name, not {value!r}")
     return Path(value)
 
 
-def boolean(value, name: str) -> bool:
+def boolean(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"{name} must be true or false, not {value!r}")
     return value
 
 
-def _integer(value, name: str, low: int, high: int | None, wanted: str) -> int:
+def _integer(value: object, name: str, low: int, high: int | None, wanted: str) -> int:
     given = value
     if isinstance(value, str):
-        try:
+        with contextlib.suppress(ValueError):
             value = int(value, 10)
-        except ValueError:
-            pass
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
         raise UsageError(f"{name} must be {wanted}, not {given!r}")
     return value
 
 
 # setting → (parser, the rules it applies to; None: not a rule threshold)
-SETTINGS = {
+SETTINGS: dict[str, tuple[Callable[[object, str], object], tuple[str, ...] | None]] = {
     "rules": (rules, None),
     "max-vgpr-spills": (count, ("vgpr-spills",)),
     "max-sgpr-spills": (count, ("sgpr-spills",)),
@@ -119,7 +125,7 @@ def find(start: Path) -> Path | None:
     return None
 
 
-def read(config: Path) -> dict:
+def read(config: Path) -> dict[str, Any]:
     """The settings of one file's [tool.amdocc.check], parsed; a relative baseline is taken
     relative to the file's directory."""
     table = _section(config)
@@ -130,13 +136,13 @@ def read(config: Path) -> dict:
         if key not in SETTINGS:
             raise UsageError(f"{config}: {SECTION} has no setting {key!r} (settings: {', '.join(SETTINGS)})")
         parsed = SETTINGS[key][0](value, f"{key} in {config}")
-        if key == "baseline" and not parsed.is_absolute():
+        if key == "baseline" and isinstance(parsed, Path) and not parsed.is_absolute():
             parsed = config.parent / parsed
         out[key] = parsed
     return out
 
 
-def _section(config: Path) -> dict | None:
+def _section(config: Path) -> dict[str, Any] | None:
     try:
         with open(config, "rb") as f:
             doc = tomllib.load(f)
@@ -144,7 +150,8 @@ def _section(config: Path) -> dict | None:
         raise UsageError(f"{config} cannot be read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{config} is not valid TOML: {exc}") from None
-    table = doc.get("tool", {}).get("amdocc", {}).get("check") if isinstance(doc.get("tool"), dict) else None
+    tool = doc.get("tool")
+    table: dict[str, Any] | None = tool.get("amdocc", {}).get("check") if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):
         raise UsageError(f"{config}: {SECTION} must be a table")
     return table
@@ -152,7 +159,8 @@ def _section(config: Path) -> dict | None:
 
 # --------------------------------------------------------------------------- meeting the flags
 
-def resolve(flags: dict, config: dict, config_name: str | None) -> tuple[Settings, dict]:
+def resolve(flags: dict[str, Any], config: dict[str, Any],
+            config_name: str | None) -> tuple[Settings, dict[str, Any]]:
     """Settings from the command line's ``flags`` and a file's ``config`` (both keyed by setting
     name, values parsed). Returns the rule settings and the rest (baseline, fail-on-stale)."""
     for key in flags.keys() & config.keys():
@@ -182,11 +190,11 @@ def resolve(flags: dict, config: dict, config_name: str | None) -> tuple[Setting
     return Settings(rules=chosen, **thresholds), rest
 
 
-def _same(key: str, a, b) -> bool:
-    if key == "baseline":
-        return Path(a).resolve() == Path(b).resolve()
+def _same(key: str, a: object, b: object) -> bool:
+    if key == "baseline" and isinstance(a, Path) and isinstance(b, Path):     # as path() parsed them
+        return a.resolve() == b.resolve()
     return a == b
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     return ",".join(value) if isinstance(value, tuple) else str(value)

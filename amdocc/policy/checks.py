@@ -17,9 +17,16 @@ launch bound.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..codeobject.model import Kernel
+    from ..models.record import Occupancy
+    from ..targets import Target
 
 # Rule names, in report order. "spills" and "all" are accepted as shorthands where rules are
 # chosen; "occupancy" needs a floor, so it is on only when one is given.
@@ -55,14 +62,14 @@ class Settings:
     dynamic_lds: int = 0
     model: str = "hip"                    # model of the occupancy floor
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         unknown = [r for r in self.rules if r not in RULES]
         if unknown:
             raise UsageError(f"unknown rule {', '.join(unknown)} (rules: {', '.join(RULES)})")
         if "occupancy" in self.rules and self.min_occupancy is None:
             raise UsageError("the occupancy rule needs a floor (min-occupancy, in waves per SIMD)")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
@@ -86,9 +93,13 @@ class Verdict:
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
 
 
-def expand_rules(names) -> tuple[str, ...]:
+# What one rule finds: a violation, nothing wrong (None), or why it could not tell.
+Outcome = Violation | NotEvaluated | None
+
+
+def expand_rules(names: Iterable[str]) -> tuple[str, ...]:
     """Rule names with the shorthands spelled out, in report order, without repeats."""
-    chosen = set()
+    chosen: set[str] = set()
     for name in names:
         if name in RULE_GROUPS:
             chosen.update(RULE_GROUPS[name])
@@ -100,7 +111,7 @@ def expand_rules(names) -> tuple[str, ...]:
     return tuple(r for r in RULES if r in chosen)
 
 
-def worse(rule: str, value, accepted) -> bool:
+def worse(rule: str, value: object, accepted: object) -> bool:
     """Is ``value`` worse than the ``accepted`` one a baseline recorded? Only numbers compare."""
     numbers = (int, float)
     if not isinstance(value, numbers) or not isinstance(accepted, numbers) or isinstance(value, bool):
@@ -110,7 +121,7 @@ def worse(rule: str, value, accepted) -> bool:
 
 # --------------------------------------------------------------------------- the rules
 
-def spill_rule(kernel, rule: str, allowed: int):
+def spill_rule(kernel: Kernel, rule: str, allowed: int) -> Outcome:
     sgpr, vgpr = kernel.resources.spills
     kind = "VGPR" if rule == "vgpr-spills" else "SGPR"
     count = vgpr if kind == "VGPR" else sgpr
@@ -122,7 +133,7 @@ def spill_rule(kernel, rule: str, allowed: int):
     return None
 
 
-def scratch_rule(kernel, allowed: int):
+def scratch_rule(kernel: Kernel, allowed: int) -> Outcome:
     r = kernel.resources
     if r.scratch is None:
         return NotEvaluated("scratch", "no .private_segment_fixed_size in the metadata or descriptor")
@@ -133,7 +144,7 @@ def scratch_rule(kernel, allowed: int):
     return None
 
 
-def lds_rule(kernel, target, dynamic_lds: int):
+def lds_rule(kernel: Kernel, target: Target, dynamic_lds: int) -> Outcome:
     lds = kernel.resources.lds
     if lds is None:
         return NotEvaluated("lds", "no static LDS size in the metadata or descriptor")
@@ -145,7 +156,7 @@ def lds_rule(kernel, target, dynamic_lds: int):
     return None
 
 
-def mode_problems(kernel, target) -> list[tuple[str, str]]:
+def mode_problems(kernel: Kernel, target: Target | None) -> list[tuple[str, str]]:
     """(code, explanation) for each reason the models cannot describe this kernel."""
     if target is None:
         return [("unknown-processor", f"processor {kernel.target_id.processor} is not in tables/targets.toml")]
@@ -166,14 +177,14 @@ def mode_problems(kernel, target) -> list[tuple[str, str]]:
     return out
 
 
-def mode_rule(problems):
+def mode_rule(problems: list[tuple[str, str]]) -> Outcome:
     if not problems:
         return None
     codes = ",".join(code for code, _ in problems)
     return Violation("mode", codes, None, "; ".join(text for _, text in problems))
 
 
-def occupancy_rule(occ, floor: float, block: int, source: str):
+def occupancy_rule(occ: Occupancy, floor: float, block: int, source: str) -> Outcome:
     waves = 0 if occ.error else (occ.waves_per_simd or 0)
     if waves < floor:
         why = f"{occ.model} answers {occ.error}" if occ.error else f"{occ.model} model, limited by {occ.limiter}"
@@ -182,7 +193,7 @@ def occupancy_rule(occ, floor: float, block: int, source: str):
     return None
 
 
-def launch_rule(answers: dict, block: int, source: str):
+def launch_rule(answers: dict[str, Occupancy], block: int, source: str) -> Outcome:
     """``answers``: model → Occupancy at the declared size. Any model fitting no workgroup fails;
     the violation's value names those models."""
     zero = {m: o for m, o in answers.items() if o.error or not o.blocks_per_cu}
@@ -194,7 +205,7 @@ def launch_rule(answers: dict, block: int, source: str):
                                      f"{_listed(list(zero))} fit{'s' if len(zero) == 1 else ''} 0 ({why})")
 
 
-def _number(x) -> str:
+def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
@@ -204,7 +215,7 @@ def _listed(names: list[str]) -> str:
 
 # --------------------------------------------------------------------------- one kernel
 
-def declared_block(kernel) -> tuple[int | None, str]:
+def declared_block(kernel: Kernel) -> tuple[int | None, str]:
     """The workgroup size a kernel declares and the metadata field that says so: the product of
     .reqd_workgroup_size, else .max_flat_workgroup_size; (None, why) when it declares neither."""
     reqd = kernel.meta("reqd_workgroup_size")
@@ -216,7 +227,7 @@ def declared_block(kernel) -> tuple[int | None, str]:
     return None, "no .reqd_workgroup_size or .max_flat_workgroup_size in the metadata"
 
 
-def evaluate(kernel, settings: Settings, *, where: dict | None = None,
+def evaluate(kernel: Kernel, settings: Settings, *, where: dict[str, Any] | None = None,
              declared: tuple[int | None, str] = (None, "")) -> Verdict:
     """Run the chosen rules on one kernel.
 
@@ -233,7 +244,7 @@ def evaluate(kernel, settings: Settings, *, where: dict | None = None,
     named = device_id(where.get("target"), where.get("device"))
     target = named[1] if named else kernel.target
 
-    def add(result):
+    def add(result: Outcome) -> None:
         if isinstance(result, Violation):
             verdict.violations.append(result)
         elif isinstance(result, NotEvaluated):
@@ -254,6 +265,7 @@ def evaluate(kernel, settings: Settings, *, where: dict | None = None,
         elif floor_block is None:
             add(NotEvaluated("occupancy", f"no block size: {source}; give one"))
         else:
+            assert settings.min_occupancy is not None    # Settings refuses the occupancy rule without a floor
             occ = occupancy(kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds,
                             model=settings.model, **where)
             add(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))

@@ -12,8 +12,10 @@ from __future__ import annotations
 import csv
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..tabledata import load_table
 from ..targets import processor_name
@@ -27,7 +29,7 @@ class Check:
     ok: bool
     detail: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str | bool]:
         return {"rule": self.rule, "ok": self.ok, "detail": self.detail}
 
 
@@ -54,7 +56,7 @@ class GateDecision:
         """Why not asm (empty when the route is asm)."""
         return [f"{c.rule}: {c.detail}" for c in self.checks if not c.ok]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"route": self.route, "arch": self.arch, "reasons": self.reasons,
                 "checks": [c.as_dict() for c in self.checks],
                 "kernel": None if self.kernel is None else {
@@ -63,7 +65,7 @@ class GateDecision:
                 "blocks_per_cu": self.blocks_per_cu}
 
 
-def _table() -> dict:
+def _table() -> dict[str, Any]:
     return load_table("prefill_gate.toml")
 
 
@@ -81,7 +83,8 @@ def normalize_window(window_left: int, kv_len: int) -> int:
 def sku_folders(arch: str) -> dict[str, str] | None:
     """AITER's per-SKU kernel folders of ``arch`` by CU count (gfx942: MI300, MI308), or None.
     Only where they exist do the device's CU count and the bf16 rounding mode pick a kernel."""
-    return _table()["aiter"]["subfolder_by_cu"].get(processor_name(arch))
+    folders: dict[str, str] | None = _table()["aiter"]["subfolder_by_cu"].get(processor_name(arch))
+    return folders
 
 
 # -- the AITER directory -------------------------------------------------------------------
@@ -100,11 +103,20 @@ _SELECTOR = re.compile(
     r"\{(?P<body>[^}]*)\}")
 
 
-def _codegen_rows(text: str) -> list[dict]:
+def _quoted(pattern: str, body: str, what: str) -> str:
+    """The first group of ``pattern`` in the body of a codegen.py ``FmhaFwdV3<what>`` entry; a body
+    without it is a malformed manifest (NotFound, so the gate routes to CK Tile and says why)."""
+    found = re.search(pattern, body)
+    if found is None:
+        raise NotFound(f"the codegen.py manifest's FmhaFwdV3{what} entry {{{body.strip()}}} does not match {pattern}")
+    return found.group(1)
+
+
+def _codegen_rows(text: str) -> list[dict[str, Any]]:
     """The kernel table that older AITER wheels keep as C++ specialisations in codegen.py:
     selector (dtype, hdim, mask, seq pad, hd pad, store LSE, arch[, bf16 cvt[, group]]) →
     kernel name, .co file and tile sizes. Commented-out lines are not entries."""
-    rows: dict[tuple, dict] = {}
+    rows: dict[tuple[str, ...], dict[str, Any]] = {}
     for line in text.splitlines():
         if line.lstrip().startswith("//"):
             continue
@@ -118,14 +130,14 @@ def _codegen_rows(text: str) -> list[dict]:
                 "mask": int(args[2]), "lse": int(args[5]), "arch": args[6].split("::")[-1],
                 "bf16_cvt": int(args[7]) if len(args) > 7 else None,
                 "mode": 1 if len(args) > 8 and args[8] == "true" else 0})
-            body = m.group("body")
-            if m.group("what") == "Name":
-                row["knl_name"] = mangled(re.search(r'"([^"]+)"', body).group(1))
-            elif m.group("what") == "Buf":
-                row["co_name"] = re.search(r'"([^"]+)"', body).group(1)
+            body, what = m.group("body"), m.group("what")
+            if what == "Name":
+                row["knl_name"] = mangled(_quoted(r'"([^"]+)"', body, what))
+            elif what == "Buf":
+                row["co_name"] = _quoted(r'"([^"]+)"', body, what)
             else:
-                row["ts_qo"] = int(re.search(r"ts_qo\s*=\s*(\d+)", body).group(1))
-                row["ts_kv"] = int(re.search(r"ts_kv\s*=\s*(\d+)", body).group(1))
+                row["ts_qo"] = int(_quoted(r"ts_qo\s*=\s*(\d+)", body, what))
+                row["ts_kv"] = int(_quoted(r"ts_kv\s*=\s*(\d+)", body, what))
     out = []
     for row in rows.values():
         if "knl_name" in row and "co_name" in row:
@@ -135,7 +147,7 @@ def _codegen_rows(text: str) -> list[dict]:
     return out
 
 
-def _csv_rows(path: Path) -> list[dict]:
+def _csv_rows(path: Path) -> list[dict[str, Any]]:
     """fmha_fwd.csv: dtype, hdim_q, hdim_v, mask, mode, bf16_cvt, ts_qo, ts_kv, knl_name, co_name."""
     out = []
     with open(path, newline="") as fh:
@@ -153,7 +165,7 @@ def _csv_rows(path: Path) -> list[dict]:
     return out
 
 
-def find_asm_kernel(asm_dir: str | os.PathLike, arch: str, *, dtype: str = "bf16", hdim_q: int = 128,
+def find_asm_kernel(asm_dir: str | os.PathLike[str], arch: str, *, dtype: str = "bf16", hdim_q: int = 128,
                     hdim_v: int = 128, causal: bool = False, group_mode: bool = False, bf16_cvt: int = 0,
                     cu_count: int | None = None) -> AsmKernel:
     """The manifest row for this prefill, resolved to its .co path (NotFound says why not)."""
@@ -196,11 +208,12 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
     """Everything that must hold before AITER may load this .co on this device, checked
     statically; returns the checks and the blocks per CU HIP would report."""
     import amdocc
+
     from ..codeobject.target_id import TargetId
     from ..models.compat import why_not
     from ..targets import find_target
 
-    checks = []
+    checks: list[Check] = []
     path = kernel.path
     if not path.is_file():
         return [Check("kernel file", False, f"{path} does not exist")], None
@@ -211,7 +224,8 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
     if len(cos) != 1:
         return [Check("kernel file", False, f"{path.name} holds {len(cos)} code objects, not one")], None
     co = cos[0]
-    checks.append(Check("kernel file", True, f"{path.name} parses ({co.target_id}, code object v{co.code_object_version})"))
+    checks.append(Check("kernel file", True,
+                        f"{path.name} parses ({co.target_id}, code object v{co.code_object_version})"))
     device = TargetId.parse(device_arch)
     target = find_target(device.processor)
     ok = target is not None and why_not(co.target_id, co.target, device, target) is None
@@ -246,7 +260,7 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
 def decide(*, arch: str, qo_len: int, kv_len: int, dtype: str = "bf16", head_dim_qk: int = 128,
            head_dim_v: int = 128, logits_soft_cap: float = 0.0, window_left: int = -1,
            causal: bool = False, group_mode: bool = False, bf16_cvt: int = 0, capturing: bool = False,
-           env: dict | None = None, asm_dir: str | None = None, cu_count: int | None = None,
+           env: Mapping[str, str] | None = None, asm_dir: str | None = None, cu_count: int | None = None,
            lds_bytes: int | None = None) -> GateDecision:
     """FlashInfer's asm-prefill gate plus amdocc's static validation of the kernel AITER would load.
 

@@ -8,12 +8,16 @@ of the number travels with the answer.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..errors import UsageError
 from ..tabledata import load_table
 from ..targets import processor_name
+
+if TYPE_CHECKING:
+    from ..codeobject.model import Kernel
 
 DEFAULT_OCCUPANCY = 2   # AITER: under-estimating costs some parallelism, over-estimating a whole wave
 
@@ -32,7 +36,7 @@ class SplitPolicy:
     source: str
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _policies() -> tuple[dict[str, SplitPolicy], str, int]:
     table = load_table("split_policies.toml")
     rows = {k: v for k, v in table.items() if isinstance(v, dict)}
@@ -118,12 +122,11 @@ def splits_by_wave_cost(grid_x: int, effective_cus: int, window_tiles: int, max_
     grid_x, effective_cus, window_tiles, max_splits, overhead = values
     if grid_x < 1 or effective_cus < 1 or window_tiles < 1 or max_splits < 1 or overhead < 0:
         raise UsageError("grid_x, effective_cus, window_tiles and max_splits must be positive, overhead >= 0")
-    best = None
-    for s in range(1, min(max_splits, max_split_search()) + 1):
-        cost = _ceil_div(grid_x * s, effective_cus) * (_ceil_div(window_tiles, s) + overhead)
-        if best is None or cost < best[0]:
-            best = (cost, s)
-    return best[1]
+
+    def cost(s: int) -> int:
+        return _ceil_div(grid_x * s, effective_cus) * (_ceil_div(window_tiles, s) + overhead)
+
+    return min(range(1, min(max_splits, max_split_search()) + 1), key=cost)   # the first (fewest) of equals
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +137,7 @@ class OccupancyAnswer:
     unit: str = "CU"            # "WGP" when the model counted per WGP (RDNA kernels in WGP mode)
 
 
-def resolve_occupancy(*, occupancy: int | None = None, kernel=None, block_size: int | None = None,
+def resolve_occupancy(*, occupancy: int | None = None, kernel: Kernel | None = None, block_size: int | None = None,
                       dynamic_lds: int = 0, hip: Callable[[], int | None] | None = None,
                       recorded: Callable[[], int | None] | None = None, arch: str | None = None,
                       what_if: bool = False) -> OccupancyAnswer:
@@ -149,7 +152,7 @@ def resolve_occupancy(*, occupancy: int | None = None, kernel=None, block_size: 
             raise UsageError("the kernel's occupancy needs the launch block size")
         import amdocc
 
-        where = {"target": arch, "what_if": what_if} if arch is not None else {}
+        where: dict[str, Any] = {"target": arch, "what_if": what_if} if arch is not None else {}
         occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **where)
         if occ.error is None and occ.blocks_per_cu:
             label = " (what-if: its code object cannot run there)" if occ.what_if else ""
@@ -162,6 +165,17 @@ def resolve_occupancy(*, occupancy: int | None = None, kernel=None, block_size: 
             if value:
                 return OccupancyAnswer(int(value), source)
     return OccupancyAnswer(DEFAULT_OCCUPANCY, "default", "no code object, runtime or record answered")
+
+
+class _Common(TypedDict):
+    """The fields of :class:`SplitDecision` every path of :func:`auto_num_splits` fills alike."""
+    arch_policy: str
+    grid_x: int
+    cu_count: int
+    cu_source: str
+    max_splits: int
+    policy_fallback: bool
+    warnings: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +195,7 @@ class SplitDecision:
     policy_fallback: bool = False   # the arch has no policy row: AITER's fallback to the default row
     warnings: tuple[str, ...] = field(default=())   # every fallback taken, in words
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in self.__slots__}
         if self.occupancy is not None:
             out["occupancy"] = {"blocks_per_cu": self.occupancy.blocks_per_cu, "unit": self.occupancy.unit,
@@ -193,7 +207,7 @@ class SplitDecision:
 
 def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv: int, *, arch: str,
                     cu_count: int | None = None, num_heads: int | None = None,
-                    aggressive: bool | None = None, occupancy: int | None = None, kernel=None,
+                    aggressive: bool | None = None, occupancy: int | None = None, kernel: Kernel | None = None,
                     block_size: int | None = None, dynamic_lds: int = 0,
                     hip: Callable[[], int | None] | None = None,
                     recorded: Callable[[], int | None] | None = None, what_if: bool = False) -> SplitDecision:
@@ -214,22 +228,25 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
     if cu_source == "fallback":
         warnings.append(f"CU count not given: the {policy.arch} policy's fallback of {cus} CUs is used")
     max_splits = max(1, (seq_len_kv // block_kv) // policy.min_tiles_per_split)
-    common = dict(arch_policy=policy.arch, grid_x=grid_x, cu_count=cus, cu_source=cu_source,
-                  max_splits=max_splits, policy_fallback=bool(policy_fallback(arch)), warnings=tuple(warnings))
+    common = _Common(arch_policy=policy.arch, grid_x=grid_x, cu_count=cus, cu_source=cu_source,
+                     max_splits=max_splits, policy_fallback=bool(policy_fallback(arch)), warnings=tuple(warnings))
     if grid_x == 0:
         return SplitDecision(1, "empty grid", **common)
     if seq_len_kv < policy.min_seq_len_kv:
         return SplitDecision(1, f"seq_len_kv {seq_len_kv} below the policy's minimum {policy.min_seq_len_kv}",
                              **common)
-    occ_args = dict(occupancy=occupancy, kernel=kernel, block_size=block_size, dynamic_lds=dynamic_lds,
-                    hip=hip, recorded=recorded, arch=arch, what_if=what_if)
+
+    def occupancy_answer() -> OccupancyAnswer:
+        return resolve_occupancy(occupancy=occupancy, kernel=kernel, block_size=block_size, dynamic_lds=dynamic_lds,
+                                 hip=hip, recorded=recorded, arch=arch, what_if=what_if)
+
     if not policy.occupancy_aware:
         target = policy.cu_oversub * cus
         occ = None
         aggressive = streaming_case(seq_len, seq_len_kv, num_heads, aggressive)
         if aggressive:
             if policy.streaming_lowh_residency:
-                occ = resolve_occupancy(**occ_args)
+                occ = occupancy_answer()
                 common = _noting_default(common, occ)
                 streaming = policy.streaming_lowh_residency * occ.blocks_per_cu * cus
             else:
@@ -241,7 +258,7 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
         splits = min(max(_ceil_div(target, grid_x), 1), max_splits)
         return SplitDecision(splits, "fixed oversubscription" + (" (streaming low-head)" if aggressive else ""),
                              occupancy=occ, target=target, **common)
-    occ = resolve_occupancy(**occ_args)
+    occ = occupancy_answer()
     common = _noting_default(common, occ)
     effective = cus * occ.blocks_per_cu
     window = max(1, seq_len_kv // block_kv)
@@ -250,9 +267,10 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
                          effective_cus=effective, window_tiles=window, **common)
 
 
-def _noting_default(common: dict, occ: OccupancyAnswer) -> dict:
+def _noting_default(common: _Common, occ: OccupancyAnswer) -> _Common:
     """Add a warning when the occupancy is the conservative default rather than an answer."""
     if occ.source != "default":
         return common
-    text = f"occupancy unknown ({occ.detail}): AITER's conservative default of {occ.blocks_per_cu} blocks per CU is used"
-    return {**common, "warnings": common["warnings"] + (text,)}
+    text = (f"occupancy unknown ({occ.detail}): AITER's conservative default of {occ.blocks_per_cu} blocks "
+            "per CU is used")
+    return {**common, "warnings": (*common["warnings"], text)}

@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import UsageError
-from typing import NamedTuple
-
 from .hip import DeviceInfo, Hip, HipError, HipUnavailable, runtime, unavailable_reason
+
+if TYPE_CHECKING:
+    from ..codeobject.model import CodeObject, Kernel
+    from ..containers.model import Source
+    from ..devices import Device
 
 __all__ = ["BlocksPerCU", "DeviceInfo", "Hip", "HipError", "HipUnavailable", "ProfileChoice", "choose_profile",
            "max_blocks_per_cu", "runtime", "stats", "unavailable_reason"]
 
 log = logging.getLogger("amdocc.runtime")
 _lock = threading.Lock()
-_hip_answers: dict[tuple, int] = {}
+# (runtime, image identity and length, kernel, block size, dynamic LDS) → HIP's answer
+_hip_answers: dict[tuple[int, int, int, str, int, int], int] = {}
 stats = {"hip": 0, "model": 0, "compared": 0, "disagreements": 0}
 
 
@@ -73,7 +78,8 @@ class BlocksPerCU(int):
     profile: str | None    # the HIP runtime profile the model reproduced
     runtime_version: int | None   # hipRuntimeGetVersion() the profile was chosen from
 
-    def __new__(cls, value, *, source, model=None, hip=None, reason="", profile=None, runtime_version=None):
+    def __new__(cls, value: int, *, source: str, model: int | None = None, hip: int | None = None, reason: str = "",
+                profile: str | None = None, runtime_version: int | None = None) -> BlocksPerCU:
         obj = super().__new__(cls, value)
         obj.source, obj.model, obj.hip, obj.reason, obj.profile = source, model, hip, reason, profile
         obj.runtime_version = runtime_version
@@ -83,10 +89,11 @@ class BlocksPerCU(int):
         return f"BlocksPerCU({int(self)}, source={self.source!r})"
 
 
-def _kernel_and_image(obj, kernel_name: str | None):
+def _kernel_and_image(obj: Kernel | CodeObject | Source, kernel_name: str | None) -> tuple[Kernel, bytes | None]:
     """(kernel, code-object bytes or None) from a Kernel, a CodeObject, bytes or a path."""
-    from ..codeobject import CodeObject, Kernel
     import amdocc
+
+    from ..codeobject import CodeObject, Kernel
 
     if isinstance(obj, Kernel):
         if kernel_name is not None and kernel_name not in obj.names():
@@ -107,8 +114,9 @@ def _kernel_and_image(obj, kernel_name: str | None):
     return kernel, kernel.image or co.data or None
 
 
-def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int = 0, *, stream=None,
-                      device=None, kernel_name: str | None = None, profile: str | None = None,
+def max_blocks_per_cu(code_object_or_kernel: Kernel | CodeObject | Source, block_size: int, dynamic_lds: int = 0,
+                      *, stream: Any = None, device: str | Device | None = None, kernel_name: str | None = None,
+                      profile: str | None = None,
                       hip: Hip | None = None, what_if: bool = False) -> BlocksPerCU:
     """Workgroups of the kernel resident per CU at this block size and dynamic LDS; the
     implementation of :func:`amdocc.max_blocks_per_cu` (whose docstring has the details).
@@ -127,8 +135,8 @@ def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int =
     choice = choose_profile(rt, profile)
     if choice.warning:
         log.warning("%s", choice.warning)
-    kwargs = {"profile": choice.profile} if choice.profile else {}
-    target_kwargs = {}
+    kwargs: dict[str, Any] = {"profile": choice.profile} if choice.profile else {}
+    target_kwargs: dict[str, Any] = {}
     if device is not None:
         from ..targets import find_target
         is_processor = not hasattr(device, "compute_units") and find_target(str(device)) is not None
@@ -137,7 +145,6 @@ def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int =
         raise UsageError("what_if needs device=: the processor to evaluate on")
     occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **target_kwargs, **kwargs)
     model = occ.blocks_per_cu
-    where = dict(profile=occ.profile, runtime_version=choice.runtime_version)
 
     if rt is None:
         reason = f"no HIP runtime: {unavailable_reason()}"
@@ -167,9 +174,11 @@ def max_blocks_per_cu(code_object_or_kernel, block_size: int, dynamic_lds: int =
                     log.warning("amdocc model says %s blocks/CU for %s at block %d, dynamic LDS %d, HIP says %s "
                                 "(profile %s, limiter %s)", model, kernel.name, block_size, dynamic_lds, answer,
                                 occ.profile, occ.limiter)
-            return BlocksPerCU(answer, source="hip", model=model, hip=answer, reason="HIP runtime", **where)
+            return BlocksPerCU(answer, source="hip", model=model, hip=answer, reason="HIP runtime",
+                               profile=occ.profile, runtime_version=choice.runtime_version)
     if model is None:
         why = f": {occ.warnings[-1]}" if occ.warnings else ""
         raise UsageError(f"{kernel.name}: no answer ({reason}; the model ({occ.profile}) says {occ.error}{why})")
     stats["model"] += 1
-    return BlocksPerCU(model, source="model", model=model, reason=reason, **where)
+    return BlocksPerCU(model, source="model", model=model, reason=reason, profile=occ.profile,
+                       runtime_version=choice.runtime_version)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import AmdoccError
 from ..targets import processor_name
@@ -21,13 +22,13 @@ class HipUnavailable(AmdoccError):
 class HipError(AmdoccError):
     """A HIP call returned an error code."""
 
-    def __init__(self, call: str, code):
+    def __init__(self, call: str, code: object) -> None:
         name = getattr(code, "name", str(code))
         super().__init__(f"{call} failed: {name}")
         self.call, self.code = call, name
 
 
-def import_hip():
+def import_hip() -> Any:      # hip-python has no type information: its module and handles are Any
     """hip-python's ``hip`` module, or HipUnavailable with the reason."""
     try:
         from hip import hip  # hip-python: 7.x ships hip.hip, 10.x aliases rocm.bindings.hip
@@ -57,14 +58,15 @@ class Hip:
     """Checked calls into one HIP runtime. ``hip`` may be any object with hip-python's API
     (tests pass a fake); by default hip-python's module."""
 
-    def __init__(self, hip=None):
+    def __init__(self, hip: Any = None) -> None:
         self.hip = hip if hip is not None else import_hip()
         self._runtime_version: int | None = None
 
-    def _ok(self, code) -> bool:
-        return code == self.hip.hipError_t.hipSuccess
+    def _ok(self, code: object) -> bool:
+        ok: bool = code == self.hip.hipError_t.hipSuccess
+        return ok
 
-    def _call(self, name: str, *args):
+    def _call(self, name: str, *args: Any) -> Any:
         fn = getattr(self.hip, name, None)
         if fn is None:
             raise HipUnavailable(f"{name} is not in this hip-python")
@@ -108,18 +110,19 @@ class Hip:
 
     # -- modules and occupancy ------------------------------------------------------------------
 
-    def load(self, image: bytes):
+    def load(self, image: bytes) -> Any:
         return self._call("hipModuleLoadData", image)
 
-    def function(self, module, name: str):
+    def function(self, module: Any, name: str) -> Any:
         return self._call("hipModuleGetFunction", module, name.encode())
 
-    def unload(self, module) -> None:
+    def unload(self, module: Any) -> None:
         self._call("hipModuleUnload", module)
 
-    def max_active_blocks(self, function, block_size: int, dynamic_lds: int = 0, flags: int | None = None) -> int:
+    def max_active_blocks(self, function: Any, block_size: int, dynamic_lds: int = 0, flags: int | None = None) -> int:
         if flags is None:
-            return int(self._call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", function, block_size, dynamic_lds))
+            return int(self._call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", function, block_size,
+                                  dynamic_lds))
         return int(self._call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", function, block_size,
                               dynamic_lds, flags))
 
@@ -133,7 +136,7 @@ class Hip:
 
     # -- graph capture -----------------------------------------------------------------------------
 
-    def is_capturing(self, stream=None) -> bool:
+    def is_capturing(self, stream: Any = None) -> bool:
         """Whether ``stream`` is being captured into a graph. A query that fails in any way counts
         as capturing (FlashInfer's rule): loading a module mid-capture is what must not happen."""
         try:
@@ -143,7 +146,8 @@ class Hip:
         if not isinstance(result, tuple) or len(result) < 2 or not self._ok(result[0]):
             return True
         none = getattr(self.hip.hipStreamCaptureStatus, "hipStreamCaptureStatusNone", 0)
-        return result[1] != none
+        capturing: bool = result[1] != none
+        return capturing
 
 
 @functools.lru_cache(maxsize=1)
