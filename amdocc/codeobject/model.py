@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from collections.abc import Hashable
 from typing import Any
 
 from ..errors import Origin, UsageError
@@ -140,7 +141,8 @@ class Kernel:
     code_object_version: int
     image: bytes = field(default=b"", compare=False)   # the code object's bytes, for the runtime bridge
     producer: Producer | None = None         # the compiler its code object names (.comment)
-    memo: dict[str, Any] = field(default_factory=dict, compare=False)  # derived values, computed once
+    # Derived values, computed once; keyed by a name or a (what, target) tuple.
+    memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
     # The metadata under v3 note names (v2 CodeProps translated), built once by the reader.
     note: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 

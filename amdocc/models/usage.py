@@ -49,8 +49,7 @@ def from_kernel(kernel: Kernel, target: Target | None = None) -> KernelUsage:
     """The usage of a parsed kernel; ``target`` overrides its processor (e.g. generic code on a
     concrete device). Cached on the kernel, since repeated queries are the common case."""
     key = ("usage", target)
-    memo: dict[Any, Any] = kernel.memo      # keyed by (what, target): any hashable, not only text
-    cached: KernelUsage | None = memo.get(key)
+    cached: KernelUsage | None = kernel.memo.get(key)
     if cached is not None:
         return cached
     r = kernel.resources
@@ -72,7 +71,7 @@ def from_kernel(kernel: Kernel, target: Target | None = None) -> KernelUsage:
         vgprs_allocated=r.vgprs_allocated, sgprs_allocated=r.sgprs_allocated,
         scratch=r.scratch or 0, tg_split=bool(fields.get("tg_split")), name=kernel.name,
         producer=kernel.producer, from_file=True, dynamic_vgpr=bool(fields.get("enable_dynamic_vgpr")))
-    memo[key] = usage
+    kernel.memo[key] = usage
     return usage
 
 
