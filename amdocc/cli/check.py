@@ -125,7 +125,8 @@ def check_outputs(args) -> None:
 def run(args) -> int:
     from .. import __version__, check_report, report
     from ..policy import baseline as bl
-    from . import args as a, parallel
+    from . import args as a
+    from . import parallel
     from .render import write_report
     from .selection import Selection
 

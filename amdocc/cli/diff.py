@@ -49,11 +49,11 @@ def _facts(kernel, block, dynamic_lds) -> dict:
 
 
 def run(args) -> int:
+    from .. import report
     from ..demangle import demangle
     from ..errors import UsageError
     from .occupancy import block_for
     from .selection import Selection
-    from .. import report
 
     selection = Selection(kernel=args.kernel)
     old, new = _snapshot(args.old, selection), _snapshot(args.new, selection)

@@ -4,8 +4,15 @@ from __future__ import annotations
 import sys
 
 from . import args as a
-from .occupancy import add_manual_arguments, add_model_arguments, check_mode, manual_usage, model_options, \
-    selected_kernels, selection_of
+from .occupancy import (
+    add_manual_arguments,
+    add_model_arguments,
+    check_mode,
+    manual_usage,
+    model_options,
+    selected_kernels,
+    selection_of,
+)
 from .render import table
 from .selection import add_target_arguments
 
@@ -41,7 +48,7 @@ def add_arguments(parser) -> None:
 
 
 def _check_plot_path(text: str) -> None:
-    from .plot import check_plot_path   # imports matplotlib only when --plot is given
+    from .plot import check_plot_path  # imports matplotlib only when --plot is given
 
     check_plot_path(text)
 
@@ -62,11 +69,11 @@ def default_dynamic_lds(static: int, per_workgroup: int) -> list[int]:
 
 
 def run(args) -> int:
+    from .. import report
     from ..demangle import display
     from ..models import occupancy, usage_of
     from ..models.compat import place
     from ..targets import MAX_WORKGROUP_SIZE
-    from .. import report
 
     check_mode(args, FILE_DESTS)
     if args.block is not None and not args.plot:

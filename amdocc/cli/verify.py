@@ -35,11 +35,12 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
+    import amdocc
+
     from .. import observed, report
+    from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
     from .occupancy import selected_kernels
     from .selection import Selection
-    import amdocc
 
     a.check_readable(args.paths)        # a missing file is bad input (2), whatever the runtime
     rt = runtime()
