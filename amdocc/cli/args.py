@@ -460,7 +460,6 @@ def what_if_needs_a_processor(args: argparse.Namespace) -> None:
 
 
 def require_one_kernel(chosen: list[tuple[CodeObject, Kernel]], what: str, selection: Selection) -> None:
-
     """``chosen`` must hold exactly one kernel; otherwise say what is there."""
     if len(chosen) == 1:
         return

@@ -122,7 +122,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="code objects or containers ('-' for stdin)")
     parser.add_argument("--json", action="store_true",
                         help='print {"results": [...], "skipped": [...], "errors": [...]}')
-
     parser.add_argument("--block", type=a.integer(1), metavar="N", help="workgroup size in threads, >= 1 (file mode "
                         "default: the kernel's .reqd_workgroup_size, else its .max_flat_workgroup_size)")
     parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES",
@@ -422,7 +421,6 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
         rows.append([name, fmt(r["block_size"]), fmt(r["dynamic_lds"]), blocks,
                      fmt(r["waves_per_simd"]),
                      "-" if r["occupancy_fraction"] is None else f"{r['occupancy_fraction']:.0%}",
-
                      r["error"] or fmt(r["limiter"]), limits])
         step = r.get("next_step")
         if step:

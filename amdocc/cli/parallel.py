@@ -202,7 +202,6 @@ def run(files: list[tuple[str, bool]], worker: Callable[[FileItem, Options], Ite
                 following = next(work, None)
                 if following is not None:
                     pending.append(pool.apply_async(_call, ((worker, following, options, spill),)))
-
                 with _Unspill(spilled) as unspill:
                     for task, role, items in results:
                         if role == "local":
@@ -321,7 +320,6 @@ def read(item: FileItem) -> Iterator[Event]:
 
 
 def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
-
     """An error evaluating one kernel, as a record: the rest of its file is still evaluated."""
     from .. import report
 

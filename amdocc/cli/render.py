@@ -30,7 +30,6 @@ def _numeric(text: str) -> bool:
 
 
 def fmt(value: object, none: str = "-") -> str:
-
     return none if value is None else str(value)
 
 

@@ -170,7 +170,6 @@ class Selection:
 
 
 def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
-
     """One file of a walk (see parallel.expand) through ``selection``: ("code_object", co) for
     each code object kept, then ("kernel", (co, kernel)) for each of its kernels kept;
     ("skipped", record) and ("error", record) for what is passed over or unreadable; and last

@@ -112,7 +112,6 @@ def refuse_unused(args: argparse.Namespace) -> None:
 
 
 def _kernel(args: argparse.Namespace) -> Kernel:
-
     """The one kernel of PATHs that --kernel selects and that can run on --arch (or --what-if)."""
     from .occupancy import selected_kernels
     from .selection import Selection
