@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
 
 def render(result: dict[str, Any], mangled: bool = False) -> str:
     def name(r: dict[str, Any]) -> str:
-        return r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
+        shown: str = r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
+        return shown
 
     lines = [f"{result['old']} -> {result['new']}"]
     rows = [[name(r), r["target"], *cells(r["old"], r["new"], r["block_size"], r["block_size"], r["regressions"],
