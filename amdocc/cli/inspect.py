@@ -179,6 +179,7 @@ def inspect_file(item: FileItem, options: InspectOptions) -> Iterator[Event]:
                 x = dataclasses.replace(x, kernels=kernels)
         text: bytes | str
         if mode == "lines":
+            assert fields is not None, "_output_mode always names the fields of --json-lines"
             text = report.json_lines(x, fields)
         elif mode == "json":
             text = report.compact_json(report.code_object_record(x, fields), report.metadata_plain(x))
