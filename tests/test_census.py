@@ -417,6 +417,24 @@ def test_compare_html(capsys, releases, tmp_path):
     assert series == {"old", "new"}
 
 
+def test_a_library_cut_into_pieces_in_a_tree_gives_the_serial_census(capsys, monkeypatch, tmp_path):
+    """A large library found in a walk is cut into pieces for the workers (containers.plan); its
+    rows still name it by its path in the tree, as one process names it."""
+    from amdocc.cli import parallel
+    from amdocc.containers import pieces
+
+    lib = tmp_path / "tree" / "lib"
+    lib.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "containers" / "libhip_two_tu_plain.so", lib / "libhip_two_tu_plain.so")
+    shutil.copyfile(LIB1, lib / LIB1.name)                 # two files: --jobs 2 makes a pool
+    monkeypatch.setattr(parallel, "SPLIT_BYTES", 0)        # every file counts as large
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)          # one container per piece
+    serial = csv_rows(capsys, "--jobs", "1", tmp_path / "tree")
+    pooled = csv_rows(capsys, "--jobs", "2", tmp_path / "tree")
+    assert serial and pooled == serial
+    assert {r["member"] for r in serial} == {"lib/libhip_two_tu_plain.so", f"lib/{LIB1.name}"}
+
+
 def test_progress_on_a_terminal_only(capsys, monkeypatch):
     """One file is counted in kernels as it is read, on stderr, and only on a terminal."""
     import sys

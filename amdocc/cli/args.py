@@ -20,8 +20,13 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..errors import UsageError
+from ..errors import UsageError as UsageError  # re-exported: commands raise a.UsageError
+
+if TYPE_CHECKING:
+    from ..codeobject import CodeObject, Kernel
+    from .selection import Selection
 
 
 class Invalid(argparse.ArgumentTypeError):
@@ -38,7 +43,7 @@ class ArgType:
     sample: str
     refused: tuple[str, ...] = ("",)
 
-    def __call__(self, text: str):
+    def __call__(self, text: str) -> object:
         raise NotImplementedError
 
     def invalid_examples(self) -> list[str]:
@@ -128,7 +133,7 @@ class ByteSize(Integer):
         return super().describe() + " (bytes, or with a K/KiB or M/MiB suffix)"
 
     def invalid_examples(self) -> list[str]:
-        return super().invalid_examples() + ["1e3", "64 parsecs"]
+        return [*super().invalid_examples(), "1e3", "64 parsecs"]
 
 
 @dataclass(frozen=True)
@@ -178,7 +183,7 @@ class ListOf(ArgType):
 
     item: ArgType
 
-    def __call__(self, text: str) -> list:
+    def __call__(self, text: str) -> list[object]:
         parts = [p.strip() for p in text.split(",")]
         if not text.strip() or any(not p for p in parts):
             raise Invalid(f"{text!r}: expected comma-separated values, each {self.item.describe()}" if text
@@ -224,7 +229,7 @@ class OneOf(ArgType):
     def valid(self) -> list[str]:
         return [str(v) for v in (self.values() if callable(self.values) else self.values)]
 
-    def __call__(self, text: str):
+    def __call__(self, text: str) -> object:
         valid = self.valid()
         if text in valid:
             return self.convert(text)
@@ -428,7 +433,7 @@ def check_readable(paths: Iterable[str]) -> None:
 
 # -- modes and contradictions ---------------------------------------------------------------
 
-def given(args, dest: str) -> bool:
+def given(args: argparse.Namespace, dest: str) -> bool:
     """Whether the user gave an option (its value differs from the parser's default)."""
     value = getattr(args, dest, None)
     return value not in (None, []) and value != args._parser.get_default(dest)
@@ -441,20 +446,20 @@ def flag_of(parser: argparse.ArgumentParser, dest: str) -> str:
     return dest
 
 
-def refuse(args, dests: Iterable[str], why: str) -> None:
+def refuse(args: argparse.Namespace, dests: Iterable[str], why: str) -> None:
     """A usage error naming every option of ``dests`` that was given: "OPTIONS: why"."""
     shown = [flag_of(args._parser, d) for d in dests if given(args, d)]
     if shown:
         raise UsageError(f"{', '.join(shown)}: {why}")
 
 
-def what_if_needs_a_processor(args) -> None:
+def what_if_needs_a_processor(args: argparse.Namespace) -> None:
     """--what-if evaluates code where it cannot run: it needs --target or --device to name where."""
     if given(args, "what_if") and not (args.target or args.device):
         raise UsageError("--what-if needs --target or --device: the processor to evaluate on")
 
 
-def require_one_kernel(chosen: list, what: str, selection) -> None:
+def require_one_kernel(chosen: list[tuple[CodeObject, Kernel]], what: str, selection: Selection) -> None:
     """``chosen`` must hold exactly one kernel; otherwise say what is there."""
     if len(chosen) == 1:
         return

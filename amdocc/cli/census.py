@@ -2,10 +2,30 @@
 (two releases compared kernel by kernel)."""
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .render import table
+
+if TYPE_CHECKING:
+    from ..census import Summary
+    from ..codeobject import CodeObject, Kernel
+    from .parallel import Event, FileItem
+    from .selection import Selection
+
+    # What census_file needs: (the tree's root or None, --block, --dynamic-lds, the Selection's arguments).
+    CensusSpec = tuple[str | None, int | None, int, tuple[str | None, str | None, str | None, bool]]
+
+
+class Sink(Protocol):
+    """Where census rows go besides the summary: a CSV or Parquet file, or a release's rows."""
+
+    def add(self, row: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
 
 DESCRIPTION = """A census of every kernel in PATH (a library, a directory tree, a wheel, or any file
 amdocc reads): per kernel the member it lives in, target, wave size, VGPRs (used and allocated,
@@ -25,9 +45,7 @@ name and target) the way `amdocc diff` compares two builds; --fail-on makes it a
 REPORT_KINDS = ("csv", "parquet")
 
 
-def add_arguments(parser) -> None:
-    import argparse
-
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
     from .compare import KINDS
     from .selection import add_target_arguments
@@ -37,7 +55,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="PATH, or OLD NEW to compare two releases")
     parser.add_argument("--csv", metavar="FILE", type=a.OutputFile(stdout=True),
                         help="write one row per kernel as CSV ('-': stdout)")
-    parser.add_argument("--parquet", metavar="FILE", type=a.OutputFile(), help="write the rows as Parquet (needs pyarrow)")
+    parser.add_argument("--parquet", metavar="FILE", type=a.OutputFile(),
+                        help="write the rows as Parquet (needs pyarrow)")
     parser.add_argument("--html", metavar="FILE", type=a.OutputFile(stdout=True),
                         help="write the report as one self-contained HTML page ('-': stdout)")
     parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
@@ -59,7 +78,7 @@ def add_arguments(parser) -> None:
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from . import args as a
     from .selection import Selection
@@ -91,7 +110,7 @@ def run(args) -> int:
     return _census(args, selection)
 
 
-def nothing_selected(selection, paths: str) -> int:
+def nothing_selected(selection: Selection, paths: str) -> int:
     """Exit status 2 with why, when no kernel was selected (the report is already out)."""
     if selection.matched:
         return 0
@@ -101,13 +120,14 @@ def nothing_selected(selection, paths: str) -> int:
 
 # --------------------------------------------------------------------------- reading
 
-def census_rows(path: str, args, selection, summary, sinks=()) -> None:
+def census_rows(path: str, args: argparse.Namespace, selection: Selection, summary: Summary,
+                sinks: Iterable[Sink] = ()) -> None:
     """Feed every kernel of ``path`` the selection keeps (a row each) to ``summary`` and ``sinks``."""
     from . import parallel
 
     root = path if path != "-" and os.path.isdir(path) else None
     files = parallel.expand([path])
-    spec = (root, args.block, args.dynamic_lds, (args.target, args.device, args.kernel, args.what_if))
+    spec: CensusSpec = (root, args.block, args.dynamic_lds, (args.target, args.device, args.kernel, args.what_if))
     # Over a tree the runner counts files; inside one large file (a wheel, a fat library) count kernels.
     counter = KernelCounter() if len(files) == 1 else None
     for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(args.jobs, len(files))):
@@ -133,7 +153,7 @@ class KernelCounter:
     """"N kernels read" on stderr while one file is read, at most ten times a second, only when
     stderr is a terminal."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.enabled, self.last, self.shown = sys.stderr.isatty(), 0.0, False
 
     def show(self, kernels: int) -> None:
@@ -150,10 +170,11 @@ class KernelCounter:
             sys.stderr.flush()
 
 
-def census_file(item, spec):
+def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
     record) for one file, and last ("seen", what the selection passed over)."""
     from ..census import member_of
+    from ..containers import part_path
     from ..errors import AmdoccError
     from .parallel import kernel_error
     from .selection import Selection, selected_in
@@ -161,7 +182,8 @@ def census_file(item, spec):
     root, block, dynamic_lds, chosen = spec
     selection = Selection(*chosen)
     where = selection.evaluation()
-    relative = os.path.relpath(item[0], root) if root else ""
+    source = item[0] if isinstance(item[0], str) else part_path(item[0])   # a large file is cut into parts
+    relative = os.path.relpath(source, root) if root else ""
     for kind, value in selected_in(item, selection):
         if kind == "code_object":
             member = member_of(relative, value.origin.hops)
@@ -177,7 +199,8 @@ def census_file(item, spec):
             yield kind, value
 
 
-def kernel_row(co, kernel, member: str, place: dict, given_block, dynamic_lds: int, where: dict) -> dict:
+def kernel_row(co: CodeObject, kernel: Kernel, member: str, place: dict[str, Any], given_block: int | None,
+               dynamic_lds: int, where: dict[str, Any]) -> dict[str, Any]:
     """One kernel as a census row (amdocc.census.COLUMNS), evaluated as ``place`` says (the
     Selection's evaluated_as) with amdocc.occupancy's ``where`` keywords."""
     from ..demangle import demangle
@@ -215,7 +238,7 @@ def kernel_row(co, kernel, member: str, place: dict, given_block, dynamic_lds: i
 
 # --------------------------------------------------------------------------- one release
 
-def _census(args, selection) -> int:
+def _census(args: argparse.Namespace, selection: Selection) -> int:
     from .. import report
     from ..census import Summary
     from ..census.tables import CsvSink, ParquetSink
@@ -223,7 +246,7 @@ def _census(args, selection) -> int:
 
     path = args.paths[0]
     summary = Summary(top=args.top)
-    sinks = []
+    sinks: list[Sink] = []
     try:
         if args.csv:
             sinks.append(CsvSink(args.csv))
@@ -246,13 +269,13 @@ def _census(args, selection) -> int:
     return nothing_selected(selection, path) or (2 if result["errors"] else 0)
 
 
-def _note(args) -> str:
+def _note(args: argparse.Namespace) -> str:
     block = f"block size {args.block}" if args.block else "each kernel's declared block size"
     dyn = f", {args.dynamic_lds} B dynamic LDS" if args.dynamic_lds else ""
     return f"Occupancy: the hip model at {block}{dyn}."
 
 
-def render_summary(path: str, s: dict, mangled: bool = False) -> str:
+def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
     from ..demangle import display
 
     lines = [f"{path}: {s['files']} file(s), {s['code_objects']} code object(s), {s['kernels']} kernel(s)"]
@@ -273,7 +296,8 @@ def render_summary(path: str, s: dict, mangled: bool = False) -> str:
     if s["cannot_launch"]:
         lines.append("cannot launch at their declared size:")
         lines.append(table([[display(r["kernel"], mangled), r["target"], r["member"] or "-",
-                             f"{r['block_size']} ({r['block_source']})", r["cannot_launch"]] for r in s["cannot_launch"]],
+                             f"{r['block_size']} ({r['block_source']})", r["cannot_launch"]]
+                            for r in s["cannot_launch"]],
                            ["kernel", "target", "member", "block", "models fitting 0"], "    "))
     if s["skipped"]:
         lines.append("skipped: " + "; ".join(f"{n} {k}" for k, n in s["skipped"].items()))
@@ -286,21 +310,22 @@ class _Rows:
     """Census rows of one release, keyed by (member, kernel, target) and, for a key seen more
     than once in one release, its occurrence."""
 
-    def __init__(self):
-        self.by_key: dict[tuple, dict] = {}
-        self.seen: dict[tuple, int] = {}
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+        self.seen: dict[tuple[str, str, str], int] = {}
 
-    def add(self, row: dict) -> None:
+    def add(self, row: dict[str, Any]) -> None:
         key = (row["member"], row["kernel"], row["target"])
         n = self.seen.get(key, 0)
         self.seen[key] = n + 1
-        self.by_key[key + (n,)] = row
+        numbered = (*key, n)
+        self.by_key[numbered] = row
 
     def close(self) -> None:
         pass
 
 
-def facts(row: dict) -> dict:
+def facts(row: dict[str, Any]) -> dict[str, Any]:
     """A census row in the shape `amdocc diff` compares."""
     from .compare import facts as compared
 
@@ -309,21 +334,21 @@ def facts(row: dict) -> dict:
                     unit=row["unit"], limiter=row["limiter"])
 
 
-def _compare(args, selection) -> int:
+def _compare(args: argparse.Namespace, selection: Selection) -> int:
     from .. import report
     from ..census import Summary
     from ..demangle import display
     from .compare import cells, failed_kinds, regressions
     from .render import write_report
 
-    sides = []
+    sides: list[tuple[_Rows, dict[str, Any]]] = []
     for path in args.paths:
         rows, summary = _Rows(), Summary(top=args.top)
         census_rows(path, args, selection, summary, [rows])
         sides.append((rows, summary.as_dict()))
     (old, old_summary), (new, new_summary) = sides
     fail_on = args.fail_on or []
-    changes = []
+    changes: list[dict[str, Any]] = []
     for key in sorted(old.by_key.keys() & new.by_key.keys()):
         a, b = old.by_key[key], new.by_key[key]
         before, after = facts(a), facts(b)
@@ -360,7 +385,7 @@ def _compare(args, selection) -> int:
     return nothing_selected(selection, paths) or (2 if errors else (1 if result["failing"] else 0))
 
 
-def render_compare(result: dict, mangled: bool = False) -> str:
+def render_compare(result: dict[str, Any], mangled: bool = False) -> str:
     from ..demangle import display
     from .compare import HEADERS, verdict
 

@@ -3,8 +3,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from .render import table
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..policy.baseline import Entry
+    from ..policy.checks import Settings
+    from .parallel import Event, FileItem
 
 DESCRIPTION = """Check every kernel in each PATH against rules a kernel library wants to hold in CI:
 VGPR and SGPR spills, scratch (or a dynamic stack), an occupancy floor, whether a workgroup of
@@ -24,7 +33,7 @@ Exit status: 0 no new violation, 1 new violations (or stale entries with --fail-
 2 bad usage, unreadable input or nothing selected."""
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..policy import check_config as cfg
     from ..policy.checks import DEFAULT_RULES, RULE_GROUPS, RULES
     from . import args as a
@@ -70,14 +79,15 @@ def add_arguments(parser) -> None:
     fmt.add_argument("--github", action="store_true", help="print GitHub Actions annotations (::error ...)")
     o.add_argument("--junit", metavar="FILE", type=a.OutputFile(stdout=True),
                    help="also write JUnit XML, one test case per kernel ('-': stdout)")
-    o.add_argument("--sarif", metavar="FILE", type=a.OutputFile(stdout=True), help="also write SARIF 2.1.0 ('-': stdout)")
+    o.add_argument("--sarif", metavar="FILE", type=a.OutputFile(stdout=True),
+                   help="also write SARIF 2.1.0 ('-': stdout)")
     o.add_argument("--mangled", action="store_true",
                    help="show kernel names as stored, not demangled (text and --github)")
     parser.add_argument("--jobs", type=a.integer(1), metavar="N",
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
-def settings_of(args):
+def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
     """(Settings, baseline path or None, fail on stale) from the flags and the project's file.
     Flag values pass through the file's own parsers, so both meet in one form."""
     from pathlib import Path
@@ -85,12 +95,13 @@ def settings_of(args):
     from ..errors import UsageError
     from ..policy import check_config as cfg
 
-    flags = {}
+    flags: dict[str, Any] = {}
     for setting, (parse, _) in cfg.SETTINGS.items():
         value = getattr(args, cfg.attribute(setting))
         if value is not None:
             flags[setting] = parse(value, f"--{setting}")
-    config, name = {}, None
+    config: dict[str, Any] = {}
+    name: str | None = None
     if args.config:
         name = args.config
         config = cfg.read(Path(args.config))
@@ -99,7 +110,8 @@ def settings_of(args):
         if found is not None:
             name, config = str(found), cfg.read(found)
     settings, rest = cfg.resolve(flags, config, name)
-    baseline, fail_on_stale = rest.get("baseline"), bool(rest.get("fail_on_stale"))
+    baseline: Path | None = rest.get("baseline")
+    fail_on_stale = bool(rest.get("fail_on_stale"))
     if args.update_baseline and baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE (or baseline in [tool.amdocc.check])")
     if fail_on_stale and baseline is None:
@@ -110,7 +122,7 @@ def settings_of(args):
     return settings, baseline, fail_on_stale
 
 
-def check_outputs(args) -> None:
+def check_outputs(args: argparse.Namespace) -> None:
     """At most one report on standard output, and --mangled only where names are shown."""
     from . import args as a
 
@@ -122,10 +134,11 @@ def check_outputs(args) -> None:
                                      f"{(to_stdout or ['--json'])[0]} replaces them (JSON carries both names)")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from .. import __version__, check_report, report
     from ..policy import baseline as bl
-    from . import args as a, parallel
+    from . import args as a
+    from . import parallel
     from .render import write_report
     from .selection import Selection
 
@@ -133,13 +146,17 @@ def run(args) -> int:
     a.what_if_needs_a_processor(args)
     settings, baseline_path, fail_on_stale = settings_of(args)
     selection = Selection(args.target, args.device, args.kernel, args.what_if)
-    entries = []
+    entries: list[Entry] = []
     if baseline_path is not None and not (args.update_baseline and not baseline_path.exists()):
         entries = bl.read(baseline_path)
 
     files = parallel.expand(args.paths)
     spec = (settings.as_dict(), (args.target, args.device, args.kernel, args.what_if))
-    violations, checked, errors, skipped, not_evaluated = [], [], [], [], {}
+    violations: list[dict[str, Any]] = []
+    checked: list[tuple[str, str, str, str]] = []      # (path, origin, kernel, target) for JUnit
+    errors: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    not_evaluated: dict[tuple[str, str], int] = {}     # (rule, reason) → kernels
     kernels = 0
     for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, len(files))):
         if kind == "kernel":
@@ -154,16 +171,16 @@ def run(args) -> int:
         else:
             (errors if kind == "error" else skipped).append(value)
 
-    def in_scope(e) -> bool:
+    def in_scope(e: Entry) -> bool:
         return e.rule in settings.rules and selection.covers(e.kernel, e.target)
 
     found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"]) for v in violations]
     statuses, stale = bl.classify(found, entries, in_scope)
     accepted = {e.key: e.value for e in entries}
-    for v, f, status in zip(violations, found, statuses):
+    for v, f, status in zip(violations, found, statuses, strict=True):    # classify keeps found's order
         v["status"] = status
         v["accepted_value"] = accepted.get(f.key)
-    result = {
+    result: dict[str, Any] = {
         "settings": settings.as_dict(),
         "baseline": str(baseline_path) if baseline_path is not None else None,
         "violations": violations,
@@ -197,6 +214,7 @@ def run(args) -> int:
                   + ("some input could not be read" if errors else "no kernel was checked"), file=sys.stderr)
         return 2
     if args.update_baseline:
+        assert baseline_path is not None, "settings_of refuses --update-baseline without a baseline"
         new = bl.updated(found, entries, in_scope)
         bl.write(baseline_path, new)
         print(f"amdocc: wrote {len(new)} accepted violation(s) to {baseline_path}", file=sys.stderr)
@@ -204,7 +222,8 @@ def run(args) -> int:
     return 1 if failing or (fail_on_stale and stale) else 0
 
 
-def check_file(item, spec):
+def check_file(item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool]]
+               ) -> Iterator[Event]:
     """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
     per part passed over or unreadable, and last ("seen", what the selection passed over)."""
     from ..demangle import demangle
@@ -241,12 +260,14 @@ def check_file(item, spec):
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}
 
 
-def render(result: dict, mangled: bool = False) -> str:
+def render(result: dict[str, Any], mangled: bool = False) -> str:
     from ..demangle import display
 
-    lines, rows, last = [], [], None
+    lines: list[str] = []
+    rows: list[list[str]] = []
+    last: tuple[str, str] | None = None
 
-    def flush():
+    def flush() -> None:
         if rows:
             lines.append(table(rows, ["kernel", "target", "rule", "status", "what"]))
             rows.clear()
@@ -281,7 +302,7 @@ def render(result: dict, mangled: bool = False) -> str:
     return "\n".join(lines)
 
 
-def skipped_lines(skipped: list[dict]) -> list[str]:
+def skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
     """Whole files passed over, one line each (with why); entries inside files, counted by why."""
     lines = [f"skipped {r['path']}: {r['reason']}" for r in skipped if not r["origin"]]
     inside: dict[str, int] = {}

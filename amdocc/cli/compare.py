@@ -2,6 +2,8 @@
 of a kernel they compare, which changes are regressions, and how a change and the verdict read."""
 from __future__ import annotations
 
+from typing import Any
+
 from .render import fmt
 
 # Regression kinds, in the order verdicts and --fail-on lists name them.
@@ -10,7 +12,9 @@ KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
 HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]
 
 
-def facts(*, vgpr, agpr, sgpr, lds, scratch, spills: tuple, blocks_per_cu, unit: str | None, limiter) -> dict:
+def facts(*, vgpr: int | None, agpr: int | None, sgpr: int | None, lds: int | None, scratch: int | None,
+          spills: tuple[int | None, int | None], blocks_per_cu: int | None, unit: str | None,
+          limiter: str | None) -> dict[str, Any]:
     """One kernel as a comparison sees it. ``spills``: the (SGPR, VGPR) spill counts, None where
     unknown; ``blocks_per_cu``: the hip model's workgroups per CU, or per WGP when ``unit`` is
     "WGP" (``blocks_per_wgp`` then says so by name)."""
@@ -20,7 +24,7 @@ def facts(*, vgpr, agpr, sgpr, lds, scratch, spills: tuple, blocks_per_cu, unit:
             "blocks_per_wgp": blocks_per_cu if unit == "WGP" else None, "unit": unit, "limiter": limiter}
 
 
-def regressions(old: dict, new: dict) -> list[str]:
+def regressions(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """The kinds that got worse from ``old`` to ``new`` (unknown counts as 0)."""
     out = []
     if (old["blocks_per_cu"] or 0) > (new["blocks_per_cu"] or 0):
@@ -31,7 +35,7 @@ def regressions(old: dict, new: dict) -> list[str]:
     return out
 
 
-def change(a, b) -> str:
+def change(a: object, b: object) -> str:
     if a == b:
         return fmt(a)
     if isinstance(a, int) and isinstance(b, int):
@@ -39,7 +43,8 @@ def change(a, b) -> str:
     return f"{fmt(a)}->{fmt(b)}"
 
 
-def cells(old: dict, new: dict, old_block, new_block, worse: list[str], fails: list[str]) -> list[str]:
+def cells(old: dict[str, Any], new: dict[str, Any], old_block: int | None, new_block: int | None,
+          worse: list[str], fails: list[str]) -> list[str]:
     """The table cells under HEADERS for one kernel's change."""
     units = [u for u in dict.fromkeys((old["unit"], new["unit"])) if u]
     per = f" per {'->'.join(units)}" if units else ""
@@ -49,7 +54,7 @@ def cells(old: dict, new: dict, old_block, new_block, worse: list[str], fails: l
             ", ".join(("FAIL " if k in fails else "") + k for k in worse) or "-"]
 
 
-def failed_kinds(rows: list[dict]) -> list[str]:
+def failed_kinds(rows: list[dict[str, Any]]) -> list[str]:
     """The kinds that failed the gate in some row (each row's ``fails``)."""
     return [k for k in KINDS if any(k in r["fails"] for r in rows)]
 

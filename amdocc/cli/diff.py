@@ -1,10 +1,16 @@
 """``amdocc diff OLD NEW``: kernel-by-kernel comparison of two builds, and a CI gate on regressions."""
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from .compare import HEADERS, KINDS, cells, facts, failed_kinds, regressions, verdict
 from .render import table
+
+if TYPE_CHECKING:
+    from ..codeobject import Kernel
+    from .selection import Selection
 
 DESCRIPTION = """Compare two builds of a kernel library kernel by kernel (matched by name and target
 processor): VGPRs, AGPRs, SGPRs, static LDS, scratch, spills, and workgroups per CU under the
@@ -13,7 +19,7 @@ hip model at --block and --dynamic-lds (default block: the kernel's .reqd_workgr
 unreadable input: a gate for kernel-library CI."""
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
 
     parser.description = DESCRIPTION
@@ -29,37 +35,38 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-def _snapshot(path, selection) -> dict:
-    import amdocc
+def _snapshot(path: str, selection: Selection) -> dict[tuple[str, str], Kernel]:
+    from ..loader import load
 
     out = {}
-    for co in amdocc.load(path):
+    for co in load(path):
         for k in selection.kernels_of(co):
             out[(k.name, co.processor)] = k
     return out
 
 
-def _facts(kernel, block, dynamic_lds) -> dict:
-    import amdocc
+def _facts(kernel: Kernel, block: int | None, dynamic_lds: int) -> dict[str, Any]:
+    from ..models import occupancy
 
     r = kernel.resources
-    occ = amdocc.occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds)
+    occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds)
     return facts(vgpr=r.vgprs, agpr=r.agprs, sgpr=r.sgprs, lds=r.lds, scratch=r.scratch, spills=r.spills,
                  blocks_per_cu=occ.blocks_per_cu, unit=occ.unit, limiter=occ.limiter)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
+    from .. import report
     from ..demangle import demangle
     from ..errors import UsageError
     from .occupancy import block_for
     from .selection import Selection
-    from .. import report
 
     selection = Selection(kernel=args.kernel)
     old, new = _snapshot(args.old, selection), _snapshot(args.new, selection)
     if not old and not new:
         raise UsageError(selection.nothing_selected(f"{args.old} and {args.new}"))
-    rows, failing = [], 0
+    rows: list[dict[str, Any]] = []
+    failing = 0
     for key in sorted(set(old) & set(new)):
         block, source = block_for(new[key], args.block, "hip")
         before, after = _facts(old[key], block, args.dynamic_lds), _facts(new[key], block, args.dynamic_lds)
@@ -79,9 +86,10 @@ def run(args) -> int:
     return 1 if failing else 0
 
 
-def render(result: dict, mangled: bool = False) -> str:
-    def name(r):
-        return r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
+def render(result: dict[str, Any], mangled: bool = False) -> str:
+    def name(r: dict[str, Any]) -> str:
+        shown: str = r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
+        return shown
 
     lines = [f"{result['old']} -> {result['new']}"]
     rows = [[name(r), r["target"], *cells(r["old"], r["new"], r["block_size"], r["block_size"], r["regressions"],

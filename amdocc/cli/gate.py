@@ -1,7 +1,10 @@
 """``amdocc gate``: would FlashInfer route this prefill to AITER's asm kernel, and why (not)."""
 from __future__ import annotations
 
+import argparse
 import sys
+
+from . import args as a
 
 DESCRIPTION = """Decide the asm-prefill route as FlashInfer's ROCm port does (gfx950 from qo_len 2048,
 never gfx942; bf16, head dims 128/128, no soft cap, no window; FLASHINFER_AITER_ASM_PREFILL=0
@@ -10,12 +13,10 @@ $AITER_ASM_DIR/<arch>/fmha_v3_fwd/ and its manifest and validate the .co statica
 route and every reason; exit 0 either way."""
 
 
-from . import args as a
-
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--arch", required=True, type=a.Processor(),
@@ -39,10 +40,10 @@ def add_arguments(parser) -> None:
                         help="AITER's hsa/ directory (default: $AITER_ASM_DIR)")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
+    from .. import report
     from ..policy.prefill_gate import decide, sku_folders
     from ..targets import processor_name
-    from .. import report
 
     proc = processor_name(args.arch)
     if sku_folders(proc) is None:

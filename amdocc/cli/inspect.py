@@ -1,10 +1,20 @@
 """``amdocc inspect``: code objects, kernels, resources (both views) and findings."""
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .render import error, fmt, table
+
+if TYPE_CHECKING:
+    from ..codeobject import CodeObject, Finding
+    from .parallel import Event, FileItem
+
+    # What inspect_file needs: (output mode, kernel fields, findings shown, --target, --kernel, --mangled).
+    InspectOptions = tuple[str, tuple[str, ...] | None, str, str | None, str | None, bool]
 
 DESCRIPTION = """Show every code object found in each PATH (a code object, an offload bundle, a
 compressed bundle, a host .so/executable, a PE .dll, a wheel or zip, a .kpack archive, a
@@ -15,10 +25,11 @@ largest workgroup size, and findings where metadata and descriptor disagree."""
 
 
 FINDINGS = ("all", "warnings", "errors", "none")
-SEVERITY_SHOWN = {"all": {"info", "warning", "error"}, "warnings": {"warning", "error"}, "errors": {"error"}, "none": set()}
+SEVERITY_SHOWN: dict[str, set[str]] = {"all": {"info", "warning", "error"}, "warnings": {"warning", "error"},
+                                       "errors": {"error"}, "none": set()}
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
 
     parser.description = DESCRIPTION
@@ -47,12 +58,12 @@ def add_arguments(parser) -> None:
                         help="processes reading files (default: one per CPU for 32 files or more)")
 
 
-def _kernel_fields():
+def _kernel_fields() -> list[str]:
     from ..report import KERNEL_FIELDS
     return list(KERNEL_FIELDS)
 
 
-def _output_mode(args):
+def _output_mode(args: argparse.Namespace) -> tuple[str, tuple[str, ...] | None]:
     """("text" | "json" | "lines", kernel fields or None), refusing options that would be ignored."""
     from ..errors import UsageError
     from ..report import COMPACT_FIELDS
@@ -71,7 +82,7 @@ def _output_mode(args):
     return ("json" if args.json else "text"), fields
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from . import parallel
     from .selection import Selection
 
@@ -83,16 +94,18 @@ def run(args) -> int:
     if jobs > 1:
         parallel.warm_up()
     failed = shown = 0
-    skipped, errors = [], []
+    skipped: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
     first = True
     if mode != "text":
         from ..report import compact_json
         write = _binary_stdout()
     if mode == "json":
         write(b'{"code_objects":[')
-    options = (mode, fields, args.findings or "warnings", args.target, args.kernel, args.mangled)
+    options: InspectOptions = (mode, fields, args.findings or "warnings", args.target, args.kernel, args.mangled)
     for kind, value in parallel.run(files, inspect_file, options, jobs):
         if kind == "seen":
+            assert selection is not None, "only a filtering worker reports what it passed over"
             selection.merge(value)
             continue
         if mode == "lines":
@@ -121,23 +134,23 @@ def run(args) -> int:
             error(value["error"])
     if args.json:
         write(b"\n]," + compact_json({"skipped": skipped, "errors": errors}, plain=True)[1:] + b"\n")
-    if filtered and not shown:
+    if selection is not None and not shown:        # filtered, and nothing was
         error(selection.nothing_selected())
         return 2
     return 2 if failed else 0
 
 
-def _binary_stdout():
+def _binary_stdout() -> Callable[[bytes], object]:
     """A function writing JSON's ASCII bytes to stdout: to its binary buffer, so that 100s of MB
     of output are not decoded and encoded again, or as text when stdout has no buffer."""
-    buffer = getattr(sys.stdout, "buffer", None)
+    buffer: BinaryIO | None = getattr(sys.stdout, "buffer", None)
     if buffer is None:
         return lambda data: sys.stdout.write(data.decode("ascii"))
     sys.stdout.flush()
     return buffer.write
 
 
-def inspect_file(item, options):
+def inspect_file(item: FileItem, options: InspectOptions) -> Iterator[Event]:
     """Yield ("code_object", text: bytes for JSON, str for the table), ("skipped", record),
     ("error", record) and, last when
     --target or --kernel filters, ("seen", what the filters passed over) for one file.
@@ -164,7 +177,9 @@ def inspect_file(item, options):
                 continue
             if len(kernels) != len(x.kernels):
                 x = dataclasses.replace(x, kernels=kernels)
+        text: bytes | str
         if mode == "lines":
+            assert fields is not None, "_output_mode always names the fields of --json-lines"
             text = report.json_lines(x, fields)
         elif mode == "json":
             text = report.compact_json(report.code_object_record(x, fields), report.metadata_plain(x))
@@ -175,7 +190,7 @@ def inspect_file(item, options):
         yield "seen", selection.summary()
 
 
-def render_code_object(co, which_findings: str = "warnings", mangled: bool = False) -> str:
+def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled: bool = False) -> str:
     from ..demangle import display
 
     lines = [str(co.origin)]
@@ -206,6 +221,6 @@ def render_code_object(co, which_findings: str = "warnings", mangled: bool = Fal
     return "\n".join(lines) + "\n"
 
 
-def _findings(findings, which, indent):
+def _findings(findings: list[Finding], which: str, indent: str) -> list[str]:
     keep = [f for f in findings if f.severity in SEVERITY_SHOWN[which]]
     return [f"{indent}{f.severity}: {f.code}: {f.message}" for f in keep]

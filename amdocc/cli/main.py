@@ -6,6 +6,8 @@ import gc
 import importlib
 import os
 import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 from ..errors import AmdoccError
 
@@ -17,8 +19,10 @@ COMMANDS = {
     "split": ("amdocc.cli.split", "KV split count for AITER's fp8_mqa_logits from the kernel's occupancy"),
     "gate": ("amdocc.cli.gate", "route a prefill to AITER's asm kernel or CK Tile, with every reason"),
     "diff": ("amdocc.cli.diff", "compare two builds kernel by kernel; exit 1 on a regression (CI gate)"),
-    "check": ("amdocc.cli.check", "check every kernel against CI rules (spills, scratch, launch, LDS); baseline; JUnit/SARIF"),
-    "census": ("amdocc.cli.census", "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two"),
+    "check": ("amdocc.cli.check",
+              "check every kernel against CI rules (spills, scratch, launch, LDS); baseline; JUnit/SARIF"),
+    "census": ("amdocc.cli.census",
+               "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two"),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
@@ -30,11 +34,17 @@ class Parser(argparse.ArgumentParser):
     """argparse, with a usage error printed as two lines: a one-line usage naming the command
     (the full usage is in --help) and the error itself."""
 
-    def error(self, message: str):
-        positionals = " ".join((act.metavar or act.dest) + ("..." if act.nargs in ("*", "+") else "")
+    def error(self, message: str) -> NoReturn:
+        positionals = " ".join(_shown(act) + ("..." if act.nargs in ("*", "+") else "")
                                for act in self._actions if not act.option_strings and act.dest != "command")
         short = f"{self.prog} [options]" + (f" {positionals}" if positionals else "") + f"  (see {self.prog} --help)"
         self.exit(EXIT_INPUT, f"usage: {short}\n{self.prog}: error: {message}\n")
+
+
+def _shown(action: argparse.Action) -> str:
+    """A positional's name in the short usage line (a tuple metavar as argparse shows it)."""
+    name = action.metavar or action.dest
+    return name if isinstance(name, str) else " ".join(name)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -80,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_INPUT
     try:
-        return importlib.import_module(args._module).run(args)
+        run: Callable[[argparse.Namespace], int] = importlib.import_module(args._module).run
+        return run(args)
+
     except AmdoccError as exc:
         print(f"amdocc: {exc}", file=sys.stderr)
         from ..runtime.hip import HipUnavailable

@@ -1,12 +1,22 @@
 """``amdocc occupancy``: workgroups per CU for each kernel (or for typed-in numbers), explained."""
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from . import args as a
 from .render import fmt, table
 from .selection import add_target_arguments
+
+if TYPE_CHECKING:
+    from ..codeobject import CodeObject, Kernel
+    from ..models import KernelUsage, Occupancy
+    from ..models.hip_profiles import HipProfile
+    from .parallel import Event, FileItem
+    from .selection import Selection
 
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
@@ -26,12 +36,12 @@ total by the target's rule. Options that would be ignored (another model's optio
 numbers beside a PATH) are errors."""
 
 
-def _models():
+def _models() -> tuple[str, ...]:
     from ..models import MODELS
     return MODELS
 
 
-def _hip_profiles():
+def _hip_profiles() -> dict[str, HipProfile]:
     from ..models.hip import profiles
     return profiles()
 
@@ -50,7 +60,7 @@ class ModelFlag:
     flag: str
     models: tuple[str, ...]
     option: str
-    settings: dict = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def dest(self) -> str:
@@ -77,22 +87,24 @@ MODEL_FLAGS = (
 )
 
 # Manual-mode resource numbers: refused beside a PATH, where the kernel's own numbers apply.
-MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "wgp", "cu_mode", "max_flat_workgroup_size")
+MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "wgp", "cu_mode",
+                "max_flat_workgroup_size")
 # File-mode options: refused without a PATH, where there is nothing to select or read.
 FILE_DESTS = ("kernel", "jobs", "mangled", "what_if")
 
 
-def add_model_arguments(parser) -> None:
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", type=a.OneOf(_models, "model"), default="hip", metavar="{hip,llvm,hw}",
                         help="occupancy model (default hip)")
     for f in MODEL_FLAGS:
         parser.add_argument(f.flag, dest=f.dest, default=None, **f.settings)
 
 
-def add_manual_arguments(parser) -> None:
+def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
     m = parser.add_argument_group("manual mode (no PATH)")
     m.add_argument("--vgprs", type=a.integer(0), help=".vgpr_count (the unified total on gfx90a/gfx942/gfx950)")
-    m.add_argument("--arch-vgprs", type=a.integer(0), help="arch VGPRs; with --agprs forms the total by the target's rule")
+    m.add_argument("--arch-vgprs", type=a.integer(0),
+                   help="arch VGPRs; with --agprs forms the total by the target's rule")
     m.add_argument("--agprs", type=a.integer(0), help=".agpr_count (reported; added only with --arch-vgprs)")
     m.add_argument("--sgprs", type=a.integer(0), help=".sgpr_count (default 0)")
     m.add_argument("--lds", type=a.byte_size(), metavar="BYTES", help="static LDS (default 0)")
@@ -104,11 +116,12 @@ def add_manual_arguments(parser) -> None:
     m.add_argument("--max-flat-workgroup-size", type=a.integer(1, 1024), metavar="N", help=".max_flat_workgroup_size")
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="code objects or containers ('-' for stdin)")
-    parser.add_argument("--json", action="store_true", help='print {"results": [...], "skipped": [...], "errors": [...]}')
+    parser.add_argument("--json", action="store_true",
+                        help='print {"results": [...], "skipped": [...], "errors": [...]}')
     parser.add_argument("--block", type=a.integer(1), metavar="N", help="workgroup size in threads, >= 1 (file mode "
                         "default: the kernel's .reqd_workgroup_size, else its .max_flat_workgroup_size)")
     parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES",
@@ -126,7 +139,7 @@ def add_arguments(parser) -> None:
 
 # -- the mode checks ------------------------------------------------------------------------------
 
-def check_model_options(args) -> None:
+def check_model_options(args: argparse.Namespace) -> None:
     """Options of another model would be ignored: refuse them."""
     for f in MODEL_FLAGS:
         if a.given(args, f.dest) and args.model not in f.models:
@@ -134,7 +147,7 @@ def check_model_options(args) -> None:
             raise a.UsageError(f"{f.flag} applies to the {models} model, not to --model {args.model}")
 
 
-def check_mode(args, file_dests=FILE_DESTS) -> None:
+def check_mode(args: argparse.Namespace, file_dests: tuple[str, ...] = FILE_DESTS) -> None:
     """Manual numbers beside a PATH, file options without one, --what-if without a processor."""
     check_model_options(args)
     if args.paths:
@@ -144,11 +157,11 @@ def check_mode(args, file_dests=FILE_DESTS) -> None:
     a.what_if_needs_a_processor(args)
 
 
-def model_options(args) -> dict:
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
     return {f.option: getattr(args, f.dest) for f in MODEL_FLAGS if a.given(args, f.dest)}
 
 
-def manual_usage(args):
+def manual_usage(args: argparse.Namespace) -> KernelUsage:
     from ..models import manual
     from ..models.compat import device_id
 
@@ -164,18 +177,19 @@ def manual_usage(args):
                   max_flat_workgroup_size=args.max_flat_workgroup_size)
 
 
-def selection_of(args):
+def selection_of(args: argparse.Namespace) -> Selection:
     from .selection import Selection
 
     return Selection(args.target, args.device, args.kernel, bool(getattr(args, "what_if", False)))
 
 
-def selected_kernels(args, selection, failures: list) -> list:
+def selected_kernels(args: argparse.Namespace, selection: Selection,
+                     failures: list[str]) -> list[tuple[CodeObject, Kernel]]:
     """(code object, kernel) for every kernel the PATHs and the selection keep; what could not
     be read is appended to ``failures`` (one-line messages)."""
     from .parallel import read
 
-    chosen = []
+    chosen: list[tuple[CodeObject, Kernel]] = []
     for item in _files(args.paths):
         for kind, value in read(item):
             if kind == "error":
@@ -185,12 +199,12 @@ def selected_kernels(args, selection, failures: list) -> list:
     return chosen
 
 
-def _files(paths):
+def _files(paths: list[str]) -> list[tuple[str, bool]]:
     from . import parallel
     return parallel.expand(paths)
 
 
-def block_for(kernel, given: int | None, model: str) -> tuple[int | None, str]:
+def block_for(kernel: Kernel, given: int | None, model: str) -> tuple[int | None, str]:
     """The block size to evaluate at and where it came from: the given one, none for the llvm
     model (its flat workgroup range), else the size the kernel declares (or the largest)."""
     from ..policy.checks import declared_block
@@ -206,17 +220,17 @@ def block_for(kernel, given: int | None, model: str) -> tuple[int | None, str]:
     return size, source.lstrip(".")
 
 
-def result_record(occ, next_step, **where) -> dict:
+def result_record(occ: Occupancy, next_step: dict[str, Any] | None, **where: Any) -> dict[str, Any]:
     out = dict(where)
     out.update(occ.as_dict())
     out["next_step"] = next_step
     return out
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
+    from .. import report
     from ..models import occupancy
     from ..models.nextstep import next_step
-    from .. import report
 
     if args.list_profiles:
         others = [act.dest for act in args._parser._actions if act.dest not in ("help", "list_profiles")]
@@ -254,11 +268,11 @@ class Spec:
     block: int | None
     dynamic_lds: int
     model: str
-    options: dict
+    options: dict[str, Any]
     as_json: bool
 
 
-def _run_files(args, options) -> int:
+def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
     import json
 
@@ -268,7 +282,9 @@ def _run_files(args, options) -> int:
     files = parallel.expand(args.paths)
     spec = Spec(args.target, args.device, args.kernel, bool(args.what_if), args.block, args.dynamic_lds,
                 args.model, options, args.json)
-    skipped, errors, shown = [], [], 0
+    skipped: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    shown = 0
     if args.json:
         sys.stdout.write('{"results": [')
     for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(args.jobs, len(files))):
@@ -296,15 +312,15 @@ def _run_files(args, options) -> int:
     return 2 if errors else 0
 
 
-def occupancy_file(item, spec: Spec):
+def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
     """Yield ("results", rows of one code object), ("error", record), ("skipped", record) and,
     last, ("seen", what the selection passed over) for one file. Rows are JSON text or dicts
     for the table, so a worker process can send them back."""
+    from .. import report
     from ..demangle import demangle
     from ..errors import AmdoccError
     from ..models import occupancy, usage_of
     from ..models.nextstep import next_step
-    from .. import report
     from .parallel import kernel_error, read
     from .selection import Selection
 
@@ -314,7 +330,7 @@ def occupancy_file(item, spec: Spec):
         if kind != "code_object":
             yield kind, co
             continue
-        rows = []
+        rows: list[str | dict[str, Any]] = []
         for kernel in selection.kernels_of(co):
             block, source = block_for(kernel, spec.block, spec.model)
             try:
@@ -334,7 +350,7 @@ def occupancy_file(item, spec: Spec):
     yield "seen", selection.summary()
 
 
-def _step_options(model, options):
+def _step_options(model: str, options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k != "profile"} if model != "hip" else dict(options)
 
 
@@ -348,18 +364,19 @@ def _list_profiles() -> int:
             print(f"{name}{mark}  {p.release_name}  {p.dates}\n    {p.unknown or p.changes}\n    source: {p.source}")
             if p.evidence:
                 print(f"    evidence: {p.evidence}")
-            if p.reports != p.release:
-                print(f"    hipRuntimeGetVersion(): HIP {p.reports[0]}.{p.reports[1]}")
+            reports = p.reports
+            if reports is not None and reports != p.release:
+                print(f"    hipRuntimeGetVersion(): HIP {reports[0]}.{reports[1]}")
     print("aliases: " + ", ".join(f"{a} = {t}" for a, t in aliases().items()))
     return 0
 
 
 # -- text -----------------------------------------------------------------------------------------
 
-def where_evaluated(r: dict) -> str:
+def where_evaluated(r: dict[str, Any]) -> str:
     """The processor line of a group of results: the code's target, and where it was evaluated
     when that is another processor (a generic family member, or a what-if)."""
-    text = r["target"]
+    text: str = r["target"]
     built = (r.get("built_for") or r["target"]).split(":", 1)[0]
     if r["processor"] != built:
         text += f" code evaluated on {r['processor']}"
@@ -368,11 +385,12 @@ def where_evaluated(r: dict) -> str:
     return text
 
 
-def render(results: list[dict], mangled: bool = False) -> str:
+def render(results: list[dict[str, Any]], mangled: bool = False) -> str:
     if not results:
         return "no kernels selected"
-    lines, last_where = [], None
-    rows = []
+    lines: list[str] = []
+    last_where: tuple[object, ...] | None = None
+    rows: list[dict[str, Any]] = []
     for r in results:
         where = (r["path"], r["origin"], r["target"], r["processor"], r["model"], r["profile"], r["unit"],
                  r["block_size"] is None)
@@ -383,7 +401,8 @@ def render(results: list[dict], mangled: bool = False) -> str:
             head = r["path"] or "manual"
             if r["origin"]:
                 head += f" [{r['origin']}]"
-            lines.append(f"{head}\n  {where_evaluated(r)}  model {r['model']}" + (f" ({r['profile']})" if r["profile"] else ""))
+            profile = f" ({r['profile']})" if r["profile"] else ""
+            lines.append(f"{head}\n  {where_evaluated(r)}  model {r['model']}{profile}")
             last_where = where
         rows.append(r)
     if rows:
@@ -391,15 +410,17 @@ def render(results: list[dict], mangled: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _table(results, mangled: bool) -> str:
-    rows, notes = [], []
+def _table(results: list[dict[str, Any]], mangled: bool) -> str:
+    rows: list[list[str]] = []
+    notes: list[str] = []
     unit = results[0]["unit"]
     for r in results:
         name = r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
         limits = " ".join(f"{k}={v}" for k, v in r["limits"].items() if v is not None)
         blocks = "-" if r["blocks_per_cu"] is None else str(r["blocks_per_cu"])
         rows.append([name, fmt(r["block_size"]), fmt(r["dynamic_lds"]), blocks,
-                     fmt(r["waves_per_simd"]), "-" if r["occupancy_fraction"] is None else f"{r['occupancy_fraction']:.0%}",
+                     fmt(r["waves_per_simd"]),
+                     "-" if r["occupancy_fraction"] is None else f"{r['occupancy_fraction']:.0%}",
                      r["error"] or fmt(r["limiter"]), limits])
         step = r.get("next_step")
         if step:
@@ -407,7 +428,8 @@ def _table(results, mangled: bool) -> str:
                              for what, amount in step["shed"].items())
             what = "workgroup" if step["unit"] == "blocks_per_cu" else "wave"
             where = f"per {r['unit']}" if step["unit"] == "blocks_per_cu" else "per SIMD"
-            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{'s' if step['gain'] != 1 else ''} {where}")
+            plural = "s" if step["gain"] != 1 else ""
+            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}")
         for w in r["warnings"]:
             notes.append(f"    {name}: warning: {w}")
     # The llvm model over the flat workgroup range counts its limits in waves per SIMD.

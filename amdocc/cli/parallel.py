@@ -16,7 +16,29 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult
+    from typing import TypeAlias
+
+    from ..codeobject import CodeObject, Kernel
+    from ..containers.pieces import Part
+
+    # One input of a run: a path ("-" for stdin) or a part of a large input cut by
+    # containers.plan, and whether it was found by walking a directory.
+    FileItem: TypeAlias = tuple[str | Part, bool]
+    # What a worker yields: (kind, payload), the payload's type following the kind (see read).
+    Event: TypeAlias = tuple[str, Any]
+    # A JSON-shaped record (amdocc.report's records, a census row, a check verdict).
+    Record: TypeAlias = dict[str, Any]
+    # (item, role): role "last" ends a file, "part" does not, "local" is read by the main process.
+    Task: TypeAlias = tuple[FileItem, str]
+    # A worker's batch done: (task, role, its events) each, and the file holding spilled items.
+    Results: TypeAlias = tuple[list[tuple[FileItem, str, list[Event]]], str | None]
+
+Options = TypeVar("Options")    # what a command's worker needs besides the file (picklable)
 
 MIN_FILES_FOR_POOL = 32     # below this, starting workers costs more than it saves
 SPLIT_BYTES = 32 << 20      # a file this large is worth cutting into pieces for the workers
@@ -28,7 +50,7 @@ def expand(paths: list[str]) -> list[tuple[str, bool]]:
     """(path, found in a directory walk) for every file to read; "-" and plain files as given."""
     from ..containers import iter_files
 
-    out = []
+    out: list[tuple[str, bool]] = []
     for p in paths:
         if p != "-" and os.path.isdir(p):
             out.extend((f, True) for f in iter_files(p))
@@ -37,7 +59,7 @@ def expand(paths: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def jobs_for(requested: int | None, files) -> int:
+def jobs_for(requested: int | None, files: int | list[tuple[str, bool]]) -> int:
     """Processes to use for ``files`` (a count, or the (path, in_directory) list): a pool for
     many files or for one input large enough to cut into parts, else one."""
     count = files if isinstance(files, int) else len(files)
@@ -83,7 +105,7 @@ def warm_up() -> None:
     target_by_mach(0)
 
 
-def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[tuple[tuple, str]]:
+def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
     """((item, in_directory), role) for the workers: whole files, and each large library or
     wheel cut into parts (``containers.plan``). Role "last" ends a file (for the progress
     line), "part" does not, and "local" is a large file that cannot be cut: the main process
@@ -100,7 +122,7 @@ def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[tuple[t
             yield (path, in_directory), "local" if big else "last"
 
 
-def _size(item) -> int:
+def _size(item: str | Part) -> int:
     if not isinstance(item, str):
         return item.size             # a part of a cut-up input
     try:
@@ -109,9 +131,10 @@ def _size(item) -> int:
         return 0
 
 
-def batches(tasks, most: int) -> Iterator[list]:
+def batches(tasks: Iterable[Task], most: int) -> Iterator[list[Task]]:
     """Consecutive tasks grouped by bytes and count; a "local" task travels alone."""
-    batch, size = [], 0
+    batch: list[Task] = []
+    size = 0
     for task in tasks:
         if task[1] == "local":
             if batch:
@@ -149,7 +172,8 @@ class Progress:
             sys.stderr.flush()
 
 
-def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> Iterator:
+def run(files: list[tuple[str, bool]], worker: Callable[[FileItem, Options], Iterable[Event]], options: Options,
+        jobs: int) -> Iterator[Event]:
     """Everything the generator ``worker((path, in_directory), options)`` yields for each file,
     in file order (``path`` may be a part of a large input, which ``amdocc.iter_load`` reads
     like a file). On one process it streams; on ``jobs`` processes each batch's items come back
@@ -170,14 +194,14 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
             # workers read; at most IN_FLIGHT batches per worker are queued or held as results,
             # so memory does not grow when output is written slower than it is produced.
             work = _prefetch(batches(tasks_for(files, spill), most), IN_FLIGHT * jobs)
-            pending: collections.deque = collections.deque()
+            pending: collections.deque[AsyncResult[Results]] = collections.deque()
             for batch in itertools.islice(work, IN_FLIGHT * jobs):
                 pending.append(pool.apply_async(_call, ((worker, batch, options, spill),)))
             while pending:
                 results, spilled = pending.popleft().get()
-                batch = next(work, None)
-                if batch is not None:
-                    pending.append(pool.apply_async(_call, ((worker, batch, options, spill),)))
+                following = next(work, None)
+                if following is not None:
+                    pending.append(pool.apply_async(_call, ((worker, following, options, spill),)))
                 with _Unspill(spilled) as unspill:
                     for task, role, items in results:
                         if role == "local":
@@ -191,24 +215,23 @@ def run(files: list[tuple[str, bool]], worker: Callable, options, jobs: int) -> 
         progress.close()
 
 
-def _prefetch(iterable, size: int) -> Iterator:
-    """``iterable`` produced by a background thread, at most ``size`` items ahead."""
+def _prefetch(work: Iterable[list[Task]], size: int) -> Iterator[list[Task]]:
+    """The batches of ``work`` produced by a background thread, at most ``size`` ahead."""
     import queue
     import threading
 
-    done = object()
-    box: queue.Queue = queue.Queue(size)
+    box: queue.Queue[list[Task] | None] = queue.Queue(size)
 
-    def produce():
+    def produce() -> None:
         try:
-            for item in iterable:
-                box.put(item)
+            for batch in work:
+                box.put(batch)
         finally:
-            box.put(done)
+            box.put(None)       # the end (a batch is never None)
 
     threading.Thread(target=produce, daemon=True).start()
-    while (item := box.get()) is not done:
-        yield item
+    while (batch := box.get()) is not None:
+        yield batch
 
 
 SPILL_ITEM = 64 << 10        # output this large goes back through a file, not the result pipe
@@ -222,16 +245,17 @@ class _Spilled:
     size: int
 
 
-def _call(packed):
+def _call(packed: tuple[Callable[[FileItem, Options], Iterable[Event]], list[Task], Options, str]) -> Results:
     """A worker's batch: its items, with large byte strings (a library's JSON) written to a
     file in ``spill_dir`` and sent as _Spilled places. A worker then holds one item at a
     time, not a batch's output, and the main process reads each back just before writing it.
     Returns (results, the spill file or None)."""
     worker, batch, options, spill_dir = packed
-    results, out = [], None
+    results: list[tuple[FileItem, str, list[Event]]] = []
+    out: IO[bytes] | None = None
     try:
         for task, role in batch:
-            items = []
+            items: list[Event] = []
             if role != "local":
                 for kind, value in worker(task, options):
                     if isinstance(value, bytes) and len(value) >= SPILL_ITEM:
@@ -256,22 +280,23 @@ class _Unspill:
         self.path = path
         self.fh = open(path, "rb") if path else None     # noqa: SIM115 - closed by __exit__
 
-    def __call__(self, value):
+    def __call__(self, value: Any) -> Any:
         if isinstance(value, _Spilled):
+            assert self.fh is not None, "a spilled item comes with its batch's spill file"
             self.fh.seek(value.offset)
             return self.fh.read(value.size)
         return value
 
-    def __enter__(self):
+    def __enter__(self) -> _Unspill:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self.fh is not None:
             self.fh.close()
-            os.unlink(self.path)
+            os.unlink(self.fh.name)
 
 
-def read(item: tuple) -> Iterator[tuple[str, object]]:
+def read(item: FileItem) -> Iterator[Event]:
     """One file of ``expand`` (or a part of a large one), as a worker reports it: ("code_object", CodeObject), and
     ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
     JSON records of amdocc.report, located as their messages say)."""
@@ -294,7 +319,7 @@ def read(item: tuple) -> Iterator[tuple[str, object]]:
         yield "error", report.error_record(exc, path if isinstance(path, str) else part_path(path))
 
 
-def kernel_error(co, kernel, exc) -> dict:
+def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
     """An error evaluating one kernel, as a record: the rest of its file is still evaluated."""
     from .. import report
 

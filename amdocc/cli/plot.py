@@ -19,9 +19,17 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ..models import KernelUsage, Occupancy
 
 LIMITER_COLOURS = {"vgpr": "#d62728", "agpr": "#ff7f0e", "sgpr": "#9467bd", "lds": "#1f77b4",
                    "waves": "#2ca02c", "barriers": "#8c564b", "workgroup_slots": "#7f7f7f",
@@ -39,10 +47,10 @@ class Panel:
     xlabel: str
     held: str                         # the inputs held fixed, for the title
     xs: list[int]
-    records: list                     # Occupancy at each x
+    records: list[Occupancy]          # Occupancy at each x
     star_x: int | None                # None: the kernel has no single point on this axis
-    star: object | None               # the Occupancy at star_x (the same as amdocc occupancy's)
-    reference: object | None = None   # llvm without a block: the flat-range answer, as a line
+    star: Occupancy | None            # the Occupancy at star_x (the same as amdocc occupancy's)
+    reference: Occupancy | None = None  # llvm without a block: the flat-range answer, as a line
 
 
 def check_plot_path(path: str) -> str:
@@ -67,12 +75,12 @@ def check_plot_path(path: str) -> str:
     return ext
 
 
-def _vgpr_field(usage, model: str) -> str:
+def _vgpr_field(usage: KernelUsage, model: str) -> str:
     """The VGPR count the model reads: hw the descriptor's allocation when there is one."""
     return "vgprs_allocated" if model == "hw" and usage.vgprs_allocated is not None else "vgprs"
 
 
-def _lds_changes(value_at, lo: int, hi: int) -> list[int]:
+def _lds_changes(value_at: Callable[[int], Hashable], lo: int, hi: int) -> list[int]:
     """Inputs in [lo, hi] that pin a monotone step function exactly: both ends, and for every
     step the last input before it and the first after (bisection; equal ends mean no step)."""
     known = {lo: value_at(lo), hi: value_at(hi)}
@@ -87,24 +95,24 @@ def _lds_changes(value_at, lo: int, hi: int) -> list[int]:
     return sorted(known)
 
 
-def _key(occ):
+def _key(occ: Occupancy) -> tuple[int | None, float | None, str | None, str | None]:
     return occ.blocks_per_cu, occ.waves_per_simd, occ.limiter, occ.error
 
 
-def curves(usage, model: str, options: dict, *, block: int | None, dynamic_lds: int = 0,
-           device=None) -> list[Panel]:
+def curves(usage: KernelUsage, model: str, options: dict[str, Any], *, block: int | None, dynamic_lds: int = 0,
+           device: str | None = None) -> list[Panel]:
     """The three panels' data. ``block`` None is the llvm model's flat workgroup range."""
     from ..models import occupancy
     from ..targets import MAX_WORKGROUP_SIZE
 
     t = usage.target
 
-    def at(u, b, d):
+    def at(u: KernelUsage, b: int | None, d: int) -> Occupancy:
         return occupancy(u, device=device, block_size=b, dynamic_lds=d, model=model, **options)
 
     star = at(usage, block, dynamic_lds)
     vfield = _vgpr_field(usage, model)
-    vgprs = getattr(usage, vfield)
+    vgprs: int = getattr(usage, vfield)       # not None: _vgpr_field picks an allocation only when known
     block_text = _block_text(usage, block)
 
     limit = min(usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
@@ -115,9 +123,9 @@ def curves(usage, model: str, options: dict, *, block: int | None, dynamic_lds: 
                         reference=star if block is None else None)
 
     room = max(t.lds_per_workgroup - usage.lds, dynamic_lds, 0)
-    lds_records = {}
+    lds_records: dict[int, Occupancy] = {}
 
-    def lds_key(d):
+    def lds_key(d: int) -> Hashable:
         lds_records[d] = at(usage, block, d)
         return _key(lds_records[d])
 
@@ -136,7 +144,7 @@ def curves(usage, model: str, options: dict, *, block: int | None, dynamic_lds: 
     return [block_panel, lds_panel, vgpr_panel]
 
 
-def _block_text(usage, block: int | None) -> str:
+def _block_text(usage: KernelUsage, block: int | None) -> str:
     from ..targets import MAX_WORKGROUP_SIZE
 
     if block is not None:
@@ -144,14 +152,15 @@ def _block_text(usage, block: int | None) -> str:
     return f"the flat workgroup range 1..{usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE}"
 
 
-def max_waves_per_simd(usage, occ) -> int:
+def max_waves_per_simd(usage: KernelUsage, occ: Occupancy) -> int:
     """Wave slots per SIMD in the model that answered (HIP caps gfx9 at 8, for instance)."""
     simds = usage.target.simds(occ.per_wgp)
     return occ.max_waves_per_cu // simds if occ.max_waves_per_cu else usage.target.max_waves_per_simd
 
 
-def build_figure(usage, model: str, options: dict, *, block: int | None, dynamic_lds: int = 0, device=None,
-                 title: str = "", block_source: str = "given"):
+def build_figure(usage: KernelUsage, model: str, options: dict[str, Any], *, block: int | None,
+                 dynamic_lds: int = 0, device: str | None = None, title: str = "",
+                 block_source: str = "given") -> Figure:
     """The occupancy figure (a matplotlib Figure, not yet written anywhere)."""
     try:
         from matplotlib.figure import Figure
@@ -162,12 +171,13 @@ def build_figure(usage, model: str, options: dict, *, block: int | None, dynamic
 
     panels = curves(usage, model, options, block=block, dynamic_lds=dynamic_lds, device=device)
     star = panels[1].star                     # the dynamic-LDS panel always holds the kernel's point
+    assert star is not None, "curves() puts the kernel's point on the dynamic-LDS panel"
     top = max_waves_per_simd(usage, star)
     unit = "WGP" if star.per_wgp else "CU"
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     axes = fig.subplots(1, len(panels))
     shaded: dict[str | None, Patch] = {}
-    for ax, panel in zip(axes, panels):
+    for ax, panel in zip(axes, panels, strict=True):      # one axes per panel
         ax.set_gid(panel.name)
         xs = panel.xs
         ys = [_number(r.waves_per_simd, r) for r in panel.records]
@@ -198,7 +208,7 @@ def build_figure(usage, model: str, options: dict, *, block: int | None, dynamic
             twin.set_ylim(0, max(max((b for b in blocks if b is not None), default=0), 1) * 1.05)
             twin.yaxis.set_major_locator(MaxNLocator(integer=True))
             twin.set_ylabel(f"workgroups per {unit}", color="#1f4e9c")
-        if panel.star is not None:
+        if panel.star is not None and panel.star_x is not None:     # a star has its x
             s = panel.star
             y = _number(s.waves_per_simd, s)
             ax.scatter([panel.star_x], [y], marker="*", s=260, color="gold", edgecolor="black", zorder=5,
@@ -216,8 +226,9 @@ def build_figure(usage, model: str, options: dict, *, block: int | None, dynamic
     return fig
 
 
-def plot_sweep(path: str, usage, model: str, options: dict, *, block: int | None, dynamic_lds: int = 0,
-               device=None, title: str = "", block_source: str = "given") -> None:
+def plot_sweep(path: str, usage: KernelUsage, model: str, options: dict[str, Any], *, block: int | None,
+               dynamic_lds: int = 0, device: str | None = None, title: str = "",
+               block_source: str = "given") -> None:
     """Write the occupancy figure to ``path`` (its extension picks the format)."""
     ext = check_plot_path(path)
     fig = build_figure(usage, model, options, block=block, dynamic_lds=dynamic_lds, device=device, title=title,
@@ -228,7 +239,7 @@ def plot_sweep(path: str, usage, model: str, options: dict, *, block: int | None
         raise UsageError(f"--plot {path!r}: cannot write: {exc.strerror or exc}") from None
 
 
-def _x_axis(ax, panel: Panel) -> None:
+def _x_axis(ax: Axes, panel: Panel) -> None:
     """Limits with a small margin (a step at the first input stays visible), never degenerate;
     integer ticks, LDS in KiB on power-of-two boundaries."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
@@ -248,24 +259,25 @@ def _x_axis(ax, panel: Panel) -> None:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def _number(value, occ) -> float:
+def _number(value: float | None, occ: Occupancy) -> float:
     return math.nan if value is None or occ.error else value
 
 
-def _runs(panel: Panel):
+def _runs(panel: Panel) -> list[tuple[int, int, str | None]]:
     """(start, end, limiter) for each stretch of the curve with one limiter (or no answer)."""
-    xs, out = panel.xs, []
+    xs = panel.xs
+    out: list[tuple[int, int, str | None]] = []
     for i, occ in enumerate(panel.records):
         limiter = NO_ANSWER if occ.error else occ.limiter
         end = xs[i + 1] if i + 1 < len(xs) else xs[i] + (xs[i] - xs[i - 1] if i else 1)
         if out and out[-1][2] == limiter:
-            out[-1][1] = end
+            out[-1] = (out[-1][0], end, limiter)
         else:
-            out.append([xs[i], end, limiter])
-    return [tuple(r) for r in out]
+            out.append((xs[i], end, limiter))
+    return out
 
 
-def _star_text(occ, unit: str) -> str:
+def _star_text(occ: Occupancy, unit: str) -> str:
     if occ.error:
         return occ.error
     pct = f" ({occ.occupancy_fraction:.0%})" if occ.occupancy_fraction is not None else ""
@@ -273,7 +285,8 @@ def _star_text(occ, unit: str) -> str:
     return f"{blocks}limited by {occ.limiter or '-'}\n{occ.waves_per_simd:g} waves/SIMD{pct}"
 
 
-def _suptitle(usage, star, title: str, block, block_source: str, dynamic_lds: int) -> str:
+def _suptitle(usage: KernelUsage, star: Occupancy, title: str, block: int | None, block_source: str,
+              dynamic_lds: int) -> str:
     profile = f" ({star.profile})" if star.profile else ""
     wgp = ", WGP mode" if star.per_wgp else ""
     source = f" ({block_source})" if block is not None else ""

@@ -14,10 +14,11 @@ def table(rows: list[list[str]], headers: list[str], indent: str = "  ") -> str:
                 widths[i] = len(cell)
             if numeric[i] and not _numeric(cell):
                 numeric[i] = False
-    out = [indent + "  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    out = [indent + "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     for r in rows:
+        # A row shorter than the headers leaves its last columns empty.
         out.append(indent + "  ".join(c.rjust(w) if num else c.ljust(w)
-                                      for c, w, num in zip(r, widths, numeric)).rstrip())
+                                      for c, w, num in zip(r, widths, numeric, strict=False)).rstrip())
     return "\n".join(out)
 
 
@@ -28,7 +29,7 @@ def _numeric(text: str) -> bool:
     return text in ("-", "?") or (bool(text) and set(text) <= _NUMERIC_CHARS and any(c.isdigit() for c in text))
 
 
-def fmt(value, none: str = "-") -> str:
+def fmt(value: object, none: str = "-") -> str:
     return none if value is None else str(value)
 
 

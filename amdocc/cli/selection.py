@@ -10,16 +10,24 @@ Summaries are plain dicts: worker processes send theirs back to be merged.
 """
 from __future__ import annotations
 
+import argparse
 import difflib
 import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..demangle import base_name, display
 from . import args as a
 
+if TYPE_CHECKING:
+    from ..codeobject import CodeObject, Kernel, TargetId
+    from ..targets import Target
+    from .parallel import Event, FileItem
+
 MAX_NAMES = 20_000        # kernel names remembered for suggestions (bounded memory on huge trees)
 
 
-def add_target_arguments(parser) -> None:
+def add_target_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--target, --device and --what-if: the processor a Selection keeps code objects for."""
     parser.add_argument("--target", metavar="GFX", type=a.Processor(),
                         help="processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (with a PATH: "
@@ -32,7 +40,7 @@ def add_target_arguments(parser) -> None:
 
 class Selection:
     def __init__(self, target: str | None = None, device: str | None = None, kernel: str | None = None,
-                 what_if: bool | None = False, flag: str = "--target"):
+                 what_if: bool | None = False, flag: str = "--target") -> None:
         from ..models.compat import device_id
 
         self.target, self.device = target, device
@@ -51,7 +59,7 @@ class Selection:
 
     # -- choosing -----------------------------------------------------------------------------
 
-    def runs_here(self, co) -> bool:
+    def runs_here(self, co: CodeObject) -> bool:
         """Whether ``co`` is kept: it runs on the named processor, or a what-if was asked for."""
         self.code_objects += 1
         if self.named is not None and not self.what_if:
@@ -69,7 +77,7 @@ class Selection:
         r = self.regex
         return r is None or bool(r.search(name) or (symbol and r.search(symbol)) or r.search(display(name)))
 
-    def wants(self, kernel) -> bool:
+    def wants(self, kernel: Kernel) -> bool:
         self.kernels += 1
         if self.matches(kernel.name, kernel.symbol):
             self.matched += 1
@@ -78,13 +86,13 @@ class Selection:
             self.names.add(display(kernel.name))
         return False
 
-    def kernels_of(self, co) -> list:
+    def kernels_of(self, co: CodeObject) -> list[Kernel]:
         """The kernels of ``co`` this selection keeps."""
         if not self.runs_here(co):
             return []
         return [k for k in co.kernels if self.wants(k)]
 
-    def evaluated_as(self, target_id, target) -> dict:
+    def evaluated_as(self, target_id: TargetId, target: Target | None) -> dict[str, Any]:
         """Where code built for ``target_id`` (its Target, or None) is evaluated. "target" names
         it as reports and baselines key it: the code's target id, then " on PROCESSOR" when it is
         evaluated on another processor (a member of its generic family, or a what-if), and
@@ -111,7 +119,7 @@ class Selection:
         seen = self.evaluated_as(TargetId.parse(built), find_target(built))
         return seen["target"] == target and (bool(self.what_if) or not seen["what_if"])
 
-    def evaluation(self) -> dict:
+    def evaluation(self) -> dict[str, Any]:
         """Keyword arguments for amdocc.occupancy: where to evaluate, and whether as a what-if."""
         if self.named is None:
             return {}
@@ -119,11 +127,11 @@ class Selection:
 
     # -- reporting ------------------------------------------------------------------------------
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return {"code_objects": self.code_objects, "placed": self.placed, "kernels": self.kernels,
                 "matched": self.matched, "processors": sorted(self.processors), "names": sorted(self.names)}
 
-    def merge(self, summary: dict) -> None:
+    def merge(self, summary: dict[str, Any]) -> None:
         for key in ("code_objects", "placed", "kernels", "matched"):
             setattr(self, key, getattr(self, key) + summary[key])
         self.processors.update(summary["processors"])
@@ -161,7 +169,7 @@ class Selection:
         return [by_base[lowered[p]][0] for p in picks]
 
 
-def selected_in(item: tuple[str, bool], selection: Selection):
+def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
     """One file of a walk (see parallel.expand) through ``selection``: ("code_object", co) for
     each code object kept, then ("kernel", (co, kernel)) for each of its kernels kept;
     ("skipped", record) and ("error", record) for what is passed over or unreadable; and last

@@ -1,7 +1,14 @@
 """``amdocc split``: the KV split count for AITER's FlyDSL fp8_mqa_logits, with its occupancy's source."""
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING, Any
+
+from . import args as a
+
+if TYPE_CHECKING:
+    from ..codeobject import Kernel
 
 DESCRIPTION = """Choose the KV split count as AITER's fp8_mqa_logits does, with the kernel's occupancy
 taken from amdocc instead of a hand-measured table. Either give the launch shape (--seq-len,
@@ -10,14 +17,12 @@ PATH with --kernel, --block and --dynamic-lds; or --occupancy N; else the defaul
 cost model's inputs directly (--grid-x, --effective-cus, --window-tiles, --max-splits, --overhead)."""
 
 
-from . import args as a
-
 SHAPE_DESTS = ("arch", "seq_len", "seq_len_kv", "rows_per_block", "block_kv", "cu_count", "num_heads", "aggressive")
 OCCUPANCY_DESTS = ("paths", "occupancy", "kernel", "block", "dynamic_lds", "what_if")
 DIRECT_DESTS = ("grid_x", "effective_cus", "window_tiles", "max_splits", "overhead")
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH", help="code object holding the kernel")
     parser.add_argument("--json", action="store_true")
@@ -33,7 +38,8 @@ def add_arguments(parser) -> None:
     shape.add_argument("--aggressive", action="store_const", const=True, help="force the streaming low-head case")
     occ = parser.add_argument_group("occupancy")
     occ.add_argument("--occupancy", type=a.integer(1), help="blocks per CU, if known (instead of a PATH)")
-    occ.add_argument("--kernel", metavar="REGEX", type=a.Pattern(), help="the kernel in PATH (name, demangled name or symbol)")
+    occ.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
+                     help="the kernel in PATH (name, demangled name or symbol)")
     occ.add_argument("--block", type=a.integer(1), help="threads per block of the kernel")
     occ.add_argument("--dynamic-lds", type=a.byte_size(), default=0, help="dynamic LDS bytes per block")
     occ.add_argument("--what-if", action="store_true",
@@ -44,17 +50,19 @@ def add_arguments(parser) -> None:
         direct.add_argument(flag, type=a.integer(minimum), help=f">= {minimum}")
 
 
-def run(args) -> int:
-    from ..policy.splits import auto_num_splits, splits_by_wave_cost
+def run(args: argparse.Namespace) -> int:
     from .. import report
+    from ..policy.splits import auto_num_splits, splits_by_wave_cost
 
     direct = tuple(getattr(args, d) for d in DIRECT_DESTS)
     if any(v is not None for v in direct):
         a.refuse(args, SHAPE_DESTS + OCCUPANCY_DESTS, "not used with the cost model inputs (--grid-x ...)")
         if any(v is None for v in direct):
-            raise a.UsageError("the cost model needs --grid-x, --effective-cus, --window-tiles, --max-splits and --overhead")
+            raise a.UsageError("the cost model needs --grid-x, --effective-cus, --window-tiles, --max-splits "
+                               "and --overhead")
         splits = splits_by_wave_cost(*direct)
-        out = {"splits": splits, "reason": "wave-quantized cost", "inputs": dict(zip(DIRECT_DESTS, direct))}
+        out: dict[str, Any] = {"splits": splits, "reason": "wave-quantized cost",
+                               "inputs": dict(zip(DIRECT_DESTS, direct, strict=True))}
     else:
         needed = {"--arch": args.arch, "--seq-len": args.seq_len, "--seq-len-kv": args.seq_len_kv,
                   "--rows-per-block": args.rows_per_block, "--block-kv": args.block_kv}
@@ -90,7 +98,7 @@ def run(args) -> int:
     return 0
 
 
-def refuse_unused(args) -> None:
+def refuse_unused(args: argparse.Namespace) -> None:
     """Options the processor's policy row would not use for this launch are usage errors."""
     from ..policy.splits import unused_inputs
 
@@ -103,7 +111,7 @@ def refuse_unused(args) -> None:
             raise a.UsageError(f"{', '.join(shown)}: {why}")
 
 
-def _kernel(args):
+def _kernel(args: argparse.Namespace) -> Kernel:
     """The one kernel of PATHs that --kernel selects and that can run on --arch (or --what-if)."""
     from .occupancy import selected_kernels
     from .selection import Selection

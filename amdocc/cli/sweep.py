@@ -1,13 +1,26 @@
 """``amdocc sweep``: the grid of workgroups per CU over block sizes × dynamic LDS for one kernel."""
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from . import args as a
-from .occupancy import add_manual_arguments, add_model_arguments, check_mode, manual_usage, model_options, \
-    selected_kernels, selection_of
+from .occupancy import (
+    add_manual_arguments,
+    add_model_arguments,
+    check_mode,
+    manual_usage,
+    model_options,
+    selected_kernels,
+    selection_of,
+)
 from .render import table
 from .selection import add_target_arguments
+
+if TYPE_CHECKING:
+    from ..codeobject import Kernel
+    from ..models import KernelUsage
 
 DESCRIPTION = """Print workgroups per CU (per WGP for kernels in WGP mode) for one kernel over a grid
 of block sizes and dynamic LDS sizes, with the limiting resource of each cell. Select the kernel
@@ -17,7 +30,7 @@ with --kernel (and --target for fat binaries), or give manual numbers as for `am
 FILE_DESTS = ("kernel", "mangled", "what_if")
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH")
     parser.add_argument("--json", action="store_true", help='print {"grid": [...]} with one record per cell')
@@ -31,7 +44,8 @@ def add_arguments(parser) -> None:
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
-    parser.add_argument("--plot", metavar="FILE", type=a.Checked(_check_plot_path, "out.png", ("", "/nonexistent/dir/out.png", "out.xyz")),
+    plot_path = a.Checked(_check_plot_path, "out.png", ("", "/nonexistent/dir/out.png", "out.xyz"))
+    parser.add_argument("--plot", metavar="FILE", type=plot_path,
                         help="also draw occupancy (waves per SIMD, and workgroups) against block size, "
                              "dynamic LDS and VGPRs to FILE (.png, .svg or .pdf; needs matplotlib: "
                              "amdocc[plot]); the star marks the kernel where `amdocc occupancy` evaluates "
@@ -41,7 +55,7 @@ def add_arguments(parser) -> None:
 
 
 def _check_plot_path(text: str) -> None:
-    from .plot import check_plot_path   # imports matplotlib only when --plot is given
+    from .plot import check_plot_path  # imports matplotlib only when --plot is given
 
     check_plot_path(text)
 
@@ -61,12 +75,12 @@ def default_dynamic_lds(static: int, per_workgroup: int) -> list[int]:
     return sizes
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
+    from .. import report
     from ..demangle import display
     from ..models import occupancy, usage_of
     from ..models.compat import place
     from ..targets import MAX_WORKGROUP_SIZE
-    from .. import report
 
     check_mode(args, FILE_DESTS)
     if args.block is not None and not args.plot:
@@ -96,7 +110,8 @@ def run(args) -> int:
     blocks = args.blocks or default_blocks(usage.wave, limit)
     lds_sizes = args.dynamic_lds_grid or default_dynamic_lds(usage.lds, t.lds_per_workgroup)
     options = model_options(args)
-    grid, unit = [], None
+    grid: list[dict[str, Any]] = []
+    unit: str | None = None
     for dyn in lds_sizes:
         for block in blocks:
             occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model,
@@ -114,11 +129,13 @@ def run(args) -> int:
                                        "built_for": where.built_for if where else None,
                                        "what_if": bool(where and where.what_if), "grid": grid}) + "\n")
     else:
+        assert unit is not None, "the grid has cells: a block size and a dynamic LDS size at least"
         print(render(title, args.model, blocks, lds_sizes, grid, unit))
     return 0
 
 
-def _plot(args, usage, kernel, options, title: str) -> None:
+def _plot(args: argparse.Namespace, usage: KernelUsage, kernel: Kernel | None, options: dict[str, Any],
+          title: str) -> None:
     """The plot, with its star where `amdocc occupancy` evaluates the kernel."""
     from ..targets import MAX_WORKGROUP_SIZE
     from .occupancy import block_for
@@ -143,7 +160,8 @@ LIMITER_MARK = {"vgpr": "v", "agpr": "a", "sgpr": "s", "lds": "L", "waves": "w",
                 "workgroup_slots": "g", "block_size": "B", None: "?"}
 
 
-def render(title, model, blocks, lds_sizes, grid, unit: str = "CU") -> str:
+def render(title: str, model: str, blocks: list[int], lds_sizes: list[int], grid: list[dict[str, Any]],
+           unit: str = "CU") -> str:
     cells = {(c["dynamic_lds"], c["block_size"]): c for c in grid}
     rows = []
     for dyn in lds_sizes:

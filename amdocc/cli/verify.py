@@ -1,9 +1,14 @@
 """``amdocc verify``: every kernel × launch shape, amdocc's hip model against the live HIP runtime."""
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from . import args as a
+
+if TYPE_CHECKING:
+    from ..models.hip_profiles import HipProfile
 
 DESCRIPTION = """On a machine with a ROCm GPU, ask HIP's own occupancy API for every kernel in PATH
 that is built for this device, over a grid of block sizes and dynamic LDS sizes, and compare with
@@ -14,12 +19,12 @@ tables/hip_observed/ file. Exit 0 when every answer agrees, 1 when some disagree
 or unreadable input, 3 when no HIP runtime is usable."""
 
 
-def _hip_profiles():
+def _hip_profiles() -> dict[str, HipProfile]:
     from ..models.hip import profiles
     return profiles()
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="+", metavar="PATH")
     parser.add_argument("--blocks", type=a.integers(1), default=[64, 128, 256, 512, 1024], metavar="N,N,...")
@@ -34,12 +39,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-def run(args) -> int:
-    from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
+def run(args: argparse.Namespace) -> int:
     from .. import observed, report
+    from ..models import occupancy
+    from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
     from .occupancy import selected_kernels
     from .selection import Selection
-    import amdocc
 
     a.check_readable(args.paths)        # a missing file is bad input (2), whatever the runtime
     rt = runtime()
@@ -49,11 +54,13 @@ def run(args) -> int:
     choice = choose_profile(rt, args.hip_profile)
     if choice.warning:
         print(f"amdocc: {choice.warning}", file=sys.stderr)
-    profile = {"profile": choice.profile} if choice.profile else {}
+    profile: dict[str, Any] = {"profile": choice.profile} if choice.profile else {}
     selection = Selection(dev.gcn_arch_name or dev.processor, None, args.kernel)
     failures: list[str] = []
-    rows, agree, total = [], 0, 0
-    recorded, not_asked = [], []
+    rows: list[dict[str, Any]] = []
+    agree = total = 0
+    recorded: list[dict[str, Any]] = []
+    not_asked: list[str] = []
     chosen = selected_kernels(args, selection, failures)
     if not chosen and not failures:
         raise a.UsageError(selection.nothing_selected())
@@ -61,11 +68,12 @@ def run(args) -> int:
         target = selection.target
         for block in args.blocks:
             for dyn in args.dynamic_lds:
-                occ = amdocc.occupancy(kernel, target=target, block_size=block, dynamic_lds=dyn, **profile)
+                occ = occupancy(kernel, target=target, block_size=block, dynamic_lds=dyn, **profile)
                 model = occ.error or occ.blocks_per_cu
                 if model == "division-by-zero":   # asking would kill this process with SIGFPE
                     not_asked.append(f"{kernel.name} block {block} dyn {dyn}")
                     continue
+                hip: int | str                    # HIP's answer, or the name of its error
                 try:
                     hip = rt.occupancy_of(co.data, kernel.name, block, dyn)
                 except HipError as exc:
