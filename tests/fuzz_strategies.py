@@ -11,6 +11,7 @@ bundle, CCOB or OffloadBinary header field.
 from __future__ import annotations
 
 import msgpack
+from hypothesis import strategies as st
 
 # tools/fuzz (conftest puts tools/ on sys.path)
 from fuzz.corpus import fixtures
@@ -22,7 +23,6 @@ from fuzz.formats.offload import OFFLOAD_HEADER
 from fuzz.inputs import mutate
 from fuzz.mutators import MUTATORS
 from fuzz.mutators.metadata import KERNEL_KEYS, TOP_KEYS, short
-from hypothesis import strategies as st
 
 FIXTURES = fixtures()
 # The amplifiers and the bomb build MiB-sized inputs: the campaign runs them; here they would

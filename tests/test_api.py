@@ -17,12 +17,12 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import FIXTURES, ROOT
-from oracle.hip_reference import hip_blocks
-from oracle.llvm22 import metadata_documents
 
 import amdocc
 from amdocc.cli.main import main
+from conftest import FIXTURES, ROOT
+from oracle.hip_reference import hip_blocks
+from oracle.llvm22 import metadata_documents
 
 SAMPLE = str(amdocc.samples_path())
 ELF = FIXTURES / "elf"

@@ -23,11 +23,11 @@ from pathlib import Path
 import msgpack
 import pytest
 import zstandard
-from conftest import FIXTURES, ROOT
 
 import amdocc
 from amdocc.containers import DEFAULT_LIMITS, Failed, scan
 from amdocc.errors import LimitError
+from conftest import FIXTURES, ROOT
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 BY_FILE = {f["file"]: f for f in MANIFEST["fixtures"]}

@@ -8,11 +8,11 @@ import struct
 import zlib
 
 import pytest
-from conftest import FIXTURES
 
 import amdocc
 from amdocc.cli.main import main
 from amdocc.containers import Failed, Limits, scan
+from conftest import FIXTURES
 
 CODE_OBJECT = (FIXTURES / "elf" / "hand_aiter_gfx942.hsaco").read_bytes()
 BUNDLE = (FIXTURES / "containers" / "bundle_5arch.hipfb").read_bytes()
@@ -188,16 +188,16 @@ import time  # noqa: E402
 
 import msgpack  # noqa: E402
 
+from amdocc import report  # noqa: E402
+from amdocc.cli.inspect import render_code_object  # noqa: E402
+from amdocc.errors import FormatError, LimitError  # noqa: E402
+
 # tools/fuzz: the fuzzer's own builders for mutated code objects and containers
 from fuzz.fields import put  # noqa: E402
 from fuzz.formats.bundle import BUNDLE_MAGIC, build_bundle, bundle_entries  # noqa: E402
 from fuzz.formats.elf import SHDR, SYM, ElfView, elf_set, note_desc, section_header, with_extra_sections, with_note_desc  # noqa: E402
 from fuzz.formats.metadata import Raw, mp_encode  # noqa: E402
 from fuzz.inputs import mutate  # noqa: E402
-
-from amdocc import report  # noqa: E402
-from amdocc.cli.inspect import render_code_object  # noqa: E402
-from amdocc.errors import FormatError, LimitError  # noqa: E402
 
 GFX942 = (FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes()
 LEGACY_V2 = (FIXTURES / "elf" / "legacy_v2_gfx906.co").read_bytes()

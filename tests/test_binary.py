@@ -8,16 +8,16 @@ worked by hand from the spans and from the fixtures' layouts (read with the fuzz
 from __future__ import annotations
 
 import pytest
+
+import amdocc
+from amdocc.binary import StringBudget, cstring, first_overlap, overlaps
+from amdocc.errors import FormatError, LimitError, Origin
 from conftest import FIXTURES
 
 # tools/fuzz: the fuzzer's own minimal views of ELF and OffloadBinary
 from fuzz.fields import put
 from fuzz.formats.elf import SHDR, ElfView, elf_set
 from fuzz.formats.offload import offload_parse
-
-import amdocc
-from amdocc.binary import StringBudget, cstring, first_overlap, overlaps
-from amdocc.errors import FormatError, LimitError, Origin
 
 ORIGIN = Origin("<test>")
 

@@ -14,13 +14,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REQUIRE
-from fixtures.oracles import metadata_yaml
-from test_check import DVGPR, LDS, LIB1, LIB2, expected_violations, kernels_of, llc_lds_limit_of
 
 from amdocc.census import member_of
 from amdocc.census.svg import LIMITER_COLOURS, PALETTE
 from amdocc.cli.main import main
+from conftest import FIXTURES, REQUIRE
+from fixtures.oracles import metadata_yaml
+from test_check import DVGPR, LDS, LIB1, LIB2, expected_violations, kernels_of, llc_lds_limit_of
 
 D = FIXTURES / "diff"
 CHECK_FILES = (LIB1, LIB2, LDS, DVGPR)

@@ -13,11 +13,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 import xmlschema
-from conftest import FIXTURES, TESTS
-from fixtures.oracles import metadata_yaml
 
 from amdocc.check_report import annotation
 from amdocc.cli.main import main
+from conftest import FIXTURES, TESTS
+from fixtures.oracles import metadata_yaml
 
 C = FIXTURES / "check"
 LIB1, LIB2 = C / "check_gfx942.hsaco", C / "check_next_gfx942.hsaco"

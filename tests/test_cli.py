@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, ROOT
 
 from amdocc.cli.main import COMMANDS, main
+from conftest import FIXTURES, ROOT
 
 
 def run_cli(capsys, *argv, stdin: bytes | None = None):

@@ -12,10 +12,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, ROOT
 
 from amdocc.cli.args import ArgType
 from amdocc.cli.main import COMMANDS, build_parser, main
+from conftest import FIXTURES, ROOT
 
 GFX942 = str(FIXTURES / "elf" / "gfx942_cov4.hsaco")
 

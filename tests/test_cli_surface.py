@@ -12,10 +12,10 @@ import re
 import subprocess
 
 import pytest
-from conftest import FIXTURES, ROOT
 
 import amdocc
 from amdocc.cli.main import main
+from conftest import FIXTURES, ROOT
 
 ELF = FIXTURES / "elf"
 GFX942 = ELF / "gfx942_cov4.hsaco"                      # xnack any, sramecc any (e_flags 0x54c)

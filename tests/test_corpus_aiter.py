@@ -7,9 +7,9 @@ metadata written by hand, no .agpr_count, descriptor kernarg_size 0. .ci/run dow
 from __future__ import annotations
 
 import pytest
-from oracle.check import check_files
 
 import amdocc
+from oracle.check import check_files
 
 pytestmark = [pytest.mark.corpus, pytest.mark.llvm22, pytest.mark.slow]
 

@@ -11,11 +11,11 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, ROOT
 
 import amdocc
 from amdocc.cli.main import main
 from amdocc.demangle import demangle
+from conftest import FIXTURES, ROOT
 
 GFX942 = FIXTURES / "elf" / "gfx942_cov4.hsaco"
 

@@ -11,10 +11,10 @@ import struct
 import subprocess
 
 import pytest
-from conftest import FIXTURES
 from elftools.elf.elffile import ELFFile
 
 import amdocc
+from conftest import FIXTURES
 
 pytestmark = pytest.mark.llvm22
 RSRC1_AT = 48    # byte offset of compute_pgm_rsrc1 in the 64-byte descriptor

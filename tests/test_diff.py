@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import FIXTURES
-
 from amdocc.cli.main import main
+from conftest import FIXTURES
 
 D = FIXTURES / "diff"
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection, SymbolTableSection
 
@@ -28,6 +27,7 @@ import amdocc.samples
 from amdocc.containers import Blob, scan
 from amdocc.elf import EM_AMDGPU, PT_NOTE, SHT_DYNSYM, SHT_SYMTAB, ElfFile, is_elf
 from amdocc.errors import Origin
+from conftest import FIXTURES
 
 HEADER_FIELDS = ("e_type", "e_machine", "e_version", "e_entry", "e_phoff", "e_shoff", "e_flags",
                  "e_ehsize", "e_phentsize", "e_phnum", "e_shentsize", "e_shnum", "e_shstrndx")

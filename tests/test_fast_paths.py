@@ -11,7 +11,6 @@ import os
 import random
 
 import pytest
-from conftest import FIXTURES
 
 import amdocc
 from amdocc.binary import cstring
@@ -20,6 +19,7 @@ from amdocc.codeobject import descriptor as D
 from amdocc.elf import SHT_SYMTAB, ElfFile
 from amdocc.errors import Origin
 from amdocc.targets import all_targets
+from conftest import FIXTURES
 
 
 def _by_hand(layout: str, words: dict) -> dict:

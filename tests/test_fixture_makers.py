@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import FIXTURES, ROOT
 from fixtures.driver import FAMILIES
 from fixtures.manifest import SHARED, SHARED_FAMILIES, SharedManifest

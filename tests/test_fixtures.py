@@ -8,6 +8,9 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+
+import amdocc
+from amdocc.containers import Blob, Skipped, scan
 from conftest import FIXTURES, ROOT
 from oracle.check import ABI_TO_CO
 from oracle.compare import (
@@ -18,9 +21,6 @@ from oracle.compare import (
     isa_version_from_readelf,
 )
 from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
-
-import amdocc
-from amdocc.containers import Blob, Skipped, scan
 
 
 def _load_manifest():

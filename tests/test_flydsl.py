@@ -21,12 +21,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import needs, skip_unless_required
 
 import amdocc
 from amdocc import UsageError
 from amdocc.integrations import flydsl as af
 from amdocc.runtime import runtime
+from conftest import needs, skip_unless_required
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "fixtures" / "flydsl"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
@@ -388,6 +388,7 @@ def test_live_offline_flydsl_compile(tmp_path, monkeypatch):
     if not (shutil.which("ld.lld-22") or shutil.which("ld.lld")):
         skip_unless_required("FlyDSL links with ld.lld: install lld-22")
     import flydsl
+
     from fixtures import flydsl_cases as mf  # tools/ is on sys.path (conftest)
 
     start = time.perf_counter()

@@ -23,6 +23,9 @@ import time
 from contextlib import contextmanager
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from conftest import ROOT
 from fuzz.contract import exercise
 from fuzz.inputs import generate, mutate
@@ -35,8 +38,6 @@ from fuzz_strategies import (
     mutated_inputs,
     section_header_edits,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 HANG_SECONDS = 10   # an example taking this long is a hang, not a slow input
 PROPERTY = settings(deadline=None, max_examples=400,

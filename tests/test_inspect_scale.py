@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES
-from oracle.llvm22 import metadata_documents
 
 from amdocc.cli import parallel
 from amdocc.cli.main import main
 from amdocc.containers import pieces, plan
+from conftest import FIXTURES
+from oracle.llvm22 import metadata_documents
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 BARE = [f for f in MANIFEST["fixtures"] if f["kind"] == "elf"]

@@ -13,13 +13,13 @@ import math
 
 import msgpack
 import pytest
-from conftest import FIXTURES
 
 import amdocc
 from amdocc import report
 from amdocc.cli.main import main
 from amdocc.codeobject import notes
 from amdocc.elf import Note
+from conftest import FIXTURES
 
 COMPACT = (",", ":")
 

@@ -28,11 +28,11 @@ import time
 from collections import Counter
 
 import pytest
-from conftest import REQUIRE
 
 import amdocc
 from amdocc.models import compute, from_kernel
 from amdocc.models import llvm as llvm_model
+from conftest import REQUIRE
 
 pytestmark = [pytest.mark.llvm22, pytest.mark.slow]
 

@@ -14,14 +14,14 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import FIXTURES
-from test_cli import run_cli
 
 import amdocc
 from amdocc.codeobject.producer import comment_strings, parse_producer, producers
 from amdocc.models import manual
 from amdocc.models.llvm_rules import parse_version, rules_for_producer
 from amdocc.targets import find_triple, get_target, subarch_admits
+from conftest import FIXTURES
+from test_cli import run_cli
 
 AMD_CLANG_63 = ("AMD clang version 18.0.0git (https://github.com/RadeonOpenCompute/llvm-project "
                 "roc-6.3.1 24491 1e0fda770a2079fbd71e4b70974d74f62fd3af10)")

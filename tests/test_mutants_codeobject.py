@@ -185,9 +185,8 @@ def test_reserved_descriptor_bits_and_bytes_are_problems_and_defined_ones_are_no
 
 
 def test_fixture_descriptors_built_by_llvm_have_no_problems():
-    from conftest import FIXTURES
-
     import amdocc
+    from conftest import FIXTURES
     paths = [p for p in sorted((FIXTURES / "elf").iterdir())
              if p.suffix in (".hsaco", ".co", ".o") and "hand_" not in p.name]
     kernels = [k for path in paths for co in amdocc.load(path) for k in co.kernels]
@@ -238,11 +237,10 @@ def test_wave_and_wgp_disagreements_only_when_both_views_speak():
 
 def test_usage_of_a_fixture_kernel_carries_the_descriptors_allocation():
     # What llvm-objdump-22 printed for agpr_gfx942_cov6.hsaco's descriptors (stored at build time).
-    from conftest import FIXTURES
-    from oracle.llvm22 import parse_descriptor_dump
-
     import amdocc
     from amdocc.models import from_kernel
+    from conftest import FIXTURES
+    from oracle.llvm22 import parse_descriptor_dump
     (dumped,) = parse_descriptor_dump((FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco.kd.txt").read_text()).values()
     (co,) = amdocc.load(FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco")
     for k in co.kernels:

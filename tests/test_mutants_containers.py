@@ -6,9 +6,9 @@ import hashlib
 import json
 
 import pytest
-from conftest import FIXTURES
 
 from amdocc.containers import Blob, Skipped, scan
+from conftest import FIXTURES
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 BUNDLED = [f for f in MANIFEST["fixtures"] if f.get("bundles")]

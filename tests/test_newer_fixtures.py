@@ -14,11 +14,11 @@ import json
 import re
 
 import pytest
-from conftest import FIXTURES
-from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 import amdocc
 from amdocc.codeobject.producer import parse_producer
+from conftest import FIXTURES
+from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dump
 
 NEWER = FIXTURES / "newer"
 MANIFEST = json.loads((NEWER / "manifest.json").read_text())["fixtures"]

@@ -13,11 +13,11 @@ import subprocess
 import time
 
 import pytest
-from conftest import ROOT
-from oracle.check import check_files
 
 import amdocc
 from amdocc.targets import all_targets
+from conftest import ROOT
+from oracle.check import check_files
 
 pytestmark = [pytest.mark.llvm22, pytest.mark.slow]
 

@@ -14,11 +14,11 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, ROOT, needs
-from oracle.hip_reference import hip_blocks
 
 import amdocc
 from amdocc.cli.main import main
+from conftest import FIXTURES, ROOT, needs
+from oracle.hip_reference import hip_blocks
 
 needs("matplotlib", "the plot tests render with it (amdocc[plot])")
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
 
 import amdocc
 from amdocc.policy.splits import auto_num_splits, policy_for, resolve_occupancy, splits_by_wave_cost
+from conftest import FIXTURES
 
 # AITER's _splits_by_wave_cost unit-test vectors: (grid_x, effective_cus, W, max_splits, overhead).
 VECTORS = [((100000, 1520, 1024, 64, 8), 1), ((8, 4096, 8192, 4, 8), 4), ((1, 1e6, 1e6, 1e6, 0), 64),

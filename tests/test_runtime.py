@@ -7,11 +7,11 @@ import json
 import logging
 
 import pytest
-from conftest import FIXTURES
 
 import amdocc
 from amdocc.cli.main import main
 from amdocc.runtime import Hip, HipError, HipUnavailable, max_blocks_per_cu, runtime, stats
+from conftest import FIXTURES
 
 NO_HIP = runtime() is None
 

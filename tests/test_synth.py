@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT
-from oracle import llvm22
-from oracle.check import check_files
 
 import amdocc
 from amdocc.targets import get_target
 from amdocc.testing import SynthSpec, synthesize
+from conftest import ROOT
+from oracle import llvm22
+from oracle.check import check_files
 
 pytestmark = pytest.mark.llvm22
 # LLVM 22's descriptor VGPR encoding granule per processor and wave size (tools/probe_targets.py).

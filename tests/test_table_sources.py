@@ -34,9 +34,9 @@ from collections import Counter
 
 import pytest
 import tomllib
-from conftest import TESTS
 
 from amdocc.tabledata import tables_dir
+from conftest import TESTS
 
 # Columns every probe measures (test_targets_table.assert_row_matches_probe compares each).
 MEASURED_COLUMNS = frozenset({

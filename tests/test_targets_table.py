@@ -13,6 +13,10 @@ import dataclasses
 from collections import Counter
 
 import pytest
+
+from amdocc.models.llvm import sgpr_waves
+from amdocc.models.llvm_rules import rules_named
+from amdocc.targets import REGISTER_FILES, all_targets, target_by_mach
 from test_table_sources import (
     MEASURED_COLUMNS,
     MEASURED_WHEN_ROUNDED,
@@ -26,10 +30,6 @@ from test_table_sources import (
     value_kind,
     written_values,
 )
-
-from amdocc.models.llvm import sgpr_waves
-from amdocc.models.llvm_rules import rules_named
-from amdocc.targets import REGISTER_FILES, all_targets, target_by_mach
 
 # The LLVM of the Triton probe: Triton 3.9.0's libtriton_amd_codegen.so, LLVM 24.0.0git at this
 # revision (tools/triton_llc.py --revision; the library's own version string).

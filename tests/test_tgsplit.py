@@ -11,11 +11,11 @@ import hashlib
 import json
 
 import pytest
+
+import amdocc
 from conftest import FIXTURES
 from oracle.compare import descriptor_mismatches, metadata_mismatches
 from oracle.llvm22 import metadata_documents, parse_descriptor_dump
-
-import amdocc
 
 MANIFEST = json.loads((FIXTURES / "tgsplit" / "manifest.json").read_text())
 CASES = MANIFEST["fixtures"]

@@ -16,10 +16,10 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from conftest import needs, skip_unless_required
 
 import amdocc
 from amdocc.integrations import triton as at
+from conftest import needs, skip_unless_required
 
 triton = needs("triton", "the Triton tests compile with it (pip install 'amdocc[triton]')")
 tl = needs("triton.language", "the Triton tests compile with it")

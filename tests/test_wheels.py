@@ -22,12 +22,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+import amdocc
 from conftest import ROOT
 from oracle import llvm22
 from oracle.compare import metadata_mismatches
 from oracle.unbundle import UNBUNDLED_BY_HAND, unbundle_library
-
-import amdocc
 
 pytestmark = [pytest.mark.wheels, pytest.mark.llvm22, pytest.mark.slow]
 

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 from collections.abc import Hashable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Origin, UsageError
