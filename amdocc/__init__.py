@@ -41,6 +41,7 @@ arguments that are wrong or inconsistent); its message is one line.
 
 Importing the package is cheap: submodules (CLI, tables, HIP) load on first use.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -61,18 +62,39 @@ if TYPE_CHECKING:
     from .runtime.hip import Hip
 
 __version__ = "0.1.0"
-__all__ = ["AmdoccError", "CodeObject", "Finding", "FormatError", "Kernel", "LimitError", "Occupancy",
-           "Resources", "UnknownTargetError", "UsageError", "__version__", "iter_load", "load",
-           "max_blocks_per_cu", "occupancy", "samples_path"]
+__all__ = [
+    "AmdoccError",
+    "CodeObject",
+    "Finding",
+    "FormatError",
+    "Kernel",
+    "LimitError",
+    "Occupancy",
+    "Resources",
+    "UnknownTargetError",
+    "UsageError",
+    "__version__",
+    "iter_load",
+    "load",
+    "max_blocks_per_cu",
+    "occupancy",
+    "samples_path",
+]
 
 # Result types, imported on first access so that `import amdocc` stays light.
-_LAZY = {"CodeObject": "codeobject.model", "Kernel": "codeobject.model", "Resources": "codeobject.model",
-         "Finding": "codeobject.model", "Occupancy": "models.record"}
+_LAZY = {
+    "CodeObject": "codeobject.model",
+    "Kernel": "codeobject.model",
+    "Resources": "codeobject.model",
+    "Finding": "codeobject.model",
+    "Occupancy": "models.record",
+}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
+
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
@@ -129,9 +151,16 @@ def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObje
     return _iter_load(source, limits or DEFAULT_LIMITS)
 
 
-def occupancy(kernel_or_resources: Kernel | KernelUsage | dict[str, Any], *, target: str | None = None,
-              device: str | Device | None = None, block_size: int | None = None, dynamic_lds: int = 0,
-              model: str = "hip", **options: Any) -> Occupancy:
+def occupancy(
+    kernel_or_resources: Kernel | KernelUsage | dict[str, Any],
+    *,
+    target: str | None = None,
+    device: str | Device | None = None,
+    block_size: int | None = None,
+    dynamic_lds: int = 0,
+    model: str = "hip",
+    **options: Any,
+) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, which resource limits it, and why.
 
     Args:
@@ -166,17 +195,34 @@ def occupancy(kernel_or_resources: Kernel | KernelUsage | dict[str, Any], *, tar
     global _occupancy
     if _occupancy is None:
         from .models import occupancy as evaluate  # first call only: keeps `import amdocc` light
+
         _occupancy = evaluate
-    return _occupancy(kernel_or_resources, target=target, device=device, block_size=block_size,
-                      dynamic_lds=dynamic_lds, model=model, **options)
+    return _occupancy(
+        kernel_or_resources,
+        target=target,
+        device=device,
+        block_size=block_size,
+        dynamic_lds=dynamic_lds,
+        model=model,
+        **options,
+    )
 
 
 _occupancy: Callable[..., Occupancy] | None = None
 
 
-def max_blocks_per_cu(code_object_or_kernel: Kernel | CodeObject | Source, block_size: int, dynamic_lds: int = 0,
-                      *, stream: Any = None, device: str | Device | None = None, kernel_name: str | None = None,
-                      profile: str | None = None, hip: Hip | None = None, what_if: bool = False) -> BlocksPerCU:
+def max_blocks_per_cu(
+    code_object_or_kernel: Kernel | CodeObject | Source,
+    block_size: int,
+    dynamic_lds: int = 0,
+    *,
+    stream: Any = None,
+    device: str | Device | None = None,
+    kernel_name: str | None = None,
+    profile: str | None = None,
+    hip: Hip | None = None,
+    what_if: bool = False,
+) -> BlocksPerCU:
     """Workgroups of one kernel resident per CU: HIP's own answer when it can give one, else the model's.
 
     The drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``, usable inside HIP graph
@@ -212,8 +258,17 @@ def max_blocks_per_cu(code_object_or_kernel: Kernel | CodeObject | Source, block
     """
     from .runtime import max_blocks_per_cu as _max_blocks_per_cu
 
-    return _max_blocks_per_cu(code_object_or_kernel, block_size, dynamic_lds, stream=stream, device=device,
-                              kernel_name=kernel_name, profile=profile, hip=hip, what_if=what_if)
+    return _max_blocks_per_cu(
+        code_object_or_kernel,
+        block_size,
+        dynamic_lds,
+        stream=stream,
+        device=device,
+        kernel_name=kernel_name,
+        profile=profile,
+        hip=hip,
+        what_if=what_if,
+    )
 
 
 def samples_path() -> Path:

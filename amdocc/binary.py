@@ -5,6 +5,7 @@ In the spirit of pyelftools' ``structs.py``: each on-disk record is declared onc
 lying offset becomes a :class:`FormatError` naming the file and offset instead of an exception
 from deep inside ``struct``.
 """
+
 from __future__ import annotations
 
 import struct
@@ -84,14 +85,27 @@ class StringBudget:
         self.left -= nul - start + 1
 
     def exceeded(self, origin: Origin, at: int) -> LimitError:
-        return LimitError(f"strings read from {self.what} add up to more than {self.total} bytes "
-                          "(four times the table, plus 64 KiB): its entries keep pointing into the "
-                          "same long strings", origin, at)
+        return LimitError(
+            f"strings read from {self.what} add up to more than {self.total} bytes "
+            "(four times the table, plus 64 KiB): its entries keep pointing into the "
+            "same long strings",
+            origin,
+            at,
+        )
 
 
-def cstring(table: Buffer, offset: int, origin: Origin, what: str, at: int,
-            budget: StringBudget | None = None, *, start: int = 0, end: int | None = None,
-            errors: str = "surrogateescape") -> str:
+def cstring(
+    table: Buffer,
+    offset: int,
+    origin: Origin,
+    what: str,
+    at: int,
+    budget: StringBudget | None = None,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    errors: str = "surrogateescape",
+) -> str:
     """Read a NUL-terminated string at ``offset`` of the string table ``table[start:end]``.
 
     The table (all of ``table`` by default; bytes or an mmap) is searched in place, never copied.
@@ -101,8 +115,7 @@ def cstring(table: Buffer, offset: int, origin: Origin, what: str, at: int,
     """
     end = len(table) if end is None else end
     if offset < 0 or offset >= end - start:
-        raise FormatError(f"{what} offset {offset:#x} is outside its string table "
-                          f"({end - start:#x} bytes)", origin, at)
+        raise FormatError(f"{what} offset {offset:#x} is outside its string table ({end - start:#x} bytes)", origin, at)
     first = start + offset
     stop = end if budget is None else budget.stop(first, end)
     nul = table.find(b"\0", first, stop)
@@ -122,7 +135,7 @@ def overlaps(spans: list[tuple[int, int]]) -> dict[int, int]:
     spans are disjoint; O(n log n) however the list is ordered. The first entry is the first
     overlap in start order (see :func:`first_overlap`).
     """
-    kept: list[int] = []   # indices, in start order, of disjoint spans
+    kept: list[int] = []  # indices, in start order, of disjoint spans
     dropped: dict[int, int] = {}
     for i in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
         lo, hi = spans[i]
@@ -130,7 +143,7 @@ def overlaps(spans: list[tuple[int, int]]) -> dict[int, int]:
             continue
         if kept and lo < spans[kept[-1]][1]:
             last = kept[-1]
-            if i < last:       # the one listed first wins; it cannot reach back past ``last``'s start
+            if i < last:  # the one listed first wins; it cannot reach back past ``last``'s start
                 dropped[last] = i
                 kept[-1] = i
             else:
@@ -151,5 +164,3 @@ def first_overlap(spans: list[tuple[int, int]]) -> tuple[int, int] | None:
 def align_up(value: int, alignment: int) -> int:
     """Round ``value`` up to a multiple of ``alignment`` (true rounding, any alignment >= 1)."""
     return -(-value // alignment) * alignment
-
-

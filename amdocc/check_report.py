@@ -13,6 +13,7 @@ amdocc/cli/check.py) and writes it down; none decides anything.
   stale baseline entries are results with baselineState "absent".
 - GitHub Actions: ``::error``/``::warning`` lines, escaped as the runner's toolkit escapes them.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -85,8 +86,9 @@ def junit(result: Record, checked: list[tuple[str, str, str, str]]) -> str:
         by_file.setdefault(e["path"], [])
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     host = socket.gethostname() or "localhost"
-    props = "".join(f'<property name={quoteattr(k)} value={quoteattr(_text(v))}/>'
-                    for k, v in result["settings"].items())
+    props = "".join(
+        f"<property name={quoteattr(k)} value={quoteattr(_text(v))}/>" for k, v in result["settings"].items()
+    )
     if result.get("baseline"):
         props += f'<property name="baseline" value={quoteattr(result["baseline"])}/>'
     out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
@@ -104,14 +106,18 @@ def junit(result: Record, checked: list[tuple[str, str, str, str]]) -> str:
                 body = f"<failure message={quoteattr(message)} type={quoteattr(kinds)}>{escape(message)}</failure>"
             cases.append(f'<testcase name={quoteattr(name)} classname={quoteattr(path)} time="0">{body}</testcase>')
         for message in errors.get(path, []):
-            cases.append(f'<testcase name="read" classname={quoteattr(path)} time="0">'
-                         f'<error message={quoteattr(message)} type="unreadable">{escape(message)}</error></testcase>')
+            cases.append(
+                f'<testcase name="read" classname={quoteattr(path)} time="0">'
+                f'<error message={quoteattr(message)} type="unreadable">{escape(message)}</error></testcase>'
+            )
         notes = [f"accepted by the baseline: {where(v)}: {v['rule']}: {v['message']}" for v in accepted.get(path, [])]
         if index == 0:
             notes += [f"stale baseline entry: {e['kernel']} ({e['target']}) {e['rule']}" for e in result["stale"]]
-        out.append(f'<testsuite package="amdocc.check" id="{index}" name={quoteattr(path)} timestamp="{stamp}" '
-                   f'hostname={quoteattr(host)} tests="{len(cases)}" failures="{failures}" '
-                   f'errors="{len(errors.get(path, []))}" skipped="0" time="0">')
+        out.append(
+            f'<testsuite package="amdocc.check" id="{index}" name={quoteattr(path)} timestamp="{stamp}" '
+            f'hostname={quoteattr(host)} tests="{len(cases)}" failures="{failures}" '
+            f'errors="{len(errors.get(path, []))}" skipped="0" time="0">'
+        )
         out.append(f"<properties>{props}</properties>")
         out.extend(cases)
         out.append(f"<system-out>{escape(chr(10).join(notes))}</system-out><system-err></system-err>")
@@ -128,6 +134,7 @@ def _text(value: object) -> str:
 
 # --------------------------------------------------------------------------- SARIF
 
+
 def artifact_uri(path: str) -> str:
     p = PurePath(path)
     if p.is_absolute():
@@ -142,42 +149,89 @@ def sarif(result: Record, version: str) -> Record:
     results: list[Record] = []
     for v in result["violations"]:
         item: Record = {
-            "ruleId": v["rule"], "ruleIndex": index[v["rule"]], "level": "error",
+            "ruleId": v["rule"],
+            "ruleIndex": index[v["rule"]],
+            "level": "error",
             "message": {"text": f"{v['kernel']} ({v['target']}): {v['message']}{status_note(v)}"},
-            "locations": [{
-                "physicalLocation": {"artifactLocation": {"uri": artifact_uri(v["path"])}},
-                "logicalLocations": [{"name": v["kernel"], "kind": "function",
-                                      "fullyQualifiedName": f"{v['target']}::{v['kernel']}"}],
-            }],
+            "locations": [
+                {
+                    "physicalLocation": {"artifactLocation": {"uri": artifact_uri(v["path"])}},
+                    "logicalLocations": [
+                        {"name": v["kernel"], "kind": "function", "fullyQualifiedName": f"{v['target']}::{v['kernel']}"}
+                    ],
+                }
+            ],
             "partialFingerprints": {"amdoccCheck/v1": f"{v['target']}:{v['kernel']}:{v['rule']}"},
-            "properties": {"target": v["target"], "origin": v["origin"], "symbol": v["symbol"],
-                           "value": v["value"], "limit": v["limit"]},
+            "properties": {
+                "target": v["target"],
+                "origin": v["origin"],
+                "symbol": v["symbol"],
+                "value": v["value"],
+                "limit": v["limit"],
+            },
         }
         if baseline:
             item["baselineState"] = {"new": "new", "worse": "updated", "accepted": "unchanged"}[v["status"]]
         if v["status"] == "accepted":
-            item["suppressions"] = [{"kind": "external", "status": "accepted",
-                                     "justification": f"accepted in the baseline {baseline}"}]
+            item["suppressions"] = [
+                {"kind": "external", "status": "accepted", "justification": f"accepted in the baseline {baseline}"}
+            ]
         results.append(item)
     for e in result["stale"]:
-        results.append({
-            "ruleId": e["rule"], "ruleIndex": index[e["rule"]], "level": "note", "baselineState": "absent",
-            "message": {"text": f"stale baseline entry: {e['kernel']} ({e['target']}) no longer violates "
-                                f"{e['rule']}; remove it with --update-baseline"},
-            "locations": [{"logicalLocations": [{"name": e["kernel"], "kind": "function",
-                                                 "fullyQualifiedName": f"{e['target']}::{e['kernel']}"}]}],
-            "partialFingerprints": {"amdoccCheck/v1": f"{e['target']}:{e['kernel']}:{e['rule']}"},
-        })
-    invocation = {"executionSuccessful": not result["errors"],
-                  "toolExecutionNotifications": [{"level": "error", "message": {"text": e["error"]},
-                                                  "locations": [{"physicalLocation": {"artifactLocation": {
-                                                      "uri": artifact_uri(e["path"])}}}]}
-                                                 for e in result["errors"]]}
-    driver = {"name": "amdocc", "version": version, "semanticVersion": version,
-              "rules": [{"id": r, "name": _camel(r), "shortDescription": {"text": RULE_SUMMARY[r]},
-                         "defaultConfiguration": {"level": "error"}} for r in rules]}
-    return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
-            "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}]}
+        results.append(
+            {
+                "ruleId": e["rule"],
+                "ruleIndex": index[e["rule"]],
+                "level": "note",
+                "baselineState": "absent",
+                "message": {
+                    "text": f"stale baseline entry: {e['kernel']} ({e['target']}) no longer violates "
+                    f"{e['rule']}; remove it with --update-baseline"
+                },
+                "locations": [
+                    {
+                        "logicalLocations": [
+                            {
+                                "name": e["kernel"],
+                                "kind": "function",
+                                "fullyQualifiedName": f"{e['target']}::{e['kernel']}",
+                            }
+                        ]
+                    }
+                ],
+                "partialFingerprints": {"amdoccCheck/v1": f"{e['target']}:{e['kernel']}:{e['rule']}"},
+            }
+        )
+    invocation = {
+        "executionSuccessful": not result["errors"],
+        "toolExecutionNotifications": [
+            {
+                "level": "error",
+                "message": {"text": e["error"]},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact_uri(e["path"])}}}],
+            }
+            for e in result["errors"]
+        ],
+    }
+    driver = {
+        "name": "amdocc",
+        "version": version,
+        "semanticVersion": version,
+        "rules": [
+            {
+                "id": r,
+                "name": _camel(r),
+                "shortDescription": {"text": RULE_SUMMARY[r]},
+                "defaultConfiguration": {"level": "error"},
+            }
+            for r in rules
+        ],
+    }
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}],
+    }
 
 
 def _camel(rule: str) -> str:
@@ -189,6 +243,7 @@ def sarif_text(result: Record, version: str) -> str:
 
 
 # --------------------------------------------------------------------------- GitHub Actions
+
 
 def _data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -213,11 +268,22 @@ def github(result: Record, mangled: bool = False) -> list[str]:
     lines = []
     for v in result["violations"]:
         if v["status"] in FAILING:
-            lines.append(annotation("error", f"{where(v, mangled)}: {v['message']}{status_note(v)}", file=v["path"],
-                                    title=f"amdocc check: {v['rule']}"))
+            lines.append(
+                annotation(
+                    "error",
+                    f"{where(v, mangled)}: {v['message']}{status_note(v)}",
+                    file=v["path"],
+                    title=f"amdocc check: {v['rule']}",
+                )
+            )
     for e in result["stale"]:
-        lines.append(annotation("warning", f"stale baseline entry: {e['kernel']} ({e['target']}) no longer "
-                                           f"violates {e['rule']}", title="amdocc check: stale baseline entry"))
+        lines.append(
+            annotation(
+                "warning",
+                f"stale baseline entry: {e['kernel']} ({e['target']}) no longer violates {e['rule']}",
+                title="amdocc check: stale baseline entry",
+            )
+        )
     for e in result["errors"]:
         lines.append(annotation("error", e["error"], file=e["path"], title="amdocc check: unreadable input"))
     return lines

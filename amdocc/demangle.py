@@ -5,6 +5,7 @@ was chosen by measurement: on every kernel name of the amd-aiter corpus and of b
 ROCm libraries it prints exactly what llvm-cxxfilt-22 prints (tests/test_demangle.py keeps
 checking that). It is imported on the first name asked for, never by ``import amdocc``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -15,7 +16,7 @@ from collections.abc import Callable
 def _demangler() -> Callable[[str], str | None] | None:
     try:
         from pycxxfilt import demangle as engine
-    except ImportError:          # Python 3.10 (pycxxfilt needs 3.11) or a trimmed install
+    except ImportError:  # Python 3.10 (pycxxfilt needs 3.11) or a trimmed install
         return None
     return engine
 
@@ -30,7 +31,7 @@ def demangle(name: str) -> str | None:
         return None
     try:
         out = engine(name)
-    except ValueError:           # looks mangled but is not valid: llvm-cxxfilt keeps it as is
+    except ValueError:  # looks mangled but is not valid: llvm-cxxfilt keeps it as is
         return name
     return name if out is None else out
 

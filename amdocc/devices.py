@@ -1,4 +1,5 @@
 """AMD products, read from ``tables/devices.toml``: processor, CU count, LDS."""
+
 from __future__ import annotations
 
 import functools
@@ -14,8 +15,8 @@ from .targets import Target, get_target
 class Device:
     name: str
     target: Target
-    compute_units: int          # per device as HIP enumerates it (real CUs; WGPs are half on RDNA)
-    lds: int                    # HSA group segment bytes (HIP's localMemSize)
+    compute_units: int  # per device as HIP enumerates it (real CUs; WGPs are half on RDNA)
+    lds: int  # HSA group segment bytes (HIP's localMemSize)
     note: str
     source: str
 
@@ -29,7 +30,7 @@ def _key(name: str) -> str:
     key = re.sub(r"[^a-z0-9]", "", name.lower())
     for prefix in ("amdinstinct", "instinct", "amdradeon", "radeon", "amd"):
         if key.startswith(prefix) and len(key) > len(prefix):
-            key = key[len(prefix):]
+            key = key[len(prefix) :]
     return key
 
 
@@ -37,8 +38,14 @@ def _key(name: str) -> str:
 def _devices() -> dict[str, Device]:
     out: dict[str, Device] = {}
     for name, row in load_table("devices.toml").items():
-        device = Device(name, get_target(row["processor"]), int(row["compute_units"]), int(row["lds"]),
-                        row.get("note", ""), row["source"])
+        device = Device(
+            name,
+            get_target(row["processor"]),
+            int(row["compute_units"]),
+            int(row["lds"]),
+            row.get("note", ""),
+            row["source"],
+        )
         for spelling in [name, *row.get("aliases", [])]:
             key = _key(spelling)
             if key in out and out[key] is not device:

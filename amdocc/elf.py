@@ -5,6 +5,7 @@ Both halves of the house read ELF: the containers layer finds ``.hip_fatbin`` in
 codeobject layer reads AMDGPU code objects. This module knows the ELF format only; it knows
 nothing about AMD. Layouts are declared once; every offset a file supplies is checked before use.
 """
+
 from __future__ import annotations
 
 import struct
@@ -29,12 +30,33 @@ PT_NOTE = 4
 SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFFF
 
 # e_ident is read separately; the rest of the header differs between the two classes.
-IDENT = Layout("Ident", [("magic", "4s"), ("elf_class", "B"), ("data", "B"), ("version", "B"),
-                         ("osabi", "B"), ("abiversion", "B"), ("pad", "7s")])
-_HEADER_FIELDS = [("e_type", "H"), ("e_machine", "H"), ("e_version", "I"), ("e_entry", "{a}"),
-                  ("e_phoff", "{a}"), ("e_shoff", "{a}"), ("e_flags", "I"), ("e_ehsize", "H"),
-                  ("e_phentsize", "H"), ("e_phnum", "H"), ("e_shentsize", "H"), ("e_shnum", "H"),
-                  ("e_shstrndx", "H")]
+IDENT = Layout(
+    "Ident",
+    [
+        ("magic", "4s"),
+        ("elf_class", "B"),
+        ("data", "B"),
+        ("version", "B"),
+        ("osabi", "B"),
+        ("abiversion", "B"),
+        ("pad", "7s"),
+    ],
+)
+_HEADER_FIELDS = [
+    ("e_type", "H"),
+    ("e_machine", "H"),
+    ("e_version", "I"),
+    ("e_entry", "{a}"),
+    ("e_phoff", "{a}"),
+    ("e_shoff", "{a}"),
+    ("e_flags", "I"),
+    ("e_ehsize", "H"),
+    ("e_phentsize", "H"),
+    ("e_phnum", "H"),
+    ("e_shentsize", "H"),
+    ("e_shnum", "H"),
+    ("e_shstrndx", "H"),
+]
 
 
 def _sized(name: str, fields: list[tuple[str, str]], addr: str) -> Layout:
@@ -46,27 +68,69 @@ HEADER = {
     ELFCLASS32: _sized("Header32", _HEADER_FIELDS, "I"),
 }
 SECTION_HEADER = {
-    ELFCLASS64: Layout("Shdr64", [("sh_name", "I"), ("sh_type", "I"), ("sh_flags", "Q"),
-                                  ("sh_addr", "Q"), ("sh_offset", "Q"), ("sh_size", "Q"),
-                                  ("sh_link", "I"), ("sh_info", "I"), ("sh_addralign", "Q"),
-                                  ("sh_entsize", "Q")]),
-    ELFCLASS32: Layout("Shdr32", [("sh_name", "I"), ("sh_type", "I"), ("sh_flags", "I"),
-                                  ("sh_addr", "I"), ("sh_offset", "I"), ("sh_size", "I"),
-                                  ("sh_link", "I"), ("sh_info", "I"), ("sh_addralign", "I"),
-                                  ("sh_entsize", "I")]),
+    ELFCLASS64: Layout(
+        "Shdr64",
+        [
+            ("sh_name", "I"),
+            ("sh_type", "I"),
+            ("sh_flags", "Q"),
+            ("sh_addr", "Q"),
+            ("sh_offset", "Q"),
+            ("sh_size", "Q"),
+            ("sh_link", "I"),
+            ("sh_info", "I"),
+            ("sh_addralign", "Q"),
+            ("sh_entsize", "Q"),
+        ],
+    ),
+    ELFCLASS32: Layout(
+        "Shdr32",
+        [
+            ("sh_name", "I"),
+            ("sh_type", "I"),
+            ("sh_flags", "I"),
+            ("sh_addr", "I"),
+            ("sh_offset", "I"),
+            ("sh_size", "I"),
+            ("sh_link", "I"),
+            ("sh_info", "I"),
+            ("sh_addralign", "I"),
+            ("sh_entsize", "I"),
+        ],
+    ),
 }
 PROGRAM_HEADER = {
-    ELFCLASS64: Layout("Phdr64", [("p_type", "I"), ("p_flags", "I"), ("p_offset", "Q"),
-                                  ("p_vaddr", "Q"), ("p_paddr", "Q"), ("p_filesz", "Q"),
-                                  ("p_memsz", "Q"), ("p_align", "Q")]),
-    ELFCLASS32: Layout("Phdr32", [("p_type", "I"), ("p_offset", "I"), ("p_vaddr", "I"),
-                                  ("p_paddr", "I"), ("p_filesz", "I"), ("p_memsz", "I"),
-                                  ("p_flags", "I"), ("p_align", "I")]),
+    ELFCLASS64: Layout(
+        "Phdr64",
+        [
+            ("p_type", "I"),
+            ("p_flags", "I"),
+            ("p_offset", "Q"),
+            ("p_vaddr", "Q"),
+            ("p_paddr", "Q"),
+            ("p_filesz", "Q"),
+            ("p_memsz", "Q"),
+            ("p_align", "Q"),
+        ],
+    ),
+    ELFCLASS32: Layout(
+        "Phdr32",
+        [
+            ("p_type", "I"),
+            ("p_offset", "I"),
+            ("p_vaddr", "I"),
+            ("p_paddr", "I"),
+            ("p_filesz", "I"),
+            ("p_memsz", "I"),
+            ("p_flags", "I"),
+            ("p_align", "I"),
+        ],
+    ),
 }
 # Symbols are decoded in bulk with iter_unpack; field order differs between classes.
 _SYMBOL_STRUCT = {ELFCLASS64: struct.Struct("<IBBHQQ"), ELFCLASS32: struct.Struct("<IIIBBH")}
 NOTE_HEADER = Layout("Nhdr", [("namesz", "I"), ("descsz", "I"), ("type", "I")])
-MANY_SYMBOLS = 16   # from this many names on, a string table is decoded in one pass
+MANY_SYMBOLS = 16  # from this many names on, a string table is decoded in one pass
 
 
 @dataclass(slots=True)
@@ -114,14 +178,14 @@ class Note:
 def _string_starts(table: bytes) -> dict[int, str]:
     """{offset: string} for every string that starts right after a NUL in a string table."""
     out, pos = {}, 0
-    for part in table.split(b"\0")[:-1]:     # the last piece has no terminating NUL
+    for part in table.split(b"\0")[:-1]:  # the last piece has no terminating NUL
         out[pos] = part.decode("utf-8", "surrogateescape")
         pos += len(part) + 1
     return out
 
 
 def is_elf(data: Buffer, offset: int = 0) -> bool:
-    head: bytes = data[offset:offset + 4]
+    head: bytes = data[offset : offset + 4]
     return head == ELF_MAGIC
 
 
@@ -153,8 +217,11 @@ class ElfFile:
             return []
         layout = SECTION_HEADER[self.elf_class]
         if h.e_shentsize != layout.size:
-            raise FormatError(f"section header size {h.e_shentsize} is not {layout.size}",
-                              origin, 0x3A if self.elf_class == ELFCLASS64 else 0x2E)
+            raise FormatError(
+                f"section header size {h.e_shentsize} is not {layout.size}",
+                origin,
+                0x3A if self.elf_class == ELFCLASS64 else 0x2E,
+            )
         count, shstrndx = h.e_shnum, h.e_shstrndx
         if count == 0 or shstrndx == SHN_XINDEX:
             # Extended numbering: the real values live in section 0.
@@ -167,9 +234,8 @@ class ElfFile:
         names = b""
         if shstrndx != SHN_UNDEF:
             if shstrndx >= count:
-                raise FormatError(f"section-name table index {shstrndx} >= {count} sections",
-                                  origin, h.e_shoff)
-            strtab = raw[shstrndx]   # fields: name, type, flags, addr, offset, size, ...
+                raise FormatError(f"section-name table index {shstrndx} >= {count} sections", origin, h.e_shoff)
+            strtab = raw[shstrndx]  # fields: name, type, flags, addr, offset, size, ...
             names = self._slice(strtab[4], strtab[5], "section-name string table")
         sections = []
         budget = StringBudget(len(names), "the section-name string table")
@@ -195,17 +261,17 @@ class ElfFile:
                 self._segments = []
             else:
                 if h.e_phentsize != layout.size:
-                    raise FormatError(f"program header size {h.e_phentsize} is not {layout.size}",
-                                      self.origin, h.e_phoff)
-                self._segments = layout.read_many(self.data, h.e_phoff, h.e_phnum, self.origin,
-                                                  "program header table")
+                    raise FormatError(
+                        f"program header size {h.e_phentsize} is not {layout.size}", self.origin, h.e_phoff
+                    )
+                self._segments = layout.read_many(self.data, h.e_phoff, h.e_phnum, self.origin, "program header table")
         return self._segments
 
     # -- contents -------------------------------------------------------------------------
 
     def _slice(self, offset: int, size: int, what: str) -> bytes:
         need_bytes(self.data, offset, size, self.origin, what)
-        chunk = self.data[offset:offset + size]
+        chunk = self.data[offset : offset + size]
         return chunk if isinstance(chunk, bytes) else bytes(chunk)
 
     def section_range(self, section: Section) -> tuple[int, int]:
@@ -227,11 +293,15 @@ class ElfFile:
         """
         sym_struct = _SYMBOL_STRUCT[self.elf_class]
         if section.entsize != sym_struct.size:
-            raise FormatError(f"symbol entry size {section.entsize} in {section.name} is not "
-                              f"{sym_struct.size}", self.origin, section.offset)
+            raise FormatError(
+                f"symbol entry size {section.entsize} in {section.name} is not {sym_struct.size}",
+                self.origin,
+                section.offset,
+            )
         if section.link >= len(self.sections):
-            raise FormatError(f"{section.name} links to missing string table {section.link}",
-                              self.origin, section.offset)
+            raise FormatError(
+                f"{section.name} links to missing string table {section.link}", self.origin, section.offset
+            )
         table = self.section_bytes(section)
         strtab = self.section_bytes(self.sections[section.link])
         usable = len(table) - len(table) % sym_struct.size
@@ -261,14 +331,20 @@ class ElfFile:
     def symbol_file_offset(self, symbol: Symbol, size: int) -> int:
         """File offset of ``size`` bytes at a symbol defined in a section (checked)."""
         if symbol.shndx in (SHN_UNDEF, SHN_ABS) or symbol.shndx >= len(self.sections):
-            raise FormatError(f"symbol {symbol.name} is not defined in a section "
-                              f"(section index {symbol.shndx:#x})", self.origin, symbol.entry_offset)
+            raise FormatError(
+                f"symbol {symbol.name} is not defined in a section (section index {symbol.shndx:#x})",
+                self.origin,
+                symbol.entry_offset,
+            )
         section = self.sections[symbol.shndx]
         # Relocatable objects store section-relative values, linked images virtual addresses.
         delta = symbol.value if self.header.e_type == ET_REL else symbol.value - section.addr
         if section.type == SHT_NOBITS or delta < 0 or delta + size > section.size:
-            raise FormatError(f"symbol {symbol.name} ({size} bytes at {symbol.value:#x}) lies "
-                              f"outside its section {section.name}", self.origin, section.offset)
+            raise FormatError(
+                f"symbol {symbol.name} ({size} bytes at {symbol.value:#x}) lies outside its section {section.name}",
+                self.origin,
+                section.offset,
+            )
         offset = section.offset + delta
         need_bytes(self.data, offset, size, self.origin, f"contents of symbol {symbol.name}")
         return offset
@@ -282,15 +358,17 @@ class ElfFile:
         regions = [(s.offset, s.size, s.addralign) for s in self.sections if s.type == SHT_NOTE]
         what = "note sections"
         if not regions:
-            regions = [(p.p_offset, p.p_filesz, p.p_align) for p in self.segments()
-                       if p.p_type == PT_NOTE]
+            regions = [(p.p_offset, p.p_filesz, p.p_align) for p in self.segments() if p.p_type == PT_NOTE]
             what = "PT_NOTE segments"
         spans = [(offset, offset + size) for offset, size, _ in regions]
         clash = first_overlap(spans)
         if clash is not None:
             earlier, later = (spans[i] for i in clash)
-            raise FormatError(f"{what} overlap: one starts at {later[0]:#x}, before another ends at "
-                              f"{earlier[1]:#x}", self.origin, later[0])
+            raise FormatError(
+                f"{what} overlap: one starts at {later[0]:#x}, before another ends at {earlier[1]:#x}",
+                self.origin,
+                later[0],
+            )
         out = []
         for offset, size, align in regions:
             out.extend(self._notes_in(offset, size, 8 if align == 8 else 4))
@@ -305,9 +383,13 @@ class ElfFile:
             desc_at = name_at + -(-h.namesz // align) * align
             next_at = desc_at + -(-h.descsz // align) * align
             if desc_at + h.descsz > end:
-                raise FormatError(f"note (name size {h.namesz}, descriptor size {h.descsz}) runs "
-                                  f"past the end of its note region at {end:#x}", self.origin, pos)
-            owner = bytes(self.data[name_at:name_at + h.namesz]).rstrip(b"\0")
+                raise FormatError(
+                    f"note (name size {h.namesz}, descriptor size {h.descsz}) runs "
+                    f"past the end of its note region at {end:#x}",
+                    self.origin,
+                    pos,
+                )
+            owner = bytes(self.data[name_at : name_at + h.namesz]).rstrip(b"\0")
             desc = self._slice(desc_at, h.descsz, "note descriptor")
             out.append(Note(owner.decode("latin-1"), h.type, desc, desc_at))
             pos = next_at

@@ -3,6 +3,7 @@
 Every error on bad input derives from :class:`AmdoccError` and renders as one line that names the
 file and the offset, so the CLI can print it and exit 2 without a traceback.
 """
+
 from __future__ import annotations
 
 

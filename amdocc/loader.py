@@ -1,4 +1,5 @@
 """Files, directories or buffers → parsed code objects (containers, then codeobject)."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,9 @@ from .errors import AmdoccError, UsageError
 class Loaded(list[CodeObject]):
     """The code objects found, plus what was skipped and what failed along the way."""
 
-    def __init__(self, code_objects: Iterable[CodeObject] = (), skipped: Iterable[Skipped] = (),
-                 failed: Iterable[Failed] = ()) -> None:
+    def __init__(
+        self, code_objects: Iterable[CodeObject] = (), skipped: Iterable[Skipped] = (), failed: Iterable[Failed] = ()
+    ) -> None:
         super().__init__(code_objects)
         self.skipped: list[Skipped] = list(skipped)
         self.failed: list[Failed] = list(failed)
@@ -35,8 +37,9 @@ class Loaded(list[CodeObject]):
         return [k for co in self for k in co.kernels]
 
 
-def iter_load(source: Source | Piece | Members, limits: Limits = DEFAULT_LIMITS, *,
-              in_directory: bool = False) -> Iterator[CodeObject | Skipped | Failed]:
+def iter_load(
+    source: Source | Piece | Members, limits: Limits = DEFAULT_LIMITS, *, in_directory: bool = False
+) -> Iterator[CodeObject | Skipped | Failed]:
     """Stream code objects, skipped entries and failures from one source, in file order.
 
     ``in_directory`` marks a file found by walking a directory: one that starts like nothing

@@ -3,6 +3,7 @@
 The format is described in tables/hip_observed/README.md. Replaying an observation runs amdocc's
 ``hip`` model under the observation's profile on the observation's inputs.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -19,8 +20,14 @@ if TYPE_CHECKING:
 # One [[observation]] or [[partial]] table of tables/hip_observed/*.toml, as read.
 Row = dict[str, Any]
 
-NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size", "wavefront_size",
-             "workgroup_processor_mode")
+NOTE_KEYS = (
+    "vgpr_count",
+    "agpr_count",
+    "sgpr_count",
+    "group_segment_fixed_size",
+    "wavefront_size",
+    "workgroup_processor_mode",
+)
 
 
 def files() -> list[Path]:
@@ -49,10 +56,16 @@ def usage(row: Row, **override: Any) -> KernelUsage:
     values = {**row, **override}
     target = get_target(values["processor"])
     wgp = values.get("workgroup_processor_mode")
-    return KernelUsage(target=target, wave=int(values["wavefront_size"]), vgprs=int(values.get("vgpr_count", 0)),
-                       sgprs=int(values.get("sgpr_count", 0)), lds=int(values.get("group_segment_fixed_size", 0)),
-                       wgp_mode=bool(wgp) and target.wgp, wgp_metadata=metadata_text(wgp),
-                       agprs=values.get("agpr_count"))
+    return KernelUsage(
+        target=target,
+        wave=int(values["wavefront_size"]),
+        vgprs=int(values.get("vgpr_count", 0)),
+        sgprs=int(values.get("sgpr_count", 0)),
+        lds=int(values.get("group_segment_fixed_size", 0)),
+        wgp_mode=bool(wgp) and target.wgp,
+        wgp_metadata=metadata_text(wgp),
+        agprs=values.get("agpr_count"),
+    )
 
 
 def profile_of(row: Row) -> str | None:
@@ -63,6 +76,7 @@ def profile_of(row: Row) -> str | None:
         return named
     if row.get("runtime_version") is not None:
         from .models.hip import profile_for_runtime
+
         return profile_for_runtime(int(row["runtime_version"])).profile.name
     return None
 
@@ -72,8 +86,9 @@ def replay(row: Row, **override: Any) -> Occupancy:
     from .models import compute
 
     values = {**row, **override}
-    return compute(usage(values), "hip", int(values["block_size"]), int(values.get("dynamic_lds", 0)),
-                   profile=profile_of(values))
+    return compute(
+        usage(values), "hip", int(values["block_size"]), int(values.get("dynamic_lds", 0)), profile=profile_of(values)
+    )
 
 
 def answer_of(occ: Occupancy) -> int | str | None:
@@ -86,7 +101,7 @@ class PartialReplay:
     processor: str
     cells: int
     reproduced: int
-    vgpr_ranges: list[tuple[int, int] | None]   # per cell: the VGPR counts that reproduce it
+    vgpr_ranges: list[tuple[int, int] | None]  # per cell: the VGPR counts that reproduce it
 
 
 def replay_partial(row: Row) -> PartialReplay:
@@ -96,13 +111,16 @@ def replay_partial(row: Row) -> PartialReplay:
 
     target = get_target(row["processor"])
     ranges: list[tuple[int, int] | None] = []
-    sgpr_choices = (0, 48, 64, 80, 96, 102)        # one per SGPR occupancy step
+    sgpr_choices = (0, 48, 64, 80, 96, 102)  # one per SGPR occupancy step
     for i, expected in enumerate(row["blocks_per_cu"]):
         cell = {**row, "group_segment_fixed_size": row["group_segment_fixed_size"][i], "dynamic_lds": 0}
         # Only the count rounded to the allocation granule matters, so one count per granule is tried.
         granule = target.vgpr_alloc_granule[int(row["wavefront_size"])]
-        hits = [v for v in range(granule, target.addressable_vgprs + 1, granule)
-                if any(answer_of(replay(cell, vgpr_count=v, sgpr_count=s)) == expected for s in sgpr_choices)]
+        hits = [
+            v
+            for v in range(granule, target.addressable_vgprs + 1, granule)
+            if any(answer_of(replay(cell, vgpr_count=v, sgpr_count=s)) == expected for s in sgpr_choices)
+        ]
         ranges.append((hits[0] - granule + 1, hits[-1]) if hits else None)
     return PartialReplay(row["variant"], row["processor"], len(ranges), sum(r is not None for r in ranges), ranges)
 
@@ -120,8 +138,22 @@ def toml_value(value: object) -> str:
 
 def format_observation(row: Row) -> str:
     """One [[observation]] table, keys in the README's order, for appending to a file."""
-    order = ["id", "source", "kind", "profile", "processor", "gcn_arch_name", "runtime_version", "date",
-             *NOTE_KEYS, "block_size", "dynamic_lds", "blocks_per_cu", "error", "note"]
+    order = [
+        "id",
+        "source",
+        "kind",
+        "profile",
+        "processor",
+        "gcn_arch_name",
+        "runtime_version",
+        "date",
+        *NOTE_KEYS,
+        "block_size",
+        "dynamic_lds",
+        "blocks_per_cu",
+        "error",
+        "note",
+    ]
     keys = [k for k in order if row.get(k) is not None]
     keys += sorted(k for k in row if k not in order and row[k] is not None)
     return "[[observation]]\n" + "".join(f"{k} = {toml_value(row[k])}\n" for k in keys) + "\n"

@@ -3,6 +3,7 @@
 Kept apart from the parsers, as pyelftools keeps descriptions apart from structs: the parsers
 decide what a file says, this module decides how it is written down.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,10 +19,20 @@ from .demangle import demangle
 from .errors import AmdoccError, Origin
 
 # Metadata keys every kernel record carries at top level (null when the note lacks them).
-KERNEL_NOTE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size",
-                    "private_segment_fixed_size", "kernarg_segment_size", "wavefront_size",
-                    "max_flat_workgroup_size", "workgroup_processor_mode", "sgpr_spill_count",
-                    "vgpr_spill_count", "uses_dynamic_stack")
+KERNEL_NOTE_KEYS = (
+    "vgpr_count",
+    "agpr_count",
+    "sgpr_count",
+    "group_segment_fixed_size",
+    "private_segment_fixed_size",
+    "kernarg_segment_size",
+    "wavefront_size",
+    "max_flat_workgroup_size",
+    "workgroup_processor_mode",
+    "sgpr_spill_count",
+    "vgpr_spill_count",
+    "uses_dynamic_stack",
+)
 
 # A kernel's note under v3 names, and a function of (kernel, note) that gives one record or field.
 Note = dict[str, Any]
@@ -71,14 +82,15 @@ def compact_json(record: dict[str, Any], plain: bool = False) -> bytes:
         if fast is not None:
             try:
                 out = fast(record, default=_bytes_as_hex)
-            except TypeError:        # a type, key, integer or nesting orjson leaves to us
+            except TypeError:  # a type, key, integer or nesting orjson leaves to us
                 pass
             else:
-                if out.isascii() and b"\x7f" not in out:     # the standard library escapes DEL
+                if out.isascii() and b"\x7f" not in out:  # the standard library escapes DEL
                     return out
     try:
-        text = json.dumps(record, default=jsonable, allow_nan=False, check_circular=False,
-                          separators=COMPACT_SEPARATORS)
+        text = json.dumps(
+            record, default=jsonable, allow_nan=False, check_circular=False, separators=COMPACT_SEPARATORS
+        )
     except (TypeError, ValueError, RecursionError):
         text = json.dumps(_sanitised(record), default=jsonable, allow_nan=False, separators=COMPACT_SEPARATORS)
     return text.encode("ascii")
@@ -89,7 +101,7 @@ def compact_dumps(record: dict[str, Any], plain: bool = False) -> str:
     return compact_json(record, plain).decode("ascii")
 
 
-_ORJSON: list[Callable[..., bytes] | None] = []      # [orjson.dumps or None], looked up on first use
+_ORJSON: list[Callable[..., bytes] | None] = []  # [orjson.dumps or None], looked up on first use
 
 
 def _orjson_dumps() -> Callable[..., bytes] | None:
@@ -111,7 +123,7 @@ def _bytes_as_hex(value: Any) -> str:
     raise TypeError(type(value).__name__)
 
 
-MAX_DEPTH = 64   # real metadata nests five levels; a malformed note may nest a thousand
+MAX_DEPTH = 64  # real metadata nests five levels; a malformed note may nest a thousand
 
 
 def _sanitised(value: Any, depth: int = 0) -> Any:
@@ -181,8 +193,13 @@ def _record_builder(fields: tuple[str, ...]) -> RecordBuilder:
         for name in fields:
             if name not in KERNEL_FIELDS:
                 raise KeyError(name)
-            value = (f"note.get({'.' + name!r})" if name in KERNEL_NOTE_KEYS else
-                     "kernel.name" if name == "name" else f"FIELDS[{name!r}](kernel, note)")
+            value = (
+                f"note.get({'.' + name!r})"
+                if name in KERNEL_NOTE_KEYS
+                else "kernel.name"
+                if name == "name"
+                else f"FIELDS[{name!r}](kernel, note)"
+            )
             items.append(f"{name!r}: {value}")
         namespace: dict[str, Any] = {"FIELDS": KERNEL_FIELDS}
         source = f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n"
@@ -209,8 +226,9 @@ def json_lines(co: CodeObject, fields: Iterable[str] = COMPACT_FIELDS) -> bytes:
     out: list[bytes] = []
     for k in co.kernels:
         record = build(k, _note(k))
-        plain = whole or (note_keys is not None
-                          and _PLAIN_SCALARS.issuperset(map(type, map(record.__getitem__, note_keys))))
+        plain = whole or (
+            note_keys is not None and _PLAIN_SCALARS.issuperset(map(type, map(record.__getitem__, note_keys)))
+        )
         body = compact_json(record, plain)
         out += (joined, body[1:], b"\n") if body != b"{}" else (alone,)
     return b"".join(out)
@@ -226,7 +244,7 @@ def metadata_plain(co: CodeObject) -> bool:
     if co.metadata_plain:
         return True
     if co.code_object_version == 2:
-        return False                # YAML metadata: left to the standard library
+        return False  # YAML metadata: left to the standard library
     stack: list[Any] = [co.metadata]
     seen = 0
     while stack:
@@ -239,11 +257,11 @@ def metadata_plain(co: CodeObject) -> bool:
         elif value.__class__ is list:
             stack.extend(value)
         elif value.__class__ not in _PLAIN_SCALARS:
-            return False            # a float, bytes, an extension value: the standard library
+            return False  # a float, bytes, an extension value: the standard library
     return True
 
 
-_MOST_WALKED = 1 << 24          # a bound on the walk, far above any real note
+_MOST_WALKED = 1 << 24  # a bound on the walk, far above any real note
 
 
 def code_object_record(co: CodeObject, fields: Iterable[str] | None = None) -> dict[str, Any]:
@@ -285,5 +303,10 @@ def error_record(error: AmdoccError, where: Origin | str) -> dict[str, Any]:
         else:
             payload_offset = error.offset
     message = str(error) if error.origin is not None else f"{fallback}: {error}"
-    return {"path": origin.path, "origin": origin.chain, "offset": offset, "payload_offset": payload_offset,
-            "error": message}
+    return {
+        "path": origin.path,
+        "origin": origin.chain,
+        "offset": offset,
+        "payload_offset": payload_offset,
+        "error": message,
+    }

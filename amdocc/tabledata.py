@@ -4,6 +4,7 @@ In a wheel the tables sit in ``amdocc/tables/``; in a source checkout they sit i
 ``tables/`` directory next to the package. Tables are parsed on first use and cached, so
 ``import amdocc`` stays cheap.
 """
+
 from __future__ import annotations
 
 import functools

@@ -4,6 +4,7 @@ Each processor is one :class:`Target` record. Code asks a Target for a fact ("wh
 allocation granule in wave32?"), it never tests a processor's name. Small functions here read
 the table the way LLVM's AMDGPUBaseInfo reads its feature bits.
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,7 +20,7 @@ DESCRIPTOR_LAYOUTS = ("gfx6", "gfx90a", "gfx10", "gfx11", "gfx12", "gfx1250", "g
 # The largest workgroup on every AMDGPU processor (LLVM's flat-workgroup-size cap; ROCr's
 # HSA_AGENT_INFO_WORKGROUP_MAX_SIZE; HIP's maxThreadsPerBlock).
 MAX_WORKGROUP_SIZE = 1024
-TRIPLE = "amdgcn-amd-amdhsa"   # the legacy spelling; see find_triple for the amdgpu<subarch> one
+TRIPLE = "amdgcn-amd-amdhsa"  # the legacy spelling; see find_triple for the amdgpu<subarch> one
 # SGPRs the trap handler reserves per wave on gfx6-9 (rocm-systems PR #10618, llvm PR #201342).
 TRAP_HANDLER_SGPRS = 16
 
@@ -58,12 +59,12 @@ class Target:
     source: str
     lds_per_wgp: int | None = None
     max_workgroups_per_wgp: int | None = None
-    lds_per_workgroup_wgp: int | None = None   # where WGP mode lets one workgroup use more (gfx13)
+    lds_per_workgroup_wgp: int | None = None  # where WGP mode lets one workgroup use more (gfx13)
     generic_of: tuple[str, ...] = field(default=())
     # Facts no public source pins, each with the reason (a model that needs one refuses; see
     # models/applicable.py). Keys are column names, or "hw_wave_slots" for the physical wave slots.
     unknown: dict[str, str] = field(default_factory=dict)
-    since_llvm: int | None = None     # first LLVM release major that knows the processor (None: 22 or older)
+    since_llvm: int | None = None  # first LLVM release major that knows the processor (None: 22 or older)
     # Columns whose value no public source pins, each with why (the table's `unconfirmed`).
     unconfirmed: dict[str, str] = field(default_factory=dict)
 
@@ -108,11 +109,25 @@ def wave_map(value: dict[str, int], key: str, row: str) -> dict[int, int]:
 
 
 # How each column of a targets.toml row becomes a Target field.
-_INT_COLUMNS = ("mach", "default_wave", "addressable_vgprs", "agprs", "max_waves_per_simd", "hip_max_waves_per_simd",
-                "simds_per_cu", "sgpr_waves_beyond", "sgprs_per_simd", "sgpr_alloc_granule", "addressable_sgprs",
-                "lds_per_workgroup", "lds_per_cu", "lds_granule", "max_workgroups_per_cu")
+_INT_COLUMNS = (
+    "mach",
+    "default_wave",
+    "addressable_vgprs",
+    "agprs",
+    "max_waves_per_simd",
+    "hip_max_waves_per_simd",
+    "simds_per_cu",
+    "sgpr_waves_beyond",
+    "sgprs_per_simd",
+    "sgpr_alloc_granule",
+    "addressable_sgprs",
+    "lds_per_workgroup",
+    "lds_per_cu",
+    "lds_granule",
+    "max_workgroups_per_cu",
+)
 _BOOL_COLUMNS = ("wgp", "xnack", "sramecc")
-_WAVE_COLUMNS = ("vgprs", "vgpr_alloc_granule", "vgpr_encode_granule")   # {w32 = .., w64 = ..}
+_WAVE_COLUMNS = ("vgprs", "vgpr_alloc_granule", "vgpr_encode_granule")  # {w32 = .., w64 = ..}
 _WGP_COLUMNS = ("lds_per_wgp", "max_workgroups_per_wgp", "lds_per_workgroup_wgp")  # read only where wgp = true
 
 
@@ -197,18 +212,17 @@ def processor_name(text: str) -> str:
 
 # The AMDGPU triple as a target id or bundle entry id spells it: the legacy arch "amdgcn", or (LLVM
 # main, llvm PRs #206480/#206482, 2026) "amdgpu" with an optional subarch naming the processor.
-_TRIPLE_RE = re.compile(r"(?:^|-)(?P<arch>amdgcn|amdgpu(?P<sub>\d+(?:\.[0-9a-z]+)?)?)-amd-amdhsa(?=-|$)",
-                        re.IGNORECASE)
+_TRIPLE_RE = re.compile(r"(?:^|-)(?P<arch>amdgcn|amdgpu(?P<sub>\d+(?:\.[0-9a-z]+)?)?)-amd-amdhsa(?=-|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class TripleMatch:
     """Where an AMDGPU HSA triple sits in a text, and what follows it."""
 
-    arch: str                 # "amdgcn", "amdgpu" or "amdgpu<subarch>"
-    subarch_processor: str | None   # the processor a subarch names ('9.42' → 'gfx942'), else None
-    environment: str          # "" or e.g. "unknown" (LLVM main writes "-unknown-" before the processor)
-    rest: str                 # the target id after the triple (processor and features), maybe ""
+    arch: str  # "amdgcn", "amdgpu" or "amdgpu<subarch>"
+    subarch_processor: str | None  # the processor a subarch names ('9.42' → 'gfx942'), else None
+    environment: str  # "" or e.g. "unknown" (LLVM main writes "-unknown-" before the processor)
+    rest: str  # the target id after the triple (processor and features), maybe ""
 
 
 def find_triple(text: str) -> TripleMatch | None:
@@ -219,11 +233,11 @@ def find_triple(text: str) -> TripleMatch | None:
     m = _TRIPLE_RE.search(text.strip())
     if m is None:
         return None
-    rest = text.strip()[m.end():]
+    rest = text.strip()[m.end() :]
     rest = rest[1:] if rest.startswith("-") else rest
     environment = ""
     if rest and not rest.lower().startswith("gfx") and "-" in rest:
-        environment, rest = rest.split("-", 1)   # processors start with "gfx"; anything else is the environment
+        environment, rest = rest.split("-", 1)  # processors start with "gfx"; anything else is the environment
     sub = m.group("sub")
     return TripleMatch(m.group("arch").lower(), subarch_processor(sub) if sub else None, environment, rest)
 
@@ -277,8 +291,9 @@ def get_target(name: str) -> Target:
     proc = processor_name(name)
     triple = find_triple(name)
     if triple and triple.subarch_processor and not subarch_admits(triple.subarch_processor, proc):
-        raise UnknownTargetError(f"{name.strip()!r} names {triple.subarch_processor} in its triple "
-                                 f"({triple.arch}) but {proc} after it")
+        raise UnknownTargetError(
+            f"{name.strip()!r} names {triple.subarch_processor} in its triple ({triple.arch}) but {proc} after it"
+        )
     try:
         return _targets()[proc]
     except KeyError:

@@ -10,6 +10,7 @@ a ROCm GPU and always skip with their reason on machines without one.
 Hypothesis runs with one seed per session, printed at the end of the run: ``AMDOCC_HYPOTHESIS_SEED``
 (or pytest's own ``--hypothesis-seed``) replays it; without either a seed is drawn.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -24,7 +25,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FIXTURES = TESTS / "data" / "fixtures"
-sys.path.insert(0, str(TESTS))          # the oracle package
+sys.path.insert(0, str(TESTS))  # the oracle package
 sys.path.insert(0, str(ROOT / "tools"))  # kernelgen and friends
 
 REQUIRE = os.environ.get("AMDOCC_REQUIRE_ORACLES") == "1"
@@ -38,8 +39,9 @@ def needs(module: str, why: str):
         return importlib.import_module(module)
     except ImportError as exc:
         if REQUIRE:
-            pytest.fail(f"{module} is required (AMDOCC_REQUIRE_ORACLES=1) but cannot be imported: {exc}; "
-                        f"{why}", pytrace=False)
+            pytest.fail(
+                f"{module} is required (AMDOCC_REQUIRE_ORACLES=1) but cannot be imported: {exc}; {why}", pytrace=False
+            )
         pytest.skip(f"{module} is not installed: {why}", allow_module_level=True)
 
 
@@ -59,8 +61,11 @@ def pytest_sessionstart(session):
         return
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None) or ""
-        if name == "amdocc" or name.startswith("amdocc.") or (
-                name != "conftest" and path.startswith(str(TESTS) + os.sep)):
+        if (
+            name == "amdocc"
+            or name.startswith("amdocc.")
+            or (name != "conftest" and path.startswith(str(TESTS) + os.sep))
+        ):
             del sys.modules[name]
 
 
@@ -87,6 +92,7 @@ def aiter_dir() -> Path | None:
 
 def _wheels_present() -> bool:
     from test_wheels import WHEELS, wheels_dir
+
     return all((wheels_dir() / name).is_file() for name, _ in WHEELS.values())
 
 
@@ -97,6 +103,7 @@ def pytest_collection_modifyitems(config, items):
     if hip_items:
         # Live-HIP tests always skip, with the reason, on machines without a ROCm GPU.
         from amdocc.runtime import runtime, unavailable_reason
+
         if runtime() is None:
             for item in hip_items:
                 item.add_marker(pytest.mark.skip(reason=f"needs a ROCm GPU: {unavailable_reason()}"))
@@ -109,14 +116,17 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("bitsandbytes") and bitsandbytes_dir() is None:
             item.add_marker(pytest.mark.skip(reason="bitsandbytes ROCm libraries not found (run .ci/setup-tests.sh)"))
         if item.get_closest_marker("wheels") and not _wheels_present():
-            item.add_marker(pytest.mark.skip(reason="pinned ROCm wheels not found in .cache/rocm-wheels "
-                                                    "(set AMDOCC_WHEELS_DIR or run .ci/setup-tests.sh)"))
+            item.add_marker(
+                pytest.mark.skip(
+                    reason="pinned ROCm wheels not found in .cache/rocm-wheels "
+                    "(set AMDOCC_WHEELS_DIR or run .ci/setup-tests.sh)"
+                )
+            )
         if item.get_closest_marker("corpus") and aiter_dir() is None:
-            item.add_marker(pytest.mark.skip(reason="amd-aiter corpus not found (set AMDOCC_AITER_DIR "
-                                                    "or run .ci/run)"))
+            item.add_marker(pytest.mark.skip(reason="amd-aiter corpus not found (set AMDOCC_AITER_DIR or run .ci/run)"))
 
 
-BITSANDBYTES_VERSION = "0.50.2"   # pinned in .ci/setup-tests.sh
+BITSANDBYTES_VERSION = "0.50.2"  # pinned in .ci/setup-tests.sh
 
 
 def bitsandbytes_dir() -> Path | None:

@@ -8,6 +8,7 @@ cases: an ELF header or section-header field and its value, a MessagePack value 
 nesting, non-string and unhashable keys, extension types) spliced into a kernel's metadata, a
 bundle, CCOB or OffloadBinary header field.
 """
+
 from __future__ import annotations
 
 import msgpack
@@ -60,8 +61,32 @@ def mutated_inputs(draw, names=MUTATOR_NAMES):
 def field_values(size: int):
     """Values for a ``size``-byte unsigned field: edge cases first, then anything."""
     top = (1 << (8 * size)) - 1
-    edges = sorted({v & top for v in (0, 1, 2, 4, 7, 8, 0x40, 0x7F, 0x80, 0xFF, 0x100, 0xFFFF, 0x10000,
-                                      0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1 << 32, 1 << 63, top)})
+    edges = sorted(
+        {
+            v & top
+            for v in (
+                0,
+                1,
+                2,
+                4,
+                7,
+                8,
+                0x40,
+                0x7F,
+                0x80,
+                0xFF,
+                0x100,
+                0xFFFF,
+                0x10000,
+                0x7FFFFFFF,
+                0x80000000,
+                0xFFFFFFFF,
+                1 << 32,
+                1 << 63,
+                top,
+            )
+        }
+    )
     return st.one_of(st.sampled_from(edges), st.integers(0, top))
 
 
@@ -85,8 +110,11 @@ def section_header_edits(draw):
     section = draw(st.sampled_from(elf.sections))
     _size, layout = SHDR[elf.cls]
     name = draw(st.sampled_from(sorted(layout)))
-    value = draw(st.one_of(field_values(layout[name][1]),
-                           st.sampled_from([s.f["sh_offset"] for s in elf.sections] + [len(layer.data)])))
+    value = draw(
+        st.one_of(
+            field_values(layout[name][1]), st.sampled_from([s.f["sh_offset"] for s in elf.sections] + [len(layer.data)])
+        )
+    )
     data = elf_set(layer.data, section.at, layout, name, value)
     return layer.wrap(data), f"{fx.name} [{layer.path}] section {section.index} {name}={value:#x}"
 
@@ -94,31 +122,60 @@ def section_header_edits(draw):
 def _ext():
     return st.one_of(
         st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=8)),
-        st.builds(msgpack.Timestamp, st.integers(0, (1 << 34) - 1), st.integers(0, 999_999_999)))
+        st.builds(msgpack.Timestamp, st.integers(0, (1 << 34) - 1), st.integers(0, 999_999_999)),
+    )
 
 
 def _keys():
-    return st.one_of(st.text(max_size=12), st.sampled_from(KERNEL_KEYS), st.integers(-(1 << 63), (1 << 64) - 1),
-                     st.none(), st.booleans(), st.binary(max_size=6), st.floats(allow_nan=False))
+    return st.one_of(
+        st.text(max_size=12),
+        st.sampled_from(KERNEL_KEYS),
+        st.integers(-(1 << 63), (1 << 64) - 1),
+        st.none(),
+        st.booleans(),
+        st.binary(max_size=6),
+        st.floats(allow_nan=False),
+    )
 
 
 def msgpack_values():
     """Any value MessagePack can carry, nested, with maps keyed by anything hashable."""
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(-(1 << 63), (1 << 64) - 1),
-                        st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
-                        st.binary(max_size=16), _ext())
-    return st.recursive(scalars, lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(_keys(), inner, max_size=4)), max_leaves=24)
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(1 << 63), (1 << 64) - 1),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=40),
+        st.binary(max_size=16),
+        _ext(),
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys(), inner, max_size=4)),
+        max_leaves=24,
+    )
 
 
 def raw_fragments():
     """Encoded fragments msgpack.packb would never write: deep nesting, lying lengths, bad UTF-8,
     unhashable keys, reserved bytes."""
-    deep = st.builds(lambda n, kind: Raw((b"\x91" if kind else b"\x81\xa1k") * n + b"\x01"),
-                     st.integers(1, 3000), st.booleans())
-    fixed = st.sampled_from([b"\xdd\xff\xff\xff\xff\x01", b"\xdb\xff\xff\xff\xf0abc", b"\xa2\xff\xfe",
-                             b"\xa3\xed\xa0\x80", b"\x81\x92\x01\x02\x03", b"\x81\x81\x01\x02\x03", b"\xc1",
-                             b"\xd6\xff\xff\xff\xff\xff", b"\xd7\xff" + b"\xff" * 8, b"\xc7\x00\x07"])
+    deep = st.builds(
+        lambda n, kind: Raw((b"\x91" if kind else b"\x81\xa1k") * n + b"\x01"), st.integers(1, 3000), st.booleans()
+    )
+    fixed = st.sampled_from(
+        [
+            b"\xdd\xff\xff\xff\xff\x01",
+            b"\xdb\xff\xff\xff\xf0abc",
+            b"\xa2\xff\xfe",
+            b"\xa3\xed\xa0\x80",
+            b"\x81\x92\x01\x02\x03",
+            b"\x81\x81\x01\x02\x03",
+            b"\xc1",
+            b"\xd6\xff\xff\xff\xff\xff",
+            b"\xd7\xff" + b"\xff" * 8,
+            b"\xc7\x00\x07",
+        ]
+    )
     return st.one_of(deep, fixed.map(Raw))
 
 
@@ -144,8 +201,14 @@ def metadata_edits(draw):
 
 CONTAINER_FIELDS = {
     "bundle": {"count": (24, 8)},
-    "ccob": {"version": (4, 2), "method": (6, 2), "size-1": (8, 4), "size-2": (12, 4), "size-3": (16, 8),
-             "hash": (24, 8)},
+    "ccob": {
+        "version": (4, 2),
+        "method": (6, 2),
+        "size-1": (8, 4),
+        "size-2": (12, 4),
+        "size-3": (16, 8),
+        "hash": (24, 8),
+    },
     "offload": {name: spec for name, spec in OFFLOAD_HEADER.items()},
 }
 

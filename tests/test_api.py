@@ -6,6 +6,7 @@ Names and symbols come from LLVM's reading of the fixtures' metadata notes (llvm
 recorded next to them), next steps from HIP's arithmetic worked by hand
 (research/hip-occupancy.md §4, §9: ``oracle.hip_reference``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,6 +36,7 @@ def llvm_kernels(fixture: str) -> list[dict]:
 
 # --- help(amdocc) is enough to use the package ---------------------------------------------------------
 
+
 def public_functions():
     return [getattr(amdocc, n) for n in amdocc.__all__ if inspect.isfunction(getattr(amdocc, n))]
 
@@ -58,35 +60,50 @@ def test_module_docstring_names_the_entry_points_and_help_renders_the_results():
         assert name in doc, name
     text = pydoc.render_doc(amdocc, renderer=pydoc.plaintext)
     # The result types are part of help(amdocc), with their fields' own documentation.
-    for needle in ("class Occupancy", "class CodeObject", "class Kernel", "Workgroups resident per CU",
-                   "kernel(self, name", "next_step(self)"):
+    for needle in (
+        "class Occupancy",
+        "class CodeObject",
+        "class Kernel",
+        "Workgroups resident per CU",
+        "kernel(self, name",
+        "next_step(self)",
+    ):
         assert needle in text, needle
 
 
 def test_the_module_example_runs():
     import doctest
+
     failed, tried = doctest.testmod(amdocc, verbose=False, report=False)
     assert tried >= 5 and failed == 0
 
 
 def test_import_stays_light():
-    code = ("import sys, amdocc; heavy = [m for m in ('amdocc.cli', 'amdocc.models', 'amdocc.codeobject', "
-            "'amdocc.runtime', 'amdocc.targets', 'matplotlib') if m in sys.modules]; print(heavy)")
-    out = subprocess.run([shutil.which("python3") or "python3", "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(ROOT)}, check=True).stdout
+    code = (
+        "import sys, amdocc; heavy = [m for m in ('amdocc.cli', 'amdocc.models', 'amdocc.codeobject', "
+        "'amdocc.runtime', 'amdocc.targets', 'matplotlib') if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run(
+        [shutil.which("python3") or "python3", "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT)},
+        check=True,
+    ).stdout
     assert out.strip() == "[]"
     assert amdocc.Occupancy.__name__ == "Occupancy" and "Kernel" in dir(amdocc)
 
 
 def test_readme_documents_every_public_name():
     text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Python"):]
-    section = section[:section.index("\n## ", 1)]
+    section = text[text.index("## Python") :]
+    section = section[: section.index("\n## ", 1)]
     for name in amdocc.__all__:
         assert f"`{name}" in section or f"amdocc.{name}" in section, name
 
 
 # --- documented result fields ------------------------------------------------------------------------
+
 
 def test_every_occupancy_field_has_its_own_docstring():
     for name in amdocc.Occupancy._fields:
@@ -99,12 +116,13 @@ def test_every_record_field_is_documented(cls):
     record = getattr(amdocc, cls)
     doc = inspect.getdoc(record)
     for f in dataclasses.fields(record):
-        if f.name != "memo":                               # a private cache
+        if f.name != "memo":  # a private cache
             assert re.search(rf"^\s+{f.name}:", doc, re.M), (cls, f.name)
 
 
 def test_blocks_per_cu_attributes_are_documented():
     from amdocc.runtime import BlocksPerCU
+
     doc = inspect.getdoc(BlocksPerCU)
     for name in BlocksPerCU.__annotations__:
         assert re.search(rf"^\s+{name}:", doc, re.M), name
@@ -112,8 +130,10 @@ def test_blocks_per_cu_attributes_are_documented():
 
 # --- CodeObject.kernel(name) ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fixture", ["gfx1100_w32_wgp_cov6.hsaco", "opencl_gfx942_cov6.hsaco",
-                                     "agpr_gfx942_cov6.hsaco"])
+
+@pytest.mark.parametrize(
+    "fixture", ["gfx1100_w32_wgp_cov6.hsaco", "opencl_gfx942_cov6.hsaco", "agpr_gfx942_cov6.hsaco"]
+)
 def test_kernel_by_name_or_symbol(fixture):
     (co,) = amdocc.load(ELF / fixture)
     for k in llvm_kernels(fixture):
@@ -126,11 +146,11 @@ def test_kernel_by_name_or_symbol(fixture):
 def test_kernel_miss_lists_the_nearest_names():
     (co,) = amdocc.load(ELF / "gfx1100_w32_wgp_cov6.hsaco")
     with pytest.raises(amdocc.AmdoccError) as e:
-        co.kernel("_Z9saxpy_ldsPKfPfi")                    # the "f" of float dropped
+        co.kernel("_Z9saxpy_ldsPKfPfi")  # the "f" of float dropped
     msg = str(e.value)
     assert "nearest: _Z9saxpy_ldsfPKfPfi" in msg and "\n" not in msg
     with pytest.raises(amdocc.UsageError) as e:
-        co.kernel("gemm")                                  # nothing near: the kernels are listed
+        co.kernel("gemm")  # nothing near: the kernels are listed
     assert all(k[".name"] in str(e.value) for k in llvm_kernels("gfx1100_w32_wgp_cov6.hsaco"))
     with pytest.raises(amdocc.UsageError):
         co.kernel(3)
@@ -144,6 +164,7 @@ def cxxfilt(name: str) -> str:
 def test_kernel_by_demangled_name_through_the_hook(monkeypatch):
     # The lookup through the demangler hook, with llvm-cxxfilt-22 standing in as the demangler.
     from amdocc.codeobject import model
+
     monkeypatch.setattr(model, "demangle", lambda name: (lambda text: text if text != name else None)(cxxfilt(name)))
     (co,) = amdocc.load(ELF / "gfx1100_w32_wgp_cov6.hsaco")
     for k in llvm_kernels("gfx1100_w32_wgp_cov6.hsaco"):
@@ -177,6 +198,7 @@ def test_a_bare_name_several_kernels_share_is_ambiguous(tmp_path):
 
 # --- compact reprs ---------------------------------------------------------------------------------
 
+
 def test_repr_is_one_line_per_kernel():
     (co,) = amdocc.load(ELF / "gfx1100_w32_wgp_cov6.hsaco")
     lines = repr(co).splitlines()
@@ -186,13 +208,14 @@ def test_repr_is_one_line_per_kernel():
     for line, name in zip(lines[1:], names, strict=True):
         assert name in line
     assert "\n" not in repr(co.kernels[0]) and len(repr(co.kernels[0])) < 200
-    many = dataclasses.replace(co, kernels=co.kernels * 30)   # 120 kernels: the repr stays short
+    many = dataclasses.replace(co, kernels=co.kernels * 30)  # 120 kernels: the repr stays short
     assert len(repr(many).splitlines()) <= 42 and "more" in repr(many).splitlines()[-1]
     occ = amdocc.occupancy(co.kernels[0], block_size=256)
     assert "\n" not in repr(occ) and "query" not in repr(occ)
 
 
 # --- next_step on the result object -----------------------------------------------------------------
+
 
 def test_next_step_hand_worked_gfx942_example_1():
     # §9 example 1: LDS-bound at 1 block; two need 65536 // 2 = 32768 B, so shed 16384 of 49152.
@@ -229,8 +252,11 @@ def test_next_step_follows_the_bit_mask_on_gfx1100():
                 assert step is None, (wave, v)
                 continue
             keep = max(better)
-            assert step == {"gain": hip_blocks("gfx1100", keep, 256, wave=wave, wgp=True),
-                            "unit": "blocks_per_cu", "shed": {"vgpr": v - keep}}, (wave, v)
+            assert step == {
+                "gain": hip_blocks("gfx1100", keep, 256, wave=wave, wgp=True),
+                "unit": "blocks_per_cu",
+                "shed": {"vgpr": v - keep},
+            }, (wave, v)
 
 
 def test_next_step_of_the_hw_model_sheds_what_the_descriptor_allocates():
@@ -239,6 +265,7 @@ def test_next_step_of_the_hw_model_sheds_what_the_descriptor_allocates():
     # per SIMD in granules of 24, 16 waves at most, 4 SIMDs, 8 waves per 256-thread block; so
     # 104 → 120 → 12 waves → 6 blocks, and 8 blocks need 16 waves: at most 96 allocated.
     from oracle.llvm22 import parse_descriptor_dump
+
     dump = parse_descriptor_dump((FIXTURES / "sample" / "gfx1100-1f5f94216bf5.co.kd.txt").read_text())
     allocated = next(v for d in dump.values() for s, v in d.items() if s == "_Z9reg_heavyPKfPf.kd")["next_free_vgpr"]
     assert allocated == 104
@@ -263,14 +290,15 @@ def test_next_step_equals_the_json_record(capsys):
 
 def test_next_step_is_lazy_and_computed_once(monkeypatch):
     from amdocc.models import nextstep
+
     calls = []
     real = nextstep.next_step
     monkeypatch.setattr(nextstep, "next_step", lambda *a, **k: calls.append(1) or real(*a, **k))
     nextstep._cached_next_step.cache_clear()
     occ = amdocc.occupancy({"vgprs": 136, "sgprs": 8}, target="gfx942", block_size=320)
-    assert calls == []                                   # building the record costs no search
+    assert calls == []  # building the record costs no search
     first = occ.next_step()
-    first["shed"]["vgpr"] = -1                           # a caller's copy: the cache is not touched
+    first["shed"]["vgpr"] = -1  # a caller's copy: the cache is not touched
     # By hand (§4): 512 // 136 = 3 waves → 4 x 3 x 64 = 768 threads → 768 // 320 = 2 blocks;
     # three need 960 threads, i.e. 4 waves: alignUp(v, 8) <= 128, so shed 8 → 1024 // 320 = 3.
     assert occ.blocks_per_cu == hip_blocks("gfx942", 136, 320, sgprs=8) == 2
@@ -279,6 +307,7 @@ def test_next_step_is_lazy_and_computed_once(monkeypatch):
 
 def test_record_without_its_query_refuses_next_step():
     from amdocc.models import compute, usage_of
+
     occ = compute(usage_of({"vgprs": 128}, target="gfx942"), "hip", 256)
     with pytest.raises(amdocc.UsageError):
         occ.next_step()
@@ -286,6 +315,7 @@ def test_record_without_its_query_refuses_next_step():
 
 
 # --- max_blocks_per_cu: kernel_name= ----------------------------------------------------------------
+
 
 def test_kernel_name_is_an_explicit_keyword():
     params = inspect.signature(amdocc.max_blocks_per_cu).parameters
@@ -304,7 +334,7 @@ def test_max_blocks_per_cu_picks_the_kernel_by_name_or_symbol():
     with pytest.raises(amdocc.UsageError, match="nearest: _Z9saxpy_ldsfPKfPfi"):
         amdocc.max_blocks_per_cu(path, 128, kernel_name="_Z9saxpy_ldsPKfPfi", hip=_NoHip())
     with pytest.raises(amdocc.UsageError, match="kernel_name="):
-        amdocc.max_blocks_per_cu(path, 128, hip=_NoHip())          # four kernels: which one?
+        amdocc.max_blocks_per_cu(path, 128, hip=_NoHip())  # four kernels: which one?
     with pytest.raises(amdocc.UsageError, match="does not name"):
         amdocc.max_blocks_per_cu(co.kernels[0], 128, kernel_name=co.kernels[1].name, hip=_NoHip())
 
@@ -318,9 +348,10 @@ class _NoHip:
 
 # --- Kernel.image ------------------------------------------------------------------------------------
 
+
 def test_image_is_a_declared_field_holding_the_code_object():
     assert "image" in {f.name for f in dataclasses.fields(amdocc.Kernel)}
-    path = ELF / "gfx1100_w32_wgp_cov6.hsaco"           # a bare ELF: the image is the file itself
+    path = ELF / "gfx1100_w32_wgp_cov6.hsaco"  # a bare ELF: the image is the file itself
     (co,) = amdocc.load(path)
     assert all(k.image == path.read_bytes() for k in co.kernels)
     assert all("image" not in k.memo for k in co.kernels)
@@ -340,6 +371,7 @@ def test_image_is_a_declared_field_holding_the_code_object():
 
 
 # --- a misspelled manual resource key ---------------------------------------------------------------
+
 
 def test_misspelled_manual_key_names_the_valid_keys():
     with pytest.raises(amdocc.UsageError) as e:

@@ -7,6 +7,7 @@ MessagePack table of contents, "none" and "zstd-per-kernel" schemes): no real .k
 be had (the wheels on PyPI tried do not use kpack), and the layout was checked by hand against
 rocm-kpack's own test archives (both schemes read, every entry's size as its TOC declares).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -59,7 +60,7 @@ def _wheel(tmp_path: Path) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("pkg/__init__.py", b"# nothing to see\n")
         z.writestr("pkg/libhip_plain.so", (FIXTURES / SO).read_bytes())
-        z.writestr(zipfile.ZipInfo("pkg/bin/hip_win.dll"), (FIXTURES / DLL).read_bytes())   # stored
+        z.writestr(zipfile.ZipInfo("pkg/bin/hip_win.dll"), (FIXTURES / DLL).read_bytes())  # stored
         z.writestr("pkg/data/inner.zip", inner.getvalue())
         z.writestr("pkg-1.0.dist-info/RECORD", b"")
     return path
@@ -91,8 +92,8 @@ def test_a_stored_member_keeps_its_file_offset_and_a_deflated_one_does_not(tmp_p
     dll = [co for co in loaded if co.origin.hops[0] == "pkg/bin/hip_win.dll"]
     so = [co for co in loaded if co.origin.hops[0] == "pkg/libhip_plain.so"]
     raw = wheel.read_bytes()
-    for co in dll:     # the offset is where the code object's bytes sit in the wheel file
-        assert raw[co.origin.base:co.origin.base + len(co.data)] == co.data
+    for co in dll:  # the offset is where the code object's bytes sit in the wheel file
+        assert raw[co.origin.base : co.origin.base + len(co.data)] == co.data
     assert all(co.origin.base is None for co in so)
 
 
@@ -107,12 +108,19 @@ def test_a_directory_walk_reads_wheels_as_containers(tmp_path):
 def test_wheel_from_bytes_and_from_stdin(tmp_path):
     data = _wheel(tmp_path).read_bytes()
     assert _hashes(amdocc.load(data)) == _hashes(amdocc.load(tmp_path / "pkg-1.0-py3-none-any.whl"))
-    proc = subprocess.run([sys.executable, "-m", "amdocc", "inspect", "--json", "-"], input=data,
-                          capture_output=True, env={"PYTHONPATH": str(ROOT)}, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "amdocc", "inspect", "--json", "-"],
+        input=data,
+        capture_output=True,
+        env={"PYTHONPATH": str(ROOT)},
+        check=True,
+    )
     cos = json.loads(proc.stdout)["code_objects"]
     assert sorted(c["origin"].split(" > ")[0] for c in cos) == sorted(
-        ["pkg/libhip_plain.so"] * len(_llvm_entry_hashes(SO)) + ["pkg/bin/hip_win.dll"] * len(_llvm_entry_hashes(DLL))
-        + ["pkg/data/inner.zip"] * len(_llvm_entry_hashes(CCOB_SO)))
+        ["pkg/libhip_plain.so"] * len(_llvm_entry_hashes(SO))
+        + ["pkg/bin/hip_win.dll"] * len(_llvm_entry_hashes(DLL))
+        + ["pkg/data/inner.zip"] * len(_llvm_entry_hashes(CCOB_SO))
+    )
 
 
 def test_an_archive_without_code_objects_is_reported_skipped(tmp_path):
@@ -164,10 +172,11 @@ def test_archives_nested_past_the_depth_limit_are_refused(tmp_path):
 
 def _overlapping_zip(tmp_path) -> Path:
     """Two central-directory entries whose data is the same local record (the overlap bomb)."""
-    path = _zip(tmp_path / "overlap.zip", {"a.so": (FIXTURES / SO).read_bytes(), "b.so": b"tiny"},
-                method=zipfile.ZIP_STORED)
+    path = _zip(
+        tmp_path / "overlap.zip", {"a.so": (FIXTURES / SO).read_bytes(), "b.so": b"tiny"}, method=zipfile.ZIP_STORED
+    )
     raw = bytearray(path.read_bytes())
-    cd = raw.rfind(b"PK\x01\x02")          # the last central-directory entry: b.so
+    cd = raw.rfind(b"PK\x01\x02")  # the last central-directory entry: b.so
     struct.pack_into("<I", raw, cd + 42, 0)  # its local header offset now points at a.so's
     path.write_bytes(bytes(raw))
     return path
@@ -192,14 +201,18 @@ def test_an_lzma_member_is_named_and_not_read(tmp_path):
 def test_a_damaged_archive_is_a_one_line_error(tmp_path, damage):
     raw = _wheel(tmp_path).read_bytes()
     if damage == "truncated":
-        raw = raw[:len(raw) // 2]
-    else:   # corrupt the deflated bytes of the first .so member: its CRC cannot match
+        raw = raw[: len(raw) // 2]
+    else:  # corrupt the deflated bytes of the first .so member: its CRC cannot match
         at = raw.find(b"pkg/libhip_plain.so") + len("pkg/libhip_plain.so") + 500
-        raw = raw[:at] + bytes(b ^ 0xFF for b in raw[at:at + 64]) + raw[at + 64:]
+        raw = raw[:at] + bytes(b ^ 0xFF for b in raw[at : at + 64]) + raw[at + 64 :]
     bad = tmp_path / "bad.whl"
     bad.write_bytes(raw)
-    proc = subprocess.run([sys.executable, "-m", "amdocc", "inspect", str(bad)], capture_output=True,
-                          text=True, env={"PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "amdocc", "inspect", str(bad)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 2
     errors = [line for line in proc.stderr.splitlines() if line.startswith("amdocc:")]
     assert errors and all(str(bad) in line for line in errors)
@@ -207,6 +220,7 @@ def test_a_damaged_archive_is_a_one_line_error(tmp_path, damage):
 
 
 # -- kpack --------------------------------------------------------------------------------
+
 
 def write_kpack(entries: dict[tuple[str, str], bytes], scheme: str) -> bytes:
     """A .kpack archive laid out as rocm-kpack documents it (see the module docstring)."""
@@ -225,17 +239,28 @@ def write_kpack(entries: dict[tuple[str, str], bytes], scheme: str) -> bytes:
         toc_meta.update(zstd_offset=64, zstd_size=len(blob))
     for ordinal, ((binary, arch), data) in enumerate(entries.items()):
         toc.setdefault(binary, {})[arch] = {"type": "hsaco", "ordinal": ordinal, "original_size": len(data)}
-    body = msgpack.packb({"format_version": 1, "group_name": "test", "gfx_arch_family": "gfx9X",
-                          "gfx_arches": sorted({a for _, a in entries}), "compression_scheme": scheme,
-                          **toc_meta, "toc": toc}, use_bin_type=True)
+    body = msgpack.packb(
+        {
+            "format_version": 1,
+            "group_name": "test",
+            "gfx_arch_family": "gfx9X",
+            "gfx_arches": sorted({a for _, a in entries}),
+            "compression_scheme": scheme,
+            **toc_meta,
+            "toc": toc,
+        },
+        use_bin_type=True,
+    )
     header = b"KPAK" + struct.pack("<IQ", 1, 64 + len(blob))
     return header + b"\0" * (64 - len(header)) + bytes(blob) + body
 
 
 def _kpack_entries() -> dict[tuple[str, str], bytes]:
-    return {("lib/libk.so#0", "gfx90a"): (FIXTURES / BARE[0]).read_bytes(),
-            ("lib/libk.so#0", "gfx908"): (FIXTURES / BARE[1]).read_bytes(),
-            ("bin/app#0", "gfx90a"): (FIXTURES / BARE[0]).read_bytes()}
+    return {
+        ("lib/libk.so#0", "gfx90a"): (FIXTURES / BARE[0]).read_bytes(),
+        ("lib/libk.so#0", "gfx908"): (FIXTURES / BARE[1]).read_bytes(),
+        ("bin/app#0", "gfx90a"): (FIXTURES / BARE[0]).read_bytes(),
+    }
 
 
 @pytest.mark.parametrize("scheme", ["none", "zstd-per-kernel"])
@@ -262,11 +287,14 @@ def test_kpack_with_a_bad_ordinal_reports_that_entry_and_reads_the_rest(tmp_path
     assert "ordinal 7" in str(bad.error)
 
 
-@pytest.mark.parametrize("raw, needle", [
-    (b"KPAK" + struct.pack("<IQ", 2, 16), "version 2"),
-    (b"KPAK" + struct.pack("<IQ", 1, 1 << 40), "outside the archive"),
-    (b"KPAK" + struct.pack("<IQ", 1, 16) + b"\xc1", "malformed MessagePack"),
-])
+@pytest.mark.parametrize(
+    "raw, needle",
+    [
+        (b"KPAK" + struct.pack("<IQ", 2, 16), "version 2"),
+        (b"KPAK" + struct.pack("<IQ", 1, 1 << 40), "outside the archive"),
+        (b"KPAK" + struct.pack("<IQ", 1, 16) + b"\xc1", "malformed MessagePack"),
+    ],
+)
 def test_broken_kpack_headers_are_errors(raw, needle):
     with pytest.raises(amdocc.AmdoccError, match=needle):
         amdocc.load(raw)
@@ -284,7 +312,7 @@ def _zero_pages(path: Path, lo: int, hi: int, page: int = 4096) -> None:
     raw = bytearray(path.read_bytes())
     first, last = -(-lo // page) * page, hi // page * page
     raw[first:last] = bytes(max(0, last - first))
-    raw[lo + 24:lo + 64] = b"\xee" * 40   # and what is left of the stub is not a valid bundle
+    raw[lo + 24 : lo + 64] = b"\xee" * 40  # and what is left of the stub is not a valid bundle
     path.write_bytes(bytes(raw))
 
 
@@ -312,7 +340,7 @@ def test_elf_with_a_kpack_reference_is_skipped_naming_the_archive(tmp_path, stub
 @pytest.mark.llvm22
 def test_pe_with_a_kpack_reference_is_skipped_naming_the_archive(tmp_path):
     ref = tmp_path / "ref.bin"
-    ref.write_bytes(msgpack.packb(REF) + b"\0" * 20)   # PE sections are padded
+    ref.write_bytes(msgpack.packb(REF) + b"\0" * 20)  # PE sections are padded
     out = tmp_path / "hip_win.dll"
     _objcopy(["--add-section", f".kpackrf={ref}", str(FIXTURES / DLL), str(out)])
     lo = _section_offset(out, ".hip_fat")
@@ -329,8 +357,9 @@ def test_a_malformed_kpack_reference_is_an_error_naming_the_section(tmp_path):
     bad = tmp_path / "ref.bin"
     bad.write_bytes(msgpack.packb({"kernel_name": 3}))
     out = tmp_path / "x.so"
-    _objcopy(["--add-section", f".rocm_kpack_ref={bad}", "--set-section-type", ".hip_fatbin=8",
-              str(FIXTURES / SO), str(out)])
+    _objcopy(
+        ["--add-section", f".rocm_kpack_ref={bad}", "--set-section-type", ".hip_fatbin=8", str(FIXTURES / SO), str(out)]
+    )
     loaded = amdocc.load(out, strict=False)
     (failed,) = loaded.failed
     assert "kpack_search_paths" in str(failed.error) and failed.origin.hops == ("section .rocm_kpack_ref",)
@@ -338,8 +367,9 @@ def test_a_malformed_kpack_reference_is_an_error_naming_the_section(tmp_path):
 
 def _section_offset(path: Path, name: str) -> int:
     """The file offset of a section, as llvm-readobj-22 reports it."""
-    text = subprocess.run(["llvm-readobj-22", "--sections", str(path)], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(
+        ["llvm-readobj-22", "--sections", str(path)], capture_output=True, text=True, check=True
+    ).stdout
     for block in text.split("Section {")[1:]:
         if f"Name: {name} " in block:
             for key in ("Offset: ", "PointerToRawData: "):
@@ -353,6 +383,7 @@ def test_every_truncation_and_byte_flip_is_an_amdocc_error_or_a_result(tmp_path,
     """Hostile archives: cut anywhere or with a byte flipped, they load or fail with an
     AmdoccError naming the input, never another exception."""
     import random
+
     if kind == "wheel":
         raw = _zip(tmp_path / "w.zip", {"a/hip_win.dll": (FIXTURES / DLL).read_bytes(), "b.txt": b"x"}).read_bytes()
     else:

@@ -1,5 +1,6 @@
 """Bad input gets a one-line amdocc error naming the file and offset: never a traceback, a hang,
 or an unbounded allocation."""
+
 from __future__ import annotations
 
 import hashlib
@@ -57,9 +58,11 @@ CORRUPTIONS = {
     "section count past the end": lambda d: _patch(d, SHNUM, "<H", 4000),
     "note size past its section": lambda d: _patch(d, _section_header_offset(d, SHT_NOTE) + 32, "<Q", 10**9),
     "note descriptor size lies": lambda d: _patch(
-        d, struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 4, "<I", 0x7FFFFFF0),
-    "bad msgpack": lambda d: (lambda at: d[:at] + b"\xc1" * 16 + d[at + 16:])(
-        struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 20),
+        d, struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 4, "<I", 0x7FFFFFF0
+    ),
+    "bad msgpack": lambda d: (lambda at: d[:at] + b"\xc1" * 16 + d[at + 16 :])(
+        struct.unpack_from("<Q", d, _section_header_offset(d, SHT_NOTE) + 24)[0] + 20
+    ),
     "symbol table entry size": lambda d: _patch(d, _section_header_offset(d, SHT_SYMTAB) + 56, "<Q", 7),
     "symbol table past the end": lambda d: _patch(d, _section_header_offset(d, SHT_SYMTAB) + 24, "<Q", len(d) - 8),
     "truncated in the middle": lambda d: d[: len(d) // 2],
@@ -88,6 +91,7 @@ def test_every_truncation_of_a_code_object_is_an_amdocc_error():
 
 def _ccob(payload: bytes, version=3, method=1, declared=None, hash_value=None) -> bytes:
     import zstandard
+
     body = zstandard.ZstdCompressor().compress(payload) if method == 1 else zlib.compress(payload)
     declared = len(payload) if declared is None else declared
     digest = int.from_bytes(hashlib.md5(payload).digest()[:8], "little") if hash_value is None else hash_value
@@ -105,18 +109,24 @@ def test_ccob_roundtrip_reads_back():
             assert len(cos) == 5
 
 
-@pytest.mark.parametrize("label,blob,needle", [
-    ("hash mismatch", lambda: _ccob(BUNDLE, hash_value=1), "hash mismatch"),
-    ("expands beyond its declared size", lambda: _ccob(BUNDLE, declared=1000), "beyond its declared"),
-    ("declares more than it expands to", lambda: _ccob(BUNDLE, method=0, declared=len(BUNDLE) + 10),
-     "not the declared"),
-    ("zlib bomb over the cap", lambda: _ccob(b"\0" * (64 << 20), method=0), "over the limit"),
-    ("zstd bomb lying about its size", lambda: _ccob(b"\0" * (256 << 20), declared=4096), "beyond its declared"),
-    ("unknown method", lambda: _patch(_ccob(BUNDLE), 6, "<H", 7), "method"),
-    ("unknown version", lambda: _patch(_ccob(BUNDLE), 4, "<H", 9), "version"),
-    ("total size past the end", lambda: _patch(_ccob(BUNDLE), 8, "<Q", 10**12), "past the end"),
-    ("corrupt stream", lambda: (lambda b: b[:40] + bytes(64) + b[104:])(_ccob(BUNDLE)), "corrupt"),
-])
+@pytest.mark.parametrize(
+    "label,blob,needle",
+    [
+        ("hash mismatch", lambda: _ccob(BUNDLE, hash_value=1), "hash mismatch"),
+        ("expands beyond its declared size", lambda: _ccob(BUNDLE, declared=1000), "beyond its declared"),
+        (
+            "declares more than it expands to",
+            lambda: _ccob(BUNDLE, method=0, declared=len(BUNDLE) + 10),
+            "not the declared",
+        ),
+        ("zlib bomb over the cap", lambda: _ccob(b"\0" * (64 << 20), method=0), "over the limit"),
+        ("zstd bomb lying about its size", lambda: _ccob(b"\0" * (256 << 20), declared=4096), "beyond its declared"),
+        ("unknown method", lambda: _patch(_ccob(BUNDLE), 6, "<H", 7), "method"),
+        ("unknown version", lambda: _patch(_ccob(BUNDLE), 4, "<H", 9), "version"),
+        ("total size past the end", lambda: _patch(_ccob(BUNDLE), 8, "<Q", 10**12), "past the end"),
+        ("corrupt stream", lambda: (lambda b: b[:40] + bytes(64) + b[104:])(_ccob(BUNDLE)), "corrupt"),
+    ],
+)
 def test_bad_compressed_bundles(label, blob, needle):
     limits = Limits(max_decompressed=32 << 20)
     items = list(scan(blob(), limits))
@@ -159,7 +169,7 @@ def test_one_bad_entry_keeps_the_rest_of_a_fat_binary(tmp_path, capsys):
     at = FAT_SO.index(victim.data)
     note = victim.data.index(b"AMDGPU\0\0") + 8
     bad = bytearray(FAT_SO)
-    bad[at + note:at + note + 8] = b"\xc1" * 8
+    bad[at + note : at + note + 8] = b"\xc1" * 8
     loaded = amdocc.load(bytes(bad), strict=False)
     assert len(loaded.failed) == 1 and len(loaded) == len(items) - 1
     assert "MessagePack" in str(loaded.failed[0].error)
@@ -169,8 +179,10 @@ def test_one_bad_entry_keeps_the_rest_of_a_fat_binary(tmp_path, capsys):
 
 def test_not_a_container_is_refused(tmp_path, capsys):
     code, err, path = _run_cli(tmp_path, capsys, b"#!/bin/sh\necho hi\n", "script.sh")
-    assert code == 2 and err == [f"amdocc: {path}: offset 0x0: not a code object or a container "
-                                 "amdocc reads (starts with 23 21 2f 62 69 6e 2f 73)"]
+    assert code == 2 and err == [
+        f"amdocc: {path}: offset 0x0: not a code object or a container "
+        "amdocc reads (starts with 23 21 2f 62 69 6e 2f 73)"
+    ]
 
 
 def test_missing_file(tmp_path, capsys):
@@ -262,11 +274,15 @@ def _with_yaml_line(line: bytes, data=LEGACY_V2) -> bytes:
     return with_note_desc(data, "AMD", 10, text + line + b"\n\0")
 
 
-@pytest.mark.parametrize("line,needle", [
-    (b"Deep: " + b"[" * 5000 + b"1" + b"]" * 5000, "nested deeper than 64"),   # was RecursionError
-    (b'Escape: "\\x"', "bad escape"),                                          # was UnicodeDecodeError
-    (b'Escape: "\\N{no such name}"', "bad escape"),
-], ids=["deep flow sequence", "truncated x escape", "unknown N name"])   # no backslash: mutmut re-runs tests by id
+@pytest.mark.parametrize(
+    "line,needle",
+    [
+        (b"Deep: " + b"[" * 5000 + b"1" + b"]" * 5000, "nested deeper than 64"),  # was RecursionError
+        (b'Escape: "\\x"', "bad escape"),  # was UnicodeDecodeError
+        (b'Escape: "\\N{no such name}"', "bad escape"),
+    ],
+    ids=["deep flow sequence", "truncated x escape", "unknown N name"],
+)  # no backslash: mutmut re-runs tests by id
 def test_v2_yaml_errors_are_format_errors_at_their_line(line, needle):
     data = _with_yaml_line(line)
     error = _only_failure(data)
@@ -274,7 +290,7 @@ def test_v2_yaml_errors_are_format_errors_at_their_line(line, needle):
     # The offset is the start of the offending line inside the note.
     text = note_desc(data, "AMD", 10)
     desc_at = data.index(text)
-    assert data[desc_at + error.offset:].startswith(line[:6])
+    assert data[desc_at + error.offset :].startswith(line[:6])
 
 
 def _kd_symbol(data=GFX942):
@@ -294,20 +310,25 @@ def _v2_without_isa_note(data=LEGACY_V2) -> bytes:
     elf = ElfView(data)
     note = next(n for n in elf.notes(elf.of_type(SHT_NOTE)[0]) if n.f["type"] == 3)
     out = bytearray(data)
-    put(out, note.at + 8, 4, 0x7777)   # the ISA note becomes an unknown note type
+    put(out, note.at + 8, 4, 0x7777)  # the ISA note becomes an unknown note type
     return bytes(out)
 
 
 # Errors that named the file but no offset; each now names where the lying field sits.
 NO_OFFSET_BEFORE = {
-    "section name outside the table": (lambda: elf_set(GFX942, ElfView(GFX942).sections[1].at,
-                                                            SHDR[2][1], "sh_name", 0xFFFFFF),
-                                       lambda: ElfView(GFX942).sections[1].at),
+    "section name outside the table": (
+        lambda: elf_set(GFX942, ElfView(GFX942).sections[1].at, SHDR[2][1], "sh_name", 0xFFFFFF),
+        lambda: ElfView(GFX942).sections[1].at,
+    ),
     "unterminated section name": (lambda: _strtab_unterminated(GFX942), None),
-    "symbol name outside the table": (lambda: elf_set(GFX942, _kd_symbol()[1].at, SYM[2][1], "st_name",
-                                                           0xFFFFFFFF), lambda: _kd_symbol()[1].at),
-    "descriptor symbol undefined": (lambda: elf_set(GFX942, _kd_symbol()[1].at, SYM[2][1], "st_shndx", 0),
-                                    lambda: _kd_symbol()[1].at),
+    "symbol name outside the table": (
+        lambda: elf_set(GFX942, _kd_symbol()[1].at, SYM[2][1], "st_name", 0xFFFFFFFF),
+        lambda: _kd_symbol()[1].at,
+    ),
+    "descriptor symbol undefined": (
+        lambda: elf_set(GFX942, _kd_symbol()[1].at, SYM[2][1], "st_shndx", 0),
+        lambda: _kd_symbol()[1].at,
+    ),
     "v2 without an ISA note": (_v2_without_isa_note, None),
     "v2 YAML indentation": (lambda: _with_yaml_line(b"   Odd: 1"), None),
 }
@@ -349,7 +370,7 @@ def test_many_section_names_into_one_long_string_are_bounded():
     headers = [section_header(data, sh_name=1, sh_type=3, sh_offset=names_at, sh_size=len(names))]
     headers += [section_header(data, sh_name=1 + i, sh_type=1) for i in range(count)]
     data = bytearray(with_extra_sections(data, headers))
-    put(data, 0x3E, 2, len(ElfView(GFX942).sections))    # e_shstrndx: the new name table
+    put(data, 0x3E, 2, len(ElfView(GFX942).sections))  # e_shstrndx: the new name table
     loaded = _bounded_load(bytes(data))
     (failure,) = loaded.failed
     assert isinstance(failure.error, LimitError) and "section-name string table" in str(failure.error)
@@ -364,8 +385,9 @@ def test_many_symbol_names_into_one_long_string_are_bounded():
     base = GFX942 + b"\0" * (-len(GFX942) % 16)
     names_at, rows_at = len(base), len(base) + len(names) + (-len(names) % 16)
     data = base + names + b"\0" * (-len(names) % 16) + rows
-    data = bytearray(with_extra_sections(data, [section_header(data, sh_type=3, sh_offset=names_at,
-                                                                         sh_size=len(names))]))
+    data = bytearray(
+        with_extra_sections(data, [section_header(data, sh_type=3, sh_offset=names_at, sh_size=len(names))])
+    )
     t = ElfView(bytes(data)).sections[table.index]
     put(data, t.at + 24, 8, rows_at)
     put(data, t.at + 32, 8, len(rows))
@@ -379,7 +401,7 @@ def test_note_section_listed_many_times_is_an_error_not_many_copies():
     # Was: 20,000 headers of one note section (grown to 512 KiB): every note copied 20,000 times.
     elf = ElfView(GFX942)
     note = elf.of_type(SHT_NOTE)[0]
-    data = with_extra_sections(GFX942, [GFX942[note.at:note.at + 64]] * 5000)
+    data = with_extra_sections(GFX942, [GFX942[note.at : note.at + 64]] * 5000)
     loaded = _bounded_load(data)
     (failure,) = loaded.failed
     assert "note sections overlap" in str(failure.error) and failure.error.offset == note.f["sh_offset"]
@@ -389,8 +411,9 @@ def test_offload_binary_strings_into_one_long_string_are_bounded():
     # Was: 65,536 string-map entries into one 64 KiB string: 10 s and 4 GiB.
     case = None
     for i in range(64):
-        case = mutate(random.Random(f"offload-{i}"), fixture="containers/offload_binary_2arch.bin",
-                           only="offload.amplify")
+        case = mutate(
+            random.Random(f"offload-{i}"), fixture="containers/offload_binary_2arch.bin", only="offload.amplify"
+        )
         if case.mutations and "65536 strings into one 65536-byte string (distinct" in case.mutations[0][1]:
             break
     else:
@@ -403,11 +426,11 @@ def test_bundle_entries_sharing_a_payload_are_refused():
     # Was: 10,000 entries over one code object: parsed 10,000 times (4 s; 65,536 entries: 470 MiB).
     entries, _ = bundle_entries(BUNDLE)
     e = next(x for x in entries if x.f["size"])
-    payload = BUNDLE[e.f["offset"]:e.f["offset"] + e.f["size"]]
+    payload = BUNDLE[e.f["offset"] : e.f["offset"] + e.f["size"]]
     entry_id = b"hipv4-amdgcn-amd-amdhsa--gfx942"
     twice = bytearray(build_bundle([(entry_id, payload), (entry_id, b"")]))
     first, second = bundle_entries(bytes(twice))[0]
-    put(twice, second.at, 8, first.f["offset"] + 8)      # the second starts inside the first
+    put(twice, second.at, 8, first.f["offset"] + 8)  # the second starts inside the first
     put(twice, second.at + 8, 8, first.f["size"] - 8)
     (item,) = list(scan(bytes(twice)))
     assert isinstance(item, Failed) and "overlap" in str(item.error)
@@ -424,7 +447,7 @@ def test_bundle_entries_sharing_a_payload_are_refused():
 def _fatbin_copies(data: bytes, name: str, count: int) -> bytes:
     elf = ElfView(data)
     s = elf.named(name)
-    return with_extra_sections(data, [data[s.at:s.at + 64]] * count)
+    return with_extra_sections(data, [data[s.at : s.at + 64]] * count)
 
 
 def test_device_code_section_listed_twice_is_read_once():
@@ -465,7 +488,7 @@ def test_nested_compressed_bundles_share_one_decompression_budget():
     start = len(header) + 24 + len(entry)
     middle = header + struct.pack("<QQQ", start, len(inner), len(entry)) + entry + inner
     outer = _ccob(middle)
-    assert sum(hasattr(i, "data") for i in scan(outer)) == 5               # enough budget: all read
+    assert sum(hasattr(i, "data") for i in scan(outer)) == 5  # enough budget: all read
     tight = Limits(max_decompressed=len(middle) + len(BUNDLE) - 1)
     items = list(scan(outer, tight))
     assert any(isinstance(i, Failed) and "over the limit" in str(i.error) for i in items)
@@ -477,6 +500,7 @@ def test_json_never_holds_nan_or_unhashable_wgp_values():
     import msgpack
 
     from amdocc import report
+
     (co,) = amdocc.load(CODE_OBJECT)
     co.kernels[0].metadata[".odd"] = float("nan")
     text = report.dumps(report.code_object_record(co))

@@ -2,6 +2,7 @@
 hip model's answers against hand-worked numbers, the comparison of two releases, CSV/Parquet,
 and the HTML report opened in headless Chromium (its DOM checked for every section and chart,
 a screenshot checked for the plots' colours)."""
+
 from __future__ import annotations
 
 import csv
@@ -75,6 +76,7 @@ def number(text: str):
 
 # --------------------------------------------------------------------------- rows
 
+
 def test_every_row_agrees_with_llvm_readelf(capsys, tree):
     rows = csv_rows(capsys, tree)
     oracle = oracle_kernels()
@@ -84,10 +86,16 @@ def test_every_row_agrees_with_llvm_readelf(capsys, tree):
         k = oracle[(r["member"], r["kernel"])]
         # LLVM writes no .agpr_count where there are no AGPRs (gfx1200): the census says 0 there.
         assert number(r["agprs"]) == k.get(".agpr_count", 0 if r["target"] == "gfx1200" else None)
-        note = {"vgprs": ".vgpr_count", "sgprs": ".sgpr_count",
-                "lds": ".group_segment_fixed_size", "scratch": ".private_segment_fixed_size",
-                "wave": ".wavefront_size", "max_flat_workgroup_size": ".max_flat_workgroup_size",
-                "vgpr_spills": ".vgpr_spill_count", "sgpr_spills": ".sgpr_spill_count"}
+        note = {
+            "vgprs": ".vgpr_count",
+            "sgprs": ".sgpr_count",
+            "lds": ".group_segment_fixed_size",
+            "scratch": ".private_segment_fixed_size",
+            "wave": ".wavefront_size",
+            "max_flat_workgroup_size": ".max_flat_workgroup_size",
+            "vgpr_spills": ".vgpr_spill_count",
+            "sgpr_spills": ".sgpr_spill_count",
+        }
         for column, key in note.items():
             assert number(r[column]) == k.get(key), (r["kernel"], column)
         assert r["dynamic_stack"] == str(bool(k.get(".uses_dynamic_stack")))
@@ -100,11 +108,13 @@ def test_occupancy_at_the_declared_size_matches_hand_worked_hip(capsys, tree):
     k_other 24 VGPRs at 1024 → 8 waves per SIMD, 32 per CU / 16 = 2; k_low_occupancy 160 VGPRs
     at 256 → 3 waves per SIMD, 12 per CU / 4 = 3; k_launch_miss 132 VGPRs at 1024 → 12 / 16 = 0."""
     rows = {(r["member"], r["kernel"]): r for r in csv_rows(capsys, tree)}
-    expect = {("diff/diff_base.hsaco", "k_main"): (256, 4, "lds"),
-              ("diff/diff_base.hsaco", "k_other"): (1024, 2, "waves"),
-              ("check/check_gfx942.hsaco", "k_low_occupancy"): (256, 3, "vgpr"),
-              ("check/check_gfx942.hsaco", "k_launch_miss"): (1024, 0, "vgpr"),
-              ("check/check_gfx942.hsaco", "k_reqd"): (256, 3, "vgpr")}
+    expect = {
+        ("diff/diff_base.hsaco", "k_main"): (256, 4, "lds"),
+        ("diff/diff_base.hsaco", "k_other"): (1024, 2, "waves"),
+        ("check/check_gfx942.hsaco", "k_low_occupancy"): (256, 3, "vgpr"),
+        ("check/check_gfx942.hsaco", "k_launch_miss"): (1024, 0, "vgpr"),
+        ("check/check_gfx942.hsaco", "k_reqd"): (256, 3, "vgpr"),
+    }
     for key, (block, blocks, limiter) in expect.items():
         r = rows[key]
         assert (number(r["block_size"]), number(r["blocks_per_cu"]), r["limiter"]) == (block, blocks, limiter), key
@@ -149,6 +159,7 @@ def test_parquet_has_the_csv_rows(capsys, tmp_path):
 
 def test_parquet_without_pyarrow_is_a_usage_error(capsys, tmp_path, monkeypatch):
     import builtins
+
     real_import = builtins.__import__
 
     def no_pyarrow(name, *args, **kwargs):
@@ -172,8 +183,11 @@ def test_summary_json_and_text(capsys, tree):
     no_counts = sum(".vgpr_spill_count" not in k for k in oracle.values())
     assert sum(t["no_spill_counts"] for t in s["targets"].values()) == no_counts == 0
     assert {t: v["launch_unchecked"] for t, v in s["targets"].items()} == {"gfx942": 0, "gfx1200": 1}
-    spilling = sorted(((k.get(".vgpr_spill_count") or 0) + (k.get(".sgpr_spill_count") or 0), name)
-                      for (_, name), k in oracle.items() if k.get(".vgpr_spill_count") or k.get(".sgpr_spill_count"))
+    spilling = sorted(
+        ((k.get(".vgpr_spill_count") or 0) + (k.get(".sgpr_spill_count") or 0), name)
+        for (_, name), k in oracle.items()
+        if k.get(".vgpr_spill_count") or k.get(".sgpr_spill_count")
+    )
     top = [(r["vgpr_spills"] + r["sgpr_spills"], r["kernel"]) for r in s["top_spillers"]]
     assert sorted(top) == spilling
     code, out, _ = census(capsys, tree)
@@ -185,11 +199,14 @@ def test_member_path_leaves_packing_out():
     assert member_of("lib/libk.so", hops) == "lib/libk.so"
     assert member_of("", ("OffloadBinary@0x48", "hip-amdgcn-amd-amdhsa-gfx942")) == ""
     # A hop naming a file inside an archive (a wheel member) is kept, without its offset.
-    assert member_of("", ("torch/lib/libtorch_hip.so@0x1f000", "section .hip_fatbin", "bundle@0x0")) == \
-        "torch/lib/libtorch_hip.so"
+    assert (
+        member_of("", ("torch/lib/libtorch_hip.so@0x1f000", "section .hip_fatbin", "bundle@0x0"))
+        == "torch/lib/libtorch_hip.so"
+    )
 
 
 # --------------------------------------------------------------------------- selection and names
+
 
 def test_target_and_kernel_select_as_everywhere(capsys, tree):
     targets = oracle_targets()
@@ -235,6 +252,7 @@ def test_names_are_demangled_as_llvm_cxxfilt_prints_them(capsys, tmp_path):
 
 # --------------------------------------------------------------------------- two releases
 
+
 @pytest.fixture
 def releases(tmp_path) -> tuple[Path, Path]:
     """Release 1 and 2 of a library with the same kernel names in two members."""
@@ -251,16 +269,17 @@ def test_compare_matches_by_member_kernel_and_target(capsys, releases):
     old, new = releases
     code, out, _ = census(capsys, "--json", old, new)
     result = json.loads(out)
-    assert code == 0                           # no --fail-on: a report, not a gate
-    (change,) = result["changes"]              # only b's k_main changed; a's k_main did not
+    assert code == 0  # no --fail-on: a report, not a gate
+    (change,) = result["changes"]  # only b's k_main changed; a's k_main did not
     assert (change["member"], change["kernel"], change["target"]) == ("lib/b.hsaco", "k_main", "gfx942")
     # From the compiler's listings (test_diff): 64 -> 160 VGPRs, 4 -> 3 workgroups at 256.
     assert (change["old"]["vgpr"], change["new"]["vgpr"]) == (64, 160)
     assert (change["old"]["blocks_per_cu"], change["new"]["blocks_per_cu"]) == (4, 3)
     assert change["regressions"] == ["occupancy", "vgpr"] and change["fails"] == []
     # A C name demangles to itself (llvm-cxxfilt prints it unchanged).
-    assert result["added"] == [{"member": DVGPR.name, "kernel": "k_dynamic_vgpr", "demangled": "k_dynamic_vgpr",
-                                "target": "gfx1200"}]
+    assert result["added"] == [
+        {"member": DVGPR.name, "kernel": "k_dynamic_vgpr", "demangled": "k_dynamic_vgpr", "target": "gfx1200"}
+    ]
     assert {(r["member"], r["kernel"]) for r in result["removed"]} == {(LDS.name, k) for k in kernels_of(LDS)}
     assert result["matched"] == 4
     code, out, _ = census(capsys, "--fail-on", "occupancy", old, new)
@@ -273,30 +292,39 @@ def test_compare_matches_by_member_kernel_and_target(capsys, releases):
     assert failed == ["occupancy", "vgpr"]
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["a", "b", "c"], "census takes one PATH, or OLD NEW to compare, not 3 paths"),
-    (["--csv", "x.csv", "a", "b"], "--csv apply to a census of one PATH, not to a comparison"),
-    (["--fail-on", "vgpr", "a"], "--fail-on applies to a comparison (census OLD NEW), not to one PATH"),
-    (["--json", "--csv", "-", "a"], "only one of --json, --csv - and --html - may use standard output"),
-    (["--top", "5", "a", "b"], "--top: lists the top spillers of a census of one PATH"),
-    (["--csv", "-", "--top", "5", "a"], "--top: lists spillers in the summary, and --csv - replaces it"),
-    (["--json", "--mangled", "a"], "--mangled: names are shown only in the text and HTML reports"),
-    (["--csv", "-", "--mangled", "a"], "--mangled: names are shown only in the text and HTML reports"),
-    (["--what-if", "a"], "--what-if needs --target or --device"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["a", "b", "c"], "census takes one PATH, or OLD NEW to compare, not 3 paths"),
+        (["--csv", "x.csv", "a", "b"], "--csv apply to a census of one PATH, not to a comparison"),
+        (["--fail-on", "vgpr", "a"], "--fail-on applies to a comparison (census OLD NEW), not to one PATH"),
+        (["--json", "--csv", "-", "a"], "only one of --json, --csv - and --html - may use standard output"),
+        (["--top", "5", "a", "b"], "--top: lists the top spillers of a census of one PATH"),
+        (["--csv", "-", "--top", "5", "a"], "--top: lists spillers in the summary, and --csv - replaces it"),
+        (["--json", "--mangled", "a"], "--mangled: names are shown only in the text and HTML reports"),
+        (["--csv", "-", "--mangled", "a"], "--mangled: names are shown only in the text and HTML reports"),
+        (["--what-if", "a"], "--what-if needs --target or --device"),
+    ],
+)
 def test_usage_errors(capsys, argv, words):
     code, out, err = census(capsys, *argv)
     assert code == 2 and out == "" and words in err and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--block", "0", "a"], "argument --block: '0' is out of range: expected an integer >= 1"),
-    (["--top", "0", "a"], "argument --top: '0' is out of range: expected an integer >= 1"),
-    (["--fail-on", "speed", "a", "b"], "argument --fail-on: unknown kind 'speed' (choose from occupancy, spills, "
-                                        "scratch, vgpr, lds; or all, none)"),
-    (["--parquet", "-", "a"], "argument --parquet: '-': this is not written to standard output; give a file name"),
-    (["--kernel", "(", "a"], "argument --kernel: '(' is not a regular expression"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--block", "0", "a"], "argument --block: '0' is out of range: expected an integer >= 1"),
+        (["--top", "0", "a"], "argument --top: '0' is out of range: expected an integer >= 1"),
+        (
+            ["--fail-on", "speed", "a", "b"],
+            "argument --fail-on: unknown kind 'speed' (choose from occupancy, spills, "
+            "scratch, vgpr, lds; or all, none)",
+        ),
+        (["--parquet", "-", "a"], "argument --parquet: '-': this is not written to standard output; give a file name"),
+        (["--kernel", "(", "a"], "argument --kernel: '(' is not a regular expression"),
+    ],
+)
 def test_bad_values_exit_2(capsys, argv, words):
     # The argument contract (cli/args.py): argparse's one-line usage, then what is wrong.
     code = main(["census", *argv])
@@ -312,6 +340,7 @@ def test_unreadable_file_in_a_tree_exits_2_and_the_rest_is_reported(capsys, tmp_
 
 
 # --------------------------------------------------------------------------- the HTML report
+
 
 class Dom(HTMLParser):
     """Sections, and the marks each chart draws, of a page as the browser serialised it."""
@@ -352,9 +381,21 @@ def chromium() -> str:
 
 
 def browse(page: Path, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-extensions", *flags, page.as_uri()],
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            *flags,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def test_html_report_in_headless_chromium(capsys, tree, tmp_path):
@@ -362,7 +403,7 @@ def test_html_report_in_headless_chromium(capsys, tree, tmp_path):
     assert census(capsys, "--html", page, tree)[0] == 0
     text = page.read_text()
     assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in text
-    assert "<script" not in text and "<link" not in text and "<img" not in text    # nothing to fetch
+    assert "<script" not in text and "<link" not in text and "<img" not in text  # nothing to fetch
     shown = browse(page, "--dump-dom")
     assert shown.returncode == 0, shown.stderr[-2000:]
     dom = Dom()
@@ -378,11 +419,14 @@ def test_html_report_in_headless_chromium(capsys, tree, tmp_path):
     assert {m["data-group"] for m in limiters["marks"]} == set(targets)
     assert sum(int(m["data-count"]) for m in limiters["marks"]) == len(oracle)
     (spills,) = [c for c in dom.charts if "spills" in c["class"]]
-    spilled = sorted((k.get(".vgpr_spill_count") or 0) + (k.get(".sgpr_spill_count") or 0) for k in oracle.values()
-                     if k.get(".vgpr_spill_count") or k.get(".sgpr_spill_count"))
+    spilled = sorted(
+        (k.get(".vgpr_spill_count") or 0) + (k.get(".sgpr_spill_count") or 0)
+        for k in oracle.values()
+        if k.get(".vgpr_spill_count") or k.get(".sgpr_spill_count")
+    )
     assert sorted(int(m["data-count"]) for m in spills["marks"]) == spilled
     launch_rows = sum(1 for f in (LIB1, LIB2, LDS) for (_, rule) in expected_violations(f) if rule == "launch")
-    assert dom.tables["launch"] == launch_rows + 1          # + the header row
+    assert dom.tables["launch"] == launch_rows + 1  # + the header row
     (blocked,) = [c for c in dom.charts if "launch" in c["class"]]
     assert sum(int(m["data-count"]) for m in blocked["marks"]) == launch_rows
 
@@ -396,7 +440,7 @@ def test_screenshot_shows_the_plots(capsys, tree, tmp_path):
     colours = {colour for _, colour in image.open(shot).convert("RGB").getcolors(maxcolors=1 << 24)}
 
     def rgb(hex_colour):
-        return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+        return tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
 
     # Histogram bars (first series colour), limiter shares (waves, vgpr, lds), spill bars.
     for colour in (PALETTE[0], LIMITER_COLOURS["waves"], LIMITER_COLOURS["lds"], PALETTE[3]):
@@ -426,9 +470,9 @@ def test_a_library_cut_into_pieces_in_a_tree_gives_the_serial_census(capsys, mon
     lib = tmp_path / "tree" / "lib"
     lib.mkdir(parents=True)
     shutil.copyfile(FIXTURES / "containers" / "libhip_two_tu_plain.so", lib / "libhip_two_tu_plain.so")
-    shutil.copyfile(LIB1, lib / LIB1.name)                 # two files: --jobs 2 makes a pool
-    monkeypatch.setattr(parallel, "SPLIT_BYTES", 0)        # every file counts as large
-    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)          # one container per piece
+    shutil.copyfile(LIB1, lib / LIB1.name)  # two files: --jobs 2 makes a pool
+    monkeypatch.setattr(parallel, "SPLIT_BYTES", 0)  # every file counts as large
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # one container per piece
     serial = csv_rows(capsys, "--jobs", "1", tmp_path / "tree")
     pooled = csv_rows(capsys, "--jobs", "2", tmp_path / "tree")
     assert serial and pooled == serial
@@ -438,6 +482,7 @@ def test_a_library_cut_into_pieces_in_a_tree_gives_the_serial_census(capsys, mon
 def test_progress_on_a_terminal_only(capsys, monkeypatch):
     """One file is counted in kernels as it is read, on stderr, and only on a terminal."""
     import sys
+
     assert census(capsys, "--csv", "/dev/null", LIB1)[2] == ""
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     monkeypatch.setattr("time.monotonic", iter(range(0, 10**6, 10)).__next__)

@@ -3,6 +3,7 @@
 stored next to them (llvm-readelf-22 --notes, the compiler's "; Kernel info" blocks, llc-22's
 LDS-limit error), the baseline round trip, the config file, and JUnit/SARIF reports validated
 against their published schemas (tests/data/schemas)."""
+
 from __future__ import annotations
 
 import json
@@ -29,6 +30,7 @@ SIMDS_PER_CU = 4
 
 
 # --------------------------------------------------------------------------- LLVM's view
+
 
 def kernels_of(path: Path) -> dict[str, dict]:
     """Each kernel's metadata map as llvm-readelf-22 --notes printed it."""
@@ -60,8 +62,11 @@ def llc_lds_limit_of(cpu: str, work: Path) -> int:
 
     ir = work / f"lds_over_{cpu}.ll"
     ir.write_text((C / "src" / "check_lds_over.ll").read_text().replace("98304", str(1 << 20)))
-    refused = subprocess.run(["llc-22", "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={cpu}", "-filetype=asm", str(ir),
-                              "-o", "/dev/null"], capture_output=True, text=True)
+    refused = subprocess.run(
+        ["llc-22", "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={cpu}", "-filetype=asm", str(ir), "-o", "/dev/null"],
+        capture_output=True,
+        text=True,
+    )
     return int(re.search(r"exceeds limit \((\d+)\)", refused.stderr).group(1))
 
 
@@ -107,11 +112,13 @@ def check_json(capsys, *argv):
 
 
 def found(result: dict, status: str | None = None) -> dict[tuple[str, str], object]:
-    return {(v["kernel"], v["rule"]): v["value"] for v in result["violations"]
-            if status is None or v["status"] == status}
+    return {
+        (v["kernel"], v["rule"]): v["value"] for v in result["violations"] if status is None or v["status"] == status
+    }
 
 
 # --------------------------------------------------------------------------- the rules
+
 
 def test_each_rule_trips_on_the_kernel_built_for_it(capsys):
     code, result, _ = check_json(capsys, LIB1, LDS)
@@ -122,8 +129,14 @@ def test_each_rule_trips_on_the_kernel_built_for_it(capsys):
     # (k_clean, k_lds_at_limit at exactly the limit, k_reqd fitting at its 64x4x1) are clean.
     assert {rule for _, rule in expected} == {"vgpr-spills", "sgpr-spills", "scratch", "launch", "lds"}
     assert not {k for k, _ in expected} & {"k_clean", "k_lds_at_limit", "k_reqd", "k_low_occupancy"}
-    assert result["summary"] == {"kernels": 10, "violations": len(expected), "failing": len(expected),
-                                 "accepted": 0, "stale": 0, "errors": 0}
+    assert result["summary"] == {
+        "kernels": 10,
+        "violations": len(expected),
+        "failing": len(expected),
+        "accepted": 0,
+        "stale": 0,
+        "errors": 0,
+    }
 
 
 def test_launch_miss_is_the_kokkos_case(capsys):
@@ -164,8 +177,9 @@ def test_occupancy_floor_at_the_declared_size(capsys):
     assert {k for k, _ in got} == {k for k, w in occupancy.items() if w < 4}
     assert got == {("k_low_occupancy", "occupancy"): 3, ("k_reqd", "occupancy"): 3, ("k_launch_miss", "occupancy"): 0}
     # With the llvm model the value is the compiler's own number at that block size.
-    _, result, _ = check_json(capsys, "--rules", "occupancy", "--min-occupancy", "4", "--model", "llvm",
-                                 "--block", "256", LIB1)
+    _, result, _ = check_json(
+        capsys, "--rules", "occupancy", "--min-occupancy", "4", "--model", "llvm", "--block", "256", LIB1
+    )
     assert found(result) == {(k, "occupancy"): w for k, w in occupancy.items() if w < 4}
 
 
@@ -196,6 +210,7 @@ def test_dynamic_lds_counts_against_the_lds_limit(capsys):
 
 
 # --------------------------------------------------------------------------- the baseline
+
 
 def test_baseline_round_trip(capsys, tmp_path):
     base = tmp_path / "baseline.json"
@@ -245,11 +260,16 @@ def test_update_with_a_kernel_filter_keeps_entries_it_did_not_look_at(capsys, tm
 
 def test_bad_baseline_files_are_usage_errors(capsys, tmp_path):
     bad = tmp_path / "bad.json"
-    for text, words in (("not json", "not JSON"), ('{"format": "x"}', "is not an amdocc-check-baseline"),
-                        ('{"format": "amdocc-check-baseline", "version": 1, "entries": [{"kernel": 1}]}',
-                         "no string 'kernel'"),
-                        ('{"format": "amdocc-check-baseline", "version": 1, "entries": '
-                         '[{"kernel": "k", "target": "gfx942", "rule": "speed"}]}', "unknown rule 'speed'")):
+    for text, words in (
+        ("not json", "not JSON"),
+        ('{"format": "x"}', "is not an amdocc-check-baseline"),
+        ('{"format": "amdocc-check-baseline", "version": 1, "entries": [{"kernel": 1}]}', "no string 'kernel'"),
+        (
+            '{"format": "amdocc-check-baseline", "version": 1, "entries": '
+            '[{"kernel": "k", "target": "gfx942", "rule": "speed"}]}',
+            "unknown rule 'speed'",
+        ),
+    ):
         bad.write_text(text)
         code, out, err = run(capsys, "--baseline", bad, LIB1)
         assert code == 2 and out == "" and words in err and err.count("\n") == 1, (text, err)
@@ -267,6 +287,7 @@ def test_unreadable_input_exits_2_and_never_updates_the_baseline(capsys, tmp_pat
 
 # --------------------------------------------------------------------------- CI formats
 
+
 def test_junit_validates_against_the_ant_schema(capsys, tmp_path):
     base, report = tmp_path / "b.json", tmp_path / "junit.xml"
     run(capsys, "--baseline", base, "--update-baseline", LIB1)
@@ -278,8 +299,11 @@ def test_junit_validates_against_the_ant_schema(capsys, tmp_path):
     suites = {s["@name"]: s for s in doc["testsuite"]}
     assert set(suites) == {str(LIB2), str(LDS)}
     release1, release2 = expected_violations(LIB1), expected_violations(LIB2)
-    failing_kernels = {k for (k, rule), v in release2.items()             # new, or worse than accepted
-                       if (k, rule) not in release1 or (isinstance(v, int) and v > release1[(k, rule)])}
+    failing_kernels = {
+        k
+        for (k, rule), v in release2.items()  # new, or worse than accepted
+        if (k, rule) not in release1 or (isinstance(v, int) and v > release1[(k, rule)])
+    }
     lib2 = suites[str(LIB2)]
     assert lib2["@tests"] == len(kernels_of(LIB2)) and lib2["@failures"] == len(failing_kernels)
     failed = {tc["@name"].split(" ")[0] for tc in lib2["testcase"] if "failure" in tc}
@@ -310,8 +334,11 @@ def test_sarif_validates_against_the_oasis_schema(capsys, tmp_path):
     assert by_state["updated"] == {("k_scratch", "scratch")}
     assert by_state["unchanged"] == {key for key in release2 if key in release1} - {("k_scratch", "scratch")}
     assert by_state["absent"] == {key for key in release1 if key not in release2}
-    suppressed = {(r["locations"][0]["logicalLocations"][0]["name"], r["ruleId"])
-                  for r in sarif_run["results"] if r.get("suppressions")}
+    suppressed = {
+        (r["locations"][0]["logicalLocations"][0]["name"], r["ruleId"])
+        for r in sarif_run["results"]
+        if r.get("suppressions")
+    }
     assert suppressed == by_state["unchanged"]
     assert sarif_run["invocations"][0]["executionSuccessful"] is True
 
@@ -327,13 +354,26 @@ def test_github_annotations(capsys):
     assert code == 1
     assert out.splitlines() == [
         f"::error file={LDS},title=amdocc check%3A lds::k_lds_over (gfx942) in {LDS}: 98304 B static LDS "
-        f"exceeds the {llc_lds_limit()} B a gfx942 workgroup may use"]
+        f"exceeds the {llc_lds_limit()} B a gfx942 workgroup may use"
+    ]
 
 
 def test_junit_survives_names_xml_cannot_carry():
     from amdocc.check_report import junit
-    v = {"path": "lib.so", "origin": "", "kernel": "k\x01<odd>", "symbol": "k.kd", "target": "gfx942",
-         "rule": "lds", "value": 1, "limit": 0, "message": "m\x00", "status": "new", "accepted_value": None}
+
+    v = {
+        "path": "lib.so",
+        "origin": "",
+        "kernel": "k\x01<odd>",
+        "symbol": "k.kd",
+        "target": "gfx942",
+        "rule": "lds",
+        "value": 1,
+        "limit": 0,
+        "message": "m\x00",
+        "status": "new",
+        "accepted_value": None,
+    }
     result = {"settings": {"rules": ["lds"]}, "baseline": None, "violations": [v], "stale": [], "errors": []}
     text = junit(result, [("lib.so", "", v["kernel"], "gfx942")])
     xmlschema.XMLSchema(str(SCHEMAS / "JUnit.xsd")).validate(text)
@@ -342,8 +382,10 @@ def test_junit_survives_names_xml_cannot_carry():
 
 def test_annotation_escaping():
     # The runner's own escaping (actions/toolkit, command.ts): % \r \n in data; also : and , in properties.
-    assert annotation("error", "50% done\nnext", file="a,b:c.so", title="t: x") == \
-        "::error file=a%2Cb%3Ac.so,title=t%3A x::50%25 done%0Anext"
+    assert (
+        annotation("error", "50% done\nnext", file="a,b:c.so", title="t: x")
+        == "::error file=a%2Cb%3Ac.so,title=t%3A x::50%25 done%0Anext"
+    )
 
 
 # --------------------------------------------------------------------------- selection (the argument contract)
@@ -366,12 +408,17 @@ def test_kernels_match_demangled_names_and_generic_code_is_placed(capsys):
     assert scratch > 0 and "(" in readable and "(" not in mangled
     # The pattern matches only the demangled name; gfx1100 is a member of the gfx11-generic family,
     # so the code is evaluated there, and the record says so.
-    code, result, _ = check_json(capsys, "--rules", "scratch", "--target", "gfx1100", "--kernel", r"scratch_private\(",
-                                 GENERIC)
+    code, result, _ = check_json(
+        capsys, "--rules", "scratch", "--target", "gfx1100", "--kernel", r"scratch_private\(", GENERIC
+    )
     (v,) = result["violations"]
     assert code == 1 and (v["kernel"], v["demangled"], v["value"]) == (mangled, readable, scratch)
-    assert (v["target"], v["built_for"], v["processor"], v["what_if"]) == \
-        (f"{built_for(GENERIC)} on gfx1100", built_for(GENERIC), "gfx1100", False)
+    assert (v["target"], v["built_for"], v["processor"], v["what_if"]) == (
+        f"{built_for(GENERIC)} on gfx1100",
+        built_for(GENERIC),
+        "gfx1100",
+        False,
+    )
     # Text shows the demangled name; --mangled the stored one.
     _, out, _ = run(capsys, "--rules", "scratch", "--kernel", r"scratch_private\(", GENERIC)
     assert readable in out and mangled not in out
@@ -401,21 +448,39 @@ def test_a_what_if_is_judged_on_the_processor_it_names(capsys, tmp_path):
     # gfx942 code cannot run on gfx950: not selected unless a what-if is asked for.
     code, _, err = run(capsys, "--rules", "lds", "--target", "gfx950", LDS)
     assert code == 2 and f"built for {built_for(LDS)}" in err
-    code, result, _ = check_json(capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds",
-                                 str(gfx950 - static), LDS)
+    code, result, _ = check_json(
+        capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds", str(gfx950 - static), LDS
+    )
     assert code == 0 and result["violations"] == [] and result["summary"]["kernels"] == len(kernels_of(LDS))
-    code, result, _ = check_json(capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds",
-                                 str(gfx950 - static + 1), LDS)
+    code, result, _ = check_json(
+        capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds", str(gfx950 - static + 1), LDS
+    )
     (v,) = result["violations"]
     assert code == 1 and (v["kernel"], v["value"], v["limit"]) == ("k_lds_over", gfx950 + 1, gfx950)
     assert (v["target"], v["processor"], v["what_if"]) == (f"{built_for(LDS)} on gfx950 (what-if)", "gfx950", True)
-    _, out, _ = run(capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds",
-                    str(gfx950 - static + 1), LDS)
+    _, out, _ = run(
+        capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds", str(gfx950 - static + 1), LDS
+    )
     assert "on gfx950 (what-if)" in out
     # A baseline keeps what-ifs apart: accepting them accepts nothing of a run on the code's own processor.
     base = tmp_path / "b.json"
-    assert run(capsys, "--rules", "lds", "--target", "gfx950", "--what-if", "--dynamic-lds",
-               str(gfx950 - static + 1), "--baseline", base, "--update-baseline", LDS)[0] == 0
+    assert (
+        run(
+            capsys,
+            "--rules",
+            "lds",
+            "--target",
+            "gfx950",
+            "--what-if",
+            "--dynamic-lds",
+            str(gfx950 - static + 1),
+            "--baseline",
+            base,
+            "--update-baseline",
+            LDS,
+        )[0]
+        == 0
+    )
     code, result, _ = check_json(capsys, "--rules", "lds", "--baseline", base, LDS)
     assert code == 1 and result["stale"] == [] and found(result, "new") == {("k_lds_over", "lds"): static}
 
@@ -447,6 +512,7 @@ def one_line(err: str) -> str:
 
 # --------------------------------------------------------------------------- settings
 
+
 def test_config_is_found_walking_up_and_applies(capsys, tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text('[tool.amdocc.check]\nrules = ["occupancy"]\nmin-occupancy = 4\n')
     sub = tmp_path / "build" / "deep"
@@ -458,8 +524,14 @@ def test_config_is_found_walking_up_and_applies(capsys, tmp_path, monkeypatch):
     assert {k for k, _ in found(result)} == {k for k, w in llvm_occupancy(LIB1).items() if w < 4}
     # --no-config ignores it; the same value on the command line agrees with it.
     assert main(["check", "--no-config", "--json", str(LIB1)]) == 1
-    assert json.loads(capsys.readouterr().out)["settings"]["rules"] == ["vgpr-spills", "sgpr-spills", "scratch",
-                                                                         "launch", "lds", "mode"]
+    assert json.loads(capsys.readouterr().out)["settings"]["rules"] == [
+        "vgpr-spills",
+        "sgpr-spills",
+        "scratch",
+        "launch",
+        "lds",
+        "mode",
+    ]
     assert main(["check", "--min-occupancy", "4", "--json", str(LIB1)]) == 1
     capsys.readouterr()
 
@@ -472,23 +544,29 @@ def test_config_baseline_is_relative_to_the_file(capsys, tmp_path, monkeypatch):
     assert main(["check", "--update-baseline", str(LIB1)]) == 0
     assert (tmp_path / "ci" / "accepted.json").is_file()
     assert main(["check", str(LIB1)]) == 0
-    assert main(["check", "--baseline", "../ci/accepted.json", str(LIB1)]) == 0   # the same file: agrees
+    assert main(["check", "--baseline", "../ci/accepted.json", str(LIB1)]) == 0  # the same file: agrees
     capsys.readouterr()
 
 
-@pytest.mark.parametrize("config, flags, words", [
-    ("max-scratch = 0", ["--max-scratch", "64"], "--max-scratch 64 contradicts max-scratch = 0 in"),
-    ('rules = ["spills"]', ["--rules", "scratch"], "--rules scratch contradicts rules = vgpr-spills,sgpr-spills"),
-    ('rules = ["spills"]\nmax-scratch = 8', [], "max-scratch in"),
-    ('rules = ["spills"]', ["--min-occupancy", "2"],
-     "--min-occupancy applies to the occupancy rule, which is off by rules in"),
-    ("max-scratch = -1", [], "max-scratch in"),
-    ("speed = 3", [], "has no setting 'speed' (settings: rules, max-vgpr-spills"),
-    ('model = "fast"\nmin-occupancy = 2', [], "must be one of hip, llvm, hw, not 'fast'"),
-    ("fail-on-stale = 1", [], "must be true or false"),
-    ("fail-on-stale = true", [], "--fail-on-stale needs a baseline"),
-    ("[broken", [], "is not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "config, flags, words",
+    [
+        ("max-scratch = 0", ["--max-scratch", "64"], "--max-scratch 64 contradicts max-scratch = 0 in"),
+        ('rules = ["spills"]', ["--rules", "scratch"], "--rules scratch contradicts rules = vgpr-spills,sgpr-spills"),
+        ('rules = ["spills"]\nmax-scratch = 8', [], "max-scratch in"),
+        (
+            'rules = ["spills"]',
+            ["--min-occupancy", "2"],
+            "--min-occupancy applies to the occupancy rule, which is off by rules in",
+        ),
+        ("max-scratch = -1", [], "max-scratch in"),
+        ("speed = 3", [], "has no setting 'speed' (settings: rules, max-vgpr-spills"),
+        ('model = "fast"\nmin-occupancy = 2', [], "must be one of hip, llvm, hw, not 'fast'"),
+        ("fail-on-stale = 1", [], "must be true or false"),
+        ("fail-on-stale = true", [], "--fail-on-stale needs a baseline"),
+        ("[broken", [], "is not valid TOML"),
+    ],
+)
 def test_config_errors_exit_2_with_one_line(capsys, tmp_path, config, flags, words):
     project = tmp_path / "pyproject.toml"
     project.write_text(config if config.startswith("[") else f"[tool.amdocc.check]\n{config}\n")
@@ -497,21 +575,28 @@ def test_config_errors_exit_2_with_one_line(capsys, tmp_path, config, flags, wor
     assert code == 2 and words in err and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize("flags, words", [
-    (["--max-scratch", "-1"], "argument --max-scratch: '-1' is out of range: expected a byte count >= 0"),
-    (["--max-vgpr-spills", "x"], "argument --max-vgpr-spills: 'x' is not an integer: expected an integer >= 0"),
-    (["--min-occupancy", "0"],
-     "argument --min-occupancy: '0' is out of range: expected a number of waves per SIMD > 0"),
-    (["--block", "2000", "--min-occupancy", "1"],
-     "argument --block: '2000' is out of range: expected an integer from 1 to 1024"),
-    (["--rules", "speed"], "argument --rules: unknown rule 'speed' (choose from vgpr-spills, sgpr-spills, scratch"),
-    (["--model", "fast"], "argument --model: unknown model 'fast' (choose from hip, llvm, hw)"),
-    (["--jobs", "0"], "argument --jobs: '0' is out of range: expected an integer >= 1"),
-    (["--kernel", "("], "argument --kernel: '(' is not a regular expression"),
-    (["--json", "--github"], "not allowed with argument"),
-    (["--config", str(LIB1), "--no-config"], "not allowed with argument"),
-    (["--config", "missing.toml"], "argument --config: missing.toml: no such file or directory"),
-])
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--max-scratch", "-1"], "argument --max-scratch: '-1' is out of range: expected a byte count >= 0"),
+        (["--max-vgpr-spills", "x"], "argument --max-vgpr-spills: 'x' is not an integer: expected an integer >= 0"),
+        (
+            ["--min-occupancy", "0"],
+            "argument --min-occupancy: '0' is out of range: expected a number of waves per SIMD > 0",
+        ),
+        (
+            ["--block", "2000", "--min-occupancy", "1"],
+            "argument --block: '2000' is out of range: expected an integer from 1 to 1024",
+        ),
+        (["--rules", "speed"], "argument --rules: unknown rule 'speed' (choose from vgpr-spills, sgpr-spills, scratch"),
+        (["--model", "fast"], "argument --model: unknown model 'fast' (choose from hip, llvm, hw)"),
+        (["--jobs", "0"], "argument --jobs: '0' is out of range: expected an integer >= 1"),
+        (["--kernel", "("], "argument --kernel: '(' is not a regular expression"),
+        (["--json", "--github"], "not allowed with argument"),
+        (["--config", str(LIB1), "--no-config"], "not allowed with argument"),
+        (["--config", "missing.toml"], "argument --config: missing.toml: no such file or directory"),
+    ],
+)
 def test_bad_arguments_exit_2(capsys, flags, words):
     # The argument contract (cli/args.py): argparse's one-line usage, then what is wrong.
     code = main(["check", *flags, str(LIB1)])
@@ -519,19 +604,28 @@ def test_bad_arguments_exit_2(capsys, flags, words):
     assert code == 2 and words in err and err.startswith("usage: amdocc check") and err.count("\n") == 2, err
 
 
-@pytest.mark.parametrize("flags, words", [
-    (["--rules", "occupancy"], "the occupancy rule (--rules) needs a floor: --min-occupancy W"),
-    (["--rules", "spills", "--max-scratch", "8"], "--max-scratch applies to the scratch rule, which is off by --rules"),
-    (["--rules", "spills", "--block", "64"], "--block applies to the occupancy rule, which is off"),
-    (["--rules", "spills", "--dynamic-lds", "64"], "--dynamic-lds applies to the occupancy and launch and lds rule"),
-    (["--update-baseline"], "--update-baseline needs --baseline FILE"),
-    (["--fail-on-stale"], "--fail-on-stale needs a baseline"),
-    (["--json", "--sarif", "-"], "only one of --json, --github, --junit - and --sarif - may use standard output"),
-    (["--json", "--mangled"], "--mangled: names are shown only in the text and --github output"),
-    (["--junit", "-", "--mangled"], "--mangled: names are shown only in the text and --github output"),
-    (["--what-if"], "--what-if needs --target or --device"),
-    (["--target", "gfx942", "--device", "MI355X"], "device MI355X is a gfx950, not gfx942"),
-])
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--rules", "occupancy"], "the occupancy rule (--rules) needs a floor: --min-occupancy W"),
+        (
+            ["--rules", "spills", "--max-scratch", "8"],
+            "--max-scratch applies to the scratch rule, which is off by --rules",
+        ),
+        (["--rules", "spills", "--block", "64"], "--block applies to the occupancy rule, which is off"),
+        (
+            ["--rules", "spills", "--dynamic-lds", "64"],
+            "--dynamic-lds applies to the occupancy and launch and lds rule",
+        ),
+        (["--update-baseline"], "--update-baseline needs --baseline FILE"),
+        (["--fail-on-stale"], "--fail-on-stale needs a baseline"),
+        (["--json", "--sarif", "-"], "only one of --json, --github, --junit - and --sarif - may use standard output"),
+        (["--json", "--mangled"], "--mangled: names are shown only in the text and --github output"),
+        (["--junit", "-", "--mangled"], "--mangled: names are shown only in the text and --github output"),
+        (["--what-if"], "--what-if needs --target or --device"),
+        (["--target", "gfx942", "--device", "MI355X"], "device MI355X is a gfx950, not gfx942"),
+    ],
+)
 def test_inapplicable_or_incomplete_options_exit_2(capsys, flags, words):
     code, out, err = run(capsys, *flags, LIB1)
     assert code == 2 and out == "" and words in err and err.count("\n") == 1, err
@@ -566,8 +660,11 @@ def test_a_fresh_llc_22_build_trips_the_same_rules(capsys, tmp_path):
 
     (tmp_path / "lib.ll").write_text(library(1))
     llc = ["llc-22", "-mtriple=amdgcn-amd-amdhsa", "-O3", "-mcpu=gfx942"]
-    for cmd in ([*llc, "-filetype=obj", "lib.ll", "-o", "lib.o"], ["ld.lld-22", "-shared", "lib.o", "-o", "lib.hsaco"],
-                [*llc, "-filetype=asm", "lib.ll", "-o", "lib.s"]):
+    for cmd in (
+        [*llc, "-filetype=obj", "lib.ll", "-o", "lib.o"],
+        ["ld.lld-22", "-shared", "lib.o", "-o", "lib.hsaco"],
+        [*llc, "-filetype=asm", "lib.ll", "-o", "lib.s"],
+    ):
         subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True)
     fresh = tmp_path / "lib.hsaco"
     notes = subprocess.run(["llvm-readelf-22", "-h", "--notes", fresh], check=True, capture_output=True, text=True)

@@ -1,5 +1,6 @@
 """The guards that keep CI honest: no silent skips with AMDOCC_REQUIRE_ORACLES=1, a printed and
 reproducible Hypothesis seed, and a setup script that stops when an install fails."""
+
 from __future__ import annotations
 
 import os
@@ -9,7 +10,7 @@ import sys
 
 from conftest import ROOT, TESTS
 
-PROBE = '''
+PROBE = """
 from hypothesis import given, settings, strategies as st
 from conftest import needs
 
@@ -26,7 +27,7 @@ def test_draws(x):
 
 def test_report():
     print("DRAWN", DRAWN)
-'''
+"""
 
 
 def _run(tmp_path, **env):
@@ -37,11 +38,17 @@ def _run(tmp_path, **env):
         f"spec = importlib.util.spec_from_file_location('project_conftest', {str(TESTS / 'conftest.py')!r})\n"
         "project = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(project)\n"
         "needs, pytest_configure, pytest_terminal_summary = project.needs, project.pytest_configure, "
-        "project.pytest_terminal_summary\n")
+        "project.pytest_terminal_summary\n"
+    )
     full = {k: v for k, v in os.environ.items() if k not in ("AMDOCC_REQUIRE_ORACLES", "AMDOCC_HYPOTHESIS_SEED")}
     full.update(env, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-rs", str(tmp_path)],
-                          capture_output=True, text=True, env=full, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-rs", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=full,
+        cwd=tmp_path,
+    )
 
 
 def test_a_missing_package_skips_locally_and_fails_when_oracles_are_required(tmp_path):

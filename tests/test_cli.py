@@ -1,5 +1,6 @@
 """The v1 CLI contracts (DESIGN §4), with values from oracles: the compiler's own ``; Occupancy:``
 comments stored beside the fixtures, LLVM's metadata readings, and HIP's worked examples."""
+
 from __future__ import annotations
 
 import io
@@ -61,37 +62,68 @@ def test_occupancy_llvm_json_equals_the_compilers_comment(capsys, file, info):
     got = {r["kernel"]: r["waves_per_simd"] for r in results}
     assert got == expected
     for r in results:
-        for key in ("path", "kernel", "target", "model", "block_size", "dynamic_lds", "blocks_per_cu",
-                    "waves_per_simd", "limiter"):
+        for key in (
+            "path",
+            "kernel",
+            "target",
+            "model",
+            "block_size",
+            "dynamic_lds",
+            "blocks_per_cu",
+            "waves_per_simd",
+            "limiter",
+        ):
             assert key in r
         assert r["model"] == "llvm" and r["block_size"] is None and r["blocks_per_cu"] is None
 
 
 def test_occupancy_manual_mode_seed_case(capsys):
-    code, out, _ = run_cli(capsys, "occupancy", "--json", "--target", "gfx950", "--vgprs", "452",
-                           "--agprs", "200", "--block", "128")
+    code, out, _ = run_cli(
+        capsys, "occupancy", "--json", "--target", "gfx950", "--vgprs", "452", "--agprs", "200", "--block", "128"
+    )
     assert code == 0
     (r,) = json.loads(out)["results"]
-    assert (r["blocks_per_cu"], r["model"], r["target"], r["block_size"], r["limiter"]) \
-        == (2, "hip", "gfx950", 128, "vgpr")
+    assert (r["blocks_per_cu"], r["model"], r["target"], r["block_size"], r["limiter"]) == (
+        2,
+        "hip",
+        "gfx950",
+        128,
+        "vgpr",
+    )
 
 
 def test_occupancy_manual_arch_vgprs_form_the_total_by_the_target_rule(capsys):
     # gfx950 example 3: 78 arch + 32 AGPRs → .vgpr_count 112 → 4 blocks; gfx908 keeps max(78, 32).
-    code, out, _ = run_cli(capsys, "occupancy", "--json", "--target", "gfx950", "--arch-vgprs", "78",
-                           "--agprs", "32", "--block", "256")
+    code, out, _ = run_cli(
+        capsys, "occupancy", "--json", "--target", "gfx950", "--arch-vgprs", "78", "--agprs", "32", "--block", "256"
+    )
     assert json.loads(out)["results"][0]["blocks_per_cu"] == 4
-    code, out, _ = run_cli(capsys, "occupancy", "--json", "--target", "gfx950", "--vgprs", "78",
-                           "--arch-vgprs", "78", "--block", "256")
+    code, out, _ = run_cli(
+        capsys, "occupancy", "--json", "--target", "gfx950", "--vgprs", "78", "--arch-vgprs", "78", "--block", "256"
+    )
     assert code == 2
 
 
 def test_occupancy_device_and_profile_flags(capsys):
-    _, out, _ = run_cli(capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92",
-                           "--block", "64", "--hip-profile", "2025")
+    _, out, _ = run_cli(
+        capsys,
+        "occupancy",
+        "--json",
+        "--device",
+        "MI300X",
+        "--vgprs",
+        "32",
+        "--sgprs",
+        "92",
+        "--block",
+        "64",
+        "--hip-profile",
+        "2025",
+    )
     assert json.loads(out)["results"][0]["blocks_per_cu"] == 32
-    _, out, _ = run_cli(capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92",
-                           "--block", "64")
+    _, out, _ = run_cli(
+        capsys, "occupancy", "--json", "--device", "MI300X", "--vgprs", "32", "--sgprs", "92", "--block", "64"
+    )
     assert json.loads(out)["results"][0]["blocks_per_cu"] == 28
 
 
@@ -105,8 +137,11 @@ def test_occupancy_file_mode_defaults_to_the_required_workgroup_size(capsys):
     expected = {}
     for k in doc["amdhsa.kernels"]:
         reqd = k.get(".reqd_workgroup_size")
-        expected[k[".name"]] = ((reqd[0] * reqd[1] * reqd[2], "reqd_workgroup_size") if reqd
-                                else (k[".max_flat_workgroup_size"], "max_flat_workgroup_size"))
+        expected[k[".name"]] = (
+            (reqd[0] * reqd[1] * reqd[2], "reqd_workgroup_size")
+            if reqd
+            else (k[".max_flat_workgroup_size"], "max_flat_workgroup_size")
+        )
     assert {source for _, source in expected.values()} == {"reqd_workgroup_size", "max_flat_workgroup_size"}
     code, out, err = run_cli(capsys, "occupancy", "--json", str(fixture))
     assert code == 0, err
@@ -152,7 +187,7 @@ def test_inspect_json_contract_on_stdin(capsys):
 
 
 def test_usage_errors_exit_2(capsys):
-    assert run_cli(capsys, "occupancy", "--vgprs", "8", "--block", "64")[0] == 2      # no target
+    assert run_cli(capsys, "occupancy", "--vgprs", "8", "--block", "64")[0] == 2  # no target
     assert run_cli(capsys, "occupancy", "--target", "gfx999", "--vgprs", "8", "--block", "64")[0] == 2
     assert run_cli(capsys, "occupancy", "--target", "gfx942", "--vgprs", "8")[0] == 2  # hip needs --block
     code, _, err = run_cli(capsys, "occupancy", "--kernel", "(", str(FIXTURES / "elf" / "gfx942_cov4.hsaco"))

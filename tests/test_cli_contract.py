@@ -5,6 +5,7 @@ The bad values are generated from the parsers themselves: each option's validate
 the values it must refuse (empty, of the wrong type, out of range), so an option or a command
 added later is walked without editing this file. An option without a validated type fails here.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,12 +59,13 @@ def _assert_usage_error(code, err, command):
     assert "Traceback" not in err
     assert len(lines) <= 2, err
     if len(lines) == 2:
-        assert lines[0].startswith(f"usage: amdocc {command}")   # the subcommand's usage, not the top level's
+        assert lines[0].startswith(f"usage: amdocc {command}")  # the subcommand's usage, not the top level's
     assert lines[-1].strip()
 
 
-@pytest.mark.parametrize("command,flag,bad", CASES,
-                         ids=[f"{c} {f}={b!r}" if b is not None else f"{c} {f}=<flag value>" for c, f, b in CASES])
+@pytest.mark.parametrize(
+    "command,flag,bad", CASES, ids=[f"{c} {f}={b!r}" if b is not None else f"{c} {f}=<flag value>" for c, f, b in CASES]
+)
 def test_bad_values_are_usage_errors(capsys, command, flag, bad):
     argv = [command, f"{flag}=x" if bad is None else f"{flag}={bad}"]
     code = main(argv)
@@ -91,15 +93,22 @@ def test_an_unknown_option_shows_the_subcommands_usage(capsys, command):
 
 def test_no_traceback_in_a_real_process():
     # The same contract through `python -m amdocc`, for a few of the cases the issue lists.
-    for argv in (["sweep", "--blocks", "64,abc", GFX942], ["sweep", "--dynamic-lds", "1e3", GFX942],
-                 ["diff", "--fail-on", "bogus", GFX942, GFX942], ["sweep", "--plot", "/missing/dir/x.png", GFX942],
-                 ["sweep", "--plot", "x.xyz", GFX942], ["occupancy", "--block", "0", GFX942],
-                 ["occupancy", "--block", "-5", GFX942], ["occupancy", "--dynamic-lds", "-1", GFX942]):
+    for argv in (
+        ["sweep", "--blocks", "64,abc", GFX942],
+        ["sweep", "--dynamic-lds", "1e3", GFX942],
+        ["diff", "--fail-on", "bogus", GFX942, GFX942],
+        ["sweep", "--plot", "/missing/dir/x.png", GFX942],
+        ["sweep", "--plot", "x.xyz", GFX942],
+        ["occupancy", "--block", "0", GFX942],
+        ["occupancy", "--block", "-5", GFX942],
+        ["occupancy", "--dynamic-lds", "-1", GFX942],
+    ):
         proc = subprocess.run([sys.executable, "-m", "amdocc", *argv], capture_output=True, text=True, cwd=ROOT)
         _assert_usage_error(proc.returncode, proc.stderr, argv[0])
 
 
 # -- options that would be ignored, and options that contradict each other ----------------------
+
 
 def _err(capsys, *argv):
     code = main(list(argv))
@@ -116,8 +125,19 @@ def test_model_options_of_another_model_are_refused(capsys):
     for f in MODEL_FLAGS:
         value = [f.settings["type"].example()] if "type" in f.settings else []
         for model in MODELS:
-            argv = ["occupancy", "--target", "gfx942", "--vgprs", "32", "--block", "64", "--model", model,
-                    f.flag, *value]
+            argv = [
+                "occupancy",
+                "--target",
+                "gfx942",
+                "--vgprs",
+                "32",
+                "--block",
+                "64",
+                "--model",
+                model,
+                f.flag,
+                *value,
+            ]
             code, err = _err(capsys, *argv)
             if model in f.models:
                 assert code == 0, err
@@ -152,9 +172,22 @@ def test_target_and_device_must_name_one_processor(capsys):
 def test_unknown_processors_list_the_valid_ones(capsys):
     from amdocc.targets import all_targets
 
-    for argv in (["gate", "--arch", "gfx9999", "--qo-len", "4096", "--kv-len", "4096"],
-                 ["split", "--arch", "banana", "--seq-len", "1", "--seq-len-kv", "1", "--rows-per-block", "1",
-                  "--block-kv", "1"]):
+    for argv in (
+        ["gate", "--arch", "gfx9999", "--qo-len", "4096", "--kv-len", "4096"],
+        [
+            "split",
+            "--arch",
+            "banana",
+            "--seq-len",
+            "1",
+            "--seq-len-kv",
+            "1",
+            "--rows-per-block",
+            "1",
+            "--block-kv",
+            "1",
+        ],
+    ):
         code, err = _err(capsys, *argv)
         assert code == 2
         assert all(t.name in err for t in all_targets())
@@ -171,15 +204,40 @@ def test_what_if_needs_a_processor(capsys):
 
 
 def test_split_refuses_options_it_would_ignore(capsys):
-    shape = ["--arch", "gfx942", "--seq-len", "256", "--seq-len-kv", "65536", "--rows-per-block", "4",
-             "--block-kv", "128"]
-    code, err = _err(capsys, "split", *shape, "--occupancy", "2", "--block", "512",
-                     str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
+    shape = [
+        "--arch",
+        "gfx942",
+        "--seq-len",
+        "256",
+        "--seq-len-kv",
+        "65536",
+        "--rows-per-block",
+        "4",
+        "--block-kv",
+        "128",
+    ]
+    code, err = _err(
+        capsys, "split", *shape, "--occupancy", "2", "--block", "512", str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco")
+    )
     assert code == 2 and "--occupancy" in err
     code, err = _err(capsys, "split", *shape, "--kernel", "fmha")
     assert code == 2 and "--kernel" in err
-    code, err = _err(capsys, "split", "--grid-x", "1", "--effective-cus", "1", "--window-tiles", "1",
-                     "--max-splits", "1", "--overhead", "0", "--arch", "gfx942")
+    code, err = _err(
+        capsys,
+        "split",
+        "--grid-x",
+        "1",
+        "--effective-cus",
+        "1",
+        "--window-tiles",
+        "1",
+        "--max-splits",
+        "1",
+        "--overhead",
+        "0",
+        "--arch",
+        "gfx942",
+    )
     assert code == 2 and "--arch" in err
 
 
@@ -189,24 +247,45 @@ def test_split_refuses_what_the_policy_row_ignores(capsys):
     occupancy only in that case (num_heads <= 32 and seq_len_kv > 2 * seq_len, or aggressive)."""
     import json
 
-    launch = ["--seq-len", "256", "--seq-len-kv", "65536", "--rows-per-block", "4", "--block-kv", "128",
-              "--cu-count", "256"]
+    launch = [
+        "--seq-len",
+        "256",
+        "--seq-len-kv",
+        "65536",
+        "--rows-per-block",
+        "4",
+        "--block-kv",
+        "128",
+        "--cu-count",
+        "256",
+    ]
     for extra in (["--num-heads", "8"], ["--aggressive"]):
         code, err = _err(capsys, "split", "--arch", "gfx942", *launch, *extra)
         assert code == 2 and extra[0] in err and "occupancy-aware" in err and "gfx942" in err
     code, err = _err(capsys, "split", "--arch", "gfx950", *launch, "--aggressive", "--num-heads", "8")
     assert code == 2 and "--num-heads" in err and "forced" in err
-    for extra in ([], ["--num-heads", "64"]):        # not the streaming case: occupancy is not asked
+    for extra in ([], ["--num-heads", "64"]):  # not the streaming case: occupancy is not asked
         code, err = _err(capsys, "split", "--arch", "gfx950", *launch, *extra, "--occupancy", "3")
         assert code == 2 and "--occupancy" in err and "streaming low-head case" in err
-    code, err = _err(capsys, "split", "--arch", "gfx950", *launch, "--block", "512",
-                     str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
+    code, err = _err(
+        capsys,
+        "split",
+        "--arch",
+        "gfx950",
+        *launch,
+        "--block",
+        "512",
+        str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"),
+    )
     assert code == 2 and "PATH, --block" in err
     # Where they apply they are used. grid_x = 256/4 = 64; gfx950 streaming: target =
     # max(4 x 256, 4 x 3 x 256) = 3072, splits = min(ceil(3072/64), (65536/128)/2) = 48; not
     # streaming (64 heads): target 4 x 256 = 1024, splits = ceil(1024/64) = 16.
-    for extra, splits in ((["--num-heads", "8", "--occupancy", "3"], 48), (["--aggressive", "--occupancy", "3"], 48),
-                          (["--num-heads", "64"], 16)):
+    for extra, splits in (
+        (["--num-heads", "8", "--occupancy", "3"], 48),
+        (["--aggressive", "--occupancy", "3"], 48),
+        (["--num-heads", "64"], 16),
+    ):
         assert main(["split", "--json", "--arch", "gfx950", *launch, *extra]) == 0
         assert json.loads(capsys.readouterr().out)["splits"] == splits
 
@@ -239,8 +318,22 @@ def test_list_profiles_takes_nothing_else(capsys):
 def test_byte_sizes_take_binary_suffixes(capsys):
     import json
 
-    code = main(["occupancy", "--json", "--target", "gfx942", "--vgprs", "8", "--block", "64", "--lds", "16K",
-                 "--dynamic-lds", "0x4000"])
+    code = main(
+        [
+            "occupancy",
+            "--json",
+            "--target",
+            "gfx942",
+            "--vgprs",
+            "8",
+            "--block",
+            "64",
+            "--lds",
+            "16K",
+            "--dynamic-lds",
+            "0x4000",
+        ]
+    )
     (r,) = json.loads(capsys.readouterr().out)["results"]
     # 16 KiB static + 16 KiB dynamic = 32768 B: 65536 / 32768 = 2 workgroups by LDS (HIP §4).
     assert code == 0 and r["allocated"]["lds_per_block"] == 32768 and r["limits"]["lds"] == 2

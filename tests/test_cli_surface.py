@@ -5,6 +5,7 @@ Expected numbers come from LLVM 22's readings of the fixtures (manifest.json) wo
 through HIP's algorithm (shared/research/hip-occupancy.md §4), from the target-id rules
 (llvm-amdgpu-rules.md §1.3-1.4) and from llvm-cxxfilt-22.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ from amdocc.cli.main import main
 from conftest import FIXTURES, ROOT
 
 ELF = FIXTURES / "elf"
-GFX942 = ELF / "gfx942_cov4.hsaco"                      # xnack any, sramecc any (e_flags 0x54c)
+GFX942 = ELF / "gfx942_cov4.hsaco"  # xnack any, sramecc any (e_flags 0x54c)
 GFX942_XNACK_OFF = ELF / "gfx942_sramecc+_xnack-_cov5.hsaco"
 GFX11_GENERIC = ELF / "gfx11-generic_cov6.hsaco"
 GFX1100_WGP = ELF / "gfx1100_w32_wgp_cov6.hsaco"
@@ -45,12 +46,14 @@ def kernel(path, fragment):
 
 # -- §2 selections that match nothing ----------------------------------------------------------
 
+
 @pytest.mark.llvm22
 def test_a_kernel_pattern_that_matches_nothing_names_the_nearest(capsys):
     code, _out, err = cli(capsys, "occupancy", "--block", "256", "--kernel", "saxpi_lds", GFX942)
     line = one_line(err)
-    (readable,) = subprocess.run(["llvm-cxxfilt-22", "_Z9saxpy_ldsfPKfPfi"], capture_output=True, text=True,
-                                 check=True).stdout.splitlines()
+    (readable,) = subprocess.run(
+        ["llvm-cxxfilt-22", "_Z9saxpy_ldsfPKfPfi"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     assert code == 2 and "saxpi_lds" in line and "nearest" in line and readable in line
     for command in (["inspect"], ["sweep"], ["diff", GFX942]):
         code, _, err = cli(capsys, *command, "--kernel", "saxpi_lds", GFX942)
@@ -76,8 +79,9 @@ def test_a_directory_without_code_objects(capsys, tmp_path):
 def test_a_command_that_needs_one_kernel_lists_the_ones_selected(capsys):
     sample = ROOT / "amdocc" / "samples" / "sample_kernels.hipfb"
     manifest = json.loads((FIXTURES / "manifest.json").read_text())["sample"]
-    count = sum(len(e["llvm_reported"]["kernels"]) for b in manifest["bundles"] for e in b["entries"]
-                if "llvm_reported" in e)
+    count = sum(
+        len(e["llvm_reported"]["kernels"]) for b in manifest["bundles"] for e in b["entries"] if "llvm_reported" in e
+    )
     code, _, err = cli(capsys, "sweep", sample)
     line = one_line(err)
     assert code == 2 and f"{count} selected" in line and "saxpy_lds(float, float const*, float*, int) (gfx1100)" in line
@@ -89,6 +93,7 @@ def test_verify_on_a_missing_file_is_bad_input_not_a_missing_gpu(capsys, tmp_pat
 
 
 # -- §3 processor compatibility ----------------------------------------------------------------
+
 
 def test_the_api_refuses_a_processor_the_code_cannot_run_on():
     k = kernel(GFX942, "saxpy")
@@ -119,7 +124,7 @@ def test_a_what_if_is_allowed_when_asked_and_labelled():
 
 
 def test_xnack_and_sramecc_modes_must_match():
-    k = kernel(GFX942_XNACK_OFF, "saxpy")                  # built gfx942:sramecc+:xnack-
+    k = kernel(GFX942_XNACK_OFF, "saxpy")  # built gfx942:sramecc+:xnack-
     for device in ("gfx942:xnack+", "gfx942:sramecc-", "gfx942:sramecc-:xnack+"):
         with pytest.raises(amdocc.AmdoccError, match="gfx942:sramecc\\+:xnack- code is built with"):
             amdocc.occupancy(k, block_size=256, target=device)
@@ -143,14 +148,21 @@ def test_generic_code_runs_on_its_family_and_names_the_member():
 
 
 def test_cli_what_if_evaluates_and_labels(capsys):
-    code, out, err = cli(capsys, "occupancy", "--json", "--block", "256", "--device", "MI355X", "--what-if",
-                         "--kernel", "saxpy", GFX942)
+    code, out, err = cli(
+        capsys, "occupancy", "--json", "--block", "256", "--device", "MI355X", "--what-if", "--kernel", "saxpy", GFX942
+    )
     assert code == 0, err
     (r,) = json.loads(out)["results"]
-    assert (r["blocks_per_cu"], r["what_if"], r["built_for"], r["processor"], r["target"]) == \
-        (8, True, "gfx942", "gfx950", "gfx942")
-    code, out, _ = cli(capsys, "occupancy", "--block", "256", "--device", "MI355X", "--what-if", "--kernel", "saxpy",
-                       GFX942)
+    assert (r["blocks_per_cu"], r["what_if"], r["built_for"], r["processor"], r["target"]) == (
+        8,
+        True,
+        "gfx942",
+        "gfx950",
+        "gfx942",
+    )
+    code, out, _ = cli(
+        capsys, "occupancy", "--block", "256", "--device", "MI355X", "--what-if", "--kernel", "saxpy", GFX942
+    )
     assert code == 0 and "WHAT-IF: gfx942 code evaluated on gfx950" in out
     code, out, _ = cli(capsys, "occupancy", "--block", "256", "--target", "gfx1101", GFX11_GENERIC)
     assert code == 0 and "gfx11-generic code evaluated on gfx1101" in out and "WHAT-IF" not in out
@@ -159,17 +171,41 @@ def test_cli_what_if_evaluates_and_labels(capsys):
 def test_sweep_and_split_refuse_a_processor_the_code_cannot_run_on(capsys):
     code, _, err = cli(capsys, "sweep", "--target", "gfx1100", "--kernel", "saxpy", GFX942)
     assert code == 2 and "gfx1100" in one_line(err) and "gfx942" in err
-    code, out, err = cli(capsys, "sweep", "--json", "--device", "MI355X", "--what-if", "--kernel", "saxpy",
-                         "--blocks", "256", "--dynamic-lds", "0", GFX942)
+    code, out, err = cli(
+        capsys,
+        "sweep",
+        "--json",
+        "--device",
+        "MI355X",
+        "--what-if",
+        "--kernel",
+        "saxpy",
+        "--blocks",
+        "256",
+        "--dynamic-lds",
+        "0",
+        GFX942,
+    )
     doc = json.loads(out)
     assert code == 0 and doc["what_if"] is True and doc["grid"][0]["blocks_per_cu"] == 8
-    shape = ["--seq-len", "256", "--seq-len-kv", "65536", "--rows-per-block", "4", "--block-kv", "128",
-             "--block", "512", ELF / "hand_aiter_gfx942.hsaco"]
+    shape = [
+        "--seq-len",
+        "256",
+        "--seq-len-kv",
+        "65536",
+        "--rows-per-block",
+        "4",
+        "--block-kv",
+        "128",
+        "--block",
+        "512",
+        ELF / "hand_aiter_gfx942.hsaco",
+    ]
     # --aggressive: gfx950's policy row uses occupancy only in the streaming low-head case.
     code, _, err = cli(capsys, "split", "--arch", "gfx950", "--aggressive", *shape)
     assert code == 2 and "gfx950" in one_line(err) and "gfx942" in err
     code, out, _ = cli(capsys, "split", "--json", "--arch", "gfx942", "--cu-count", "304", *shape)
-    assert code == 0 and json.loads(out)["splits"] == 9     # the §1.1 case worked in test_policy_splits
+    assert code == 0 and json.loads(out)["splits"] == 9  # the §1.1 case worked in test_policy_splits
 
 
 @pytest.mark.corpus
@@ -187,8 +223,9 @@ def test_gate_does_not_evaluate_a_kernel_the_device_cannot_load(aiter_hsa, tmp_p
 
 # -- §4 records that agree with themselves ----------------------------------------------------------
 
+
 def test_a_block_above_max_flat_workgroup_size_is_handled_alike_by_every_model():
-    k = kernel(GFX942, "saxpy")                          # .max_flat_workgroup_size 256 (LLVM's reading)
+    k = kernel(GFX942, "saxpy")  # .max_flat_workgroup_size 256 (LLVM's reading)
     warning = "block size 512 exceeds the kernel's .max_flat_workgroup_size 256: a launch fails"
     answers = {}
     for model in ("hip", "llvm", "hw"):
@@ -224,8 +261,9 @@ def test_per_wgp_is_said_per_wgp_everywhere(capsys):
     assert "limits (waves/SIMD each allows)" in out
     code, out, _ = cli(capsys, "sweep", "--kernel", "saxpy", "--blocks", "64,256", "--dynamic-lds", "0", GFX1100_WGP)
     assert code == 0 and "workgroups per WGP" in out and "per CU" not in out
-    code, out, _ = cli(capsys, "sweep", "--json", "--kernel", "saxpy", "--blocks", "64", "--dynamic-lds", "0",
-                       GFX1100_WGP)
+    code, out, _ = cli(
+        capsys, "sweep", "--json", "--kernel", "saxpy", "--blocks", "64", "--dynamic-lds", "0", GFX1100_WGP
+    )
     doc = json.loads(out)
     assert doc["unit"] == "WGP" and doc["grid"][0]["blocks_per_wgp"] == doc["grid"][0]["blocks_per_cu"]
     code, out, _ = cli(capsys, "diff", GFX1100_WGP, GFX1100_WGP)
@@ -238,8 +276,9 @@ def test_per_wgp_is_said_per_wgp_everywhere(capsys):
 
 def test_diff_names_only_the_kinds_that_regressed(capsys):
     d = FIXTURES / "diff"
-    code, out, _ = cli(capsys, "diff", d / "diff_base.hsaco", d / "diff_more_lds.hsaco",
-                       "--fail-on", "lds,vgpr,scratch")
+    code, out, _ = cli(
+        capsys, "diff", d / "diff_base.hsaco", d / "diff_more_lds.hsaco", "--fail-on", "lds,vgpr,scratch"
+    )
     assert code == 1
     assert out.strip().splitlines()[-1] == "1 kernel(s) regress on lds"
     code, out, _ = cli(capsys, "diff", "--json", d / "diff_base.hsaco", d / "diff_more_lds.hsaco", "--fail-on", "all")
@@ -261,6 +300,7 @@ def test_split_fallbacks_are_visible(capsys):
 
 
 # -- §5 nothing vanishes --------------------------------------------------------------------------
+
 
 @pytest.fixture
 def tree_with_unreadable_code_objects(tmp_path):
@@ -313,8 +353,9 @@ def test_other_vendors_gpu_code_in_a_tree_is_skipped_by_name(capsys, tmp_path):
 
     (tmp_path / "k.yaml").write_text(CUDA_ELF_YAML)
     subprocess.run(["yaml2obj-22", str(tmp_path / "k.yaml"), "-o", str(tmp_path / "k.cubin")], check=True)
-    header = subprocess.run(["llvm-readelf-22", "-h", str(tmp_path / "k.cubin")], capture_output=True, text=True,
-                            check=True).stdout
+    header = subprocess.run(
+        ["llvm-readelf-22", "-h", str(tmp_path / "k.cubin")], capture_output=True, text=True, check=True
+    ).stdout
     assert re.search(r"Machine:\s+NVIDIA CUDA architecture", header)
     cubin = (tmp_path / "k.cubin").read_bytes()
     fatbin = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(cubin)) + cubin
@@ -323,13 +364,16 @@ def test_other_vendors_gpu_code_in_a_tree_is_skipped_by_name(capsys, tmp_path):
     (root / "good.co").write_bytes(GFX942.read_bytes())
     (root / "kernel.co").write_bytes(cubin)
     (root / "sub" / "kernels.fatbin").write_bytes(fatbin)
-    (root / "cut.hsaco").write_bytes(cubin[:len(cubin) // 2])
+    (root / "cut.hsaco").write_bytes(cubin[: len(cubin) // 2])
     (root / "sub" / "cut.fatbin").write_bytes(fatbin[:-1])
     (root / "head.fatbin").write_bytes(fatbin[:8])
     skipped = {"kernel.co": "NVIDIA CUDA ELF", "kernels.fatbin": "NVIDIA CUDA fat binary"}
     bad = {"cut.hsaco", "cut.fatbin", "head.fatbin"}
-    for command in (["inspect", "--json"], ["occupancy", "--json", "--block", "256"],
-                    ["check", "--json", "--no-config"]):
+    for command in (
+        ["inspect", "--json"],
+        ["occupancy", "--json", "--block", "256"],
+        ["check", "--json", "--no-config"],
+    ):
         code, out, _ = cli(capsys, *command, root)
         doc = json.loads(out)
         assert code == 2
@@ -358,8 +402,14 @@ def assert_located_as_said(e: dict) -> None:
 
 def test_errors_in_json_carry_the_origin_and_offset_of_their_message(capsys, tmp_path):
     seen = 0
-    for name in ("bundle_5arch.hipfb", "ccob_v2_zstd.hipfb", "ccob_v3_zlib.hipfb", "libhip_plain.so",
-                 "libhip_ccob_v3.so", "offload_binary_2arch.bin"):
+    for name in (
+        "bundle_5arch.hipfb",
+        "ccob_v2_zstd.hipfb",
+        "ccob_v3_zlib.hipfb",
+        "libhip_plain.so",
+        "libhip_ccob_v3.so",
+        "offload_binary_2arch.bin",
+    ):
         data = (FIXTURES / "containers" / name).read_bytes()
         for i, cut in enumerate((len(data) // 5, len(data) // 2, len(data) - 7)):
             path = tmp_path / f"{i}_{name}"
@@ -381,6 +431,7 @@ def test_errors_in_json_carry_the_origin_and_offset_of_their_message(capsys, tmp
 
 
 # -- §8 text people read --------------------------------------------------------------------------
+
 
 def test_inspect_shows_spills_and_scratch(capsys):
     _, out, _ = cli(capsys, "inspect", "--kernel", "scratch_private", GFX942)

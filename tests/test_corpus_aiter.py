@@ -4,6 +4,7 @@ These are hand-written assembly kernels nobody here wrote (2,501 files in 0.1.7.
 metadata written by hand, no .agpr_count, descriptor kernarg_size 0. .ci/run downloads the wheel
 (`pip download --pre --no-deps amd-aiter`) and unpacks it into .cache/aiter.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -36,11 +37,13 @@ def llvm_report(aiter_hsa):
 
 def test_every_aiter_field_agrees_with_llvm(llvm_report):
     report = llvm_report
-    print(f"\naiter corpus: {report.files} files, {report.kernels} kernels, "
-          f"{report.metadata_fields} metadata fields and {report.descriptor_fields} descriptor "
-          f"fields compared with LLVM 22, {len(report.mismatches)} mismatches, "
-          f"{report.kernels_without_descriptor_oracle} kernels without a descriptor oracle")
-    assert report.mismatches == []      # includes "compared N of the M values LLVM printed" per kernel
+    print(
+        f"\naiter corpus: {report.files} files, {report.kernels} kernels, "
+        f"{report.metadata_fields} metadata fields and {report.descriptor_fields} descriptor "
+        f"fields compared with LLVM 22, {len(report.mismatches)} mismatches, "
+        f"{report.kernels_without_descriptor_oracle} kernels without a descriptor oracle"
+    )
+    assert report.mismatches == []  # includes "compared N of the M values LLVM printed" per kernel
     assert report.kernels >= 2500
     # Every kernel's descriptor was compared (gfx942/gfx950 only: llvm-objdump decodes them all).
     assert report.kernels_without_descriptor_oracle == 0 and report.no_descriptor_oracle == {}
@@ -66,7 +69,7 @@ def test_missing_agpr_count_is_split_by_the_descriptor_and_reported(aiter_hsa, l
             r = k.resources
             assert r.agprs_source == "descriptor"
             assert (r.arch_vgprs, r.agprs) == (accum, max(0, total - accum)), k.symbol
-            assert r.agprs <= allocated - accum          # the AGPRs fit in what the descriptor allocates
+            assert r.agprs <= allocated - accum  # the AGPRs fit in what the descriptor allocates
             assert any(f.code == "agpr-count-missing" for f in k.findings)
             checked += 1
     assert checked > 1000, f"only {checked} kernels without .agpr_count were checked"

@@ -3,6 +3,7 @@
 The demangler was chosen by this measurement: every kernel name of the amd-aiter corpus and of
 bitsandbytes' ROCm libraries must come out exactly as llvm-cxxfilt-22 prints it.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ GFX942 = FIXTURES / "elf" / "gfx942_cov4.hsaco"
 
 
 def cxxfilt(names: list[str]) -> list[str]:
-    out = subprocess.run(["llvm-cxxfilt-22"], input="\n".join(names) + "\n", capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["llvm-cxxfilt-22"], input="\n".join(names) + "\n", capture_output=True, text=True, check=True
+    ).stdout
     lines = out.split("\n")[:-1]
     assert len(lines) == len(names)
     return lines
@@ -62,8 +64,10 @@ def test_every_aiter_and_bitsandbytes_kernel_name_as_llvm_cxxfilt_prints_it(aite
 
 
 def test_import_amdocc_does_not_load_the_demangler():
-    code = ("import sys, amdocc; cos = amdocc.load(sys.argv[1]); "
-            "assert 'pycxxfilt' not in sys.modules, 'demangler imported'")
+    code = (
+        "import sys, amdocc; cos = amdocc.load(sys.argv[1]); "
+        "assert 'pycxxfilt' not in sys.modules, 'demangler imported'"
+    )
     subprocess.run([sys.executable, "-c", code, str(GFX942)], check=True, cwd=ROOT)
 
 
@@ -93,7 +97,7 @@ def test_text_shows_demangled_names_json_carries_both(capsys):
 def test_kernel_matches_the_mangled_or_the_demangled_name(capsys):
     (co,) = amdocc.load(GFX942)
     (saxpy,) = [k for k in co.kernels if "saxpy" in k.name]
-    (readable,) = cxxfilt([saxpy.name])                        # saxpy_lds(float, float const*, float*, int)
+    (readable,) = cxxfilt([saxpy.name])  # saxpy_lds(float, float const*, float*, int)
     for pattern in (re.escape(readable), re.escape(saxpy.name), r"^saxpy_lds\(float,", "_Z9saxpy"):
         assert main(["occupancy", "--json", "--block", "256", "--kernel", pattern, str(GFX942)]) == 0
         assert [r["kernel"] for r in json.loads(capsys.readouterr().out)["results"]] == [saxpy.name]

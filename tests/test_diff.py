@@ -1,6 +1,7 @@
 """amdocc diff as a CI gate: two deliberate regressions (more VGPRs, more LDS) built with llc-22
 (tools/fixtures/diff.py), with expected values from the compiler's own listing and
 HIP's rules worked by hand."""
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,7 @@ def test_more_lds_fails_an_lds_gate_and_reports_it(capsys):
     assert code == 1
     assert "16384->32768 (+16384)" in out and "4->2 (-2) @256" in out and "FAIL lds" in out
     code, out = run(capsys, "--json", D / "diff_base.hsaco", D / "diff_more_lds.hsaco", "--fail-on", "vgpr,scratch")
-    assert code == 0                       # the LDS increase is reported but not gated
+    assert code == 0  # the LDS increase is reported but not gated
     assert _k_main(json.loads(out))["regressions"] == ["occupancy", "lds"]
 
 

@@ -5,6 +5,7 @@ field by field (LLVM's own view of real descriptors is tests/test_elf_oracle.py'
 memo of decoded words against fresh decodes, and the shared symbol-name table against reading
 each name where its entry points.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,7 +39,7 @@ def test_generated_extractor_matches_the_bit_field_table(layout):
         words = {w: rng.getrandbits(32 if w not in (D.KCP, D.PRELOAD) else 16) for w in D.RSRC_WORDS}
         fields = compiled.extract(*(words[w] for w in D.RSRC_WORDS))
         expected = _by_hand(layout, words)
-        assert fields == expected and list(fields) == list(expected)     # values and JSON order
+        assert fields == expected and list(fields) == list(expected)  # values and JSON order
 
 
 def test_decoded_words_are_shared_but_each_kernel_gets_its_own_fields():
@@ -46,7 +47,7 @@ def test_decoded_words_are_shared_but_each_kernel_gets_its_own_fields():
     words = {name: 0 for name in D.WORDS}
     words[D.R1] = 0x00AC0085
     first = D._decode_words(0, dict(words), target, [])
-    first.fields["next_free_vgpr"] = -1               # a caller scribbling on its copy
+    first.fields["next_free_vgpr"] = -1  # a caller scribbling on its copy
     second = D._decode_words(64, dict(words), target, ["earlier problem"])
     assert second.fields["next_free_vgpr"] != -1 and second.offset == 64
     assert second.problems[0] == "earlier problem"
@@ -67,7 +68,7 @@ def test_a_full_memo_is_emptied_not_grown(monkeypatch):
         assert len(D._DECODED) <= 4
 
 
-@pytest.mark.parametrize("many", [0, 1 << 30])         # names from the one-pass table, or one by one
+@pytest.mark.parametrize("many", [0, 1 << 30])  # names from the one-pass table, or one by one
 @pytest.mark.parametrize("name", ["gfx942_cov4.hsaco", "agpr_gfx90a_cov5.hsaco", "legacy_v2_gfx906.co"])
 def test_symbol_names_are_the_names_their_entries_point_at(monkeypatch, name, many):
     import amdocc.elf
@@ -80,7 +81,7 @@ def test_symbol_names_are_the_names_their_entries_point_at(monkeypatch, name, ma
     symbols = elf.symbols(table)
     assert symbols
     for s in symbols:
-        st_name = int.from_bytes(data[s.entry_offset:s.entry_offset + 4], "little")
+        st_name = int.from_bytes(data[s.entry_offset : s.entry_offset + 4], "little")
         assert s.name == (cstring(strtab, st_name, elf.origin, "name", 0) if st_name else "")
 
 
@@ -88,10 +89,13 @@ def test_only_the_chosen_commands_module_is_imported():
     import subprocess
     import sys
 
-    code = ("import sys; from amdocc.cli.main import main; main(['inspect', '--json', sys.argv[1]]); "
-            "print(sorted(m for m in sys.modules if m.startswith('amdocc.cli.')), file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code, str(amdocc.samples_path())], capture_output=True,
-                         text=True, check=True)
+    code = (
+        "import sys; from amdocc.cli.main import main; main(['inspect', '--json', sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith('amdocc.cli.')), file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(amdocc.samples_path())], capture_output=True, text=True, check=True
+    )
     loaded = out.stderr.strip()
     assert "amdocc.cli.inspect" in loaded and "amdocc.cli.census" not in loaded and "amdocc.cli.check" not in loaded
 
@@ -101,12 +105,12 @@ def test_output_spilled_through_files_is_printed_as_one_process_prints_it(capsys
 
     made = []
 
-    class Recording(parallel._Unspill):                         # the main process's reader
+    class Recording(parallel._Unspill):  # the main process's reader
         def __init__(self, path):
             super().__init__(path)
             made.append(path)
 
-    monkeypatch.setattr(parallel, "SPILL_ITEM", 1)                 # every JSON text goes by file
+    monkeypatch.setattr(parallel, "SPILL_ITEM", 1)  # every JSON text goes by file
     monkeypatch.setattr(parallel, "MIN_FILES_FOR_POOL", 1)
     monkeypatch.setattr(parallel, "_Unspill", Recording)
     tree = [str(FIXTURES / "containers"), str(FIXTURES / "elf")]
@@ -116,5 +120,4 @@ def test_output_spilled_through_files_is_printed_as_one_process_prints_it(capsys
         assert main(["inspect", *form, "--jobs", "2", *tree]) == 0
         assert capsys.readouterr().out == serial
     spilled = [p for p in made if p]
-    assert spilled and not any(os.path.exists(p) for p in spilled)    # read back, then removed
-
+    assert spilled and not any(os.path.exists(p) for p in spilled)  # read back, then removed

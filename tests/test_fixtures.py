@@ -3,6 +3,7 @@
 These tests need no LLVM at run time: the oracle is the text llvm-readelf-22 and llvm-objdump-22
 printed when the fixtures were made. Every metadata field and every descriptor field is compared.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,6 +26,7 @@ from oracle.llvm22 import header_flags, metadata_documents, parse_descriptor_dum
 
 def _load_manifest():
     import json
+
     with open(FIXTURES / "manifest.json") as fh:
         return json.load(fh)
 
@@ -34,7 +36,7 @@ BARE = [f for f in MANIFEST["fixtures"] if f["kind"] in ("elf", "elf-rel")]
 CONTAINERS = [f for f in MANIFEST["fixtures"] if f["kind"] not in ("elf", "elf-rel")]
 
 
-COMPARED = {"metadata": 0, "descriptor": 0, "kernels": 0}   # what every test here compared
+COMPARED = {"metadata": 0, "descriptor": 0, "kernels": 0}  # what every test here compared
 
 
 def _oracle_mismatches(co, oracle: dict, amd_kernel_code: dict | None = None) -> list[str]:
@@ -51,8 +53,9 @@ def _oracle_mismatches(co, oracle: dict, amd_kernel_code: dict | None = None) ->
         if co.target.isa_version != isa_version_from_readelf(text) or co.e_flags != hdr["e_flags"]:
             out.append(f"ISA: LLVM {isa_version_from_readelf(text)}, amdocc {co.target.isa_version}")
     elif co.processor != hdr["processor"] or co.e_flags != hdr["e_flags"]:
-        out.append(f"processor/e_flags: LLVM {hdr['processor']} {hdr['e_flags']:#x}, "
-                   f"amdocc {co.processor} {co.e_flags:#x}")
+        out.append(
+            f"processor/e_flags: LLVM {hdr['processor']} {hdr['e_flags']:#x}, amdocc {co.processor} {co.e_flags:#x}"
+        )
     out += feature_mismatches(co.target_id, hdr["features"], co_version)
     docs = metadata_documents(text)
     assert len(docs) == 1, "each fixture has exactly one metadata note"
@@ -66,9 +69,11 @@ def _oracle_mismatches(co, oracle: dict, amd_kernel_code: dict | None = None) ->
         (k,) = co.kernels
         d = k.descriptor.as_dict()
         for field, value in amd_kernel_code.items():
-            mine = {"workgroup_group_segment_byte_size": d["group_segment_fixed_size"],
-                    "workitem_private_segment_byte_size": d["private_segment_fixed_size"],
-                    "kernarg_segment_byte_size": d["kernarg_size"]}.get(field, d.get(field))
+            mine = {
+                "workgroup_group_segment_byte_size": d["group_segment_fixed_size"],
+                "workitem_private_segment_byte_size": d["private_segment_fixed_size"],
+                "kernarg_segment_byte_size": d["kernarg_size"],
+            }.get(field, d.get(field))
             if mine != value:
                 out.append(f"amd_kernel_code_t {field}: assembled {value}, amdocc {mine}")
         return out
@@ -93,8 +98,9 @@ def test_bare_code_object_matches_llvm(fixture):
     cos = amdocc.load(FIXTURES / fixture["file"])
     assert len(cos) == 1
     co = cos[0]
-    assert [k.name for k in co.kernels] == fixture["kernels"] or \
-        sorted(k.name for k in co.kernels) == sorted(fixture["kernels"])
+    assert [k.name for k in co.kernels] == fixture["kernels"] or sorted(k.name for k in co.kernels) == sorted(
+        fixture["kernels"]
+    )
     assert _oracle_mismatches(co, fixture["oracle"], fixture.get("amd_kernel_code_t")) == []
 
 
@@ -129,8 +135,7 @@ def test_container_entries_match_llvm_extraction(fixture):
         elif isinstance(item, Skipped):
             skipped.append(item)
     # OffloadBinary images are labelled "<kind>-<triple>-<arch>" by amdocc; the manifest keys by arch.
-    normalized = sorted((eid.rsplit("-", 1)[-1] if fixture.get("offload_images") else eid, sha)
-                        for eid, sha in found)
+    normalized = sorted((eid.rsplit("-", 1)[-1] if fixture.get("offload_images") else eid, sha) for eid, sha in found)
     assert normalized == sorted(expected)
     assert len(skipped) == len(expected_skips)
 
@@ -161,6 +166,7 @@ def test_mapped_file_with_pages_released_reads_every_copy(tmp_path, monkeypatch)
     """Bundles back to back in a file read through mmap, with scanned pages handed back every
     few pages: every copy still yields the entries LLVM's unbundler extracted."""
     import importlib
+
     scan_module = importlib.import_module("amdocc.containers.scan")
     from amdocc.containers.model import Limits
 
@@ -175,8 +181,7 @@ def test_mapped_file_with_pages_released_reads_every_copy(tmp_path, monkeypatch)
     released = []
     real_release = scan_module._release_pages
     monkeypatch.setattr(scan_module, "_release_pages", lambda *a: released.append(a[1:]) or real_release(*a))
-    found = [hashlib.sha256(i.data).hexdigest() for i in scan(big, Limits(mmap_threshold=0))
-             if isinstance(i, Blob)]
+    found = [hashlib.sha256(i.data).hexdigest() for i in scan(big, Limits(mmap_threshold=0)) if isinstance(i, Blob)]
     assert released, "the mapped file was never released"
     assert sorted(found) == sorted(expected * copies)
 
@@ -197,6 +202,7 @@ def _all_oracle_pairs():
 def test_every_value_llvm_printed_is_compared_and_kernels_without_an_objdump_oracle_are_counted():
     """The totals compared equal the totals in LLVM's stored text, counted here without amdocc."""
     from oracle.compare import NOT_ENCODED
+
     COMPARED.update(metadata=0, descriptor=0, kernels=0)
     printed_metadata = printed_descriptor = kernels = without_descriptor_oracle = 0
     for co, oracle, amd_kernel_code in _all_oracle_pairs():
@@ -204,7 +210,7 @@ def test_every_value_llvm_printed_is_compared_and_kernels_without_an_objdump_ora
         kernels += len(co.kernels)
         (doc,) = metadata_documents((FIXTURES / oracle["readelf"]).read_text())
         printed_metadata += count_leaves(doc)
-        if "kd" not in oracle:          # CO v2: llvm-objdump cannot decode amd_kernel_code_t
+        if "kd" not in oracle:  # CO v2: llvm-objdump cannot decode amd_kernel_code_t
             without_descriptor_oracle += len(co.kernels)
             continue
         (dumped,) = parse_descriptor_dump((FIXTURES / oracle["kd"]).read_text()).values()
@@ -212,6 +218,8 @@ def test_every_value_llvm_printed_is_compared_and_kernels_without_an_objdump_ora
     assert COMPARED["metadata"] == printed_metadata > 0
     assert COMPARED["descriptor"] == printed_descriptor > 0
     assert COMPARED["kernels"] + without_descriptor_oracle == kernels
-    assert without_descriptor_oracle == sum(1 for f in BARE if "kd" not in f["oracle"]) >= 1   # legacy_v2_gfx906.co
-    print(f"\nfixtures: {kernels} kernels, {printed_metadata} metadata values and {printed_descriptor} "
-          f"descriptor fields compared; {without_descriptor_oracle} kernel without a descriptor oracle")
+    assert without_descriptor_oracle == sum(1 for f in BARE if "kd" not in f["oracle"]) >= 1  # legacy_v2_gfx906.co
+    print(
+        f"\nfixtures: {kernels} kernels, {printed_metadata} metadata values and {printed_descriptor} "
+        f"descriptor fields compared; {without_descriptor_oracle} kernel without a descriptor oracle"
+    )

@@ -9,6 +9,7 @@ shared/research/hip-occupancy.md §4/§5 and those readelf numbers.
 
 The last test compiles the same kernels live when flydsl and torch import (else it skips).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -74,6 +75,7 @@ READELF_BY_HAND = {  # the numbers the arithmetic above starts from
 
 # -- launches and binaries against FlyDSL's MLIR parser ------------------------------------------
 
+
 @pytest.mark.parametrize("case", CONSTANT_CASES)
 def test_launches_match_flydsl_oracle(case):
     expected = CASES[case]
@@ -96,7 +98,8 @@ def test_binaries_are_exactly_object_zero():
     for case, expected in CASES.items():
         got = af.binaries(text_of(case))
         assert {name: hashlib.sha256(data).hexdigest() for name, data in got.items()} == {
-            name: b["sha256"] for name, b in expected["binaries"].items()}, case
+            name: b["sha256"] for name, b in expected["binaries"].items()
+        }, case
         assert all(data[:4] == b"\x7fELF" for data in got.values())
 
 
@@ -107,8 +110,8 @@ def test_kernel_metadata_matches_readelf(case):
     assert kernel.name == launch["kernel"]
     meta = readelf_of(case, kernel.name)
     for key, value in READELF_BY_HAND[kernel.name].items():
-        assert meta[key] == value, (case, key)           # the hand arithmetic's inputs
-        assert kernel.meta(key) == value, (case, key)     # what amdocc read
+        assert meta[key] == value, (case, key)  # the hand arithmetic's inputs
+        assert kernel.meta(key) == value, (case, key)  # what amdocc read
     assert kernel.target_id.processor == CASES[case]["arch"]
     assert kernel.resources.vgprs == meta["vgpr_count"]
     assert kernel.resources.lds == meta["group_segment_fixed_size"]
@@ -116,11 +119,12 @@ def test_kernel_metadata_matches_readelf(case):
 
 # -- max_blocks_per_cu ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("case", SINGLE_LAUNCH)
 def test_max_blocks_per_cu_by_hand(case):
     got = af.max_blocks_per_cu(text_of(case))
     assert int(got) == got.model == HIP_BY_HAND[case]
-    if runtime() is None:   # no ROCm here: the static model answers, and says so
+    if runtime() is None:  # no ROCm here: the static model answers, and says so
         assert got.source == "model"
     # FlyDSL's question is amdocc's: the same kernel, block and dynamic LDS.
     (launch,) = af.launches(text_of(case))
@@ -171,22 +175,26 @@ def test_another_device_is_refused_unless_asked_as_a_what_if():
 
 # -- what cannot be answered --------------------------------------------------------------------
 
+
 def test_runtime_smem_raises_naming_the_operand():
     text = text_of("lds_smem_arg-gfx942")
     assert CASES["lds_smem_arg-gfx942"]["launches"][0]["dynamic_shared_memory_size"] == {
-        "constant": None, "defined_by": "argument"}
+        "constant": None,
+        "defined_by": "argument",
+    }
     for call in (af.launches, af.max_blocks_per_cu):
         with pytest.raises(UsageError, match=r"dynamic_shared_memory_size %arg6 is an argument of @run_lds_smem_arg"):
             call(text)
-    assert af.kernel_of(text).name == "lds_0"    # the kernel itself is still readable
+    assert af.kernel_of(text).name == "lds_0"  # the kernel itself is still readable
 
 
 def test_runtime_block_raises_naming_the_operand():
     text = text_of("lds_block_arg-gfx942")
     assert CASES["lds_block_arg-gfx942"]["launches"][0]["block"][0] == {"constant": None, "defined_by": "llvm.sext"}
     for call in (af.launches, af.max_blocks_per_cu):
-        with pytest.raises(UsageError,
-                           match=r"block size x .*%3 is defined by llvm\.sext, not by llvm\.mlir\.constant"):
+        with pytest.raises(
+            UsageError, match=r"block size x .*%3 is defined by llvm\.sext, not by llvm\.mlir\.constant"
+        ):
             call(text)
     assert af.kernel_of(text).meta("vgpr_count") == 6
 
@@ -206,6 +214,7 @@ def test_two_launches():
 
 # -- hand-written variations of a real module ----------------------------------------------------
 
+
 def binary_line(case: str) -> str:
     (line,) = [ln for ln in text_of(case).splitlines() if ln.lstrip().startswith("gpu.binary")]
     return line
@@ -221,8 +230,10 @@ HOST = """  llvm.func @host(%arg0: !llvm.ptr) {{
     llvm.return
   }}
 """
-LAUNCH = ("gpu.launch_func <%arg0 : !llvm.ptr> @kernels::@lds_0 blocks in (%g, %one, %one) "
-          "threads in (%bx, %by, %one) : i64 dynamic_shared_memory_size %smem")
+LAUNCH = (
+    "gpu.launch_func <%arg0 : !llvm.ptr> @kernels::@lds_0 blocks in (%g, %one, %one) "
+    "threads in (%bx, %by, %one) : i64 dynamic_shared_memory_size %smem"
+)
 
 
 def host(defs: str, launch: str = LAUNCH) -> str:
@@ -244,8 +255,9 @@ def test_arith_constants_and_a_2d_block():
 
 
 def test_generic_form_constants():
-    defs = ARITH_DEFS.replace("%smem = arith.constant 28672 : i32",
-                              '%smem = "llvm.mlir.constant"() <{value = 28672 : i32}> : () -> i32')
+    defs = ARITH_DEFS.replace(
+        "%smem = arith.constant 28672 : i32", '%smem = "llvm.mlir.constant"() <{value = 28672 : i32}> : () -> i32'
+    )
     assert af.launches(module(host(defs)))[0].dynamic_lds == 28672
 
 
@@ -257,7 +269,7 @@ def test_ssa_names_are_scoped_to_their_function():
 
 def test_definition_after_use_in_the_same_function():
     # Blocks need not be printed in dominance order; the whole function is read first.
-    text = module(host("", LAUNCH) .replace("    llvm.return", ARITH_DEFS + "\n    llvm.return"))
+    text = module(host("", LAUNCH).replace("    llvm.return", ARITH_DEFS + "\n    llvm.return"))
     assert af.launches(text)[0].dynamic_lds == 28672
 
 
@@ -270,23 +282,34 @@ def test_absent_smem_is_zero_and_duplicate_launches_count_once():
 
 
 def test_async_token_launch_and_quoted_symbols():
-    launch = ('%t = gpu.launch_func async [%dep] <%arg0 : !llvm.ptr> @"kernels"::@"lds_0" blocks in (%g, %one, %one) '
-              "threads in (%bx, %by, %one) : i64 dynamic_shared_memory_size %smem")
+    launch = (
+        '%t = gpu.launch_func async [%dep] <%arg0 : !llvm.ptr> @"kernels"::@"lds_0" blocks in (%g, %one, %one) '
+        "threads in (%bx, %by, %one) : i64 dynamic_shared_memory_size %smem"
+    )
     text = module(host(ARITH_DEFS + "\n    %dep = gpu.wait async", launch))
     assert af.launches(text)[0].kernel == "lds_0"
 
 
-@pytest.mark.parametrize("defs, pattern", [
-    (ARITH_DEFS.replace("%by = arith.constant 2 : i64", "%by = llvm.load %arg0 : !llvm.ptr -> i64"),
-     r"block size y .*%by is defined by llvm\.load"),
-    (ARITH_DEFS.replace("    %bx = arith.constant 64 : i64\n", ""), r"block size x .*%bx is not defined by any op"),
-    (ARITH_DEFS.replace("%smem = arith.constant 28672 : i32", "%smem = arith.constant -1 : i32"),
-     r"dynamic_shared_memory_size is -1"),
-    (ARITH_DEFS.replace("%bx = arith.constant 64 : i64", "%bx = arith.constant 0 : i64"), r"block size x is 0"),
-    (ARITH_DEFS + "\n    %smem = arith.constant 1 : i32", r"%smem is defined more than once"),
-    (ARITH_DEFS.replace("%smem = arith.constant 28672 : i32", "%smem:2 = call_two_results"),
-     r"%smem is a result of the multi-result op"),
-])
+@pytest.mark.parametrize(
+    "defs, pattern",
+    [
+        (
+            ARITH_DEFS.replace("%by = arith.constant 2 : i64", "%by = llvm.load %arg0 : !llvm.ptr -> i64"),
+            r"block size y .*%by is defined by llvm\.load",
+        ),
+        (ARITH_DEFS.replace("    %bx = arith.constant 64 : i64\n", ""), r"block size x .*%bx is not defined by any op"),
+        (
+            ARITH_DEFS.replace("%smem = arith.constant 28672 : i32", "%smem = arith.constant -1 : i32"),
+            r"dynamic_shared_memory_size is -1",
+        ),
+        (ARITH_DEFS.replace("%bx = arith.constant 64 : i64", "%bx = arith.constant 0 : i64"), r"block size x is 0"),
+        (ARITH_DEFS + "\n    %smem = arith.constant 1 : i32", r"%smem is defined more than once"),
+        (
+            ARITH_DEFS.replace("%smem = arith.constant 28672 : i32", "%smem:2 = call_two_results"),
+            r"%smem is a result of the multi-result op",
+        ),
+    ],
+)
 def test_non_constant_sizes_raise(defs, pattern):
     with pytest.raises(UsageError, match=pattern):
         af.launches(module(host(defs)))
@@ -304,7 +327,7 @@ def test_structural_errors():
     text = "module {\n" + offload + "\n" + host(ARITH_DEFS) + "}\n"
     with pytest.raises(UsageError, match="is LLVM IR"):
         af.launches(text)
-    broken = binary_line("lds-gfx942")[:-2]         # drop the closing '>]'
+    broken = binary_line("lds-gfx942")[:-2]  # drop the closing '>]'
     with pytest.raises(UsageError, match=r"never closed|unterminated"):
         af.launches("module {\n" + broken + "\n}\n")
 
@@ -318,6 +341,7 @@ def test_no_launch_kernel_of_takes_the_only_kernel():
 
 
 # -- MLIR string literals ------------------------------------------------------------------------
+
 
 def mlir_escape(data: bytes) -> str:
     """What MLIR's printer (llvm::printEscapedString) writes for these bytes."""
@@ -336,7 +360,7 @@ def test_string_literal_decoding():
     every_byte = bytes(range(256)) * 2
     assert af._decode_string(mlir_escape(every_byte)) == every_byte
     # Escapes the lexer also reads, lower-case hex, and literal UTF-8.
-    assert af._decode_string(r'a\"b\'c\nd\te\7f\7F\\41') == b"a\"b'c\nd\te\x7f\x7f\\41"
+    assert af._decode_string(r"a\"b\'c\nd\te\7f\7F\\41") == b"a\"b'c\nd\te\x7f\x7f\\41"
     assert af._decode_string("é") == "é".encode()
     for bad in ("\\q", "\\", "\\4", "\\0z", "\\r"):
         with pytest.raises(UsageError, match="invalid escape"):
@@ -346,9 +370,9 @@ def test_string_literal_decoding():
 def test_object_zero_of_several():
     # Two objects in one gpu.binary: the launch uses object #0, as FlyDSL's JIT loads it.
     line950 = binary_line("lds-gfx950")
-    obj950 = line950[line950.index("[") + 1:line950.rindex("]")]
+    obj950 = line950[line950.index("[") + 1 : line950.rindex("]")]
     line942 = binary_line("lds-gfx942")
-    both = line942[:line942.rindex("]")] + ", " + obj950 + "]"
+    both = line942[: line942.rindex("]")] + ", " + obj950 + "]"
     text = "module {\n" + both + "\n" + host(ARITH_DEFS) + "}\n"
     (launch,) = af.launches(text)
     assert launch.target == "gfx942"
@@ -357,10 +381,11 @@ def test_object_zero_of_several():
 
 # -- what counts as a compiled FlyDSL object -----------------------------------------------------
 
+
 def test_accepts_compiled_objects():
     text = text_of("lds-gfx942")
-    artifact = SimpleNamespace(ir=text)                       # CompiledArtifact: public .ir
-    function = SimpleNamespace(_keepalive=artifact)           # CompiledFunction: keeps the artifact
+    artifact = SimpleNamespace(ir=text)  # CompiledArtifact: public .ir
+    function = SimpleNamespace(_keepalive=artifact)  # CompiledFunction: keeps the artifact
     old_artifact = SimpleNamespace(_ir_text=text)
     for obj in (artifact, function, old_artifact, text.encode()):
         assert af.launches(obj) == af.launches(text)
@@ -372,14 +397,17 @@ def test_accepts_compiled_objects():
 
 
 def test_import_is_light():
-    code = ("import sys, amdocc.integrations.flydsl; "
-            "assert not {'torch', 'flydsl', 'numpy'} & set(sys.modules), sorted(sys.modules)")
+    code = (
+        "import sys, amdocc.integrations.flydsl; "
+        "assert not {'torch', 'flydsl', 'numpy'} & set(sys.modules), sorted(sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # -- live: FlyDSL itself, offline ----------------------------------------------------------------
 
-@pytest.mark.slow   # about 3 s: importing FlyDSL and torch takes most of it
+
+@pytest.mark.slow  # about 3 s: importing FlyDSL and torch takes most of it
 def test_live_offline_flydsl_compile(tmp_path, monkeypatch):
     """Compile the fixture kernels with FlyDSL now (CPU tensors, no GPU) and check the adapter
     against FlyDSL's own MLIR bindings; the answers by hand hold when FlyDSL is the fixture's."""
@@ -413,12 +441,14 @@ def test_live_offline_flydsl_compile(tmp_path, monkeypatch):
         got = af.max_blocks_per_cu(compiled)
         if runtime() is None:
             assert got.source == "model"
-            with pytest.raises(OSError, match="libamdhip64"):   # FlyDSL's own query dlopens HIP
+            with pytest.raises(OSError, match="libamdhip64"):  # FlyDSL's own query dlopens HIP
                 compiled.max_blocks_per_cu()
         if flydsl.__version__ == MANIFEST["flydsl"]:
             assert hashlib.sha256(launch.binary).hexdigest() == CASES[case]["binaries"]["kernels"]["sha256"]
             assert int(got) == HIP_BY_HAND[case]
     print(f"live FlyDSL {flydsl.__version__}: 3 compiles in {time.perf_counter() - start:.2f} s")
     if flydsl.__version__ != MANIFEST["flydsl"]:
-        skip_unless_required(f"FlyDSL {flydsl.__version__} agreed with its own MLIR, but the answers by hand are "
-                    f"for the fixture's FlyDSL {MANIFEST['flydsl']}: not checked")
+        skip_unless_required(
+            f"FlyDSL {flydsl.__version__} agreed with its own MLIR, but the answers by hand are "
+            f"for the fixture's FlyDSL {MANIFEST['flydsl']}: not checked"
+        )

@@ -11,6 +11,7 @@ to replay a failure seen in CI:
 
     AMDOCC_FUZZ_SEED=1234 python3 -m pytest -q -s tests/test_fuzz.py -k campaign
 """
+
 from __future__ import annotations
 
 import json
@@ -39,17 +40,21 @@ from fuzz_strategies import (
     section_header_edits,
 )
 
-HANG_SECONDS = 10   # an example taking this long is a hang, not a slow input
-PROPERTY = settings(deadline=None, max_examples=400,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.filter_too_much])
+HANG_SECONDS = 10  # an example taking this long is a hang, not a slow input
+PROPERTY = settings(
+    deadline=None,
+    max_examples=400,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 
 
 @contextmanager
 def hang_alarm(seconds: int = HANG_SECONDS):
     """Turn a hang into a failure of this example instead of a stuck test run."""
+
     def expire(signum, frame):
         raise TimeoutError(f"no answer within {seconds} s")
+
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
     try:
@@ -76,8 +81,12 @@ def test_mutated_fixtures_only_raise_amdocc_errors(case):
         raise
 
 
-FIELD_EDITS = {"elf header": elf_header_edits, "section headers": section_header_edits,
-               "metadata values": metadata_edits, "container headers": container_header_edits}
+FIELD_EDITS = {
+    "elf header": elf_header_edits,
+    "section headers": section_header_edits,
+    "metadata values": metadata_edits,
+    "container headers": container_header_edits,
+}
 
 
 @pytest.mark.parametrize("edits", FIELD_EDITS.values(), ids=FIELD_EDITS.keys())
@@ -120,23 +129,44 @@ def test_fuzz_campaign(tmp_path):
     out_dir = tmp_path / "reproducers"
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "fuzz"), "--inputs", str(inputs), "--seed", seed,
-         "--jobs", "2", "--out", str(out_dir), "--summary-json", str(summary_path),
-         "--time-limit", str(TIME_LIMIT), "--rss-limit-mib", str(RSS_LIMIT_MIB),
-         "--minimize-seconds", "20"],
-        capture_output=True, text=True, timeout=1800, cwd=ROOT)
+        [
+            sys.executable,
+            str(ROOT / "tools" / "fuzz"),
+            "--inputs",
+            str(inputs),
+            "--seed",
+            seed,
+            "--jobs",
+            "2",
+            "--out",
+            str(out_dir),
+            "--summary-json",
+            str(summary_path),
+            "--time-limit",
+            str(TIME_LIMIT),
+            "--rss-limit-mib",
+            str(RSS_LIMIT_MIB),
+            "--minimize-seconds",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=ROOT,
+    )
     wall = time.monotonic() - started
     print(proc.stdout)
     print(proc.stderr[-4000:], file=sys.stderr)
     print(f"campaign wall time {wall:.1f} s", flush=True)
     summary = json.loads(summary_path.read_text())
     reproducers = sorted(out_dir.glob("*.txt")) if out_dir.exists() else []
-    for path in reproducers:   # what failed and how, in the test's output
+    for path in reproducers:  # what failed and how, in the test's output
         print(f"--- {path.name}\n" + "\n".join(path.read_text().splitlines()[:40]))
     assert summary["inputs"] == inputs, "the campaign did not try every input"
     assert summary["failures"] == 0, (
         f"seed {seed}: {summary['failures']} failing inputs {summary['failure_kinds']} "
-        f"{summary['failure_signatures']}; reproducers in {out_dir}")
+        f"{summary['failure_signatures']}; reproducers in {out_dir}"
+    )
     assert summary["slowest_seconds"] <= TIME_LIMIT
     assert summary["peak_rss_mib"] < RSS_LIMIT_MIB
     assert proc.returncode == 0

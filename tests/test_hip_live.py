@@ -9,6 +9,7 @@ own release, from hipRuntimeGetVersion()); the property test synthesizes kernels
 for the device's own processor and compares HIP's answer with the model's over random block sizes and
 dynamic LDS.
 """
+
 from __future__ import annotations
 
 import os
@@ -55,20 +56,28 @@ def test_shipped_sample_agrees_with_hip(hip):
 def kernels(draw, processor):
     from amdocc.targets import get_target
     from amdocc.testing import SynthSpec
+
     t = get_target(processor)
     wave = draw(st.sampled_from(t.wave_sizes))
     agprs = draw(st.integers(0, 64)) * 4 if t.register_file == "unified" else 0
     arch = draw(st.integers(1, 64)) * 4
     total = arch + agprs if agprs else draw(st.integers(1, 256))
-    return SynthSpec(processor, total, agprs, draw(st.integers(1, 100)),
-                     draw(st.integers(0, t.lds_per_workgroup // 256)) * 256, wave=wave,
-                     wgp=draw(st.booleans()) if t.wgp else None)
+    return SynthSpec(
+        processor,
+        total,
+        agprs,
+        draw(st.integers(1, 100)),
+        draw(st.integers(0, t.lds_per_workgroup // 256)) * 256,
+        wave=wave,
+        wgp=draw(st.booleans()) if t.wgp else None,
+    )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_property_model_equals_hip(hip, data, tmp_path):
     from amdocc.testing import synthesize
+
     rt, dev, profile = hip
     spec = data.draw(kernels(dev.processor))
     block = data.draw(st.integers(1, 1024))
@@ -77,7 +86,7 @@ def test_property_model_equals_hip(hip, data, tmp_path):
     (co,) = amdocc.load(image)
     (k,) = co.kernels
     occ = model(k, block, dyn, profile)
-    if occ.error == "division-by-zero":      # asking would kill this process with SIGFPE
+    if occ.error == "division-by-zero":  # asking would kill this process with SIGFPE
         return
     try:
         expected = rt.occupancy_of(image, k.name, block, dyn)

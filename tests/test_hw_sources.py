@@ -16,6 +16,7 @@ Each case names its source beside the numbers; none of the numbers comes from am
 - [CLR] rocm-systems PR #10618: the trap handler reserves 16 SGPRs per wave on gfx8/9; PR #11431
   reports gfx950, 92 SGPRs, 1024 threads: 2 blocks per CU before it, 1 after.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -31,6 +32,7 @@ def hw(target, block, *, dynamic_lds=0, trap_reserve=True, **usage):
 
 
 # -- LDS granule rounding ---------------------------------------------------------------------
+
 
 def test_lds_rounds_to_512_bytes_on_gfx942():
     # [BASEINFO]/[USAGE] 128 dwords = 512 B; [TD] 64 KiB per CU. 4097 B -> 9 granules = 4608 B;
@@ -71,6 +73,7 @@ def test_lds_above_one_workgroups_limit_fits_nowhere():
 
 # -- the WGP LDS pool -------------------------------------------------------------------------
 
+
 def test_wgp_mode_pools_128_kib_and_four_simds():
     # [BASEINFO] getLocalMemorySize doubles in WGP mode: 2 x 64 KiB = 131072 B; getEUsPerCU 4 in
     # WGP mode, 2 in CU mode; gfx1100 16 waves per EU. wave32, 32 threads = 1 wave, 8192 B LDS:
@@ -83,6 +86,7 @@ def test_wgp_mode_pools_128_kib_and_four_simds():
 
 
 # -- registers: the descriptor's allocation ---------------------------------------------------
+
 
 def test_descriptor_vgpr_allocation_is_what_counts():
     # [USAGE] the hardware allocates what GRANULATED_WORKITEM_VGPR_COUNT says, not .vgpr_count:
@@ -126,20 +130,24 @@ def test_sgprs_do_not_limit_on_gfx10_plus():
 
 # -- wave slots and barriers --------------------------------------------------------------------
 
-@pytest.mark.parametrize("target,block,wave,wgp,waves_limit,barriers,blocks,limiter", [
-    # [BASEINFO] gfx906: 10 waves x 4 EUs = 40 slots. 128 threads = 2 waves: 20 by slots, 16 barriers.
-    ("gfx906", 128, 64, None, 20, 16, 16, "barriers"),
-    # one-wave workgroups take no barrier: 40.
-    ("gfx906", 64, 64, None, 40, None, 40, "waves"),
-    # 256 threads = 4 waves: 10 by slots < 16 barriers.
-    ("gfx906", 256, 64, None, 10, 16, 10, "waves"),
-    # gfx942 (GFX90A insts): 8 x 4 = 32 slots; 1024 threads = 16 waves: 2.
-    ("gfx942", 1024, 64, None, 2, 16, 2, "waves"),
-    # gfx1010 wave32 WGP: 20 x 4 = 80 slots; 64 threads = 2 waves: 40 by slots, 32 barriers per WGP.
-    ("gfx1010", 64, 32, True, 40, 32, 32, "barriers"),
-    # the same in CU mode: 20 x 2 = 40 slots -> 20, 16 barriers per CU.
-    ("gfx1010", 64, 32, False, 20, 16, 16, "barriers"),
-])
+
+@pytest.mark.parametrize(
+    "target,block,wave,wgp,waves_limit,barriers,blocks,limiter",
+    [
+        # [BASEINFO] gfx906: 10 waves x 4 EUs = 40 slots. 128 threads = 2 waves: 20 by slots, 16 barriers.
+        ("gfx906", 128, 64, None, 20, 16, 16, "barriers"),
+        # one-wave workgroups take no barrier: 40.
+        ("gfx906", 64, 64, None, 40, None, 40, "waves"),
+        # 256 threads = 4 waves: 10 by slots < 16 barriers.
+        ("gfx906", 256, 64, None, 10, 16, 10, "waves"),
+        # gfx942 (GFX90A insts): 8 x 4 = 32 slots; 1024 threads = 16 waves: 2.
+        ("gfx942", 1024, 64, None, 2, 16, 2, "waves"),
+        # gfx1010 wave32 WGP: 20 x 4 = 80 slots; 64 threads = 2 waves: 40 by slots, 32 barriers per WGP.
+        ("gfx1010", 64, 32, True, 40, 32, 32, "barriers"),
+        # the same in CU mode: 20 x 2 = 40 slots -> 20, 16 barriers per CU.
+        ("gfx1010", 64, 32, False, 20, 16, 16, "barriers"),
+    ],
+)
 def test_wave_slots_and_barriers(target, block, wave, wgp, waves_limit, barriers, blocks, limiter):
     occ = hw(target, block, vgprs=4, wave=wave, wgp=wgp)
     assert occ.limits["waves"] == waves_limit
@@ -154,6 +162,7 @@ def test_block_larger_than_the_kernel_allows_cannot_launch():
 
 
 # -- TG_SPLIT -----------------------------------------------------------------------------------
+
 
 def test_tg_split_lifts_the_per_cu_lds_and_barrier_limits_and_says_it_is_unconfirmed():
     # [USAGE] TG_SPLIT: a workgroup's waves may run on different CUs, so one CU's LDS pool and
@@ -173,5 +182,5 @@ def test_an_lds_granule_no_source_pins_is_reported_unconfirmed():
     # gfx10+: LLVM says 128 dwords, the RDNA ISA table is read as 1 KiB elsewhere (targets.toml).
     occ = hw("gfx1100", 64, lds=4096, vgprs=8, wave=32)
     assert any("LDS granule" in item for item in occ.details["unconfirmed"])
-    assert not hw("gfx1100", 64, vgprs=8, wave=32).details["unconfirmed"]    # no LDS: nothing rests on it
-    assert not hw("gfx942", 64, lds=4096, vgprs=8).details["unconfirmed"]   # sourced granule
+    assert not hw("gfx1100", 64, vgprs=8, wave=32).details["unconfirmed"]  # no LDS: nothing rests on it
+    assert not hw("gfx942", 64, lds=4096, vgprs=8).details["unconfirmed"]  # sourced granule

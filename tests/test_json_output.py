@@ -6,6 +6,7 @@ The oracle is the standard library's own encoder: every text must equal
 written as amdocc.report.dumps always wrote it), and a whole CLI run must print the same bytes
 with and without orjson.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,14 +39,14 @@ def encoder(request, monkeypatch):
 RECORDS = [
     {"a": 1, "b": [1, -5, True, False, None, "x"], "c": {}, "d": []},
     {"ints": [0, 2**63 - 1, -(2**63), 2**64 - 1]},
-    {"big": 2**64, "neg": -(2**63) - 1},                 # beyond orjson's 64-bit integers
-    {"text": "".join(map(chr, range(128)))},              # every ASCII character, DEL included
-    {"text": "caf\u00e9 \u2603 \U0001F600"},              # non-ASCII: escaped
-    {"name": "bad\udcffutf8"},                            # a surrogate-escaped symbol name
+    {"big": 2**64, "neg": -(2**63) - 1},  # beyond orjson's 64-bit integers
+    {"text": "".join(map(chr, range(128)))},  # every ASCII character, DEL included
+    {"text": "caf\u00e9 \u2603 \U0001f600"},  # non-ASCII: escaped
+    {"name": "bad\udcffutf8"},  # a surrogate-escaped symbol name
     {"bytes": b"\x00\xffab", "nested": [bytearray(b"\x01")]},
-    {1: "int key", "s": "str key"},                       # MessagePack allows non-string keys
+    {1: "int key", "s": "str key"},  # MessagePack allows non-string keys
     {"tuple": (1, 2, (3,))},
-    {"ext": msgpack.ExtType(5, b"ab")},                   # a tuple subclass
+    {"ext": msgpack.ExtType(5, b"ab")},  # a tuple subclass
 ]
 
 
@@ -85,8 +86,9 @@ def _run(argv, capsys) -> tuple[int, str]:
 FILES = [amdocc.samples_path(), FIXTURES / "containers", FIXTURES / "elf", FIXTURES / "newer"]
 
 
-@pytest.mark.parametrize("form", [["--json"], ["--json-lines"],
-                                  ["--json-lines", "--fields", "name,metadata,descriptor"]])
+@pytest.mark.parametrize(
+    "form", [["--json"], ["--json-lines"], ["--json-lines", "--fields", "name,metadata,descriptor"]]
+)
 def test_inspect_prints_the_same_bytes_with_either_encoder(monkeypatch, capsys, form):
     texts = []
     for fast in ([], [None]):
@@ -94,7 +96,7 @@ def test_inspect_prints_the_same_bytes_with_either_encoder(monkeypatch, capsys, 
         texts.append(_run(["inspect", *form, "--jobs", "1", *map(str, FILES)], capsys))
     assert texts[0] == texts[1]
     _, out = texts[0]
-    assert out.count('"name":') > 50          # the inputs were read: many kernels, not errors
+    assert out.count('"name":') > 50  # the inputs were read: many kernels, not errors
     lines = out.splitlines()
     if form == ["--json"]:
         doc = json.loads(out)
@@ -160,7 +162,7 @@ def test_json_lines_with_a_float_note_value_agree_with_either_encoder(monkeypatc
 
 def test_a_note_with_marker_bytes_by_chance_is_walked_for_floats():
     co = amdocc.load(amdocc.samples_path())[0]
-    co.metadata_plain = False                      # as if 0xca/0xcb occurred in some integer
+    co.metadata_plain = False  # as if 0xca/0xcb occurred in some integer
     assert report.metadata_plain(co)
     co.metadata["amdhsa.kernels"][-1][".args"] = [{".size": 8, ".odd": [{"deep": 0.5}]}]
     assert not report.metadata_plain(co)

@@ -19,6 +19,7 @@ The seed differs per run unless AMDOCC_DIFF_SEED is set; it is printed, as are t
 compiler and path. AMDOCC_DIFF_KERNELS sets the llc-22 count (default 1200), AMDOCC_DIFF_TRITON
 the Triton count (default 800).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,12 +37,40 @@ from conftest import REQUIRE
 
 pytestmark = [pytest.mark.llvm22, pytest.mark.slow]
 
-TARGETS = ("gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1010", "gfx1030",
-           "gfx1100", "gfx1101", "gfx1102", "gfx1151", "gfx1200", "gfx1201", "gfx9-4-generic",
-           "gfx11-generic", "gfx12-generic")
+TARGETS = (
+    "gfx803",
+    "gfx900",
+    "gfx906",
+    "gfx908",
+    "gfx90a",
+    "gfx942",
+    "gfx950",
+    "gfx1010",
+    "gfx1030",
+    "gfx1100",
+    "gfx1101",
+    "gfx1102",
+    "gfx1151",
+    "gfx1200",
+    "gfx1201",
+    "gfx9-4-generic",
+    "gfx11-generic",
+    "gfx12-generic",
+)
 # Triton's LLVM also knows the processors LLVM 22 does not.
-TRITON_TARGETS = (*TARGETS, "gfx1154", "gfx1170", "gfx1172", "gfx1250", "gfx1251", "gfx1250-strict",
-                  "gfx1310", "gfx11-7-generic", "gfx12-5-generic", "gfx13-generic")
+TRITON_TARGETS = (
+    *TARGETS,
+    "gfx1154",
+    "gfx1170",
+    "gfx1172",
+    "gfx1250",
+    "gfx1251",
+    "gfx1250-strict",
+    "gfx1310",
+    "gfx11-7-generic",
+    "gfx12-5-generic",
+    "gfx13-generic",
+)
 SEED = int(os.environ.get("AMDOCC_DIFF_SEED", time.time_ns() % 2**32))
 
 
@@ -82,8 +111,7 @@ def _draw(compiler, targets, n, prefix):
     rng = random.Random(f"{SEED}-{compiler.name}")
     specs = kernelgen.random_specs(rng, targets, n, prefix=prefix, compiler=compiler)
     # The note keeps only the range's maximum, so a range must start at 1 or be one fixed size.
-    return [dataclasses.replace(s, min_wg=s.max_wg if rng.random() < 0.5 else 1, waves_per_eu=None)
-            for s in specs]
+    return [dataclasses.replace(s, min_wg=s.max_wg if rng.random() < 0.5 else 1, waves_per_eu=None) for s in specs]
 
 
 def _barrier_edges(targets):
@@ -96,8 +124,11 @@ def _barrier_edges(targets):
         for wave in (32, 64):
             for waves in (2, 3):
                 for cumode in (False, True):
-                    out.append(kernelgen.KernelSpec(f"e{len(out)}", target, wave=wave, cumode=cumode,
-                                                    min_wg=waves * wave, max_wg=waves * wave))
+                    out.append(
+                        kernelgen.KernelSpec(
+                            f"e{len(out)}", target, wave=wave, cumode=cumode, min_wg=waves * wave, max_wg=waves * wave
+                        )
+                    )
     return out
 
 
@@ -129,20 +160,25 @@ def _compile_and_compare(compiler, targets, n, tmp_path):
             per_target[batch.target] += 1
             # The compiler's number; where no workgroup of a fixed size fits, the record itself
             # says 0 workgroups and 0 waves, and must then say so consistently.
-            if occ.details["llvm_occupancy"] != info["Occupancy"] or (
-                    occ.blocks_per_cu == 0 and occ.waves_per_simd != 0) or (
-                    block is None and occ.waves_per_simd != info["Occupancy"]):
+            if (
+                occ.details["llvm_occupancy"] != info["Occupancy"]
+                or (occ.blocks_per_cu == 0 and occ.waves_per_simd != 0)
+                or (block is None and occ.waves_per_simd != info["Occupancy"])
+            ):
                 r = k.resources
                 mismatches.append(
                     f"{batch.target} {name}: {compiler.name} Occupancy {info['Occupancy']}, amdocc "
                     f"{occ.details['llvm_occupancy']} ({occ.waves_per_simd} waves/SIMD, {occ.blocks_per_cu} "
                     f"workgroups; block {block} vgpr {r.vgprs} sgpr {r.sgprs} lds {r.lds} wave "
-                    f"{r.wavefront_size} wgp {r.wgp_mode} maxwg {r.max_flat_workgroup_size} rules {occ.profile})")
+                    f"{r.wavefront_size} wgp {r.wgp_mode} maxwg {r.max_flat_workgroup_size} rules {occ.profile})"
+                )
     fixed = sum(c.block is not None for c in compared)
-    print(f"\nLLVM differential ({compiler.name} {compiler.version()}): seed {SEED}, {len(compared)} kernels "
-          f"compared over {len(per_target)} targets ({len(compared) - fixed} over a flat range 1..N, {fixed} at "
-          f"a fixed block size), {len(compared) - len(mismatches)} agree, {len(mismatches)} mismatches, "
-          f"{dropped} specs the compiler rejected; rules {dict(rules)}")
+    print(
+        f"\nLLVM differential ({compiler.name} {compiler.version()}): seed {SEED}, {len(compared)} kernels "
+        f"compared over {len(per_target)} targets ({len(compared) - fixed} over a flat range 1..N, {fixed} at "
+        f"a fixed block size), {len(compared) - len(mismatches)} agree, {len(mismatches)} mismatches, "
+        f"{dropped} specs the compiler rejected; rules {dict(rules)}"
+    )
     assert mismatches == [], mismatches[:20]
     return compared, per_target, rules
 
@@ -153,8 +189,11 @@ def _mutant_kills(compared, monkeypatch) -> dict[str, int]:
     for label, mutant in MUTANTS.items():
         with monkeypatch.context() as m:
             m.setattr(llvm_model, "max_workgroups_per_cu", mutant)
-            kills[label] = sum(compute(c.usage, "llvm", c.block).details["llvm_occupancy"] != c.want
-                               for c in compared if c.block is not None)
+            kills[label] = sum(
+                compute(c.usage, "llvm", c.block).details["llvm_occupancy"] != c.want
+                for c in compared
+                if c.block is not None
+            )
     print(f"broken per-block paths, fixed-block kernels they get wrong: {kills}")
     return kills
 
@@ -165,7 +204,7 @@ def test_llvm_model_equals_llc22_occupancy_on_random_kernels(tmp_path, monkeypat
     wanted = int(os.environ.get("AMDOCC_DIFF_KERNELS", 1200))
     compared, per_target, rules = _compile_and_compare(kernelgen.LLC22, TARGETS, wanted, tmp_path)
     assert len(compared) >= 0.8 * wanted and len(per_target) >= 15, (len(compared), per_target)
-    assert set(rules) == {"llvm-22"}           # read from .comment: "Linker: Debian LLD 22.1.8"
+    assert set(rules) == {"llvm-22"}  # read from .comment: "Linker: Debian LLD 22.1.8"
     fixed = [c for c in compared if c.block is not None]
     assert len(fixed) >= 0.3 * wanted
     assert {c.usage.wgp_mode for c in fixed} == {True, False} and {c.usage.wave for c in fixed} == {32, 64}
@@ -194,5 +233,5 @@ def test_subarch_triples_are_the_ones_triton_asks_for():
         _missing(f"triton is not installed: {exc}")
     for target in TRITON_TARGETS:
         if target.endswith("-strict"):
-            continue   # Triton's core LLVM does not know it (backends/amd/compiler.py hard-codes it)
+            continue  # Triton's core LLVM does not know it (backends/amd/compiler.py hard-codes it)
         assert kernelgen.subarch_triple(target) == amd.get_target_triple(target), target

@@ -7,6 +7,7 @@ AMD clang as ROCm ships it); the version → rules mapping is worked out from LL
 merge dates of PRs #201342 (2026-06-03), #205637 (2026-06-24) and #222615 (2026-09-10); the triple
 spellings are LLVM main's (llvm/test/CodeGen/AMDGPU/elf-header-flags-mach.ll, TargetParser.cpp).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,19 +24,24 @@ from amdocc.targets import find_triple, get_target, subarch_admits
 from conftest import FIXTURES
 from test_cli import run_cli
 
-AMD_CLANG_63 = ("AMD clang version 18.0.0git (https://github.com/RadeonOpenCompute/llvm-project "
-                "roc-6.3.1 24491 1e0fda770a2079fbd71e4b70974d74f62fd3af10)")
+AMD_CLANG_63 = (
+    "AMD clang version 18.0.0git (https://github.com/RadeonOpenCompute/llvm-project "
+    "roc-6.3.1 24491 1e0fda770a2079fbd71e4b70974d74f62fd3af10)"
+)
 TRITON_LLD = "Linker: LLD 24.0.0 (https://github.com/llvm/llvm-project b010a18d2b648cab83c83967ff26b8fde11acdc6)"
 
 
-@pytest.mark.parametrize("line,tool,vendor,version,snapshot", [
-    ("Debian clang version 22.1.8 (1~deb12u1)", "clang", "Debian", (22, 1, 8), False),
-    ("Linker: Debian LLD 22.1.8", "lld", "Debian", (22, 1, 8), False),
-    ("clang version 23.1.0 (https://github.com/llvm/llvm-project 0123456789ab)", "clang", "", (23, 1, 0), False),
-    (AMD_CLANG_63, "clang", "AMD", (18, 0, 0), True),
-    (TRITON_LLD, "lld", "", (24, 0, 0), True),          # X.0.y is never a release since LLVM 18
-    ("clang version 22.0.0git (https://github.com/llvm/llvm-project abc)", "clang", "", (22, 0, 0), True),
-])
+@pytest.mark.parametrize(
+    "line,tool,vendor,version,snapshot",
+    [
+        ("Debian clang version 22.1.8 (1~deb12u1)", "clang", "Debian", (22, 1, 8), False),
+        ("Linker: Debian LLD 22.1.8", "lld", "Debian", (22, 1, 8), False),
+        ("clang version 23.1.0 (https://github.com/llvm/llvm-project 0123456789ab)", "clang", "", (23, 1, 0), False),
+        (AMD_CLANG_63, "clang", "AMD", (18, 0, 0), True),
+        (TRITON_LLD, "lld", "", (24, 0, 0), True),  # X.0.y is never a release since LLVM 18
+        ("clang version 22.0.0git (https://github.com/llvm/llvm-project abc)", "clang", "", (22, 0, 0), True),
+    ],
+)
 def test_producer_lines(line, tool, vendor, version, snapshot):
     p = parse_producer(line)
     assert (p.tool, p.vendor, p.version, p.snapshot) == (tool, vendor, version, snapshot)
@@ -51,21 +57,24 @@ def test_comment_section_picks_clang_over_the_linker_and_ignores_noise():
     assert chosen.version == (22, 1, 8) and len(notes) == 1 and "2 clang versions" in notes[0]
 
 
-@pytest.mark.parametrize("version,target,rules,warned", [
-    ("22.1.8", "gfx942", "llvm-22", False),
-    ("22", "gfx942", "llvm-22", False),
-    ("21.1.0", "gfx942", "llvm-22", False),      # taken to match 22 (the table says: no oracle of its own)
-    ("22.0.0git", "gfx942", "llvm-22", False),   # main Jul 2025 - Jan 2026: before both 2026 changes
-    ("23.0.0git", "gfx942", "llvm-22", True),    # main Jan - Jul 2026: the changes landed in June
-    ("23.1.0", "gfx942", "llvm-23", False),
-    ("24.0.0git", "gfx942", "llvm-23", False),   # PR #222615 changes gfx13 only
-    ("24.0.0git", "gfx1310", "llvm-23", True),   # ... so on gfx13 the snapshot is ambiguous
-    ("24.1.0", "gfx1310", "llvm-24", False),
-    ("main", "gfx1310", "llvm-24", False),
-    ("19.1.7", "gfx942", "llvm-22", True),       # before getOccupancyWithWorkGroupSizes: not modelled
-    ("27.1.0", "gfx942", "llvm-24", True),       # newer than any rule set
-    ("llvm-23", "gfx942", "llvm-23", False),
-])
+@pytest.mark.parametrize(
+    "version,target,rules,warned",
+    [
+        ("22.1.8", "gfx942", "llvm-22", False),
+        ("22", "gfx942", "llvm-22", False),
+        ("21.1.0", "gfx942", "llvm-22", False),  # taken to match 22 (the table says: no oracle of its own)
+        ("22.0.0git", "gfx942", "llvm-22", False),  # main Jul 2025 - Jan 2026: before both 2026 changes
+        ("23.0.0git", "gfx942", "llvm-22", True),  # main Jan - Jul 2026: the changes landed in June
+        ("23.1.0", "gfx942", "llvm-23", False),
+        ("24.0.0git", "gfx942", "llvm-23", False),  # PR #222615 changes gfx13 only
+        ("24.0.0git", "gfx1310", "llvm-23", True),  # ... so on gfx13 the snapshot is ambiguous
+        ("24.1.0", "gfx1310", "llvm-24", False),
+        ("main", "gfx1310", "llvm-24", False),
+        ("19.1.7", "gfx942", "llvm-22", True),  # before getOccupancyWithWorkGroupSizes: not modelled
+        ("27.1.0", "gfx942", "llvm-24", True),  # newer than any rule set
+        ("llvm-23", "gfx942", "llvm-23", False),
+    ],
+)
 def test_version_to_rules(version, target, rules, warned):
     choice = parse_version(version, get_target(target))
     assert choice.rules.name == rules and bool(choice.warnings) == warned, choice.warnings
@@ -80,7 +89,7 @@ def test_rules_from_a_producer():
     assert (triton.rules.name, triton.warnings) == ("llvm-23", ()) and "linker" in triton.chosen_by
     nothing = rules_for_producer(None, True, gfx942)
     assert nothing.rules.name == "llvm-22" and "does not name the compiler" in nothing.warnings[0]
-    assert rules_for_producer(None, False, gfx942).warnings == ()   # typed-in numbers: the default, no code object
+    assert rules_for_producer(None, False, gfx942).warnings == ()  # typed-in numbers: the default, no code object
 
 
 @pytest.mark.parametrize("bad", ["twenty-two", "22.x", "", "llvm-99", "gfx942"])
@@ -115,20 +124,23 @@ def test_new_processors_refuse_what_no_source_pins():
         u = manual(get_target(name), vgprs=64)
         with pytest.raises(amdocc.UsageError, match="hw_wave_slots, which no public source pins"):
             amdocc.occupancy(u, model="hw", block_size=256)
-        assert amdocc.occupancy(u, model="llvm").waves_per_simd == 16   # LLVM's own count is known
+        assert amdocc.occupancy(u, model="llvm").waves_per_simd == 16  # LLVM's own count is known
     # gfx11.7 parts have no such gap: the hw model answers (1024 VGPRs, granule 16: 64 -> 16 waves).
     assert amdocc.occupancy(manual(get_target("gfx1170"), vgprs=64), model="hw", block_size=32).waves_per_simd
 
 
-@pytest.mark.parametrize("text,arch,processor,rest", [
-    ("amdgpu9.42-amd-amdhsa-unknown-gfx942", "amdgpu9.42", "gfx942", "gfx942"),
-    ("hipv4-amdgpu9.00-amd-amdhsa--gfx900:xnack+", "amdgpu9.00", "gfx900", "gfx900:xnack+"),
-    ("amdgpu12.50s-amd-amdhsa", "amdgpu12.50s", "gfx1250-strict", ""),
-    ("amdgpu9.4-amd-amdhsa-unknown-gfx942", "amdgpu9.4", "gfx9-4-generic", "gfx942"),
-    ("amdgpu10-amd-amdhsa-unknown-gfx10-1-generic", "amdgpu10", "gfx10-1-generic", "gfx10-1-generic"),
-    ("amdgpu8-amd-amdhsa", "amdgpu8", "gfx801", ""),
-    ("hip-amdgcn-amd-amdhsa-gfx906", "amdgcn", None, "gfx906"),
-])
+@pytest.mark.parametrize(
+    "text,arch,processor,rest",
+    [
+        ("amdgpu9.42-amd-amdhsa-unknown-gfx942", "amdgpu9.42", "gfx942", "gfx942"),
+        ("hipv4-amdgpu9.00-amd-amdhsa--gfx900:xnack+", "amdgpu9.00", "gfx900", "gfx900:xnack+"),
+        ("amdgpu12.50s-amd-amdhsa", "amdgpu12.50s", "gfx1250-strict", ""),
+        ("amdgpu9.4-amd-amdhsa-unknown-gfx942", "amdgpu9.4", "gfx9-4-generic", "gfx942"),
+        ("amdgpu10-amd-amdhsa-unknown-gfx10-1-generic", "amdgpu10", "gfx10-1-generic", "gfx10-1-generic"),
+        ("amdgpu8-amd-amdhsa", "amdgpu8", "gfx801", ""),
+        ("hip-amdgcn-amd-amdhsa-gfx906", "amdgcn", None, "gfx906"),
+    ],
+)
 def test_triples(text, arch, processor, rest):
     found = find_triple(text)
     assert (found.arch, found.subarch_processor, found.rest) == (arch, processor, rest)
@@ -137,9 +149,17 @@ def test_triples(text, arch, processor, rest):
 def test_bundle_entry_kinds():
     from amdocc.containers.bundle import BundleEntry
 
-    amdgpu = [BundleEntry(eid, 0, 1).is_amdgpu for eid in (
-        "hipv4-amdgpu9.00-amd-amdhsa--gfx900", "hip-amdgcn-amd-amdhsa-gfx906", "openmp-amdgpu13-amd-amdhsa--gfx1310",
-        "host-x86_64-unknown-linux-gnu-", "hipv4-amdgpu-amd-amdpal--gfx1100", "openmp-nvptx64-nvidia-cuda-sm_90")]
+    amdgpu = [
+        BundleEntry(eid, 0, 1).is_amdgpu
+        for eid in (
+            "hipv4-amdgpu9.00-amd-amdhsa--gfx900",
+            "hip-amdgcn-amd-amdhsa-gfx906",
+            "openmp-amdgpu13-amd-amdhsa--gfx1310",
+            "host-x86_64-unknown-linux-gnu-",
+            "hipv4-amdgpu-amd-amdpal--gfx1100",
+            "openmp-nvptx64-nvidia-cuda-sm_90",
+        )
+    ]
     assert amdgpu == [True, True, True, False, False, False]
 
 
@@ -153,8 +173,12 @@ def test_subarch_admits_family_members_only():
 def test_target_option_takes_the_amdgpu_spellings(capsys):
     base = ["occupancy", "--json", "--vgprs", "100", "--block", "256"]
     answers = []
-    for target in ("gfx942", "amdgpu9.42-amd-amdhsa--gfx942", "amdgpu9.42-amd-amdhsa-unknown-gfx942",
-                   "amdgpu9.42-amd-amdhsa"):
+    for target in (
+        "gfx942",
+        "amdgpu9.42-amd-amdhsa--gfx942",
+        "amdgpu9.42-amd-amdhsa-unknown-gfx942",
+        "amdgpu9.42-amd-amdhsa",
+    ):
         code, out, err = run_cli(capsys, *base, "--target", target)
         assert code == 0, err
         (r,) = json.loads(out)["results"]
@@ -170,10 +194,12 @@ def test_llvm_version_option(capsys):
     """--llvm-version applies that LLVM's rules to a code object LLVM 22 built; the old switches
     spell llvm-23; contradictions and nonsense are usage errors."""
     path = str(FIXTURES / "newer" / "amdgpu_gfx942.hsaco")
+
     def run(*extra):
         code, out, err = run_cli(capsys, "occupancy", "--json", "--model", "llvm", "--kernel", "^sgpr85$", path, *extra)
         return code, (json.loads(out)["results"] if code == 0 else err)
-    assert [r["waves_per_simd"] for r in run()[1]] == [7]                      # its own LLVM 24: 91 SGPRs -> 7
+
+    assert [r["waves_per_simd"] for r in run()[1]] == [7]  # its own LLVM 24: 91 SGPRs -> 7
     assert [(r["profile"], r["waves_per_simd"]) for r in run("--llvm-version", "22.1.8")[1]] == [("llvm-22", 8)]
     assert [r["profile"] for r in run("--sgpr-trap-reserve")[1]] == ["llvm-23"]
     code, err = run("--llvm-version", "22", "--lds-granule-rounding")
@@ -188,8 +214,9 @@ def test_a_code_object_without_comment_says_so(tmp_path):
     if objcopy is None:
         pytest.skip("llvm-objcopy-22 is not installed")
     bare = tmp_path / "bare.hsaco"
-    subprocess.run([objcopy, "--remove-section=.comment", str(FIXTURES / "elf" / "gfx942_cov4.hsaco"), str(bare)],
-                   check=True)
+    subprocess.run(
+        [objcopy, "--remove-section=.comment", str(FIXTURES / "elf" / "gfx942_cov4.hsaco"), str(bare)], check=True
+    )
     (co,) = amdocc.load(str(bare))
     assert co.producer is None
     occ = amdocc.occupancy(co.kernels[0], model="llvm")

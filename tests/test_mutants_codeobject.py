@@ -8,6 +8,7 @@ ceil(n / granule) - 1 (granule 8 on gfx90a+) and SGPRs as ceil(n / 8) - 1, so an
 the used count rounded to that granule is padding. Each case feeds resolve() hand-made views and
 checks the numbers worked out here from those rules.
 """
+
 from __future__ import annotations
 
 import struct
@@ -22,14 +23,14 @@ from amdocc.targets import get_target
 GFX942, GFX908, GFX1100 = get_target("gfx942"), get_target("gfx908"), get_target("gfx1100")
 
 
-def descriptor(target, *, vgpr_blocks=0, sgpr_blocks=0, lds=0, kernarg=0, accum_granules=None, wave32=False,
-               scratch=0):
+def descriptor(target, *, vgpr_blocks=0, sgpr_blocks=0, lds=0, kernarg=0, accum_granules=None, wave32=False, scratch=0):
     """A 64-byte kernel descriptor with the given fields (AMDGPUUsage.rst layout)."""
     rsrc1 = vgpr_blocks | (sgpr_blocks << 6)
     rsrc3 = accum_granules if accum_granules is not None else 0
     kcp = 1 << 10 if wave32 else 0
-    data = struct.pack("<III4sq20sIIIHH4s", lds, scratch, kernarg, b"\0" * 4, 0, b"\0" * 20,
-                       rsrc3, rsrc1, 0, kcp, 0, b"\0" * 4)
+    data = struct.pack(
+        "<III4sq20sIIIHH4s", lds, scratch, kernarg, b"\0" * 4, 0, b"\0" * 20, rsrc3, rsrc1, 0, kcp, 0, b"\0" * 4
+    )
     return decode_descriptor(data, 0, target, Origin("test"))
 
 
@@ -81,22 +82,28 @@ def test_without_agpr_count_accum_offset_splits_the_total():
     assert (r.vgprs, r.vgprs_source, r.agprs) == (112, "descriptor", 68)
 
 
-@pytest.mark.parametrize("allocated_blocks,code", [
-    (5, None),                 # (5 + 1) x 8 = 48 = alignTo(41, 8): exactly the granule, no finding
-    (6, "vgpr-padding"),       # 56 > 48: LLVM padded the allocation
-    (4, "vgpr-below-used"),    # 40 < 41
-])
+@pytest.mark.parametrize(
+    "allocated_blocks,code",
+    [
+        (5, None),  # (5 + 1) x 8 = 48 = alignTo(41, 8): exactly the granule, no finding
+        (6, "vgpr-padding"),  # 56 > 48: LLVM padded the allocation
+        (4, "vgpr-below-used"),  # 40 < 41
+    ],
+)
 def test_the_vgpr_padding_threshold_is_the_encoding_granule(allocated_blocks, code):
     r, found = resolved(GFX942, {".vgpr_count": 41, ".agpr_count": 0}, descriptor(GFX942, vgpr_blocks=allocated_blocks))
     assert r.vgprs_allocated == (allocated_blocks + 1) * 8
     assert ({"vgpr-padding", "vgpr-below-used"} & set(found)) == ({code} if code else set())
 
 
-@pytest.mark.parametrize("sgpr_blocks,code", [
-    (3, None),                 # (3 + 1) x 8 = 32 = alignTo(30, 8)
-    (4, "sgpr-padding"),       # 40
-    (2, "sgpr-below-used"),    # 24 < 30
-])
+@pytest.mark.parametrize(
+    "sgpr_blocks,code",
+    [
+        (3, None),  # (3 + 1) x 8 = 32 = alignTo(30, 8)
+        (4, "sgpr-padding"),  # 40
+        (2, "sgpr-below-used"),  # 24 < 30
+    ],
+)
 def test_the_sgpr_padding_threshold(sgpr_blocks, code):
     r, found = resolved(GFX942, {".sgpr_count": 30}, descriptor(GFX942, sgpr_blocks=sgpr_blocks))
     assert (r.sgprs, r.sgprs_source, r.sgprs_allocated) == (30, "metadata", (sgpr_blocks + 1) * 8)
@@ -105,8 +112,9 @@ def test_the_sgpr_padding_threshold(sgpr_blocks, code):
 
 def test_gfx10_plus_sgprs_are_not_allocated_per_wave():
     # GRANULATED_WAVEFRONT_SGPR_COUNT is reserved on gfx10+: no allocation is read from it.
-    r, found = resolved(GFX1100, {".sgpr_count": 30, ".wavefront_size": 32},
-                        descriptor(GFX1100, sgpr_blocks=4, wave32=True))
+    r, found = resolved(
+        GFX1100, {".sgpr_count": 30, ".wavefront_size": 32}, descriptor(GFX1100, sgpr_blocks=4, wave32=True)
+    )
     assert r.sgprs_allocated is None and "sgpr-padding" not in found
     # Without .sgpr_count there is nothing to fall back on there either.
     r, _ = resolved(GFX1100, {".wavefront_size": 32}, descriptor(GFX1100, wave32=True))
@@ -124,11 +132,14 @@ def test_metadata_lds_wins_over_the_descriptors_and_the_difference_is_a_warning(
 
 
 def test_scratch_and_kernarg_disagreements():
-    r, found = resolved(GFX942, {".private_segment_fixed_size": 16, ".kernarg_segment_size": 512},
-                        descriptor(GFX942, scratch=32, kernarg=0))
+    r, found = resolved(
+        GFX942,
+        {".private_segment_fixed_size": 16, ".kernarg_segment_size": 512},
+        descriptor(GFX942, scratch=32, kernarg=0),
+    )
     assert (r.scratch, r.kernarg_size) == (16, 512)
     assert found["scratch-mismatch"].severity == "warning"
-    assert found["kernarg-size-mismatch"].severity == "info"          # hand-written asm leaves KD 0
+    assert found["kernarg-size-mismatch"].severity == "info"  # hand-written asm leaves KD 0
     r, found = resolved(GFX942, {".kernarg_segment_size": 512}, descriptor(GFX942, kernarg=256))
     assert found["kernarg-size-mismatch"].severity == "warning"
     r, _ = resolved(GFX942, {}, descriptor(GFX942, kernarg=256, scratch=8))
@@ -147,17 +158,20 @@ def test_wave_size_from_metadata_over_the_descriptor():
     assert found["out-of-range"].severity == "error"
 
 
-@pytest.mark.parametrize("metadata,needle", [
-    ({".vgpr_count": 513}, "513 VGPRs exceed the 512"),
-    ({".agpr_count": 257, ".vgpr_count": 300}, "257 AGPRs exceed the 256"),
-    ({".group_segment_fixed_size": 65537}, "65537 B exceeds the 65536"),
-    ({".sgpr_count": 129}, "129 SGPRs exceed the 128"),
-    ({".max_flat_workgroup_size": 1025}, "outside 1..1024"),
-    ({".max_flat_workgroup_size": 0}, "outside 1..1024"),
-    ({".vgpr_count": -1}, "negative"),
-    ({".vgpr_count": "8"}, "not an integer"),
-    ({".vgpr_count": True}, "not an integer"),
-])
+@pytest.mark.parametrize(
+    "metadata,needle",
+    [
+        ({".vgpr_count": 513}, "513 VGPRs exceed the 512"),
+        ({".agpr_count": 257, ".vgpr_count": 300}, "257 AGPRs exceed the 256"),
+        ({".group_segment_fixed_size": 65537}, "65537 B exceeds the 65536"),
+        ({".sgpr_count": 129}, "129 SGPRs exceed the 128"),
+        ({".max_flat_workgroup_size": 1025}, "outside 1..1024"),
+        ({".max_flat_workgroup_size": 0}, "outside 1..1024"),
+        ({".vgpr_count": -1}, "negative"),
+        ({".vgpr_count": "8"}, "not an integer"),
+        ({".vgpr_count": True}, "not an integer"),
+    ],
+)
 def test_impossible_values_are_error_findings(metadata, needle):
     _, found = resolved(GFX942, metadata)
     errors = [f.message for f in found.values() if f.severity == "error"]
@@ -165,8 +179,16 @@ def test_impossible_values_are_error_findings(metadata, needle):
 
 
 def test_the_largest_possible_values_are_not_findings():
-    _, found = resolved(GFX942, {".vgpr_count": 512, ".agpr_count": 256, ".group_segment_fixed_size": 65536,
-                                 ".sgpr_count": 128, ".max_flat_workgroup_size": 1024})
+    _, found = resolved(
+        GFX942,
+        {
+            ".vgpr_count": 512,
+            ".agpr_count": 256,
+            ".group_segment_fixed_size": 65536,
+            ".sgpr_count": 128,
+            ".max_flat_workgroup_size": 1024,
+        },
+    )
     assert "out-of-range" not in found
 
 
@@ -178,7 +200,7 @@ def test_reserved_descriptor_bits_and_bytes_are_problems_and_defined_ones_are_no
     stray = descriptor(GFX942, vgpr_blocks=1 << 28)
     assert stray.problems == ["compute_pgm_rsrc1 has reserved bits 0x10000000 set for gfx90a"]
     data = bytearray(struct.pack("<III4sq20sIIIHH4s", 0, 0, 0, b"\0" * 4, 0, b"\0" * 20, 0, 0, 0, 0, 0, b"\0" * 4))
-    data[13] = 1                                     # a reserved byte (12-15)
+    data[13] = 1  # a reserved byte (12-15)
     kd = decode_descriptor(bytes(data), 0, GFX942, Origin("test"))
     assert kd.problems == ["descriptor reserved bytes (12-15, 24-43 or 60-63) are not zero"]
     assert decode_descriptor(bytes(data), 0, None, Origin("test")).fields == {}
@@ -187,22 +209,30 @@ def test_reserved_descriptor_bits_and_bytes_are_problems_and_defined_ones_are_no
 def test_fixture_descriptors_built_by_llvm_have_no_problems():
     import amdocc
     from conftest import FIXTURES
-    paths = [p for p in sorted((FIXTURES / "elf").iterdir())
-             if p.suffix in (".hsaco", ".co", ".o") and "hand_" not in p.name]
+
+    paths = [
+        p for p in sorted((FIXTURES / "elf").iterdir()) if p.suffix in (".hsaco", ".co", ".o") and "hand_" not in p.name
+    ]
     kernels = [k for path in paths for co in amdocc.load(path) for k in co.kernels]
-    assert len(kernels) > 20 and any(p.name == "legacy_v2_gfx906.co" for p in paths)   # amd_kernel_code_t too
+    assert len(kernels) > 20 and any(p.name == "legacy_v2_gfx906.co" for p in paths)  # amd_kernel_code_t too
     assert [(k.name, k.descriptor.problems) for k in kernels if k.descriptor.problems] == []
 
 
 def test_v2_amd_kernel_code_wave_size_and_words():
     from amdocc.codeobject.descriptor import AMD_KERNEL_CODE, decode_amd_kernel_code
+
     gfx906 = get_target("gfx906")
 
     def code(log2):
         raw = AMD_KERNEL_CODE.record(*[0] * len(AMD_KERNEL_CODE.fields))._replace(
-            version_major=1, wavefront_size_log2=log2, debug_fields=b"\0" * 12, reserved=b"\0" * 12,
-            control_directives=b"\0" * 128)
+            version_major=1,
+            wavefront_size_log2=log2,
+            debug_fields=b"\0" * 12,
+            reserved=b"\0" * 12,
+            control_directives=b"\0" * 128,
+        )
         return AMD_KERNEL_CODE.struct.pack(*raw)
+
     kd = decode_amd_kernel_code(code(6), 0, gfx906, Origin("test"))
     assert (kd.words["wavefront_size"], kd.wave_size, kd.words["compute_pgm_rsrc3"], kd.problems) == (64, 64, 0, [])
     # A log2 of 20 names no wave size (and would be a 1 MiB wave): None, not 1 << 20.
@@ -217,8 +247,11 @@ def test_spill_counts_are_reported_under_their_note_names():
 
 def test_v2_code_props_are_read_under_their_note_names():
     # CO v2 keeps CodeProps (NumVGPRs, NumSGPRs, ...) in YAML; they mean .vgpr_count etc.
-    md = {"Name": "k", "SymbolName": "k@kd", "CodeProps": {"NumVGPRs": 41, "NumSGPRs": 30, "WavefrontSize": 64,
-                                                          "GroupSegmentFixedSize": 512}}
+    md = {
+        "Name": "k",
+        "SymbolName": "k@kd",
+        "CodeProps": {"NumVGPRs": 41, "NumSGPRs": 30, "WavefrontSize": 64, "GroupSegmentFixedSize": 512},
+    }
     r, _ = resolved(get_target("gfx906"), md, co_version=2)
     assert (r.vgprs, r.sgprs, r.wavefront_size, r.lds) == (41, 30, 64, 512)
 
@@ -227,12 +260,18 @@ def test_wave_and_wgp_disagreements_only_when_both_views_speak():
     r, found = resolved(GFX1100, {}, descriptor(GFX1100, wave32=True))
     assert "wave-size-mismatch" not in found
     wgp_bit = 1 << 29
-    _, found = resolved(GFX1100, {".workgroup_processor_mode": 1, ".wavefront_size": 32},
-                        descriptor(GFX1100, vgpr_blocks=wgp_bit, wave32=True))
+    _, found = resolved(
+        GFX1100,
+        {".workgroup_processor_mode": 1, ".wavefront_size": 32},
+        descriptor(GFX1100, vgpr_blocks=wgp_bit, wave32=True),
+    )
     assert "wgp-mode-mismatch" not in found
-    r, found = resolved(GFX1100, {".workgroup_processor_mode": 0, ".wavefront_size": 32},
-                        descriptor(GFX1100, vgpr_blocks=wgp_bit, wave32=True))
-    assert "wgp-mode-mismatch" in found and r.wgp_mode is True       # the descriptor's bit is what runs
+    r, found = resolved(
+        GFX1100,
+        {".workgroup_processor_mode": 0, ".wavefront_size": 32},
+        descriptor(GFX1100, vgpr_blocks=wgp_bit, wave32=True),
+    )
+    assert "wgp-mode-mismatch" in found and r.wgp_mode is True  # the descriptor's bit is what runs
 
 
 def test_usage_of_a_fixture_kernel_carries_the_descriptors_allocation():
@@ -241,6 +280,7 @@ def test_usage_of_a_fixture_kernel_carries_the_descriptors_allocation():
     from amdocc.models import from_kernel
     from conftest import FIXTURES
     from oracle.llvm22 import parse_descriptor_dump
+
     (dumped,) = parse_descriptor_dump((FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco.kd.txt").read_text()).values()
     (co,) = amdocc.load(FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco")
     for k in co.kernels:

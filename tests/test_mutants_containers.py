@@ -1,5 +1,6 @@
 """Containers: what is skipped and why, and where one bundle ends, against the fixture manifest
 (clang-offload-bundler-22's own listing of each bundle, python tools/fixtures)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -17,8 +18,9 @@ CCOB = [f for f in BUNDLED if f["file"].startswith("containers/ccob_")]
 
 @pytest.mark.parametrize("fixture", BUNDLED, ids=[f["file"] for f in BUNDLED])
 def test_skipped_entries_and_their_reasons_match_the_bundler_listing(fixture):
-    want = sorted((e["entry_id"], e["skipped"].split(" (")[0]) for b in fixture["bundles"] for e in b["entries"]
-                  if "skipped" in e)
+    want = sorted(
+        (e["entry_id"], e["skipped"].split(" (")[0]) for b in fixture["bundles"] for e in b["entries"] if "skipped" in e
+    )
     got = sorted((s.entry_id, s.reason) for s in scan(FIXTURES / fixture["file"]) if isinstance(s, Skipped))
     assert got == want and want
 

@@ -9,6 +9,7 @@ lds), LLVM 22's getNumWavesPerEUWithNumVGPRs (llvm-amdgpu-rules.md §4.2) and th
 cited values (gfx942: 512 VGPRs granule 8 since ROCm 6.1, 256/4 in the rocm-6.0 profile; 4 SIMDs;
 64 KiB LDS).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -28,6 +29,7 @@ def step(usage, model="hip", block=256, dynamic_lds=0, **options):
 
 
 # -- next step ---------------------------------------------------------------------------------
+
 
 def test_vgpr_bound_hip_kernel_sheds_down_to_the_next_granule_step():
     # gfx942, 128 VGPRs, 256 threads (4 waves): VgprWaves 512 // 128 = 4; 256 x 4 // 256 = 4 blocks.
@@ -97,6 +99,7 @@ def test_hw_next_step_with_the_trap_reserve_option():
 
 # -- the record's derived numbers ----------------------------------------------------------------
 
+
 def test_waves_per_simd_may_be_fractional_and_the_fraction_is_of_the_slots():
     # hw, gfx942, 320 threads = 5 waves: slots 32 // 5 = 6 blocks = 30 waves over 4 SIMDs = 7.5,
     # fraction 30 / 32 = 0.9375.
@@ -129,6 +132,7 @@ def test_waves_per_simd_is_rounded_to_three_places():
 
 # -- manual usage -------------------------------------------------------------------------------
 
+
 def test_arch_vgprs_form_the_total_by_the_register_file_rule():
     # Unified (gfx90a/942/950): alignTo(41, 4) + 64 = 108. Separate (gfx908): max(41, 64) = 64.
     assert manual(GFX942, arch_vgprs=41, agprs=64).vgprs == 108
@@ -138,14 +142,17 @@ def test_arch_vgprs_form_the_total_by_the_register_file_rule():
         manual(GFX942, vgprs=10, arch_vgprs=41, agprs=64)
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"vgprs": -1}, "VGPRs cannot be negative"),
-    ({"sgprs": -1}, "SGPRs cannot be negative"),
-    ({"lds": -1}, "LDS cannot be negative"),
-    ({"agprs": -1}, "AGPRs cannot be negative"),
-    ({"wave": 32}, "does not run wave32"),
-    ({"wgp": True}, "has no WGP mode"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"vgprs": -1}, "VGPRs cannot be negative"),
+        ({"sgprs": -1}, "SGPRs cannot be negative"),
+        ({"lds": -1}, "LDS cannot be negative"),
+        ({"agprs": -1}, "AGPRs cannot be negative"),
+        ({"wave": 32}, "does not run wave32"),
+        ({"wgp": True}, "has no WGP mode"),
+    ],
+)
 def test_manual_refuses_what_cannot_be(kwargs, message):
     with pytest.raises(UsageError, match=message):
         manual(GFX942, **kwargs)
@@ -175,7 +182,7 @@ def test_hw_reports_what_it_allocated_and_where_hip_differs():
     occ = amdocc.occupancy({"vgprs": 8, "wave": 32}, target="gfx1010", block_size=96, model="hw")
     assert occ.blocks_per_cu == 26
     (why,) = [w for w in occ.warnings if w.startswith("HIP")]
-    assert why == "HIP (develop) answers 21: wave slots allow 21 there, 26 here"   # develop: the default profile
+    assert why == "HIP (develop) answers 21: wave slots allow 21 there, 26 here"  # develop: the default profile
 
 
 def test_wave64_on_rdna_is_flagged_and_wave32_is_not():
@@ -184,8 +191,10 @@ def test_wave64_on_rdna_is_flagged_and_wave32_is_not():
     w32 = amdocc.occupancy(manual(gfx1100, vgprs=8, wave=32), block_size=256, model="hw")
     assert any("wave64 on RDNA" in w for w in w64.warnings)
     assert not any("wave64 on RDNA" in w for w in w32.warnings)
-    assert not any("wave64 on RDNA" in w for w in amdocc.occupancy({"vgprs": 8}, target="gfx942", block_size=256,
-                                                                    model="hw").warnings)
+    assert not any(
+        "wave64 on RDNA" in w
+        for w in amdocc.occupancy({"vgprs": 8}, target="gfx942", block_size=256, model="hw").warnings
+    )
 
 
 def test_target_and_device_must_agree():
@@ -198,7 +207,7 @@ def test_target_and_device_must_agree():
 
 def test_dynamic_lds_is_reported_back():
     occ = amdocc.occupancy({"vgprs": 8, "lds": 100}, target="gfx942", block_size=64, dynamic_lds=4000, model="hw")
-    assert (occ.dynamic_lds, occ.allocated["lds_per_block"]) == (4000, 4608)     # 4100 -> 9 x 512
+    assert (occ.dynamic_lds, occ.allocated["lds_per_block"]) == (4000, 4608)  # 4100 -> 9 x 512
 
 
 def test_llvm_sgpr_trap_reserve_option():
@@ -208,7 +217,7 @@ def test_llvm_sgpr_trap_reserve_option():
     plain = amdocc.occupancy({"vgprs": 8, "sgprs": 92}, target="gfx942", model="llvm")
     reserve = amdocc.occupancy({"vgprs": 8, "sgprs": 92}, target="gfx942", model="llvm", sgpr_trap_reserve=True)
     assert (plain.waves_per_simd, reserve.waves_per_simd) == (8, 7)
-    assert reserve.profile == "llvm-23"        # the rule set that brought PR #201342
+    assert reserve.profile == "llvm-23"  # the rule set that brought PR #201342
 
 
 def test_hw_profile_names_the_trap_reserve():
@@ -229,36 +238,53 @@ def test_hip_profiles_before_the_trap_reserve_charge_no_sgprs_for_it():
 
 # -- HIP's block-size helpers (stable behaviour: hip-occupancy.md §6) ------------------------------
 
+
 def test_hip_max_potential_block_size_by_hand():
     from amdocc.models.hip import max_potential_block_size
+
     # The C API, no search: alu = simdPerCU x min(MaxWaves, VgprWaves, SgprWaves) x wave; block =
     # min(alu, alignUp(limit, wave)); grid = CUs x min(alu // block, localMem // lds).
     # 8 VGPRs: VgprWaves 64 -> 8 -> alu 4 x 8 x 64 = 2048, block 1024, 2 per CU; 40000 B of LDS:
     # 65536 // 40000 = 1 -> grid 304.  No LDS: 304 x 2 = 608.
-    assert max_potential_block_size(manual(GFX942, vgprs=8, lds=40000), compute_units=304) == \
-        {"block_size": 1024, "grid_size": 304, "error": None}
+    assert max_potential_block_size(manual(GFX942, vgprs=8, lds=40000), compute_units=304) == {
+        "block_size": 1024,
+        "grid_size": 304,
+        "error": None,
+    }
     assert max_potential_block_size(manual(GFX942, vgprs=8), compute_units=304)["grid_size"] == 608
     # 512 VGPRs: exactly one wave -> alu 256 = block, grid 304. 520: none fits.
-    assert max_potential_block_size(manual(GFX942, vgprs=512), compute_units=304) == \
-        {"block_size": 256, "grid_size": 304, "error": None}
+    assert max_potential_block_size(manual(GFX942, vgprs=512), compute_units=304) == {
+        "block_size": 256,
+        "grid_size": 304,
+        "error": None,
+    }
     assert max_potential_block_size(manual(GFX942, vgprs=520), compute_units=304) == {"error": "hipErrorUnknown"}
-    assert max_potential_block_size(manual(GFX942, vgprs=520), compute_units=304, profile="rocm-6.0") == \
-        {"error": "division-by-zero"}
+    assert max_potential_block_size(manual(GFX942, vgprs=520), compute_units=304, profile="rocm-6.0") == {
+        "error": "division-by-zero"
+    }
 
 
 def test_hip_block_size_search_uses_the_given_lds():
     from amdocc.models.hip import max_potential_block_size_search
+
     # 20000 B of LDS in a 32 KiB group segment: 1 block per CU at every size, so the largest
     # (1024) wins with 1 block: min grid 304. (With 64 KiB: 2 blocks of 1024 fill the CU: 608.)
     u = manual(GFX942, vgprs=8, lds=20000)
-    assert max_potential_block_size_search(u, compute_units=304, max_threads_per_cu=2048, lds_bytes=32768) == \
-        {"block_size": 1024, "min_grid_size": 304, "error": None}
-    assert max_potential_block_size_search(u, compute_units=304, max_threads_per_cu=2048) == \
-        {"block_size": 1024, "min_grid_size": 608, "error": None}
+    assert max_potential_block_size_search(u, compute_units=304, max_threads_per_cu=2048, lds_bytes=32768) == {
+        "block_size": 1024,
+        "min_grid_size": 304,
+        "error": None,
+    }
+    assert max_potential_block_size_search(u, compute_units=304, max_threads_per_cu=2048) == {
+        "block_size": 1024,
+        "min_grid_size": 608,
+        "error": None,
+    }
 
 
 def test_hip_defaults_to_no_dynamic_lds_and_warns_only_above_the_workgroup_limit():
     from amdocc.models.hip import hip_occupancy
+
     occ = hip_occupancy(manual(GFX942, vgprs=8), 256)
     assert occ.allocated["lds_per_block"] == 0 and occ.limits["lds"] is None
     at_limit = hip_occupancy(manual(GFX942, vgprs=8, lds=65536), 256)

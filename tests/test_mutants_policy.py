@@ -10,6 +10,7 @@ consumers-and-anchors.md §1.1 gives them (split_policies.toml holds the per-arc
     occupancy-aware path (gfx942): argmin over s of ceil(grid_x s / (CUs x occ)) x (ceil(W / s) + overhead),
         W = max(1, seq_len_kv // block_kv), s <= min(max_splits, 64), ties to fewer splits
 """
+
 from __future__ import annotations
 
 import pytest
@@ -46,7 +47,7 @@ def test_a_grid_equal_to_the_target_does_not_split_one_less_splits_in_two():
 
 def test_grid_rounds_up_and_an_empty_grid_does_not_split():
     d = auto_num_splits(5, 1 << 16, 4, 64, arch="gfx950", cu_count=256, num_heads=64)
-    assert d.grid_x == 2                                  # ceil(5 / 4)
+    assert d.grid_x == 2  # ceil(5 / 4)
     d = auto_num_splits(0, 1 << 16, 4, 64, arch="gfx950", cu_count=256)
     assert (d.splits, d.reason) == (1, "empty grid")
 
@@ -112,5 +113,5 @@ def test_streaming_decision_carries_its_occupancy_and_reasons():
     d = auto_num_splits(1024, 1 << 16, 1, 64, arch="gfx950", cu_count=256, num_heads=64)
     assert d.reason == "grid of 1024 blocks already reaches the target 1024"
     d = auto_num_splits(4096, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=16, occupancy=3)
-    assert (d.splits, d.occupancy.blocks_per_cu) == (1, 3)          # grid 4096 >= 3072: no split
+    assert (d.splits, d.occupancy.blocks_per_cu) == (1, 3)  # grid 4096 >= 3072: no split
     assert d.as_dict()["occupancy"] == {"blocks_per_cu": 3, "source": "given", "detail": "", "unit": "CU"}

@@ -7,6 +7,7 @@ the .amdhsa_* directives it assembled the descriptor from). Hand-assembled piece
 with amdgpu ids, dynamic-VGPR descriptors) are checked against the documented layouts their manifest
 entries name, and against clang-offload-bundler-22 / llvm-objdump-22 where those can read them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,8 +26,16 @@ MANIFEST = json.loads((NEWER / "manifest.json").read_text())["fixtures"]
 OBJECTS = [f for f in MANIFEST if f["kind"] == "elf" and not f.get("hand_assembled")]
 DYNAMIC = [f for f in MANIFEST if "patch" in f]
 BUNDLE = next(f for f in MANIFEST if f["kind"] == "bundle")
-NOTE_KEYS = ("vgpr_count", "sgpr_count", "agpr_count", "group_segment_fixed_size", "wavefront_size",
-             "max_flat_workgroup_size", "kernarg_segment_size", "private_segment_fixed_size")
+NOTE_KEYS = (
+    "vgpr_count",
+    "sgpr_count",
+    "agpr_count",
+    "group_segment_fixed_size",
+    "wavefront_size",
+    "max_flat_workgroup_size",
+    "kernarg_segment_size",
+    "private_segment_fixed_size",
+)
 
 
 def _text(fixture, kind):
@@ -119,6 +128,7 @@ def test_the_2026_rules_show_in_these_kernels():
     """Hand-worked from llvm-amdgpu-rules.md §4.2 and the PRs, against LLVM 22's rules on the same
     numbers: PR #201342 (SGPRs), #205637 (LDS granule), the SGPR padding, #222615 (gfx13 VGPRs)."""
     gfx942 = {k.name: k for k in _load(next(f for f in OBJECTS if f["target"] == "gfx942")).kernels}
+
     def waves(k, version=None):
         block = k.meta("max_flat_workgroup_size") if k.name.startswith("fixed") else None
         return amdocc.occupancy(k, model="llvm", llvm_version=version, block_size=block).waves_per_simd
@@ -172,7 +182,7 @@ def test_dynamic_vgpr_kernels_are_reported_and_refused(fixture):
     assert int(patch["after"], 16) ^ int(patch["before"], 16) == 1 << patch["bit"]
     assert kernel.descriptor.fields["enable_dynamic_vgpr"] == 1
     assert "dynamic-vgpr" in [f.code for f in kernel.findings]
-    if fixture["target"] == "gfx1250":   # llvm-objdump-22 decodes the gfx1250 bit itself
+    if fixture["target"] == "gfx1250":  # llvm-objdump-22 decodes the gfx1250 bit itself
         assert "; ENABLE_DYNAMIC_VGPR 1" in _text(fixture, "kd")
     for model in ("hip", "llvm", "hw"):
         with pytest.raises(amdocc.UsageError, match="dynamic VGPRs"):

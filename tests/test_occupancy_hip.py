@@ -1,5 +1,6 @@
 """The hip model against HIP's worked answers (shared/research/hip-occupancy.md §9, the seed's
 case, and the figures quoted from rocm-systems PRs), and every profile difference flipping."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,12 +12,19 @@ from amdocc.targets import get_target
 
 
 def blocks(target, block, dyn=0, profile=None, model="hip", **usage):
-    occ = amdocc.occupancy(usage, target=target, block_size=block, dynamic_lds=dyn, model=model,
-                           **({"profile": profile} if profile else {}))
+    occ = amdocc.occupancy(
+        usage,
+        target=target,
+        block_size=block,
+        dynamic_lds=dyn,
+        model=model,
+        **({"profile": profile} if profile else {}),
+    )
     return occ.blocks_per_cu
 
 
 # -- §9 example 1 and the issue's gfx942 case ---------------------------------------------------
+
 
 def test_gfx942_lds_bound_kernel_is_one_block():
     assert blocks("gfx942", 256, vgprs=128, sgprs=40, lds=49152) == 1
@@ -46,6 +54,7 @@ def test_max_potential_block_size_c_api_on_mi300x():
 
 # -- §9 example 2: gfx950 ------------------------------------------------------------------------
 
+
 def test_gfx950_same_kernel_is_three_blocks():
     assert blocks("gfx950", 256, vgprs=128, sgprs=40, lds=49152) == 3
 
@@ -55,14 +64,16 @@ def test_no_runtime_that_ran_gfx950_used_256_vgprs():
     # answer: no release up to rocm-6.4 runs gfx950 (device.cpp at each tag), and the runtimes
     # that do (develop, from amd-staging 29cc39451, 2025-02-04) have 512/8 (799e54aa0, 2025-01-22).
     for profile in ("rocm-6.3", "rocm-6.4", "2023-2025"):
-        occ = amdocc.occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx950", block_size=256,
-                               profile=profile)
+        occ = amdocc.occupancy(
+            {"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx950", block_size=256, profile=profile
+        )
         assert occ.error == "unsupported-processor" and occ.blocks_per_cu is None
         assert "does not run gfx950" in occ.warnings[0]
     assert blocks("gfx950", 256, profile="2025", vgprs=128, sgprs=40, lds=49152) == 3
 
 
 # -- §9 example 3 and the seed's case: .vgpr_count is the unified total ------------------------
+
 
 def test_gfx950_mfma_kernel_uses_the_total_not_the_arch_count():
     # 78 arch + 32 AGPRs → .vgpr_count 112: 4 blocks (arch alone would give 6).
@@ -79,8 +90,9 @@ def test_seed_case_gfx950_452_vgprs_200_agprs_is_two_blocks():
 
 # -- §9 example 4: gfx1100 wave32 WGP, granule 24 -------------------------------------------------
 
+
 def test_bitmask_round_up_is_wrong_for_granule_24():
-    assert align_up_bitmask(100, 24) == 104      # true rounding gives 120
+    assert align_up_bitmask(100, 24) == 104  # true rounding gives 120
     assert align_up_bitmask(128, 16) == 128 and align_up_bitmask(129, 16) == 144
 
 
@@ -111,10 +123,11 @@ def test_gfx1100_grid_size_doubles_cus_under_the_parse_bug():
 
 # -- §9 example 5: the trap-handler SGPR reserve (rocm-systems PR #10618) ------------------------
 
+
 def test_gfx942_92_sgprs_before_and_after_the_trap_reserve():
     assert blocks("gfx942", 64, profile="2025", vgprs=32, sgprs=92) == 32
     assert blocks("gfx942", 64, profile="2026-08", vgprs=32, sgprs=92) == 28
-    assert blocks("gfx942", 64, vgprs=32, sgprs=92) == 28          # the default is the newest
+    assert blocks("gfx942", 64, vgprs=32, sgprs=92) == 28  # the default is the newest
 
 
 def test_gfx950_92_sgprs_1024_threads_pr11431():
@@ -124,6 +137,7 @@ def test_gfx950_92_sgprs_1024_threads_pr11431():
 
 
 # -- every other profile difference, each flipping ------------------------------------------------
+
 
 def test_wave_size_from_the_device_until_early_2025():
     # A wave64 CU-mode kernel on gfx1100: newer runtimes use .wavefront_size 64 (granule 12 of
@@ -139,8 +153,8 @@ def test_wave_size_from_the_device_until_early_2025():
 
 def test_gfx103x_granule_from_comgr_vs_the_hard_coded_table():
     # comgr's .def gave gfx1030 a granule of 8, rocdevice.cpp 16 (hip-occupancy.md §13.4).
-    args = dict(vgprs=70, wgp=False)   # CU mode so the WGP parse does not differ
-    assert blocks("gfx1030", 32, profile="2025", **args) == 28       # 1024/72=14 → 2·14·32/32
+    args = dict(vgprs=70, wgp=False)  # CU mode so the WGP parse does not differ
+    assert blocks("gfx1030", 32, profile="2025", **args) == 28  # 1024/72=14 → 2·14·32/32
     assert blocks("gfx1030", 32, profile="2023-2025", **args) == 24  # 1024/80=12
 
 
@@ -163,8 +177,15 @@ def test_a_release_whose_source_was_not_read_refuses_rather_than_guess(monkeypat
     # Every release line amdocc lists is now read or inferred (rocm-7.0 .. 7.2: test_hip_releases);
     # a profile whose row says `unknown` still refuses every answer with that reason.
     from amdocc.models import hip
-    unknown = hip.HipProfile(name="rocm-9.9", release=(9, 9), dates="", changes="", source="",
-                             unknown="ROCm 9.9's CLR source was not available")
+
+    unknown = hip.HipProfile(
+        name="rocm-9.9",
+        release=(9, 9),
+        dates="",
+        changes="",
+        source="",
+        unknown="ROCm 9.9's CLR source was not available",
+    )
     known = hip.get_profile
     monkeypatch.setattr(hip, "get_profile", lambda name: unknown if name == "rocm-9.9" else known(name))
     occ = hip.hip_occupancy(manual(get_target("gfx942"), vgprs=32), 256, profile="rocm-9.9")
@@ -173,6 +194,7 @@ def test_a_release_whose_source_was_not_read_refuses_rather_than_guess(monkeypat
 
 
 # -- API edges -------------------------------------------------------------------------------------
+
 
 def test_block_size_edges():
     assert amdocc.occupancy({"vgprs": 8}, target="gfx942", block_size=0).error == "hipErrorInvalidValue"

@@ -1,4 +1,5 @@
 """Properties every occupancy answer must have, over random kernels on every processor."""
+
 from __future__ import annotations
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -19,9 +20,14 @@ def kernels(draw, targets=TARGETS, cu_mode_only=False):
     t = draw(st.sampled_from(targets))
     wave = draw(st.sampled_from(t.wave_sizes))
     wgp = draw(st.booleans()) if t.wgp and not cu_mode_only else False
-    return manual(t, vgprs=draw(st.integers(0, t.addressable_vgprs)),
-                  sgprs=draw(st.integers(0, 112)),
-                  lds=draw(st.integers(0, t.lds_per_workgroup)), wave=wave, wgp=wgp)
+    return manual(
+        t,
+        vgprs=draw(st.integers(0, t.addressable_vgprs)),
+        sgprs=draw(st.integers(0, 112)),
+        lds=draw(st.integers(0, t.lds_per_workgroup)),
+        wave=wave,
+        wgp=wgp,
+    )
 
 
 blocks = st.integers(1, 1024)
@@ -38,10 +44,16 @@ def _pow2_granule(u, profile):
 
 
 @SETTINGS
-@given(u=kernels(), block=blocks, dyn=dyn_lds, model=st.sampled_from(["hip", "llvm", "hw"]),
-       field=st.sampled_from(["vgprs", "sgprs", "lds", "dyn"]), more=st.integers(1, 300))
+@given(
+    u=kernels(),
+    block=blocks,
+    dyn=dyn_lds,
+    model=st.sampled_from(["hip", "llvm", "hw"]),
+    field=st.sampled_from(["vgprs", "sgprs", "lds", "dyn"]),
+    more=st.integers(1, 300),
+)
 def test_more_of_any_resource_never_raises_occupancy(u, block, dyn, model, field, more):
-    assume(refusal(u, model) is None)   # a fact no source pins: refused, tested in test_new_targets.py
+    assume(refusal(u, model) is None)  # a fact no source pins: refused, tested in test_new_targets.py
     if model == "hip":
         # HIP's bit-mask round-up is not monotone for granules 24 and 12 (hip-occupancy.md §7):
         # that documented quirk is tested on its own below.
@@ -65,8 +77,13 @@ def test_hip_bitmask_quirk_is_not_monotone_where_the_note_says():
 
 
 @SETTINGS
-@given(u=kernels(), block=blocks, dyn=dyn_lds, model=st.sampled_from(["hip", "llvm", "hw"]),
-       profile=st.sampled_from(PROFILES))
+@given(
+    u=kernels(),
+    block=blocks,
+    dyn=dyn_lds,
+    model=st.sampled_from(["hip", "llvm", "hw"]),
+    profile=st.sampled_from(PROFILES),
+)
 def test_results_respect_the_wave_caps_and_name_the_binding_limiter(u, block, dyn, model, profile):
     assume(refusal(u, model) is None)
     occ = compute(u, model, block, dyn, **({"profile": profile} if model == "hip" else {}))
@@ -88,8 +105,11 @@ def _hip_matches_hardware_facts(t) -> bool:
     HIP's wave cap equal to the hardware's (not gfx6-gfx908: HIP caps at 8, the hardware has 10)."""
     wave = 32 if t.major >= 10 else 64
     file = get_profile(None).vgpr_file(t)
-    return (file == (t.vgprs[wave], t.vgpr_alloc_granule[wave]) and file[1] & (file[1] - 1) == 0
-            and max_waves_per_simd(t) == t.max_waves_per_simd)
+    return (
+        file == (t.vgprs[wave], t.vgpr_alloc_granule[wave])
+        and file[1] & (file[1] - 1) == 0
+        and max_waves_per_simd(t) == t.max_waves_per_simd
+    )
 
 
 # Not where the hw model refuses: gfx1250/gfx1251/gfx1250-strict/gfx1310 wave slots are unknown.
@@ -97,9 +117,22 @@ COMPARABLE = [t for t in TARGETS if _hip_matches_hardware_facts(t) and refusal(m
 
 
 def test_the_comparable_targets_are_the_expected_ones():
-    assert {t.name for t in COMPARABLE} == {"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1102",
-                                            "gfx1103", "gfx1150", "gfx1152", "gfx1153", "gfx1154", "gfx1170",
-                                            "gfx1171", "gfx1172"}
+    assert {t.name for t in COMPARABLE} == {
+        "gfx90a",
+        "gfx940",
+        "gfx941",
+        "gfx942",
+        "gfx950",
+        "gfx1102",
+        "gfx1103",
+        "gfx1150",
+        "gfx1152",
+        "gfx1153",
+        "gfx1154",
+        "gfx1170",
+        "gfx1171",
+        "gfx1172",
+    }
 
 
 @SETTINGS
@@ -107,7 +140,7 @@ def test_the_comparable_targets_are_the_expected_ones():
 def test_hip_and_hw_agree_where_no_documented_quirk_applies(u, block, granules):
     # CU mode only: in WGP mode HIP keeps the CU's 64 KiB of LDS where the WGP pools 128 KiB.
     t = u.target
-    lds = min(granules * t.lds_granule, t.lds_per_workgroup)             # LDS already on its granule
+    lds = min(granules * t.lds_granule, t.lds_per_workgroup)  # LDS already on its granule
     u = u.with_(lds=lds)
     hip = compute(u, "hip", block)
     hw = compute(u, "hw", block)

@@ -5,6 +5,7 @@ Expected values come from the worked examples of research/hip-occupancy.md §9 a
 §4 algorithm worked by hand (``oracle.hip_reference``), from LLVM's reading of the fixtures'
 metadata (the default block), and from ``amdocc occupancy --json`` for the star.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,6 +31,7 @@ SAMPLE = str(amdocc.samples_path())
 
 # --- reading the figure back ------------------------------------------------------------------------
 
+
 def read_panels(fig) -> dict:
     """{panel: {"xs", "ys", "star", "workgroups", "title", "ylabel", "axes", "twin", "flat"}}."""
     out = {}
@@ -39,11 +41,17 @@ def read_panels(fig) -> dict:
             (line,) = [ln for ln in ax.lines if ln.get_gid() == "occupancy"]
             stars = [c for c in ax.collections if c.get_gid() == "star"]
             flat = [ln for ln in ax.lines if ln.get_gid() == "flat-range"]
-            out[gid] = {"xs": [int(x) for x in line.get_xdata()], "ys": list(line.get_ydata()),
-                        "star": tuple(float(v) for v in stars[0].get_offsets()[0]) if stars else None,
-                        "title": ax.get_title(), "ylabel": ax.get_ylabel(), "axes": ax, "twin": None,
-                        "workgroups": None,
-                        "flat": flat[0].get_ydata()[0] if flat else None}
+            out[gid] = {
+                "xs": [int(x) for x in line.get_xdata()],
+                "ys": list(line.get_ydata()),
+                "star": tuple(float(v) for v in stars[0].get_offsets()[0]) if stars else None,
+                "title": ax.get_title(),
+                "ylabel": ax.get_ylabel(),
+                "axes": ax,
+                "twin": None,
+                "workgroups": None,
+                "flat": flat[0].get_ydata()[0] if flat else None,
+            }
         elif gid.endswith(":workgroups"):
             (line,) = [ln for ln in ax.lines if ln.get_gid() == "workgroups"]
             panel = out[gid.split(":")[0]]
@@ -53,8 +61,9 @@ def read_panels(fig) -> dict:
 
 
 def figure_of(usage, model="hip", options=None, block=None, dynamic_lds=0, device=None):
-    return plot.build_figure(usage, model, options or {}, block=block, dynamic_lds=dynamic_lds, device=device,
-                             title="t")
+    return plot.build_figure(
+        usage, model, options or {}, block=block, dynamic_lds=dynamic_lds, device=device, title="t"
+    )
 
 
 def sweep_figure(monkeypatch, tmp_path, *argv):
@@ -92,8 +101,10 @@ def value_at(xs, ys, x):
 
 # --- the star is where `amdocc occupancy` evaluates the kernel --------------------------------------
 
-@pytest.mark.parametrize("kernel, block, source", [("vector_add", 256, "max_flat_workgroup_size"),
-                                                   ("lds_reduce", 64, "reqd_workgroup_size")])
+
+@pytest.mark.parametrize(
+    "kernel, block, source", [("vector_add", 256, "max_flat_workgroup_size"), ("lds_reduce", 64, "reqd_workgroup_size")]
+)
 def test_star_at_the_default_block_of_amdocc_occupancy(monkeypatch, tmp_path, capsys, kernel, block, source):
     # The default block from LLVM's reading of the note: .reqd_workgroup_size 64x1x1 for lds_reduce,
     # .max_flat_workgroup_size 256 for vector_add (see test_cli's oracle test).
@@ -125,18 +136,21 @@ def test_every_sample_kernel_star_matches_occupancy_json(capsys):
     # Every kernel of the shipped sample on its own processor with the hip model; the llvm and hw
     # models on one CDNA and one RDNA kernel (a figure costs a few tenths of a second).
     for model in ("hip", "llvm", "hw"):
-        results = {(r["target"].split(":")[0], r["kernel"]): r
-                   for r in occupancy_json(capsys, "--model", model, SAMPLE)}
+        results = {
+            (r["target"].split(":")[0], r["kernel"]): r for r in occupancy_json(capsys, "--model", model, SAMPLE)
+        }
         for co in amdocc.load(SAMPLE):
             for k in co.kernels:
-                if model != "hip" and (co.processor, k.name) not in (("gfx942", "_Z9reg_heavyPKfPf"),
-                                                                      ("gfx1100", "_Z9saxpy_ldsfPKfPfi")):
+                if model != "hip" and (co.processor, k.name) not in (
+                    ("gfx942", "_Z9reg_heavyPKfPf"),
+                    ("gfx1100", "_Z9saxpy_ldsfPKfPfi"),
+                ):
                     continue
                 r = results[(co.processor, k.name)]
                 usage = usage_of(k)
                 panels = read_panels(figure_of(usage, model, block=r["block_size"]))
                 for name, p in panels.items():
-                    if p["star"] is None:        # llvm over the flat range: a line, not a point
+                    if p["star"] is None:  # llvm over the flat range: a line, not a point
                         assert name == "block" and model == "llvm" and p["flat"] == r["waves_per_simd"]
                         continue
                     assert p["star"][1] == r["waves_per_simd"], (model, co.processor, k.name, name)
@@ -146,12 +160,13 @@ def test_every_sample_kernel_star_matches_occupancy_json(capsys):
 
 # --- the curves: exact at every input, equal to amdocc.occupancy and to HIP by hand -----------------
 
+
 def test_curves_equal_amdocc_occupancy_at_every_point():
-    k = amdocc.load(SAMPLE)[3].kernel("_Z9reg_heavyPKfPf")       # gfx942
+    k = amdocc.load(SAMPLE)[3].kernel("_Z9reg_heavyPKfPf")  # gfx942
     usage = usage_of(k)
     panels = read_panels(figure_of(usage, block=256, dynamic_lds=4096))
-    assert panels["block"]["xs"] == list(range(1, 1025))          # every block size
-    assert set(range(1, 513)) <= set(panels["vgpr"]["xs"])         # every VGPR count
+    assert panels["block"]["xs"] == list(range(1, 1025))  # every block size
+    assert set(range(1, 513)) <= set(panels["vgpr"]["xs"])  # every VGPR count
     for name, p in panels.items():
         for x, y, wg in zip(p["xs"], p["ys"], p["workgroups"], strict=True):
             if name == "block":
@@ -172,7 +187,7 @@ def test_lds_curve_is_exact_at_every_byte(model):
     usage = usage_of({"vgprs": 16}, target="gfx942")
     p = read_panels(figure_of(usage, model, block=64))["lds"]
     assert p["xs"][0] == 0 and p["xs"][-1] == 65536
-    assert len(set(p["ys"])) >= 8                # many steps: the check below is not vacuous
+    assert len(set(p["ys"])) >= 8  # many steps: the check below is not vacuous
     for d in [*range(16385), *range(16385, 65537, 61)]:
         want = amdocc.occupancy(usage, block_size=64, dynamic_lds=d, model=model).waves_per_simd
         assert value_at(p["xs"], p["ys"], d) == want, d
@@ -197,8 +212,16 @@ def test_hand_worked_gfx942_example_1():
     assert free["block"]["star"] == (256, 4.0)
     # 512 // alignUp(v, 8) waves x 4 SIMDs x 64 lanes / 256 threads.
     vgprs = (64, 128, 129, 168, 169, 256, 257, 512)
-    assert {v: free["vgpr"]["workgroups"][free["vgpr"]["xs"].index(v)] for v in vgprs} \
-        == {64: 8, 128: 4, 129: 3, 168: 3, 169: 2, 256: 2, 257: 1, 512: 1}
+    assert {v: free["vgpr"]["workgroups"][free["vgpr"]["xs"].index(v)] for v in vgprs} == {
+        64: 8,
+        128: 4,
+        129: 3,
+        168: 3,
+        169: 2,
+        256: 2,
+        257: 1,
+        512: 1,
+    }
     for v, wg in zip(free["vgpr"]["xs"], free["vgpr"]["workgroups"], strict=True):
         assert wg == hip_blocks("gfx942", v, 256, sgprs=40), v
 
@@ -232,10 +255,11 @@ def test_hand_worked_gfx942_example_5_sgpr_bound():
 
 # --- what the axes say -----------------------------------------------------------------------------
 
+
 def test_titles_name_the_inputs_held_and_axes_are_occupancy_first():
     usage = usage_of({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx942")
     fig = figure_of(usage, block=256, dynamic_lds=1024)
-    fig.draw_without_rendering()             # tick labels are made at draw time
+    fig.draw_without_rendering()  # tick labels are made at draw time
     panels = read_panels(fig)
     assert "dynamic LDS 1024 B" in panels["block"]["title"] and "VGPRs 128" in panels["block"]["title"]
     assert "block 256" in panels["lds"]["title"] and "VGPRs 128" in panels["lds"]["title"]
@@ -252,9 +276,11 @@ def test_titles_name_the_inputs_held_and_axes_are_occupancy_first():
 def test_axes_never_degenerate_and_ticks_are_integers():
     # Static LDS filling the workgroup's 64 KiB leaves no room for dynamic LDS: the LDS axis is
     # a single input, still drawn over a real range.
-    for usage in (usage_of({"vgprs": 32, "lds": 65536}, target="gfx942"),
-                  usage_of({"vgprs": 100, "max_flat_workgroup_size": 32}, target="gfx1100"),
-                  usage_of({"vgprs": 200}, target="gfx942")):
+    for usage in (
+        usage_of({"vgprs": 32, "lds": 65536}, target="gfx942"),
+        usage_of({"vgprs": 100, "max_flat_workgroup_size": 32}, target="gfx1100"),
+        usage_of({"vgprs": 200}, target="gfx942"),
+    ):
         panels = read_panels(figure_of(usage, block=32))
         for name, p in panels.items():
             for ax in (p["axes"], p["twin"]):
@@ -298,10 +324,16 @@ def test_no_answer_is_a_gap_not_a_zero():
 
 # --- the command line ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path, words", [("/nonexistent-dir/x.png", "does not exist"),
-                                         ("occupancy.xyz", "unknown image type .xyz"),
-                                         ("noextension", "(no extension)"),
-                                         (".", "is a directory")])
+
+@pytest.mark.parametrize(
+    "path, words",
+    [
+        ("/nonexistent-dir/x.png", "does not exist"),
+        ("occupancy.xyz", "unknown image type .xyz"),
+        ("noextension", "(no extension)"),
+        (".", "is a directory"),
+    ],
+)
 def test_bad_plot_paths_are_usage_errors_before_any_work(capsys, path, words):
     # The input does not exist either: the plot path is checked first.
     code = main(["sweep", "/nonexistent-input.co", "--plot", path])
@@ -316,10 +348,28 @@ def test_plot_is_written_when_stdout_closes_early(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     # A table of 1024 columns outgrows the pipe's buffer, so its printing meets the closed pipe.
     blocks = ",".join(str(b) for b in range(1, 1025))
-    proc = subprocess.Popen([sys.executable, "-m", "amdocc", "sweep", "--target", "gfx942", "--vgprs", "96",
-                             "--block", "256", "--blocks", blocks, "--plot", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    proc.stdout.close()                      # like `| head -1` that has already exited
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "amdocc",
+            "sweep",
+            "--target",
+            "gfx942",
+            "--vgprs",
+            "96",
+            "--block",
+            "256",
+            "--blocks",
+            blocks,
+            "--plot",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    proc.stdout.close()  # like `| head -1` that has already exited
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0, err
     assert "Traceback" not in err

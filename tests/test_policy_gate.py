@@ -1,5 +1,6 @@
 """The asm-prefill gate: FlashInfer's rules (ROCm PR #365, consumers-and-anchors.md §1.4) and
 amdocc's static validation, against the real amd-aiter wheel's hsa/ tree."""
+
 from __future__ import annotations
 
 import shutil
@@ -8,8 +9,9 @@ import pytest
 
 from amdocc.policy.prefill_gate import decide, find_asm_kernel, min_qo_len, normalize_window, validate_asm_kernel
 
-PASSING = dict(arch="gfx950:sramecc+:xnack-", qo_len=4096, kv_len=4096, dtype="bf16", head_dim_qk=128,
-               head_dim_v=128, env={})
+PASSING = dict(
+    arch="gfx950:sramecc+:xnack-", qo_len=4096, kv_len=4096, dtype="bf16", head_dim_qk=128, head_dim_v=128, env={}
+)
 
 
 def test_threshold_table():
@@ -114,8 +116,9 @@ def test_truncated_kernel(aiter_hsa, tmp_path):
 @pytest.mark.corpus
 def test_manifest_naming_a_missing_symbol(aiter_hsa, tmp_path):
     dst = _copy_tree(aiter_hsa, tmp_path, "gfx950")
-    (dst / "codegen.py").write_text((dst / "codegen.py").read_text().replace(
-        '"fmha_fwd_hd128_bf16"', '"fmha_fwd_hd128_bf16_v2"'))
+    (dst / "codegen.py").write_text(
+        (dst / "codegen.py").read_text().replace('"fmha_fwd_hd128_bf16"', '"fmha_fwd_hd128_bf16_v2"')
+    )
     d = decide(**PASSING, asm_dir=str(tmp_path))
     assert d.route == "ck_tile" and [c.rule for c in d.checks if not c.ok] == ["symbol"]
     assert "_ZN5aiter22fmha_fwd_hd128_bf16_v2E not found" in d.reasons[0]
@@ -128,7 +131,8 @@ def test_csv_manifest_is_preferred_when_present(aiter_hsa, tmp_path):
     (dst / "fmha_fwd.csv").write_text(
         "dtype,hdim_q,hdim_v,mask,mode,bf16_cvt,ts_qo,ts_kv,knl_name,co_name\n"
         "bf16,128,128,0,0,0,256,64,_ZN5aiter19fmha_fwd_hd128_bf16E,fwd_hd128_bf16.co\n"
-        "bf16,128,128,2,0,0,256,64,_ZN5aiter26fmha_fwd_hd128_bf16_causalE,fwd_hd128_bf16_causal.co\n")
+        "bf16,128,128,2,0,0,256,64,_ZN5aiter26fmha_fwd_hd128_bf16_causalE,fwd_hd128_bf16_causal.co\n"
+    )
     d = decide(**PASSING, asm_dir=str(tmp_path), causal=True)
     assert d.route == "asm" and d.kernel.co_name == "fwd_hd128_bf16_causal.co"
 
@@ -137,8 +141,10 @@ def test_gfx942_needs_the_cu_count_to_pick_a_folder(tmp_path):
     (tmp_path / "gfx942" / "fmha_v3_fwd").mkdir(parents=True)
     (tmp_path / "gfx942" / "fmha_v3_fwd" / "fmha_fwd.csv").write_text(
         "dtype,hdim_q,hdim_v,mask,mode,bf16_cvt,ts_qo,ts_kv,knl_name,co_name\n"
-        "bf16,128,128,0,0,0,256,32,_ZN5aiter24fmha_fwd_hd128_bf16_rtneE,fwd_hd128_bf16_rtne.co\n")
+        "bf16,128,128,0,0,0,256,32,_ZN5aiter24fmha_fwd_hd128_bf16_rtneE,fwd_hd128_bf16_rtne.co\n"
+    )
     from amdocc.policy.prefill_gate import NotFound
+
     with pytest.raises(NotFound, match="CU count is not known"):
         find_asm_kernel(tmp_path, "gfx942")
     with pytest.raises(NotFound, match="no gfx942 kernel folder for a 100-CU device"):
@@ -155,6 +161,7 @@ def test_a_malformed_codegen_entry_is_a_reason_not_a_crash(tmp_path):
     entry = f"template<> struct FmhaFwdV3Name<{selector}> {{ static constexpr int name = 0; }};\n"
     (folder / "codegen.py").write_text(entry)
     from amdocc.policy.prefill_gate import NotFound
+
     with pytest.raises(NotFound, match=r"FmhaFwdV3Name entry .* does not match"):
         find_asm_kernel(tmp_path, "gfx950")
     d = decide(**PASSING, asm_dir=str(tmp_path))

@@ -1,5 +1,6 @@
 """The KV split policy against AITER's published test vectors and the PR's worked figures
 (shared/research/consumers-and-anchors.md §1.1)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,13 @@ from amdocc.policy.splits import auto_num_splits, policy_for, resolve_occupancy,
 from conftest import FIXTURES
 
 # AITER's _splits_by_wave_cost unit-test vectors: (grid_x, effective_cus, W, max_splits, overhead).
-VECTORS = [((100000, 1520, 1024, 64, 8), 1), ((8, 4096, 8192, 4, 8), 4), ((1, 1e6, 1e6, 1e6, 0), 64),
-           ((64, 304, 1024, 16, 3), 14), ((64, 608, 1024, 16, 3), 9)]
+VECTORS = [
+    ((100000, 1520, 1024, 64, 8), 1),
+    ((8, 4096, 8192, 4, 8), 4),
+    ((1, 1e6, 1e6, 1e6, 0), 64),
+    ((64, 304, 1024, 16, 3), 14),
+    ((64, 608, 1024, 16, 3), 9),
+]
 
 
 @pytest.mark.parametrize("args,expected", VECTORS)
@@ -32,7 +38,7 @@ def test_ties_go_to_fewer_splits():
 
 def test_saturated_grid_does_not_split():
     assert splits_by_wave_cost(100000, 1520, 1024, 64, 8) == 1
-    d = auto_num_splits(8192, 65536, 1, 64, arch="gfx950", cu_count=256)   # fixed path: grid ≥ 4·256
+    d = auto_num_splits(8192, 65536, 1, 64, arch="gfx950", cu_count=256)  # fixed path: grid ≥ 4·256
     assert d.splits == 1 and d.target == 1024
 
 
@@ -64,13 +70,25 @@ def test_gfx950_aggressive_target_is_residency_times_occupancy():
 
 def test_policy_values_and_unknown_arch():
     p = policy_for("gfx942:sramecc+:xnack-")
-    assert (p.min_seq_len_kv, p.min_tiles_per_split, p.cu_oversub, p.fallback_cu, p.occupancy_aware,
-            p.block_overhead_tiles) == (4096, 8, 4, 304, True, 8)
+    assert (
+        p.min_seq_len_kv,
+        p.min_tiles_per_split,
+        p.cu_oversub,
+        p.fallback_cu,
+        p.occupancy_aware,
+        p.block_overhead_tiles,
+    ) == (4096, 8, 4, 304, True, 8)
     q = policy_for("gfx950")
-    assert (q.min_seq_len_kv, q.min_tiles_per_split, q.fallback_cu, q.occupancy_aware,
-            q.streaming_lowh_cu_oversub, q.streaming_lowh_residency) == (0, 2, 256, False, 12, 4)
+    assert (
+        q.min_seq_len_kv,
+        q.min_tiles_per_split,
+        q.fallback_cu,
+        q.occupancy_aware,
+        q.streaming_lowh_cu_oversub,
+        q.streaming_lowh_residency,
+    ) == (0, 2, 256, False, 12, 4)
     assert policy_for("gfx1100") == p
-    assert auto_num_splits(256, 2048, 4, 128, arch="gfx942").splits == 1        # below min_seq_len_kv
+    assert auto_num_splits(256, 2048, 4, 128, arch="gfx942").splits == 1  # below min_seq_len_kv
     d = auto_num_splits(256, 65536, 4, 128, arch="gfx942")
     assert (d.cu_count, d.cu_source) == (304, "fallback")
 

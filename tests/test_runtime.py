@@ -1,6 +1,7 @@
 """The HIP bridge without a GPU: the static answer and its source, capture detection at the
 function boundary, error codes checked before values, the profile chosen from the runtime's
 hipRuntimeGetVersion(), and `amdocc verify` (exiting 3 without HIP, recording with a fake one)."""
+
 from __future__ import annotations
 
 import json
@@ -58,14 +59,17 @@ def _kernel():
     return next(k for k in cos[0].kernels if k.name.startswith("_Z9saxpy"))
 
 
-@pytest.mark.parametrize("capture,expected", [
-    ((0, 0), False),                                   # queried: not capturing
-    ((0, 1), True),                                    # queried: capturing
-    ((101, 0), True),                                  # the query failed: counts as capturing
-    (ValueError("32604 is not a valid hipStreamCaptureStatus"), True),   # garbage status
-    (RuntimeError("failed to dlopen 'libamdhip64.so'"), True),           # no runtime library
-    ("not a tuple", True),
-])
+@pytest.mark.parametrize(
+    "capture,expected",
+    [
+        ((0, 0), False),  # queried: not capturing
+        ((0, 1), True),  # queried: capturing
+        ((101, 0), True),  # the query failed: counts as capturing
+        (ValueError("32604 is not a valid hipStreamCaptureStatus"), True),  # garbage status
+        (RuntimeError("failed to dlopen 'libamdhip64.so'"), True),  # no runtime library
+        ("not a tuple", True),
+    ],
+)
 def test_capture_detection(capture, expected):
     assert Hip(FakeHip(capture=capture)).is_capturing(None) is expected
 
@@ -78,14 +82,14 @@ def test_error_codes_are_checked_before_values():
 
 def test_hip_answers_when_usable_and_disagreements_are_counted(caplog):
     k = _kernel()
-    model = 4   # LDS limits: 65536 B per CU // the 16384 B LLVM reported for the kernel
+    model = 4  # LDS limits: 65536 B per CU // the 16384 B LLVM reported for the kernel
     assert amdocc.occupancy(k, block_size=256).blocks_per_cu == model
     before = dict(stats)
     fake = FakeHip(blocks=model)
     got = max_blocks_per_cu(k, 256, hip=Hip(fake))
     assert (int(got), got.source, got.model, got.hip) == (model, "hip", model, model)
     assert stats["compared"] == before["compared"] + 1 and stats["disagreements"] == before["disagreements"]
-    again = max_blocks_per_cu(k, 256, hip=Hip(fake))          # cached per kernel, block and LDS
+    again = max_blocks_per_cu(k, 256, hip=Hip(fake))  # cached per kernel, block and LDS
     assert int(again) == model and fake.loads == 1
     with caplog.at_level(logging.WARNING, logger="amdocc.runtime"):
         odd = max_blocks_per_cu(k, 128, hip=Hip(FakeHip(blocks=model + 1)))
@@ -107,7 +111,7 @@ def test_without_rocm_the_model_answers():
     k = _kernel()
     got = max_blocks_per_cu(k, 256)
     assert got.source == "model" and got.reason.startswith("no HIP runtime")
-    assert int(got) == 4            # 16 KiB of static LDS in 64 KiB: four blocks (HIP's LDS rule)
+    assert int(got) == 4  # 16 KiB of static LDS in 64 KiB: four blocks (HIP's LDS rule)
     # From a path, too (one code object, one kernel named).
     got = max_blocks_per_cu(FIXTURES / "elf" / "gfx942_cov4.hsaco", 256, kernel_name="_Z9saxpy_ldsfPKfPfi")
     assert got.source == "model" and int(got) == 4
@@ -124,11 +128,13 @@ def test_unavailable_runtime_is_reported_not_raised():
     class Broken(FakeHip):
         def hipGetDeviceCount(self):
             raise RuntimeError("failed to dlopen 'libamdhip64.so'")
+
     with pytest.raises(HipUnavailable):
         Hip(Broken()).device_count()
 
 
 # -- the profile follows the runtime's own version ------------------------------------------------
+
 
 def _agpr_user():
     # gfx942, .vgpr_count 92, .sgpr_count 8, no LDS (tests/data/fixtures/elf/gfx942_cov4.hsaco).
@@ -146,22 +152,25 @@ def _agpr_user():
 #   rocm-5.6.0 device.cpp lists no gfx942: no answer.
 # TheRock's runtimes report projects/hip/VERSION of their rocm-systems pin (TheRock CMakeLists.txt):
 # 7.9.0 (55feeef) HIP 7.1, 7.10 .. 7.12 HIP 7.2, 7.13 (79e85e1) 7.13, 7.14 (cd52904) 7.14.
-@pytest.mark.parametrize("version,profile,model,fallback", [
-    (60032830, "rocm-6.0", 2, False),      # 6.0.32830
-    (60140093, "rocm-6.1", 5, False),      # 6.1.40093
-    (60342131, "rocm-6.3", 5, False),      # 6.3.42131
-    (60443482, "rocm-6.4", 5, False),      # 6.4.43482
-    (50631061, "rocm-5.6", None, False),   # 5.6.31061
-    (70051831, "rocm-7.0", 5, False),      # 7.0.51831
-    (70125393, "rocm-7.1", 5, False),      # 7.1.25393: also TheRock 7.9.0, built from 55feeef (git date 25393)
-    (70226015, "rocm-7.2", 5, False),      # 7.2.x: also TheRock 7.10 .. 7.12
-    (71300000, "rocm-7.13", 5, False),     # 7.13.0
-    (71460850, "rocm-7.14", 5, False),     # 7.14.60850
-    (60500000, "rocm-6.4", 5, True),       # no ROCm 6.5: the newest known release before it
-    (71500000, "rocm-7.14", 5, True),      # 7.15: develop after 2b8f21d, newer than every release known
-    (100200000, "rocm-7.14", 5, True),     # 10.2: newer than every release known
-    (40500000, "rocm-5.6", None, True),    # older than every release known: the oldest
-])
+@pytest.mark.parametrize(
+    "version,profile,model,fallback",
+    [
+        (60032830, "rocm-6.0", 2, False),  # 6.0.32830
+        (60140093, "rocm-6.1", 5, False),  # 6.1.40093
+        (60342131, "rocm-6.3", 5, False),  # 6.3.42131
+        (60443482, "rocm-6.4", 5, False),  # 6.4.43482
+        (50631061, "rocm-5.6", None, False),  # 5.6.31061
+        (70051831, "rocm-7.0", 5, False),  # 7.0.51831
+        (70125393, "rocm-7.1", 5, False),  # 7.1.25393: also TheRock 7.9.0, built from 55feeef (git date 25393)
+        (70226015, "rocm-7.2", 5, False),  # 7.2.x: also TheRock 7.10 .. 7.12
+        (71300000, "rocm-7.13", 5, False),  # 7.13.0
+        (71460850, "rocm-7.14", 5, False),  # 7.14.60850
+        (60500000, "rocm-6.4", 5, True),  # no ROCm 6.5: the newest known release before it
+        (71500000, "rocm-7.14", 5, True),  # 7.15: develop after 2b8f21d, newer than every release known
+        (100200000, "rocm-7.14", 5, True),  # 10.2: newer than every release known
+        (40500000, "rocm-5.6", None, True),  # older than every release known: the oldest
+    ],
+)
 def test_the_model_reproduces_the_runtimes_own_release(version, profile, model, fallback, caplog):
     k = _agpr_user()
     fake = FakeHip(blocks=5, version=version)
@@ -229,11 +238,24 @@ def test_verify_compares_with_the_runtimes_release_and_records_its_version(tmp_p
     import amdocc.runtime as rt_module
     from amdocc import observed
 
-    fake = FakeDevice(blocks=2, version=60032830)          # a ROCm 6.0 runtime: agpr_user gives 2 at block 256
+    fake = FakeDevice(blocks=2, version=60032830)  # a ROCm 6.0 runtime: agpr_user gives 2 at block 256
     monkeypatch.setattr(rt_module, "runtime", lambda: Hip(fake))
     record = tmp_path / "measured.toml"
-    code = main(["verify", str(FIXTURES / "elf" / "gfx942_cov4.hsaco"), "--kernel", "agpr_user",
-                 "--blocks", "256", "--dynamic-lds", "0", "--record", str(record), "--json"])
+    code = main(
+        [
+            "verify",
+            str(FIXTURES / "elf" / "gfx942_cov4.hsaco"),
+            "--kernel",
+            "agpr_user",
+            "--blocks",
+            "256",
+            "--dynamic-lds",
+            "0",
+            "--record",
+            str(record),
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and (out["agree"], out["total"]) == (1, 1)
     assert (out["profile"], out["runtime_version"]) == ("rocm-6.0", 60032830)

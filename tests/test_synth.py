@@ -1,5 +1,6 @@
 """Synthesized code objects read back, through amdocc and through LLVM 22, to exactly the
 intended values (the objects the live-HIP property test loads)."""
+
 from __future__ import annotations
 
 import json
@@ -41,9 +42,13 @@ def test_synthesized_object_reads_back_exactly(tmp_path, spec):
     # LLVM's reading of the metadata note and the descriptor.
     seen = llvm22.readelf([str(path)])[str(path)]
     (kernel_md,) = seen["metadata"][0]["amdhsa.kernels"]
-    expected = {".vgpr_count": spec.vgpr_count, ".sgpr_count": spec.sgpr_count,
-                ".group_segment_fixed_size": spec.lds, ".wavefront_size": wave,
-                ".max_flat_workgroup_size": spec.max_flat_workgroup_size}
+    expected = {
+        ".vgpr_count": spec.vgpr_count,
+        ".sgpr_count": spec.sgpr_count,
+        ".group_segment_fixed_size": spec.lds,
+        ".wavefront_size": wave,
+        ".max_flat_workgroup_size": spec.max_flat_workgroup_size,
+    }
     if t.has_agprs:
         expected[".agpr_count"] = spec.agpr_count
     if t.wgp:
@@ -53,7 +58,7 @@ def test_synthesized_object_reads_back_exactly(tmp_path, spec):
     assert kd["group_segment_fixed_size"] == spec.lds
     granule = PROBE[spec.target]["vgpr"][str(wave)]["encoding_granule"]
     assert kd["next_free_vgpr"] == -(-spec.vgpr_count // granule) * granule
-    if t.sgprs_limit_occupancy:          # gfx10+ allocate a fixed SGPR block: the field is reserved
+    if t.sgprs_limit_occupancy:  # gfx10+ allocate a fixed SGPR block: the field is reserved
         assert kd["next_free_sgpr"] >= spec.sgpr_count
     if t.register_file == "unified":
         assert kd["accum_offset"] == max(4, spec.vgpr_count - spec.agpr_count)

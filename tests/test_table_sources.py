@@ -26,6 +26,7 @@ without WGP mode are not values (the loader ignores them).
 The raw table is read here with tomllib, not through amdocc, so the checks do not lean on the
 code that reads the table.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,17 +40,48 @@ from amdocc.tabledata import tables_dir
 from conftest import TESTS
 
 # Columns every probe measures (test_targets_table.assert_row_matches_probe compares each).
-MEASURED_COLUMNS = frozenset({
-    "mach", "wave_sizes", "default_wave", "wgp", "vgprs", "vgpr_alloc_granule", "vgpr_encode_granule",
-    "register_file", "max_waves_per_simd", "addressable_sgprs", "sgpr_waves", "sgpr_waves_beyond",
-    "lds_per_workgroup", "lds_per_workgroup_wgp", "simds_per_cu", "xnack", "sramecc"})
+MEASURED_COLUMNS = frozenset(
+    {
+        "mach",
+        "wave_sizes",
+        "default_wave",
+        "wgp",
+        "vgprs",
+        "vgpr_alloc_granule",
+        "vgpr_encode_granule",
+        "register_file",
+        "max_waves_per_simd",
+        "addressable_sgprs",
+        "sgpr_waves",
+        "sgpr_waves_beyond",
+        "lds_per_workgroup",
+        "lds_per_workgroup_wgp",
+        "simds_per_cu",
+        "xnack",
+        "sramecc",
+    }
+)
 # ... and what only an LLVM that rounds LDS to its granule (23+) shows; cited where LLVM 22 measured.
 MEASURED_WHEN_ROUNDED = frozenset({"lds_granule"})
 RULE_COLUMNS = frozenset({"isa_version"})
-CITED_COLUMNS = frozenset({
-    "family", "generic_of", "addressable_vgprs", "agprs", "hip_max_waves_per_simd", "sgprs_per_simd",
-    "sgpr_alloc_granule", "lds_per_cu", "lds_per_wgp", "lds_granule", "max_workgroups_per_cu",
-    "max_workgroups_per_wgp", "descriptor_layout", "since_llvm"})
+CITED_COLUMNS = frozenset(
+    {
+        "family",
+        "generic_of",
+        "addressable_vgprs",
+        "agprs",
+        "hip_max_waves_per_simd",
+        "sgprs_per_simd",
+        "sgpr_alloc_granule",
+        "lds_per_cu",
+        "lds_per_wgp",
+        "lds_granule",
+        "max_workgroups_per_cu",
+        "max_workgroups_per_wgp",
+        "descriptor_layout",
+        "since_llvm",
+    }
+)
 ANNOTATIONS = frozenset({"like", "source", "cite", "unconfirmed", "unknown"})
 # Read only in WGP mode (amdocc/targets.py sets them to None on a row without it).
 WGP_ONLY = frozenset({"lds_per_wgp", "max_workgroups_per_wgp", "lds_per_workgroup_wgp"})
@@ -79,7 +111,7 @@ def _resolved(raw: dict, name: str) -> dict:
     row = raw[name]
     out = dict(_resolved(raw, row["like"])) if "like" in row else {}
     if "like" in row:
-        out.pop("generic_of", None)        # as amdocc/targets.py: membership is never inherited
+        out.pop("generic_of", None)  # as amdocc/targets.py: membership is never inherited
     out.update(row)
     return out
 
@@ -166,7 +198,7 @@ def states(note: str, value) -> bool:
         return value in _quantities(note)
     if isinstance(value, list):
         return all(states(note, v) for v in value)
-    if isinstance(value, dict):                 # a wave map: every wave size's value
+    if isinstance(value, dict):  # a wave map: every wave size's value
         return all(states(note, v) for v in value.values())
     return str(value) in note
 
@@ -201,9 +233,12 @@ def rule_problems(raw: dict, rows=None) -> list[str]:
 
 def stray_notes(raw: dict) -> list[str]:
     """Notes that no check reads: on a measured or named value, or on a column the row lacks."""
-    return [f"[{name}] cite.{column}: the value is {value_kind(raw, name, column) or 'not one of the row'}"
-            for name, row in raw.items() for column in row.get("cite", {})
-            if column not in _resolved(raw, name) or value_kind(raw, name, column) != "cite"]
+    return [
+        f"[{name}] cite.{column}: the value is {value_kind(raw, name, column) or 'not one of the row'}"
+        for name, row in raw.items()
+        for column in row.get("cite", {})
+        if column not in _resolved(raw, name) or value_kind(raw, name, column) != "cite"
+    ]
 
 
 def _copy(raw: dict) -> dict:
@@ -239,26 +274,31 @@ def test_every_value_of_every_row_is_checked_against_a_source():
     assert kinds[("mach", "probe: triton-llvm")] == kinds[("lds_granule", "probe: triton-llvm")] == len(newer)
     assert kinds[("since_llvm", "cite")] == len(newer)
     table = sorted(kinds.items())
-    print("\ntargets.toml values per column and source:\n" +
-          "\n".join(f"  {c:<24}{k:<26}{n:>4}" for (c, k), n in table) +
-          "\n  " + ", ".join(f"{k}: {sum(n for (_, kk), n in table if kk == k)}"
-                             for k in sorted({k for _, k in kinds})))
+    print(
+        "\ntargets.toml values per column and source:\n"
+        + "\n".join(f"  {c:<24}{k:<26}{n:>4}" for (c, k), n in table)
+        + "\n  "
+        + ", ".join(f"{k}: {sum(n for (_, kk), n in table if kk == k)}" for k in sorted({k for _, k in kinds}))
+    )
 
 
-@pytest.mark.parametrize("row,column,wrong", [
-    ("gfx950", "lds_granule", 1024),       # the issue's planted bug: 1280 -> 1024
-    ("gfx950", "lds_per_cu", 65536),
-    ("gfx600", "sgprs_per_simd", 800),
-    ("gfx801", "sgpr_alloc_granule", 8),
-    ("gfx1010", "lds_per_wgp", 65536),
-    ("gfx1010", "hip_max_waves_per_simd", 8),
-    ("gfx700", "lds_granule", 128),        # the note's "128 dwords" is 512 B, not 128
-    ("gfx1310", "sgpr_alloc_granule", 8),  # as merged: the note said "as gfx1010's row", which is 106
-    ("gfx1154", "family", "RDNA4"),
-    ("gfx1310", "vgprs", {"w32": 1536, "w64": 768}),     # Triton's LLVM, before llvm PR #222615
-    ("gfx1250-strict", "since_llvm", 23),
-    ("gfx940", "mach", 0x41),
-])
+@pytest.mark.parametrize(
+    "row,column,wrong",
+    [
+        ("gfx950", "lds_granule", 1024),  # the issue's planted bug: 1280 -> 1024
+        ("gfx950", "lds_per_cu", 65536),
+        ("gfx600", "sgprs_per_simd", 800),
+        ("gfx801", "sgpr_alloc_granule", 8),
+        ("gfx1010", "lds_per_wgp", 65536),
+        ("gfx1010", "hip_max_waves_per_simd", 8),
+        ("gfx700", "lds_granule", 128),  # the note's "128 dwords" is 512 B, not 128
+        ("gfx1310", "sgpr_alloc_granule", 8),  # as merged: the note said "as gfx1010's row", which is 106
+        ("gfx1154", "family", "RDNA4"),
+        ("gfx1310", "vgprs", {"w32": 1536, "w64": 768}),  # Triton's LLVM, before llvm PR #222615
+        ("gfx1250-strict", "since_llvm", 23),
+        ("gfx940", "mach", 0x41),
+    ],
+)
 def test_a_value_its_note_does_not_state_fails(row, column, wrong):
     raw = _copy(RAW)
     raw[row][column] = wrong
@@ -268,7 +308,7 @@ def test_a_value_its_note_does_not_state_fails(row, column, wrong):
 
 def test_a_value_without_a_note_fails():
     raw = _copy(RAW)
-    raw["gfx1100"] = dict(raw["gfx1100"], lds_granule=512)     # set again, with no note of its own
+    raw["gfx1100"] = dict(raw["gfx1100"], lds_granule=512)  # set again, with no note of its own
     del raw["gfx1310"]["cite"]["agprs"]
     problems, _ = source_problems(raw)
     assert any("[gfx1100] lds_granule = 512: [gfx1100] has no cite.lds_granule" in p for p in problems)
@@ -280,27 +320,29 @@ def test_a_note_on_a_measured_value_fails():
     raw = _copy(RAW)
     raw["gfx1310"]["cite"]["wave_sizes"] = "[T39] wave32 and wave64"
     raw["gfx1154"]["cite"]["lds_granule"] = "[T39] lds.granule 512"
-    assert stray_notes(raw) == ["[gfx1154] cite.lds_granule: the value is probe: triton-llvm",
-                                "[gfx1310] cite.wave_sizes: the value is probe: triton-llvm"]
+    assert stray_notes(raw) == [
+        "[gfx1154] cite.lds_granule: the value is probe: triton-llvm",
+        "[gfx1310] cite.wave_sizes: the value is probe: triton-llvm",
+    ]
 
 
 def test_a_row_inherits_the_note_of_an_inherited_value():
     assert _defining_row(RAW, "gfx1201", "lds_granule") == "gfx1010"
     assert _defining_row(RAW, "gfx1201", "descriptor_layout") == "gfx1200"
     assert _defining_row(RAW, "gfx942", "lds_granule") == "gfx700"
-    assert _note(RAW, "gfx1172", "family")[0] == "gfx1171"            # the value's own row
-    assert _note(RAW, "gfx1170", "lds_per_cu")[0] == "gfx1170"        # a note of its own, value from gfx1010
+    assert _note(RAW, "gfx1172", "family")[0] == "gfx1171"  # the value's own row
+    assert _note(RAW, "gfx1170", "lds_per_cu")[0] == "gfx1170"  # a note of its own, value from gfx1010
     assert _note(RAW, "gfx13-generic", "vgprs")[0] == "gfx1310"
 
 
 def test_what_each_probe_measures():
-    assert value_kind(RAW, "gfx1310", "vgprs") == "cite"             # llvm-23 overrides it
+    assert value_kind(RAW, "gfx1310", "vgprs") == "cite"  # llvm-23 overrides it
     assert value_kind(RAW, "gfx1310", "vgpr_encode_granule") == "probe: triton-llvm"
     assert value_kind(RAW, "gfx1310", "lds_granule") == "probe: triton-llvm"
-    assert value_kind(RAW, "gfx1250", "lds_granule") == "cite"        # LLVM 22 does not round LDS
+    assert value_kind(RAW, "gfx1250", "lds_granule") == "cite"  # LLVM 22 does not round LDS
     assert value_kind(RAW, "gfx940", "mach") == "cite"
     assert value_kind(RAW, "gfx940", "vgprs") == "probe: llc-22 (as gfx942)"
-    assert value_kind(RAW, "gfx1250", "lds_per_wgp") is None           # no WGP mode
+    assert value_kind(RAW, "gfx1250", "lds_per_wgp") is None  # no WGP mode
     assert value_kind(RAW, "gfx1250-strict", "isa_version") == "probe: triton-llvm"
 
 
@@ -308,8 +350,12 @@ def test_isa_version_follows_the_processor_name_rule():
     # AMDGPUUsage.rst: "gfx<major><minor><stepping>", the last two digits hexadecimal (gfx90a = 9.0.10).
     assert _isa_from_name("gfx90c") == [9, 0, 12] and _isa_from_name("gfx10-3-generic") == [10, 3, 0]
     assert _isa_from_name("gfx11-7-generic") == [11, 7, 0] and _isa_from_name("gfx1250-strict") is None
-    assert [_isa_from_subarch(s + "-amd-amdhsa") for s in ("amdgpu12.50s", "amdgpu9.0a", "amdgpu11.7", "amdgpu13")] == \
-        [[12, 5, 0], [9, 0, 10], [11, 7, 0], [13, 0, 0]]
+    assert [_isa_from_subarch(s + "-amd-amdhsa") for s in ("amdgpu12.50s", "amdgpu9.0a", "amdgpu11.7", "amdgpu13")] == [
+        [12, 5, 0],
+        [9, 0, 10],
+        [11, 7, 0],
+        [13, 0, 0],
+    ]
     assert rule_problems(RAW) == []
     # Where Triton's LLVM printed a subarch triple, it spells the same version as the rule.
     for name, p in TRITON_PROBE.items():
@@ -318,8 +364,10 @@ def test_isa_version_follows_the_processor_name_rule():
     raw = _copy(RAW)
     raw["gfx1250-strict"]["isa_version"] = [12, 5, 1]
     raw["gfx1154"]["isa_version"] = [11, 5, 3]
-    assert rule_problems(raw) == ["[gfx1154] isa_version = [11, 5, 3], not [11, 5, 4] (rule)",
-                                  "[gfx1250-strict] isa_version = [12, 5, 1], not [12, 5, 0] (probe: triton-llvm)"]
+    assert rule_problems(raw) == [
+        "[gfx1154] isa_version = [11, 5, 3], not [11, 5, 4] (rule)",
+        "[gfx1250-strict] isa_version = [12, 5, 1], not [12, 5, 0] (probe: triton-llvm)",
+    ]
 
 
 def perturbed(value, choices: tuple = ()):
@@ -371,8 +419,10 @@ def test_breaking_any_cited_or_named_value_fails():
     written = Counter(column for _, column, _ in written_values(RAW))
     assert caught["isa_version"] == written["isa_version"] == len(RAW)
     assert caught["since_llvm"] == written["since_llvm"] and caught["family"] == written["family"]
-    print(f"\nwritten values broken one at a time and caught by a note or the naming rule: {sum(caught.values())}"
-          f" of {sum(written.values())} written")
+    print(
+        f"\nwritten values broken one at a time and caught by a note or the naming rule: {sum(caught.values())}"
+        f" of {sum(written.values())} written"
+    )
 
 
 def test_unconfirmed_values_say_why_and_name_a_column_the_row_has():

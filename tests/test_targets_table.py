@@ -7,6 +7,7 @@ against tests/data/triton_llvm_target_probe.json, measured with the LLVM Triton 
 granule). Which columns of which row each probe measures is decided in test_table_sources.py
 (value_kind), which holds every other value to its naming rule or cited note.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -64,8 +65,9 @@ def compare_with_probe(t):
         assert_row_matches_probe(rules.target_view(t), TRITON_PROBE[t.name], rules.sgpr_occupancy, rounds_lds=True)
     else:
         p = PROBE[SAME_FEATURES.get(t.name, t.name)]
-        assert_row_matches_probe(dataclasses.replace(t, mach=p["mach"]) if t.name in SAME_FEATURES else t,
-                                 p, "step-table", rounds_lds=False)
+        assert_row_matches_probe(
+            dataclasses.replace(t, mach=p["mach"]) if t.name in SAME_FEATURES else t, p, "step-table", rounds_lds=False
+        )
 
 
 @pytest.mark.parametrize("t", MEASURED, ids=[t.name for t in MEASURED])
@@ -99,8 +101,13 @@ def test_breaking_any_measured_value_fails():
     targets = {t.name: t for t in all_targets()}
     broken = Counter()
     for owner, column, value in written_values(RAW):
-        rows = [name for name in RAW if _defining_row(RAW, name, column) == owner
-                and (value_kind(RAW, name, column) or "").startswith("probe") and column != "isa_version"]
+        rows = [
+            name
+            for name in RAW
+            if _defining_row(RAW, name, column) == owner
+            and (value_kind(RAW, name, column) or "").startswith("probe")
+            and column != "isa_version"
+        ]
         if not rows:
             continue
         wrong = perturbed(getattr(targets[owner], column), REGISTER_FILES)
@@ -112,9 +119,10 @@ def test_breaking_any_measured_value_fails():
                 failures += 1
         assert failures, (owner, column, value, wrong)
         broken[column] += 1
-    assert set(broken) == MEASURED_COLUMNS | MEASURED_WHEN_ROUNDED      # each column compared somewhere
-    print(f"\nmeasured values written in targets.toml, broken one at a time and caught by a probe: "
-          f"{sum(broken.values())}")
+    assert set(broken) == MEASURED_COLUMNS | MEASURED_WHEN_ROUNDED  # each column compared somewhere
+    print(
+        f"\nmeasured values written in targets.toml, broken one at a time and caught by a probe: {sum(broken.values())}"
+    )
 
 
 def assert_row_matches_probe(t, p, sgpr_rule, rounds_lds):
@@ -126,8 +134,11 @@ def assert_row_matches_probe(t, p, sgpr_rule, rounds_lds):
     assert t.wgp == ("wgp" in p["modes"])
     for wave in t.wave_sizes:
         v = p["vgpr"][str(wave)]
-        assert (t.vgprs[wave], t.vgpr_alloc_granule[wave], t.vgpr_encode_granule[wave]) == \
-            (v["total"], v["alloc_granule"], v["encoding_granule"]), wave
+        assert (t.vgprs[wave], t.vgpr_alloc_granule[wave], t.vgpr_encode_granule[wave]) == (
+            v["total"],
+            v["alloc_granule"],
+            v["encoding_granule"],
+        ), wave
     file = p.get("agpr", {}).get("vgpr_file", "none") if p["agprs"] else "none"
     assert t.register_file == file
     max_waves = p["lds"].get("max_waves_model", {}).get("cu") or max(p["max_waves_per_simd"].values())
@@ -135,20 +146,20 @@ def assert_row_matches_probe(t, p, sgpr_rule, rounds_lds):
     assert t.addressable_sgprs == p["sgpr"]["addressable"]
     # SGPR occupancy: LLVM's step function over every count the probe compiled.
     steps = p["sgpr"]["occupancy"]
-    if not p["sgpr"]["limits_occupancy"]:        # no steps, and nothing beyond them
+    if not p["sgpr"]["limits_occupancy"]:  # no steps, and nothing beyond them
         assert (t.sgpr_waves, t.sgpr_waves_beyond) == ((), 0)
     if "fixed_total" in p["sgpr"]:
         # SGPR-init-bug parts report one total whatever the kernel uses.
-        (limit, waves), = steps
+        ((limit, waves),) = steps
         assert limit == p["sgpr"]["fixed_total"] and sgpr_waves(t, limit, sgpr_rule) == waves
     lo = 0
-    for limit, waves in ([] if "fixed_total" in p["sgpr"] else steps):
+    for limit, waves in [] if "fixed_total" in p["sgpr"] else steps:
         for n in range(lo + 1, limit + 1):
             assert min(sgpr_waves(t, n, sgpr_rule), t.max_waves_per_simd) == min(waves, max_waves), n
         lo = limit
     lds = p["lds"]
     assert t.lds_per_workgroup == lds["max_per_workgroup"]["cu"]
-    assert lds["pool"]["cu"] == t.lds_per_workgroup          # LLVM's pool is the addressable size
+    assert lds["pool"]["cu"] == t.lds_per_workgroup  # LLVM's pool is the addressable size
     assert lds["eus_per_cu"]["cu"] == t.simds_per_cu
     if t.wgp:
         assert lds["pool"]["wgp"] == 2 * t.lds_per_workgroup and lds["eus_per_cu"]["wgp"] == 2 * t.simds_per_cu
@@ -158,10 +169,10 @@ def assert_row_matches_probe(t, p, sgpr_rule, rounds_lds):
     for mode, (low, high) in p["workgroups"]["max_wgs_per_cu"].items():
         cap = t.max_workgroups_per_wgp if mode == "wgp" else t.max_workgroups_per_cu
         assert low <= cap and (high is None or cap <= high), (mode, cap, low, high)
-    if rounds_lds:   # LLVM 23+ rounds LDS to its granule, so the probe measures it
+    if rounds_lds:  # LLVM 23+ rounds LDS to its granule, so the probe measures it
         assert lds["rounded_to_granule"] is True and set(lds["granule"].values()) == {t.lds_granule}
     else:
-        assert lds["rounded_to_granule"] is False   # LLVM 22 never rounds; the granule is a hardware fact
+        assert lds["rounded_to_granule"] is False  # LLVM 22 never rounds; the granule is a hardware fact
 
 
 def test_every_row_has_a_source_note():

@@ -5,6 +5,7 @@ The oracle is what llvm-objdump-22 printed for each descriptor when the fixture 
 on the same kernels: TG_SPLIT lets a workgroup's waves run on different CUs (AMDGPUUsage.rst,
 compute_pgm_rsrc3 bit 16), so one CU's LDS and barriers no longer bound it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,7 +35,7 @@ def test_tg_split_bit_and_every_descriptor_field_match_llvm_objdump(fx):
     co, k = _kernel(fx)
     (dumped,) = parse_descriptor_dump((FIXTURES / fx["oracle"]["kd"]).read_text()).values()
     seen = dumped["tgsplit_lds.kd"]
-    assert seen["tg_split"] == int(fx["tgsplit"])            # the build asked for it, objdump reads it
+    assert seen["tg_split"] == int(fx["tgsplit"])  # the build asked for it, objdump reads it
     assert k.descriptor.fields["tg_split"] == seen["tg_split"]
     assert descriptor_mismatches(k.descriptor.as_dict(), seen) == []
     assert len(seen) >= 30, "llvm-objdump printed fewer directives than a gfx90a descriptor has"
@@ -44,8 +45,12 @@ def test_tg_split_bit_and_every_descriptor_field_match_llvm_objdump(fx):
 
 
 def test_four_fixtures_three_with_tg_split():
-    assert [(f["arch"], f["tgsplit"]) for f in CASES] == [("gfx90a", True), ("gfx90a", False),
-                                                          ("gfx942", True), ("gfx950", True)]
+    assert [(f["arch"], f["tgsplit"]) for f in CASES] == [
+        ("gfx90a", True),
+        ("gfx90a", False),
+        ("gfx942", True),
+        ("gfx950", True),
+    ]
 
 
 def test_hw_model_lifts_the_per_cu_lds_limit_under_tg_split():

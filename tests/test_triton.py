@@ -8,6 +8,7 @@ Kernels are compiled for gfx942, gfx950 and gfx1100 with no GPU. Two oracles:
   threads, ``metadata.shared`` bytes of dynamic LDS) must equal the blocks per CU worked out in
   HIP_BY_HAND below from shared/research/hip-occupancy.md §4/§5 and the metadata note's numbers.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,8 +39,9 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -64,21 +66,39 @@ def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
     tl.store(out_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)
 
 
-_MATMUL_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
-               "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
+_MATMUL_SIG = {
+    "a_ptr": "*fp16",
+    "b_ptr": "*fp16",
+    "c_ptr": "*fp16",
+    "M": "i32",
+    "N": "i32",
+    "K": "i32",
+    "stride_am": "i32",
+    "stride_bk": "i32",
+    "stride_cm": "i32",
+}
 # name: (function, signature, constexprs, options)
 KERNELS = {
-    "add": (add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
-            {"BLOCK": 1024}, {"num_warps": 4}),
+    "add": (
+        add_kernel,
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+        {"BLOCK": 1024},
+        {"num_warps": 4},
+    ),
     # 128x128x32 fp16 tl.dot, 2 stages: its operand tiles live in (dynamic) LDS.
     "matmul": (matmul_kernel, _MATMUL_SIG, {"BM": 128, "BN": 128, "BK": 32}, {"num_warps": 4, "num_stages": 2}),
     # 256x128x64: a wave owns more than 256 registers, so CDNA kernels use AGPRs (too slow on RDNA).
     "matmul_agpr": (matmul_kernel, _MATMUL_SIG, {"BM": 256, "BN": 128, "BK": 64}, {"num_warps": 4, "num_stages": 2}),
-    "softmax": (softmax_kernel, {"out_ptr": "*fp32", "in_ptr": "*fp32", "stride": "i32", "n_cols": "i32"},
-                {"BLOCK": 4096}, {"num_warps": 8}),
+    "softmax": (
+        softmax_kernel,
+        {"out_ptr": "*fp32", "in_ptr": "*fp32", "stride": "i32", "n_cols": "i32"},
+        {"BLOCK": 4096},
+        {"num_warps": 8},
+    ),
 }
-CASES = [(k, a) for a in ("gfx942", "gfx950", "gfx1100") for k in KERNELS
-         if not (k == "matmul_agpr" and a == "gfx1100")]
+CASES = [
+    (k, a) for a in ("gfx942", "gfx950", "gfx1100") for k in KERNELS if not (k == "matmul_agpr" and a == "gfx1100")
+]
 
 # HIP's answer (profile 2026-08, the default), worked out by hand for triton 3.9.0's code.
 # Inputs per case: .vgpr_count, .sgpr_count, .wavefront_size, .workgroup_processor_mode as
@@ -148,6 +168,7 @@ def compile_case(triton_env):
             fn, signature, constexprs, options = KERNELS[name]
             _compiled[name, arch] = at.compile_offline(fn, signature, constexprs, arch, **options)
         return _compiled[name, arch]
+
     return get
 
 
@@ -177,8 +198,12 @@ def test_hip_model_equals_hand_worked(compile_case, name, arch):
     want = HIP_BY_HAND[name, arch]
     kernel = at.kernel_of(compiled)
     # The premises of the arithmetic: the compile still produces the numbers it was done with.
-    assert (kernel.meta("vgpr_count"), kernel.meta("sgpr_count"), kernel.meta("wavefront_size"),
-            kernel.meta("group_segment_fixed_size")) == (want["vgpr"], want["sgpr"], want["wave"], 0)
+    assert (
+        kernel.meta("vgpr_count"),
+        kernel.meta("sgpr_count"),
+        kernel.meta("wavefront_size"),
+        kernel.meta("group_segment_fixed_size"),
+    ) == (want["vgpr"], want["sgpr"], want["wave"], 0)
     assert at.launch_of(compiled) == (want["B"], want["D"])
     occ = at.occupancy(compiled)
     assert (occ.model, occ.block_size, occ.dynamic_lds) == ("hip", want["B"], want["D"])
@@ -194,8 +219,7 @@ def test_hand_worked_inputs_match_llvm_readelf(compile_case, name, arch, tmp_pat
     compiled = compile_case(name, arch)
     path = tmp_path / f"{name}-{arch}.hsaco"
     path.write_bytes(compiled.asm["hsaco"])
-    notes = subprocess.run(["llvm-readelf-22", "--notes", str(path)], check=True,
-                           capture_output=True, text=True).stdout
+    notes = subprocess.run(["llvm-readelf-22", "--notes", str(path)], check=True, capture_output=True, text=True).stdout
 
     def key(k):
         found = re.findall(rf"^\s+\.{k}:\s+(\S+)$", notes, re.M)
@@ -203,8 +227,12 @@ def test_hand_worked_inputs_match_llvm_readelf(compile_case, name, arch, tmp_pat
         return int(found[0])
 
     want = HIP_BY_HAND[name, arch]
-    assert (key("vgpr_count"), key("sgpr_count"), key("wavefront_size"), key("group_segment_fixed_size")) \
-        == (want["vgpr"], want["sgpr"], want["wave"], 0)
+    assert (key("vgpr_count"), key("sgpr_count"), key("wavefront_size"), key("group_segment_fixed_size")) == (
+        want["vgpr"],
+        want["sgpr"],
+        want["wave"],
+        0,
+    )
     if arch == "gfx1100":
         assert key("workgroup_processor_mode") == 1
 
@@ -222,8 +250,7 @@ def test_launch_matches_kernel(compile_case, name, arch):
     # The hw model gets the same launch; an explicit block size or dynamic LDS overrides it.
     assert at.occupancy(compiled, model="hw").dynamic_lds == launch.dynamic_lds
     assert at.occupancy(compiled, block_size=64, dynamic_lds=0).block_size == 64
-    llvm_at_launch = at.occupancy(compiled, model="llvm", block_size=launch.block_size,
-                                  dynamic_lds=launch.dynamic_lds)
+    llvm_at_launch = at.occupancy(compiled, model="llvm", block_size=launch.block_size, dynamic_lds=launch.dynamic_lds)
     assert llvm_at_launch.blocks_per_cu is not None
 
 
@@ -244,8 +271,9 @@ def test_duck_typed_objects_and_errors(compile_case):
         "no hsaco": SimpleNamespace(asm={"ptx": "x"}, metadata=good),
         "hsaco as text": SimpleNamespace(asm={"hsaco": "abc"}, metadata=good),
         "no shared": SimpleNamespace(asm={"hsaco": hsaco}, metadata=dict(good, shared=None)),
-        "no num_warps": SimpleNamespace(asm={"hsaco": hsaco}, metadata={"name": "add_kernel", "shared": 0,
-                                                                         "warp_size": 64}),
+        "no num_warps": SimpleNamespace(
+            asm={"hsaco": hsaco}, metadata={"name": "add_kernel", "shared": 0, "warp_size": 64}
+        ),
         "no warp size": SimpleNamespace(asm={"hsaco": hsaco}, metadata=dict(good, warp_size=None)),
         "wrong name": SimpleNamespace(asm={"hsaco": hsaco}, metadata=dict(good, name="other")),
         "wrong warp size": SimpleNamespace(asm={"hsaco": hsaco}, metadata=dict(good, warp_size=32)),
@@ -258,12 +286,10 @@ def test_duck_typed_objects_and_errors(compile_case):
 
 
 def test_import_is_lazy():
-    code = ("import sys, amdocc, amdocc.integrations.triton; "
-            "assert 'triton' not in sys.modules, 'triton imported'")
+    code = "import sys, amdocc, amdocc.integrations.triton; assert 'triton' not in sys.modules, 'triton imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_compile_offline_default_warp_size(compile_case):
     assert compile_case("add", "gfx942").metadata.warp_size == 64
     assert compile_case("add", "gfx1100").metadata.warp_size == 32
-

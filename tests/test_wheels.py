@@ -10,6 +10,7 @@ same bytes, and every kernel's metadata in `amdocc inspect --json` must equal LL
 Neither wheel carries a Windows .dll (PyPI's ROCm wheels are Linux-only); the PE path is
 covered by a fixture DLL inside a wheel in test_archives.py.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,10 +34,14 @@ pytestmark = [pytest.mark.wheels, pytest.mark.llvm22, pytest.mark.slow]
 
 # (file name, sha256, code objects and kernels as measured with LLVM's pipeline on 2026-11-30)
 WHEELS = {
-    "vllm": ("vllm_rocm-0.6.3-cp310-cp310-manylinux_2_34_x86_64.manylinux_2_35_x86_64.whl",
-             "1385fa51555f730a1fe31b8bbd40047915eea0688992cb24e288d3550a4831be"),
-    "cupy": ("cupy_rocm_5_0-13.3.0-cp311-cp311-manylinux2014_x86_64.whl",
-             "00907762735d182737bee317f532dc381337fb8e978bd846acb268df463b2d7b"),
+    "vllm": (
+        "vllm_rocm-0.6.3-cp310-cp310-manylinux_2_34_x86_64.manylinux_2_35_x86_64.whl",
+        "1385fa51555f730a1fe31b8bbd40047915eea0688992cb24e288d3550a4831be",
+    ),
+    "cupy": (
+        "cupy_rocm_5_0-13.3.0-cp311-cp311-manylinux2014_x86_64.whl",
+        "00907762735d182737bee317f532dc381337fb8e978bd846acb268df463b2d7b",
+    ),
 }
 
 
@@ -74,7 +79,8 @@ class Oracle:
                 seen = llvm22.readelf([str(co)])[str(co)]
                 (doc,) = seen["metadata"]
                 self.by_sha.setdefault(hashlib.sha256(co.read_bytes()).hexdigest(), []).append(
-                    (member, seen["header"]["processor"], doc))
+                    (member, seen["header"]["processor"], doc)
+                )
 
     def kernels(self):
         """(member, processor, LLVM's kernel map) of every kernel."""
@@ -94,8 +100,12 @@ def wheel_and_oracle(request, tmp_path_factory):
 
 
 def _amdocc(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "amdocc", *argv], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "amdocc", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
 def test_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle):
@@ -123,26 +133,43 @@ def test_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle):
         assert [k["name"] for k in rec["kernels"]] == [k[".name"] for k in llvm_kernels]
         for mine, theirs in zip(rec["kernels"], llvm_kernels, strict=True):
             kernels += 1
-            mismatches += [f"{rec['origin']}: {mine['name']}: {m}"
-                           for m in metadata_mismatches(mine["metadata"], theirs)]
-            for key in ("vgpr_count", "sgpr_count", "group_segment_fixed_size", "private_segment_fixed_size",
-                        "wavefront_size", "max_flat_workgroup_size", "agpr_count"):
+            mismatches += [
+                f"{rec['origin']}: {mine['name']}: {m}" for m in metadata_mismatches(mine["metadata"], theirs)
+            ]
+            for key in (
+                "vgpr_count",
+                "sgpr_count",
+                "group_segment_fixed_size",
+                "private_segment_fixed_size",
+                "wavefront_size",
+                "max_flat_workgroup_size",
+                "agpr_count",
+            ):
                 if mine[key] != theirs.get("." + key):
                     mismatches.append(f"{mine['name']}: {key} {mine[key]} but LLVM {theirs.get('.' + key)}")
         top = {k: v for k, v in doc.items() if k != "amdhsa.kernels"}
         mismatches += [f"{rec['origin']}: {m}" for m in metadata_mismatches(rec["metadata"], top)]
-    print(f"\n{which}: {len(records)} code objects from {len(members)} libraries, {kernels} kernels, "
-          f"all metadata compared with llvm-readelf-22 --notes: {len(mismatches)} mismatches "
-          f"({len(UNBUNDLED_BY_HAND) - by_hand} entries cut by hand where LLVM 22's bundler refused the bundle id)")
+    print(
+        f"\n{which}: {len(records)} code objects from {len(members)} libraries, {kernels} kernels, "
+        f"all metadata compared with llvm-readelf-22 --notes: {len(mismatches)} mismatches "
+        f"({len(UNBUNDLED_BY_HAND) - by_hand} entries cut by hand where LLVM 22's bundler refused the bundle id)"
+    )
     assert mismatches == []
     assert kernels == sum(len(co.kernels) for co in loaded)
 
 
 # The census row's numbers and the metadata note's keys they must equal.
-CENSUS_NOTE_KEYS = {"wave": ".wavefront_size", "vgprs": ".vgpr_count", "agprs": ".agpr_count",
-                    "sgprs": ".sgpr_count", "lds": ".group_segment_fixed_size",
-                    "scratch": ".private_segment_fixed_size", "vgpr_spills": ".vgpr_spill_count",
-                    "sgpr_spills": ".sgpr_spill_count", "max_flat_workgroup_size": ".max_flat_workgroup_size"}
+CENSUS_NOTE_KEYS = {
+    "wave": ".wavefront_size",
+    "vgprs": ".vgpr_count",
+    "agprs": ".agpr_count",
+    "sgprs": ".sgpr_count",
+    "lds": ".group_segment_fixed_size",
+    "scratch": ".private_segment_fixed_size",
+    "vgpr_spills": ".vgpr_spill_count",
+    "sgpr_spills": ".sgpr_spill_count",
+    "max_flat_workgroup_size": ".max_flat_workgroup_size",
+}
 
 
 def test_census_of_a_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle, tmp_path):
@@ -161,20 +188,27 @@ def test_census_of_a_wheel_agrees_with_llvm_on_every_kernel(wheel_and_oracle, tm
 
     # A key the note lacks (e.g. .agpr_count on processors without AGPRs, in older compilers)
     # is not compared: the census then gives amdocc's resolved value, which is no note value.
-    present = {(member, processor, k[".name"]): tuple(key in k for key in CENSUS_NOTE_KEYS.values())
-               for member, processor, k in llvm.kernels()}
+    present = {
+        (member, processor, k[".name"]): tuple(key in k for key in CENSUS_NOTE_KEYS.values())
+        for member, processor, k in llvm.kernels()
+    }
 
     def masked(where, values):
         return (*where, *(v if keep else "-" for v, keep in zip(values, present.get(where, ()), strict=False)))
 
-    census = Counter(masked((r["member"], r["processor"], r["kernel"]), [as_int(r[c]) for c in CENSUS_NOTE_KEYS])
-                     for r in rows)
-    expected = Counter(masked((member, processor, k[".name"]), [k.get(key) for key in CENSUS_NOTE_KEYS.values()])
-                       for member, processor, k in llvm.kernels())
+    census = Counter(
+        masked((r["member"], r["processor"], r["kernel"]), [as_int(r[c]) for c in CENSUS_NOTE_KEYS]) for r in rows
+    )
+    expected = Counter(
+        masked((member, processor, k[".name"]), [k.get(key) for key in CENSUS_NOTE_KEYS.values()])
+        for member, processor, k in llvm.kernels()
+    )
     not_compared = sum(not all(mask) for mask in present.values())
     missing, extra = expected - census, census - expected
-    print(f"\n{which}: census rows {len(rows)}, LLVM kernels {sum(expected.values())}, "
-          f"{len(missing)} missing, {len(extra)} extra; {not_compared} kernel names with a note key absent")
+    print(
+        f"\n{which}: census rows {len(rows)}, LLVM kernels {sum(expected.values())}, "
+        f"{len(missing)} missing, {len(extra)} extra; {not_compared} kernel names with a note key absent"
+    )
     assert sum(expected.values()) > 1000
     assert (list(missing.items())[:5], list(extra.items())[:5]) == ([], [])
     # Every kernel got a HIP answer at its declared size, or says why not.

@@ -13,6 +13,7 @@ the load average before and after.
 
 CORPUS_DIR defaults to .cache/aiter/aiter_meta/hsa (where .ci/run unpacks the wheel).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,18 +78,22 @@ def main() -> int:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     amdocc = [sys.executable, "-m", "amdocc", "inspect"]
     # llvm-readelf takes every file in one process (xargs would split a long list in two).
-    commands = {"llvm": ["llvm-readelf-22", "--notes", *files],
-                "`amdocc inspect --json DIR` (default --jobs)": [*amdocc, "--json", args.corpus],
-                "`amdocc inspect --json --jobs 1 DIR`": [*amdocc, "--json", "--jobs", "1", args.corpus],
-                "`amdocc inspect --json-lines DIR` (default --jobs)": [*amdocc, "--json-lines", args.corpus]}
-    in_process = {"parse only (amdocc.iter_load, this process)": amdocc_parse,
-                  "inspect, table output (this process)": amdocc_text,
-                  "inspect --json (every field, this process)": amdocc_json}
+    commands = {
+        "llvm": ["llvm-readelf-22", "--notes", *files],
+        "`amdocc inspect --json DIR` (default --jobs)": [*amdocc, "--json", args.corpus],
+        "`amdocc inspect --json --jobs 1 DIR`": [*amdocc, "--json", "--jobs", "1", args.corpus],
+        "`amdocc inspect --json-lines DIR` (default --jobs)": [*amdocc, "--json-lines", args.corpus],
+    }
+    in_process = {
+        "parse only (amdocc.iter_load, this process)": amdocc_parse,
+        "inspect, table output (this process)": amdocc_text,
+        "inspect --json (every field, this process)": amdocc_json,
+    }
     print(f"corpus: {len(files)} files, {total / 1e6:.1f} MB ({args.corpus})")
     print(f"before: {bench_measure.load_line()}")
     best: dict = {label: None for label in commands}
     best_here = {label: (float("inf"), float("inf")) for label in in_process}
-    for _ in range(args.repeat):            # interleaved: load on a shared machine hits all alike
+    for _ in range(args.repeat):  # interleaved: load on a shared machine hits all alike
         for label, cmd in commands.items():
             best[label] = bench_measure.run(cmd, env).better(best[label])
         for label, fn in in_process.items():
@@ -98,12 +103,16 @@ def main() -> int:
     llvm = best.pop("llvm")
     print(f"llvm-readelf-22 --notes, one process: {llvm.wall:.3f} s wall, {llvm.cpu:.3f} s CPU")
     for label, (wall, cpu) in best_here.items():
-        print(f"amdocc {label}: {wall:.3f} s wall, {cpu:.3f} s CPU   ratio LLVM/amdocc = "
-              f"{llvm.wall / wall:.2f} wall, {llvm.cpu / cpu:.2f} CPU")
+        print(
+            f"amdocc {label}: {wall:.3f} s wall, {cpu:.3f} s CPU   ratio LLVM/amdocc = "
+            f"{llvm.wall / wall:.2f} wall, {llvm.cpu / cpu:.2f} CPU"
+        )
     for label, r in best.items():
         jobs = f"{r.workers} worker processes" if r.workers else "one process"
-        print(f"amdocc {label}: {r.wall:.3f} s wall, {r.cpu:.3f} s CPU, {jobs}, peak {r.peak_mib} MiB   "
-              f"ratio LLVM/amdocc = {llvm.wall / r.wall:.2f} wall, {llvm.cpu / r.cpu:.2f} CPU")
+        print(
+            f"amdocc {label}: {r.wall:.3f} s wall, {r.cpu:.3f} s CPU, {jobs}, peak {r.peak_mib} MiB   "
+            f"ratio LLVM/amdocc = {llvm.wall / r.wall:.2f} wall, {llvm.cpu / r.cpu:.2f} CPU"
+        )
     return 0
 
 

@@ -6,6 +6,7 @@ sampled every few milliseconds from /proc as the sum of the tree's resident sets
 workers count too) and as its largest single process; ``workers`` is the most child processes
 seen at once, i.e. the --jobs a default run chose (0 for one process).
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,8 @@ POLL = 0.005
 class Run:
     wall: float
     cpu: float
-    peak_mib: int          # largest sum of the tree's resident sets seen
-    largest_mib: int       # largest single process (ru_maxrss of the tree)
+    peak_mib: int  # largest sum of the tree's resident sets seen
+    largest_mib: int  # largest single process (ru_maxrss of the tree)
     workers: int
     code: int
 
@@ -30,8 +31,14 @@ class Run:
         if other is None:
             return self
         best = self if self.wall <= other.wall else other
-        return Run(best.wall, min(self.cpu, other.cpu), max(self.peak_mib, other.peak_mib),
-                   max(self.largest_mib, other.largest_mib), max(self.workers, other.workers), best.code)
+        return Run(
+            best.wall,
+            min(self.cpu, other.cpu),
+            max(self.peak_mib, other.peak_mib),
+            max(self.largest_mib, other.largest_mib),
+            max(self.workers, other.workers),
+            best.code,
+        )
 
 
 def _children(pid: int) -> list[int]:
@@ -78,8 +85,14 @@ def run(cmd: list[str], env: dict | None = None, stdout=subprocess.DEVNULL, shel
     proc.stderr.close()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(map(str, cmd))[:200]} failed ({proc.returncode}): {err.strip()[:300]}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, max(peak, usage.ru_maxrss) // 1024,
-               usage.ru_maxrss // 1024, workers, proc.returncode)
+    return Run(
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        max(peak, usage.ru_maxrss) // 1024,
+        usage.ru_maxrss // 1024,
+        workers,
+        proc.returncode,
+    )
 
 
 def best_of(runs: dict[str, list[str]], repeat: int, env: dict | None = None) -> dict[str, Run]:

@@ -7,6 +7,7 @@
 "Uncached" computes a new answer each time: every call uses a (block size, dynamic LDS) pair not
 asked before, so the result cache never hits. Times are per call, best of 5 rounds, in this process.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,11 +38,12 @@ def main() -> int:
     from amdocc.models.nextstep import next_step
     from amdocc.samples import path
 
-    kernel = next(k for co in amdocc.load(path()) if co.processor == "gfx942" for k in co.kernels
-                  if k.name.startswith("_Z9saxpy"))
+    kernel = next(
+        k for co in amdocc.load(path()) if co.processor == "gfx942" for k in co.kernels if k.name.startswith("_Z9saxpy")
+    )
     print(f"kernel: {kernel.name} on gfx942 (from {path().name})")
     for model in ("hip", "llvm", "hw"):
-        amdocc.occupancy(kernel, block_size=256, model=model)      # warm the cache and the tables
+        amdocc.occupancy(kernel, block_size=256, model=model)  # warm the cache and the tables
 
         def cached(n, model=model):
             for _ in range(n):
@@ -60,8 +62,10 @@ def main() -> int:
         c = per_call(cached, args.calls)
         u = per_call(uncached, min(args.calls, 50_000), rounds=1)
         d = per_call(direct, min(args.calls, 50_000))
-        print(f"{model:5s} cached {c:6.2f} us/call (goal <= 2)   uncached {u:6.2f} us/call (goal <= 20)   "
-              f"model function alone {d:6.2f} us/call")
+        print(
+            f"{model:5s} cached {c:6.2f} us/call (goal <= 2)   uncached {u:6.2f} us/call (goal <= 20)   "
+            f"model function alone {d:6.2f} us/call"
+        )
     occ = amdocc.occupancy(kernel, block_size=256)
     u = usage_of(kernel)
     step = per_call(lambda n: [next_step(u, occ) for _ in range(n)], 2000)

@@ -30,6 +30,7 @@ Every command runs as its own process tree (tools/bench_measure.py), timed wall 
 (a pool's workers included), and the number of worker processes a default run chose is shown.
 Ratios are LLVM time / amdocc time (above 1: amdocc is faster).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,12 +62,15 @@ def measure_cpu(cmd: list[str], repeat: int) -> tuple[float, int, float]:
     best, peak, cpu = float("inf"), 0, 0.0
     for _ in range(repeat):
         start = time.perf_counter()
-        wrapper = [sys.executable, "-c",
-                   "import resource,subprocess,sys;"
-                   "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
-                   "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
-                   "print(u.ru_maxrss, u.ru_utime + u.ru_stime);sys.exit(r.returncode)",
-                   *cmd]
+        wrapper = [
+            sys.executable,
+            "-c",
+            "import resource,subprocess,sys;"
+            "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
+            "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
+            "print(u.ru_maxrss, u.ru_utime + u.ru_stime);sys.exit(r.returncode)",
+            *cmd,
+        ]
         out = subprocess.run(wrapper, capture_output=True, text=True, env=ENV)
         elapsed = time.perf_counter() - start
         if out.returncode not in (0, 1):
@@ -91,8 +95,18 @@ def pipeline_time(steps: list[list[str]], repeat: int) -> tuple[float, int]:
 def build_fat(work: Path, kernels: int) -> tuple[Path, Path, list[str]]:
     import kernelgen
 
-    targets = [t for t in kernelgen.DEFAULT_TARGETS if "generic" not in t] + \
-        ["gfx90c", "gfx1012", "gfx1031", "gfx1034", "gfx1103", "gfx1150", "gfx1152", "gfx1153", "gfx1200", "gfx702"]
+    targets = [t for t in kernelgen.DEFAULT_TARGETS if "generic" not in t] + [
+        "gfx90c",
+        "gfx1012",
+        "gfx1031",
+        "gfx1034",
+        "gfx1103",
+        "gfx1150",
+        "gfx1152",
+        "gfx1153",
+        "gfx1200",
+        "gfx702",
+    ]
     rng = random.Random(7)
     specs = kernelgen.random_specs(rng, targets, kernels)
     # one code object per processor: put every spec of a processor in one module (same CO version)
@@ -116,8 +130,16 @@ def llvm_bundle_pipeline(bundle: Path, ids: list[str], work: Path) -> list[list[
     files = []
     for i, entry in enumerate(ids):
         f = out / f"{i}.co"
-        steps.append(["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={bundle}",
-                      f"--targets={entry}", f"--output={f}"])
+        steps.append(
+            [
+                "clang-offload-bundler-22",
+                "--unbundle",
+                "--type=o",
+                f"--input={bundle}",
+                f"--targets={entry}",
+                f"--output={f}",
+            ]
+        )
         files.append(str(f))
     steps.append(["llvm-readelf-22", "--notes", *files])
     return steps
@@ -149,18 +171,19 @@ def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> in
     pieces = []
     for n, lib in enumerate(libraries):
         section = work / f"lib{n}.hip_fatbin"
-        proc = subprocess.run(["llvm-objcopy-22", f"--dump-section=.hip_fatbin={section}", lib, "/dev/null"],
-                              capture_output=True)
+        proc = subprocess.run(
+            ["llvm-objcopy-22", f"--dump-section=.hip_fatbin={section}", lib, "/dev/null"], capture_output=True
+        )
         if proc.returncode or not section.exists():
-            continue                       # no device code in this library
+            continue  # no device code in this library
         data = section.read_bytes()
         starts = [m.start() for m in magic.finditer(data)]
         for i, (lo, hi) in enumerate(zip(starts, [*starts[1:], len(data)], strict=True)):
-            if data.startswith(b"CCOB", lo) and int.from_bytes(data[lo + 4:lo + 6], "little") >= 2:
+            if data.startswith(b"CCOB", lo) and int.from_bytes(data[lo + 4 : lo + 6], "little") >= 2:
                 # LLVM 22's bundler refuses a CCOB followed by padding ("Src size is
                 # incorrect"): cut it at the total size its v2/v3 header declares.
-                width = 8 if int.from_bytes(data[lo + 4:lo + 6], "little") >= 3 else 4
-                hi = lo + int.from_bytes(data[lo + 8:lo + 8 + width], "little")
+                width = 8 if int.from_bytes(data[lo + 4 : lo + 6], "little") >= 3 else 4
+                hi = lo + int.from_bytes(data[lo + 8 : lo + 8 + width], "little")
             piece = work / f"lib{n}-{i}.bundle"
             piece.write_bytes(data[lo:hi])
             pieces.append(piece)
@@ -168,32 +191,59 @@ def llvm_library_pipeline(libraries: list[str], work: Path, jobs: int = 2) -> in
 
     def unbundle(piece: Path) -> list[str]:
         """Every AMDGPU entry of one bundle in one bundler call (a CCOB is decompressed once)."""
-        listed = subprocess.run(["clang-offload-bundler-22", "--list", "--type=o", f"--input={piece}"],
-                                capture_output=True, text=True).stdout.split()
+        listed = subprocess.run(
+            ["clang-offload-bundler-22", "--list", "--type=o", f"--input={piece}"], capture_output=True, text=True
+        ).stdout.split()
         entries = [e for e in listed if "-amdgcn-amd-amdhsa-" in e]
         out = [f"{piece}.{i}.co" for i in range(len(entries))]
-        if entries and subprocess.run(["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}",
-                                       "--targets=" + ",".join(entries), *[f"--output={o}" for o in out]],
-                                      capture_output=True).returncode:
+        if (
+            entries
+            and subprocess.run(
+                [
+                    "clang-offload-bundler-22",
+                    "--unbundle",
+                    "--type=o",
+                    f"--input={piece}",
+                    "--targets=" + ",".join(entries),
+                    *[f"--output={o}" for o in out],
+                ],
+                capture_output=True,
+            ).returncode
+        ):
             # LLVM 22 refuses every entry after an old three-part host id: one call per entry,
             # keeping those it can unbundle.
-            out = [o for o, e in zip(out, entries, strict=True) if subprocess.run(
-                ["clang-offload-bundler-22", "--unbundle", "--type=o", f"--input={piece}", f"--targets={e}",
-                 f"--output={o}"], capture_output=True).returncode == 0]
+            out = [
+                o
+                for o, e in zip(out, entries, strict=True)
+                if subprocess.run(
+                    [
+                        "clang-offload-bundler-22",
+                        "--unbundle",
+                        "--type=o",
+                        f"--input={piece}",
+                        f"--targets={e}",
+                        f"--output={o}",
+                    ],
+                    capture_output=True,
+                ).returncode
+                == 0
+            ]
         return out
 
     with ThreadPoolExecutor(jobs) as pool:
         objects = [co for cos in pool.map(unbundle, pieces) for co in cos]
     for i in range(0, len(objects), 200):
-        subprocess.run(["llvm-readelf-22", "--notes", *objects[i:i + 200]], stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(["llvm-readelf-22", "--notes", *objects[i : i + 200]], stdout=subprocess.DEVNULL, check=True)
     return len(objects)
 
 
 def _runs_line(label: str, r, llvm=None) -> str:
     jobs = f"{r.workers} worker processes" if r.workers else "one process"
     ratio = f"; ratio LLVM/amdocc {llvm.wall / r.wall:.2f} wall, {llvm.cpu / r.cpu:.2f} CPU" if llvm else ""
-    return (f"    {label}: {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, {jobs}, peak {r.peak_mib} MiB "
-            f"(largest process {r.largest_mib} MiB){ratio}")
+    return (
+        f"    {label}: {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, {jobs}, peak {r.peak_mib} MiB "
+        f"(largest process {r.largest_mib} MiB){ratio}"
+    )
 
 
 def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
@@ -214,56 +264,97 @@ def real_wheels(wheels: Path, work: Path, repeat: int) -> None:
             root = work / wheel.stem
             z.extractall(root, [i.filename for i in libs])
         lib = root / largest.filename
-        print(f"{wheel.name}: {wheel.stat().st_size / 1e6:.0f} MB; largest library {largest.filename} "
-              f"({largest.file_size / 1e6:.0f} MB); {bench_measure.load_line()}", flush=True)
+        print(
+            f"{wheel.name}: {wheel.stat().st_size / 1e6:.0f} MB; largest library {largest.filename} "
+            f"({largest.file_size / 1e6:.0f} MB); {bench_measure.load_line()}",
+            flush=True,
+        )
         pipe = [sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), str(lib)]
         compact = "name,vgpr_count,sgpr_count,group_segment_fixed_size,private_segment_fixed_size,findings"
-        runs = {"LLVM pipeline": pipe,
-                "amdocc inspect --json-lines (default --jobs)": [*AMDOCC, "inspect", "--json-lines", str(lib)],
-                "amdocc inspect --json-lines --jobs 1": [*AMDOCC, "inspect", "--json-lines", "--jobs", "1", str(lib)],
-                "amdocc inspect --json-lines --jobs 2": [*AMDOCC, "inspect", "--json-lines", "--jobs", "2", str(lib)],
-                f"amdocc inspect --json-lines --fields {compact} (default --jobs)":
-                    [*AMDOCC, "inspect", "--json-lines", "--fields", compact, str(lib)],
-                "amdocc inspect --json (default --jobs)": [*AMDOCC, "inspect", "--json", str(lib)]}
+        runs = {
+            "LLVM pipeline": pipe,
+            "amdocc inspect --json-lines (default --jobs)": [*AMDOCC, "inspect", "--json-lines", str(lib)],
+            "amdocc inspect --json-lines --jobs 1": [*AMDOCC, "inspect", "--json-lines", "--jobs", "1", str(lib)],
+            "amdocc inspect --json-lines --jobs 2": [*AMDOCC, "inspect", "--json-lines", "--jobs", "2", str(lib)],
+            f"amdocc inspect --json-lines --fields {compact} (default --jobs)": [
+                *AMDOCC,
+                "inspect",
+                "--json-lines",
+                "--fields",
+                compact,
+                str(lib),
+            ],
+            "amdocc inspect --json (default --jobs)": [*AMDOCC, "inspect", "--json", str(lib)],
+        }
         best = bench_measure.best_of(runs, repeat, ENV)
         llvm = best.pop("LLVM pipeline")
-        print(f"  its largest library: LLVM pipeline {llvm.wall:.1f} s wall, {llvm.cpu:.1f} s CPU, "
-              f"peak {llvm.peak_mib} MiB", flush=True)
+        print(
+            f"  its largest library: LLVM pipeline {llvm.wall:.1f} s wall, {llvm.cpu:.1f} s CPU, "
+            f"peak {llvm.peak_mib} MiB",
+            flush=True,
+        )
         for label, r in best.items():
             print(_runs_line(label, r, llvm), flush=True)
         if wheel == largest_wheel:
             # Census-style: every library of the wheel. LLVM: unzip them, then the same pipeline.
             everything = [str(root / i.filename) for i in libs]
-            unzip = [sys.executable, "-c", "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); "
-                     "[z.extract(n, sys.argv[2]) for n in sys.argv[3:]]", str(wheel), str(work / "unzipped"),
-                     *[i.filename for i in libs]]
+            unzip = [
+                sys.executable,
+                "-c",
+                "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); [z.extract(n, sys.argv[2]) for n in sys.argv[3:]]",
+                str(wheel),
+                str(work / "unzipped"),
+                *[i.filename for i in libs],
+            ]
             t_unzip = bench_measure.run(unzip)
             shutil.rmtree(work / "unzipped", ignore_errors=True)
             llvm_all = bench_measure.run([sys.executable, __file__, "--llvm-pipeline", str(work / "llvm"), *everything])
             wall, cpu = t_unzip.wall + llvm_all.wall, t_unzip.cpu + llvm_all.cpu
-            whole = {"amdocc inspect --json-lines WHEEL --jobs 2 (both cores)":
-                     [*AMDOCC, "inspect", "--json-lines", "--jobs", "2", str(wheel)],
-                     "amdocc inspect --json-lines WHEEL (default --jobs)":
-                     [*AMDOCC, "inspect", "--json-lines", str(wheel)],
-                     "amdocc inspect --json-lines WHEEL --jobs 1":
-                     [*AMDOCC, "inspect", "--json-lines", "--jobs", "1", str(wheel)]}
-            print(f"  whole wheel, census-style: LLVM pipeline (unzip {t_unzip.wall:.1f} s + {llvm_all.wall:.1f} s) "
-                  f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {max(t_unzip.peak_mib, llvm_all.peak_mib)} MiB",
-                  flush=True)
+            whole = {
+                "amdocc inspect --json-lines WHEEL --jobs 2 (both cores)": [
+                    *AMDOCC,
+                    "inspect",
+                    "--json-lines",
+                    "--jobs",
+                    "2",
+                    str(wheel),
+                ],
+                "amdocc inspect --json-lines WHEEL (default --jobs)": [*AMDOCC, "inspect", "--json-lines", str(wheel)],
+                "amdocc inspect --json-lines WHEEL --jobs 1": [
+                    *AMDOCC,
+                    "inspect",
+                    "--json-lines",
+                    "--jobs",
+                    "1",
+                    str(wheel),
+                ],
+            }
+            print(
+                f"  whole wheel, census-style: LLVM pipeline (unzip {t_unzip.wall:.1f} s + {llvm_all.wall:.1f} s) "
+                f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {max(t_unzip.peak_mib, llvm_all.peak_mib)} MiB",
+                flush=True,
+            )
             for label, r in bench_measure.best_of(whole, max(1, repeat - 1), ENV).items():
-                print(f"    {label}: {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, "
-                      f"{f'{r.workers} worker processes' if r.workers else 'one process'}, peak {r.peak_mib} MiB "
-                      f"(largest process {r.largest_mib} MiB); ratio {wall / r.wall:.2f} wall, {cpu / r.cpu:.2f} CPU",
-                      flush=True)
+                print(
+                    f"    {label}: {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, "
+                    f"{f'{r.workers} worker processes' if r.workers else 'one process'}, peak {r.peak_mib} MiB "
+                    f"(largest process {r.largest_mib} MiB); ratio {wall / r.wall:.2f} wall, {cpu / r.cpu:.2f} CPU",
+                    flush=True,
+                )
         if wheel.name.startswith("onnxruntime_rocm"):
             tree = str(root)
-            on_tree = {"--jobs 1": [*AMDOCC, "inspect", "--json", "--jobs", "1", tree],
-                       "default --jobs": [*AMDOCC, "inspect", "--json", tree]}
+            on_tree = {
+                "--jobs 1": [*AMDOCC, "inspect", "--json", "--jobs", "1", tree],
+                "default --jobs": [*AMDOCC, "inspect", "--json", tree],
+            }
             got = bench_measure.best_of(on_tree, repeat, ENV)
             one, default = got["--jobs 1"], got["default --jobs"]
-            print(f"  its libraries as a directory (inspect --json): {_runs_line('--jobs 1', one).strip()}; "
-                  f"{_runs_line('default --jobs', default).strip()}; default/--jobs 1 {one.wall / default.wall:.2f} "
-                  f"wall", flush=True)
+            print(
+                f"  its libraries as a directory (inspect --json): {_runs_line('--jobs 1', one).strip()}; "
+                f"{_runs_line('default --jobs', default).strip()}; default/--jobs 1 {one.wall / default.wall:.2f} "
+                f"wall",
+                flush=True,
+            )
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -295,14 +386,19 @@ def main() -> int:
         print(f"building {args.kernels} kernels across processors with llc-22 ...", flush=True)
         plain, packed, ids = build_fat(work, args.kernels)
         import amdocc
+
         count = sum(len(co.kernels) for co in amdocc.load(plain))
-        print(f"synthetic fat binary: {len(ids)} code objects, {count} kernels; "
-              f"plain {plain.stat().st_size / 1e6:.1f} MB, CCOB {packed.stat().st_size / 1e6:.1f} MB")
+        print(
+            f"synthetic fat binary: {len(ids)} code objects, {count} kernels; "
+            f"plain {plain.stat().st_size / 1e6:.1f} MB, CCOB {packed.stat().st_size / 1e6:.1f} MB"
+        )
         for label, f in (("plain bundle", plain), ("CCOB zstd", packed)):
             t_llvm, rss_llvm = pipeline_time(llvm_bundle_pipeline(f, ids, work), args.repeat)
             t_ours, rss_ours = measure([*AMDOCC, "inspect", str(f)], args.repeat)
-            print(f"  {label}: LLVM pipeline ({len(ids) + 2} processes) {t_llvm:.2f} s, peak {rss_llvm} MiB; "
-                  f"amdocc inspect {t_ours:.2f} s, peak {rss_ours} MiB; ratio {t_llvm / t_ours:.1f}")
+            print(
+                f"  {label}: LLVM pipeline ({len(ids) + 2} processes) {t_llvm:.2f} s, peak {rss_llvm} MiB; "
+                f"amdocc inspect {t_ours:.2f} s, peak {rss_ours} MiB; ratio {t_llvm / t_ours:.1f}"
+            )
 
         aiter = Path(args.aiter)
         files = sorted(str(p) for p in aiter.rglob("*.co")) if aiter.is_dir() else []
@@ -313,9 +409,11 @@ def main() -> int:
             for jobs in sorted({1, args.jobs}):
                 for fmt in ([], ["--json"]):
                     t_ours, rss_ours = measure([*AMDOCC, "inspect", *fmt, "--jobs", str(jobs), str(aiter)], args.repeat)
-                    print(f"  amdocc inspect {' '.join([*fmt, '--jobs', str(jobs)])}: {t_ours:.2f} s, "
-                          f"peak {rss_ours} MiB; "
-                          f"ratio {t_llvm / t_ours:.2f}")
+                    print(
+                        f"  amdocc inspect {' '.join([*fmt, '--jobs', str(jobs)])}: {t_ours:.2f} s, "
+                        f"peak {rss_ours} MiB; "
+                        f"ratio {t_llvm / t_ours:.2f}"
+                    )
         else:
             print(f"aiter corpus not found at {aiter} (run .ci/setup-tests.sh or pass --aiter)")
 
@@ -323,12 +421,16 @@ def main() -> int:
             big = build_big(work, plain, args.big_mb)
             size = big.stat().st_size
             t_ours, rss_ours = measure([*AMDOCC, "inspect", "--findings", "none", str(big)], 1)
-            print(f"big file of bundles back to back: {size / 2**20:.0f} MiB; amdocc inspect {t_ours:.1f} s "
-                  f"({size / 2**20 / t_ours:.0f} MiB/s), peak RSS {rss_ours} MiB")
+            print(
+                f"big file of bundles back to back: {size / 2**20:.0f} MiB; amdocc inspect {t_ours:.1f} s "
+                f"({size / 2**20 / t_ours:.0f} MiB/s), peak RSS {rss_ours} MiB"
+            )
             half = build_big(work, plain, args.big_mb // 4)
             _t_q, rss_q = measure([*AMDOCC, "inspect", "--findings", "none", str(half)], 1)
-            print(f"  same at {half.stat().st_size / 2**20:.0f} MiB: peak RSS {rss_q} MiB "
-                  f"(memory does not grow with the input)")
+            print(
+                f"  same at {half.stat().st_size / 2**20:.0f} MiB: peak RSS {rss_q} MiB "
+                f"(memory does not grow with the input)"
+            )
         if args.only != "synthetic":
             real_wheels(Path(args.wheels), work, args.repeat)
     return 0

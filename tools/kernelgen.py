@@ -120,7 +120,7 @@ class Compiler:
 
     name: str
     command: tuple[str, ...]
-    link: tuple[str, ...] | None   # links an object: [*link, OBJ, "-o", HSACO]; None: -filetype=hsaco links
+    link: tuple[str, ...] | None  # links an object: [*link, OBJ, "-o", HSACO]; None: -filetype=hsaco links
     subarch_triples: bool = False
 
     def triple(self, mcpu: str) -> str:
@@ -177,12 +177,27 @@ class TargetCaps:
 
 
 _ALIASES = {  # llc-22 processor aliases -> the gfx name whose e_flags they produce (measured)
-    "tahiti": "gfx600", "pitcairn": "gfx601", "verde": "gfx601", "hainan": "gfx602", "oland": "gfx602",
-    "kaveri": "gfx700", "hawaii": "gfx701", "kabini": "gfx703", "mullins": "gfx703", "bonaire": "gfx704",
-    "carrizo": "gfx801", "iceland": "gfx802", "tonga": "gfx802", "fiji": "gfx803", "polaris10": "gfx803",
-    "polaris11": "gfx803", "tongapro": "gfx805", "stoney": "gfx810",
+    "tahiti": "gfx600",
+    "pitcairn": "gfx601",
+    "verde": "gfx601",
+    "hainan": "gfx602",
+    "oland": "gfx602",
+    "kaveri": "gfx700",
+    "hawaii": "gfx701",
+    "kabini": "gfx703",
+    "mullins": "gfx703",
+    "bonaire": "gfx704",
+    "carrizo": "gfx801",
+    "iceland": "gfx802",
+    "tonga": "gfx802",
+    "fiji": "gfx803",
+    "polaris10": "gfx803",
+    "polaris11": "gfx803",
+    "tongapro": "gfx805",
+    "stoney": "gfx810",
     # llc's pseudo processors (e_flags mach 0; they behave like gfx600 / a gfx700 with 32 KiB LDS)
-    "generic": "gfx600", "generic-hsa": "gfx700",
+    "generic": "gfx600",
+    "generic-hsa": "gfx700",
 }
 
 
@@ -199,9 +214,27 @@ def _major_of(target: str) -> int:
 
 
 _XNACK = {
-    "gfx801", "gfx810", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
-    "gfx942", "gfx950", "gfx9-generic", "gfx9-4-generic", "gfx1010", "gfx1011", "gfx1012", "gfx1013",
-    "gfx10-1-generic", "gfx1250", "gfx1251",
+    "gfx801",
+    "gfx810",
+    "gfx900",
+    "gfx902",
+    "gfx904",
+    "gfx906",
+    "gfx908",
+    "gfx909",
+    "gfx90a",
+    "gfx90c",
+    "gfx942",
+    "gfx950",
+    "gfx9-generic",
+    "gfx9-4-generic",
+    "gfx1010",
+    "gfx1011",
+    "gfx1012",
+    "gfx1013",
+    "gfx10-1-generic",
+    "gfx1250",
+    "gfx1251",
 }
 _SRAMECC = {"gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx9-4-generic", "gfx1250", "gfx1251"}
 
@@ -455,10 +488,7 @@ def render_module(specs: Sequence[KernelSpec]) -> str:
             globs.append(g)
         fns.append(f)
     attrs = "".join(f"attributes #{i} = {{ {a} }}\n" for a, i in attr_ids.items())
-    flags = (
-        "!llvm.module.flags = !{!0}\n"
-        f'!0 = !{{i32 1, !"amdhsa_code_object_version", i32 {cov * 100}}}\n'
-    )
+    flags = f'!llvm.module.flags = !{{!0}}\n!0 = !{{i32 1, !"amdhsa_code_object_version", i32 {cov * 100}}}\n'
     return "".join(globs) + "\n" + "\n".join(fns) + "\n" + attrs + flags
 
 
@@ -528,7 +558,7 @@ def parse_asm(text: str) -> dict[str, dict]:
             while i < n and not lines[i].strip().startswith(".end_amdhsa_kernel"):
                 parts = lines[i].split()
                 if len(parts) >= 2 and parts[0].startswith(".amdhsa_"):
-                    amd[parts[0][len(".amdhsa_"):]] = _num(parts[1])
+                    amd[parts[0][len(".amdhsa_") :]] = _num(parts[1])
                 i += 1
             i += 1
             continue
@@ -536,9 +566,9 @@ def parse_asm(text: str) -> dict[str, dict]:
             m = re.match(r"\.set\s+([^,\s]+)\s*,\s*(.+)$", s)
             if m:
                 sym, val = m.group(1), m.group(2)
-                sym = sym[2:] if sym.startswith(".L" + cur + ".") else sym   # LLVM 24 makes them local
+                sym = sym[2:] if sym.startswith(".L" + cur + ".") else sym  # LLVM 24 makes them local
                 if sym.startswith(cur + "."):
-                    infos[cur].setdefault("sym", {})[sym[len(cur) + 1:]] = _num(val)
+                    infos[cur].setdefault("sym", {})[sym[len(cur) + 1 :]] = _num(val)
             i += 1
             continue
         if s == "; Kernel info:" and cur is not None:
@@ -620,11 +650,19 @@ def run_llc(
 ) -> LlcResult:
     """Compile IR text with ``compiler`` (llc-22 by default; stdin -> stdout), optionally memoised
     on disk (key: compiler version + arguments + IR; outputs stored zlib-compressed)."""
-    args = [*compiler.command, f"-mtriple={compiler.triple(mcpu)}", f"-mcpu={mcpu}", f"-filetype={filetype}",
-            *extra_args, "-o", "-", "-"]
+    args = [
+        *compiler.command,
+        f"-mtriple={compiler.triple(mcpu)}",
+        f"-mcpu={mcpu}",
+        f"-filetype={filetype}",
+        *extra_args,
+        "-o",
+        "-",
+        "-",
+    ]
     cpath = None
     if cache_dir is not None:
-        key = _cache_key(ir, args[len(compiler.command):], compiler)
+        key = _cache_key(ir, args[len(compiler.command) :], compiler)
         cpath = Path(cache_dir) / key[:2] / key
         if cpath.with_suffix(".rc").exists():
             rc = int(cpath.with_suffix(".rc").read_text())
@@ -685,8 +723,13 @@ class BatchResult:
 
 
 def _compile_asm_robust(
-    specs: list[KernelSpec], mcpu: str, cache_dir, errors: dict[str, str], counter: list[int],
-    compiler: Compiler = LLC22, extra: tuple[str, ...] = (),
+    specs: list[KernelSpec],
+    mcpu: str,
+    cache_dir,
+    errors: dict[str, str],
+    counter: list[int],
+    compiler: Compiler = LLC22,
+    extra: tuple[str, ...] = (),
 ) -> tuple[list[KernelSpec], str | None]:
     """Compile to asm, dropping specs that make llc fail; return (kept specs, asm text)."""
     pending = list(specs)
@@ -740,7 +783,9 @@ def _first_error(stderr: str, rc: int) -> str:
 
 
 def compile_asm(
-    specs: Sequence[KernelSpec], cache_dir: str | os.PathLike | None = None, compiler: Compiler = LLC22,
+    specs: Sequence[KernelSpec],
+    cache_dir: str | os.PathLike | None = None,
+    compiler: Compiler = LLC22,
 ) -> tuple[dict[str, dict], dict[str, str], int]:
     """Asm-only compile of one :attr:`KernelSpec.group`: ``(infos, errors, llc_calls)``.
 
@@ -808,7 +853,7 @@ def compile_batch(
     if link and compiler.link is None:
         ir = render_module(kept)
         linked = workdir / (hashlib.sha256(ir.encode()).hexdigest() + ".hsaco")
-        if not linked.exists():   # the asm came from a cache or a partial compile
+        if not linked.exists():  # the asm came from a cache or a partial compile
             counter[0] += 1
             r = run_llc(ir, target, "hsaco", cache_dir=cache_dir, compiler=compiler)
             if r.rc != 0:
@@ -824,8 +869,16 @@ def compile_batch(
                 f"{'+' if v else '-'}{k}" for k, v in (("xnack", s0.xnack), ("sramecc", s0.sramecc)) if v is not None
             )
             p = subprocess.run(
-                [LLVM_MC, f"-triple={TRIPLE}", f"-mcpu={target}", *([f"-mattr={mattr}"] if mattr else []),
-                 "-filetype=obj", str(asm_path), "-o", str(obj_path)],
+                [
+                    LLVM_MC,
+                    f"-triple={TRIPLE}",
+                    f"-mcpu={target}",
+                    *([f"-mattr={mattr}"] if mattr else []),
+                    "-filetype=obj",
+                    str(asm_path),
+                    "-o",
+                    str(obj_path),
+                ],
                 capture_output=True,
                 text=True,
                 check=False,
@@ -840,8 +893,9 @@ def compile_batch(
         if not ok:
             raise RuntimeError(f"object compile failed after asm succeeded ({target}): {err[:500]}")
         hsaco = workdir / f"{stem}.hsaco"
-        p = subprocess.run([*compiler.link, str(obj_path), "-o", str(hsaco)], capture_output=True, text=True,
-                           check=False)
+        p = subprocess.run(
+            [*compiler.link, str(obj_path), "-o", str(hsaco)], capture_output=True, text=True, check=False
+        )
         if p.returncode != 0:
             raise RuntimeError(f"{compiler.name} link failed ({target}): {p.stderr[:500]}")
         res.hsaco = hsaco
@@ -859,7 +913,7 @@ def _chunks(specs: Sequence[KernelSpec], size: int) -> list[list[KernelSpec]]:
         lst = by_group[g]
         nchunks = max(1, -(-len(lst) // size))
         step = -(-len(lst) // nchunks)
-        out.extend(lst[i:i + step] for i in range(0, len(lst), step))
+        out.extend(lst[i : i + step] for i in range(0, len(lst), step))
     return out
 
 
@@ -882,8 +936,16 @@ def compile_many(
     batches.sort(key=len, reverse=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
         futs = [
-            ex.submit(compile_batch, b, workdir, link=link, obj_via=obj_via, cache_dir=cache_dir,
-                      stem=f"{compiler.name}_b{i:04d}_{b[0].target}_v{b[0].cov}", compiler=compiler)
+            ex.submit(
+                compile_batch,
+                b,
+                workdir,
+                link=link,
+                obj_via=obj_via,
+                cache_dir=cache_dir,
+                stem=f"{compiler.name}_b{i:04d}_{b[0].target}_v{b[0].cov}",
+                compiler=compiler,
+            )
             for i, b in enumerate(batches)
         ]
         return [f.result() for f in futs]
@@ -916,13 +978,60 @@ def check_counts(spec: KernelSpec, info: dict) -> list[str]:
 # --------------------------------------------------------------------------------------
 
 DEFAULT_TARGETS = (
-    "gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950",
-    "gfx1010", "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1151", "gfx1200", "gfx1201",
-    "gfx9-4-generic", "gfx11-generic", "gfx12-generic",
+    "gfx803",
+    "gfx900",
+    "gfx906",
+    "gfx908",
+    "gfx90a",
+    "gfx942",
+    "gfx950",
+    "gfx1010",
+    "gfx1030",
+    "gfx1100",
+    "gfx1101",
+    "gfx1102",
+    "gfx1151",
+    "gfx1200",
+    "gfx1201",
+    "gfx9-4-generic",
+    "gfx11-generic",
+    "gfx12-generic",
 )
 
-_WG_EDGES = (1, 2, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 160, 192, 255, 256, 257, 320, 384,
-             448, 512, 513, 576, 640, 704, 768, 832, 896, 960, 1000, 1023, 1024)
+_WG_EDGES = (
+    1,
+    2,
+    31,
+    32,
+    33,
+    63,
+    64,
+    65,
+    96,
+    127,
+    128,
+    129,
+    160,
+    192,
+    255,
+    256,
+    257,
+    320,
+    384,
+    448,
+    512,
+    513,
+    576,
+    640,
+    704,
+    768,
+    832,
+    896,
+    960,
+    1000,
+    1023,
+    1024,
+)
 
 
 def _pick_regs(rng: random.Random, hi: int, granules: Sequence[int], zero_p: float = 0.1) -> int:
@@ -959,8 +1068,13 @@ def _pick_lds(rng: random.Random, caps: TargetCaps) -> int:
     return rng.randint(1, a)
 
 
-def random_spec(rng: random.Random, target: str, name: str,
-                variant: tuple[int, bool | None] | None = None, compiler: Compiler | None = None) -> KernelSpec:
+def random_spec(
+    rng: random.Random,
+    target: str,
+    name: str,
+    variant: tuple[int, bool | None] | None = None,
+    compiler: Compiler | None = None,
+) -> KernelSpec:
     """One random kernel.  ``variant`` = (cov, xnack) fixes the module-level choices; ``compiler``
     chooses whose measured envelope applies (llc-22's by default)."""
     caps = target_caps(target, compiler=compiler)
@@ -1002,9 +1116,22 @@ def random_spec(rng: random.Random, target: str, name: str,
     vcc = rng.random() < 0.15
     flat_scratch = rng.random() < 0.05
     return KernelSpec(
-        name=name, target=target, wave=wave, cumode=cumode, vgprs=vgprs, agprs=agprs, sgprs=sgprs,
-        lds=lds, max_wg=max_wg, min_wg=min_wg, waves_per_eu=wpe, scratch=scratch, vcc=vcc,
-        flat_scratch=flat_scratch, xnack=xnack, cov=cov,
+        name=name,
+        target=target,
+        wave=wave,
+        cumode=cumode,
+        vgprs=vgprs,
+        agprs=agprs,
+        sgprs=sgprs,
+        lds=lds,
+        max_wg=max_wg,
+        min_wg=min_wg,
+        waves_per_eu=wpe,
+        scratch=scratch,
+        vcc=vcc,
+        flat_scratch=flat_scratch,
+        xnack=xnack,
+        cov=cov,
     )
 
 
@@ -1014,8 +1141,13 @@ def _random_variant(rng: random.Random, caps: TargetCaps) -> tuple[int, bool | N
     return cov, xnack
 
 
-def random_specs(rng: random.Random, targets: Sequence[str] = DEFAULT_TARGETS, n: int = 1000,
-                 prefix: str = "k", compiler: Compiler | None = None) -> list[KernelSpec]:
+def random_specs(
+    rng: random.Random,
+    targets: Sequence[str] = DEFAULT_TARGETS,
+    n: int = 1000,
+    prefix: str = "k",
+    compiler: Compiler | None = None,
+) -> list[KernelSpec]:
     """``n`` random specs spread round-robin over ``targets`` (names ``{prefix}{i}``).
 
     Module-level choices (code-object version, xnack) are drawn once per target: 75% of a
@@ -1052,10 +1184,14 @@ def _bench(n: int, jobs: int, obj_via: str, seed: int, chunk: int) -> None:
             for k, info in r.infos.items():
                 if check_counts(by_name[k], info):
                     bad += 1
-        print(f"{n} specs, {len(DEFAULT_TARGETS)} targets, {len(results)} modules, {calls} llc calls, "
-              f"jobs={jobs}, obj via {obj_via}")
-        print(f"compiled {ok} kernels in {dt:.2f}s -> {ok / dt:.0f} kernels/s; {len(errs)} dropped; "
-              f"{bad} count mismatches")
+        print(
+            f"{n} specs, {len(DEFAULT_TARGETS)} targets, {len(results)} modules, {calls} llc calls, "
+            f"jobs={jobs}, obj via {obj_via}"
+        )
+        print(
+            f"compiled {ok} kernels in {dt:.2f}s -> {ok / dt:.0f} kernels/s; {len(errs)} dropped; "
+            f"{bad} count mismatches"
+        )
         for k, v in list(errs.items())[:10]:
             print(f"  dropped {k}: {v}")
 

@@ -21,6 +21,7 @@ longer matches any mutant is reported as stale.
 The score is killed / (mutants - equivalent); a timeout counts as killed (the mutant hung the
 tier), a mutant no fast-tier test reaches counts as survived.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,22 +61,30 @@ AREAS = (*PYTHON_AREAS, "tables")
 TABLES = ("targets.toml", "devices.toml", "hip_profiles.toml", "split_policies.toml", "prefill_gate.toml")
 # The tests that read the tables, fast (no compiler, no corpus): each table mutant runs these.
 TABLE_TIER = [
-    "tests/test_targets_table.py", "tests/test_table_sources.py", "tests/test_hw_sources.py",
-    "tests/test_devices.py", "tests/test_occupancy_hip.py", "tests/test_hip_observed.py",
-    "tests/test_policy_splits.py", "tests/test_policy_gate.py", "tests/test_mutants_models.py",
+    "tests/test_targets_table.py",
+    "tests/test_table_sources.py",
+    "tests/test_hw_sources.py",
+    "tests/test_devices.py",
+    "tests/test_occupancy_hip.py",
+    "tests/test_hip_observed.py",
+    "tests/test_policy_splits.py",
+    "tests/test_policy_gate.py",
+    "tests/test_mutants_models.py",
     "tests/test_mutants_policy.py",
-    "tests/test_fixtures.py", "-m", "not hip and not slow",
+    "tests/test_fixtures.py",
+    "-m",
+    "not hip and not slow",
 ]
 KILLED, SURVIVED, TIMEOUT, NO_TESTS = "killed", "survived", "timeout", "no tests"
 
 
 @dataclass
 class Mutant:
-    name: str            # mutmut's name, or tables/<file>:<line>:<column>
+    name: str  # mutmut's name, or tables/<file>:<line>:<column>
     area: str
     status: str
-    diff: str = ""       # the changed line(s): "- old" / "+ new"
-    equivalent: str | None = None   # the reason, when listed as equivalent
+    diff: str = ""  # the changed line(s): "- old" / "+ new"
+    equivalent: str | None = None  # the reason, when listed as equivalent
 
 
 @dataclass
@@ -86,6 +95,7 @@ class Campaign:
 
 
 # -- Python: mutmut --------------------------------------------------------------------------
+
 
 def _env(**more) -> dict:
     """The tiers' environment: one Hypothesis seed, and the corpus where .ci/run unpacks it."""
@@ -117,6 +127,7 @@ def _python_results() -> dict[str, int | None]:
 
 def _area_of(name: str, areas) -> str | None:
     import fnmatch
+
     for area in areas:
         if any(fnmatch.fnmatch(name, g) for g in PYTHON_AREAS[area]):
             return area
@@ -125,6 +136,7 @@ def _area_of(name: str, areas) -> str | None:
 
 def _status(code) -> str:
     from mutmut.stats import status_by_exit_code
+
     status = status_by_exit_code[code]
     return {"segfault": KILLED, "suspicious": KILLED}.get(status, status)
 
@@ -132,14 +144,14 @@ def _status(code) -> str:
 def _diff(name: str) -> str:
     """The mutant's changed lines, as '- old' / '+ new' (mutmut's own diff, in-process)."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
+
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
         text = get_diff_for_mutant(name)
     finally:
         os.chdir(cwd)
-    return "\n".join(line for line in text.splitlines()
-                     if line[:1] in "-+" and not line.startswith(("---", "+++")))
+    return "\n".join(line for line in text.splitlines() if line[:1] in "-+" and not line.startswith(("---", "+++")))
 
 
 def run_python(areas: list[str], jobs: int, sample: int | None, seed: int, fresh: bool) -> list[Mutant]:
@@ -152,7 +164,7 @@ def run_python(areas: list[str], jobs: int, sample: int | None, seed: int, fresh
         names = sorted(n for n in _python_results() if _area_of(n, areas))
         picked = sorted(random.Random(seed).sample(names, min(sample, len(names))))
         for i in range(0, len(picked), 200):
-            _mutmut(picked[i:i + 200], jobs)
+            _mutmut(picked[i : i + 200], jobs)
         wanted = set(picked)
     else:
         _mutmut(globs, jobs)
@@ -208,13 +220,13 @@ def table_mutants(tables=TABLES) -> list[tuple[str, int, str, str, tuple]]:
         masked = _SKIP.sub(lambda m: " " * len(m.group()), text)
         for match in _NUMBER.finditer(masked):
             new = _perturb(match.group())
-            mutated = text[:match.start()] + new + text[match.end():]
+            mutated = text[: match.start()] + new + text[match.end() :]
             try:
                 leaves = dict(_leaves(tomllib.loads(mutated)))
             except tomllib.TOMLDecodeError:
                 continue
             if leaves.keys() != original.keys():
-                continue          # a number used as a key, not a value
+                continue  # a number used as a key, not a value
             changed = [p for p in leaves if leaves[p] != original[p] or type(leaves[p]) is not type(original[p])]
             if len(changed) == 1:
                 out.append((name, match.start(), match.group(), new, changed[0]))
@@ -234,9 +246,14 @@ def _run_tier(tree: Path, timeout: float) -> int:
     env = _env(PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
     tier = [t for t in TABLE_TIER if not t.startswith("tests/") or (tree / t).exists()]
     try:
-        return subprocess.run([*NICE, sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tier],
-                              cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=timeout).returncode
+        return subprocess.run(
+            [*NICE, sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tier],
+            cwd=tree,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+        ).returncode
     except subprocess.TimeoutExpired:
         return -1
 
@@ -260,7 +277,7 @@ def run_tables(jobs: int, sample: int | None = None, seed: int = 0) -> list[Muta
         target = tree / "tables" / name
         text = target.read_text()
         try:
-            target.write_text(text[:offset] + new + text[offset + len(old):])
+            target.write_text(text[:offset] + new + text[offset + len(old) :])
             code = _run_tier(tree, timeout)
         finally:
             target.write_text(text)
@@ -275,6 +292,7 @@ def run_tables(jobs: int, sample: int | None = None, seed: int = 0) -> list[Muta
 
 
 # -- Equivalent mutants and the report ---------------------------------------------------------
+
 
 def _function_of(name: str) -> str:
     return re.sub(r"__mutmut_\d+$", "", name)
@@ -297,8 +315,9 @@ def apply_equivalents(mutants: list[Mutant], path: Path = EQUIVALENTS) -> list[d
             continue
         for i, e in enumerate(entries):
             where = e["function"]
-            if (where == _function_of(m.name) or m.name.startswith(where + ":")) and \
-                    _lines(e["diff"]) == _lines(m.diff):
+            if (where == _function_of(m.name) or m.name.startswith(where + ":")) and _lines(e["diff"]) == _lines(
+                m.diff
+            ):
                 m.equivalent = e["reason"]
                 used.add(i)
                 break
@@ -315,15 +334,17 @@ def _entry_area(entry: dict) -> str:
 def summary(mutants: list[Mutant]) -> dict:
     by_area: dict[str, dict] = {}
     for m in mutants:
-        row = by_area.setdefault(m.area, {"mutants": 0, KILLED: 0, TIMEOUT: 0, SURVIVED: 0, NO_TESTS: 0,
-                                          "equivalent": 0})
+        row = by_area.setdefault(
+            m.area, {"mutants": 0, KILLED: 0, TIMEOUT: 0, SURVIVED: 0, NO_TESTS: 0, "equivalent": 0}
+        )
         row["mutants"] += 1
         if m.equivalent is not None:
             row["equivalent"] += 1
         else:
             row[m.status if m.status in row else SURVIVED] += 1
-    total = {k: sum(r[k] for r in by_area.values()) for k in ("mutants", KILLED, TIMEOUT, SURVIVED, NO_TESTS,
-                                                             "equivalent")}
+    total = {
+        k: sum(r[k] for r in by_area.values()) for k in ("mutants", KILLED, TIMEOUT, SURVIVED, NO_TESTS, "equivalent")
+    }
     for row in (*by_area.values(), total):
         counted = row["mutants"] - row["equivalent"]
         row["score"] = round(100 * (row[KILLED] + row[TIMEOUT]) / counted, 1) if counted else None
@@ -332,12 +353,17 @@ def summary(mutants: list[Mutant]) -> dict:
 
 def report(c: Campaign, out) -> None:
     s = summary(c.mutants)
-    print(f"{'area':<12}{'mutants':>8}{'killed':>8}{'timeout':>8}{'survived':>9}{'no tests':>9}"
-          f"{'equiv.':>7}{'score %':>9}", file=out)
+    print(
+        f"{'area':<12}{'mutants':>8}{'killed':>8}{'timeout':>8}{'survived':>9}{'no tests':>9}"
+        f"{'equiv.':>7}{'score %':>9}",
+        file=out,
+    )
     for area, row in [*sorted(s["areas"].items()), ("total", s["total"])]:
-        print(f"{area:<12}{row['mutants']:>8}{row[KILLED]:>8}{row[TIMEOUT]:>8}{row[SURVIVED]:>9}"
-              f"{row[NO_TESTS]:>9}{row['equivalent']:>7}{row['score'] if row['score'] is not None else '-':>9}",
-              file=out)
+        print(
+            f"{area:<12}{row['mutants']:>8}{row[KILLED]:>8}{row[TIMEOUT]:>8}{row[SURVIVED]:>9}"
+            f"{row[NO_TESTS]:>9}{row['equivalent']:>7}{row['score'] if row['score'] is not None else '-':>9}",
+            file=out,
+        )
     survivors = [m for m in c.mutants if m.status in (SURVIVED, NO_TESTS) and m.equivalent is None]
     print(f"\nsurviving mutants ({len(survivors)}):", file=out)
     for m in survivors:
@@ -390,9 +416,17 @@ def main(argv=None) -> int:
     c.stale_equivalents = [] if args.sample or args.table_sample else stale
     report(c, sys.stdout)
     if args.json:
-        args.json.write_text(json.dumps({"summary": summary(c.mutants), "seconds": c.seconds,
-                                         "mutants": [m.__dict__ for m in c.mutants],
-                                         "stale_equivalents": c.stale_equivalents}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "summary": summary(c.mutants),
+                    "seconds": c.seconds,
+                    "mutants": [m.__dict__ for m in c.mutants],
+                    "stale_equivalents": c.stale_equivalents,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

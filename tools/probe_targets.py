@@ -47,9 +47,9 @@ INF = 10**9
 
 ABOUT_KEYS = {
     "kind": "'processor' (a gfx name), 'generic' (gfxN-...-generic, needs code object v6), "
-            "'generic-isa' (llc's 'generic'/'generic-hsa' pseudo processors, e_flags mach 0) or "
-            "'alias' (a marketing/old name; the probe gave identical results to alias_of, so only "
-            "the ELF facts are repeated).",
+    "'generic-isa' (llc's 'generic'/'generic-hsa' pseudo processors, e_flags mach 0) or "
+    "'alias' (a marketing/old name; the probe gave identical results to alias_of, so only "
+    "the ELF facts are repeated).",
     "alias_of": "alias only: the processor whose e_flags mach the alias produces.",
     "target_id": "the .amdgcn_target string of a default compile (code object v6).",
     "e_flags": "ELF e_flags of a default object (code object v6, no -mattr), hex string.",
@@ -58,61 +58,60 @@ ABOUT_KEYS = {
     "generic_version": "e_flags >> 24 (EF_AMDGPU_GENERIC_VERSION; 0 for non-generic processors).",
     "abi_version": "EI_ABIVERSION of the default object (4 = code object v6). os_abi: EI_OSABI (64 = AMDGPU_HSA).",
     "e_flags_by_cov": "e_flags per code-object version 4/5/6 (module flag amdhsa_code_object_version), "
-                      "or the llc error text when that version is rejected.",
+    "or the llc error text when that version is rejected.",
     "xnack / sramecc": "'any' if the default e_flags carry the 'any' selector (the feature is supported), "
-                       "'unsupported' if the selector is 0.",
+    "'unsupported' if the selector is 0.",
     "e_flags_by_mattr": "e_flags with -mattr=+xnack/-xnack/+sramecc/-sramecc, plus the first llc "
-                        "warning when the feature is unsupported.",
+    "warning when the feature is unsupported.",
     "wave_sizes": "wave sizes whose +wavefrontsizeN kernels survive llc (others are removed with a remark, "
-                  "see wave_rejected).",
+    "see wave_rejected).",
     "default_wave": "metadata .wavefront_size of a kernel without wave-size features.",
     "modes": "gfx10+: 'wgp' and/or 'cu' (metadata .workgroup_processor_mode of a default kernel and of a "
-             "+cumode kernel); ['cu'] for targets without WGP mode. default_mode: mode without features.",
-    "max_waves_per_simd": "per wave size: '; Occupancy:' of an empty kernel with "
-                          "amdgpu-flat-work-group-size=\"1,64\".",
-    "max_waves_per_simd_1wave_wg": "same with flat WG size \"1,W\" (one wave per workgroup).",
-    "vgpr": "per wave size W, from a sweep NumVgprs = 1..256 (clobber ~{v(n-1)}, WG \"1,W\", no LDS): "
-            "occupancy = [[n_max, occ], ...] meaning NumVgprs <= n_max (and > previous n_max) gives occ; "
-            "alloc_granule and total = the (granule, total) for which occ == min(max_waves, "
-            "total // alignTo(n, granule)) fits every point (total_range: all consistent totals; total is "
-            "the smallest multiple of the granule in that range); alloc_granule_candidates lists every "
-            "consistent granule; encoding_granule = e with VGPRBlocks == ceil(NumVGPRsForWavesPerEU / e) - 1 "
-            "for every point.",
+    "+cumode kernel); ['cu'] for targets without WGP mode. default_mode: mode without features.",
+    "max_waves_per_simd": "per wave size: '; Occupancy:' of an empty kernel with amdgpu-flat-work-group-size=\"1,64\".",
+    "max_waves_per_simd_1wave_wg": 'same with flat WG size "1,W" (one wave per workgroup).',
+    "vgpr": 'per wave size W, from a sweep NumVgprs = 1..256 (clobber ~{v(n-1)}, WG "1,W", no LDS): '
+    "occupancy = [[n_max, occ], ...] meaning NumVgprs <= n_max (and > previous n_max) gives occ; "
+    "alloc_granule and total = the (granule, total) for which occ == min(max_waves, "
+    "total // alignTo(n, granule)) fits every point (total_range: all consistent totals; total is "
+    "the smallest multiple of the granule in that range); alloc_granule_candidates lists every "
+    "consistent granule; encoding_granule = e with VGPRBlocks == ceil(NumVGPRsForWavesPerEU / e) - 1 "
+    "for every point.",
     "agprs": "true if a ~{a0} clobber is counted (NumAgprs: 1); unknown register names are silently ignored.",
     "agpr": "AGPR targets only. cases: kernel-info and metadata counts for (arch, agpr) pairs; vgpr_file: "
-            "'unified' if TotalNumVgprs == alignTo(arch,4)+agpr for every case with agpr>0, 'separate' if it "
-            "== max(arch, agpr); agpr_only_occupancy: occupancy steps of an AGPR-only sweep (default wave).",
-    "sgpr": "from a sweep of numbered SGPRs k = 0..addressable (clobber ~{s(k-1)}, WG \"1,W\"): "
-            "addressable = largest k llc accepts (over_limit_error: the error for k+1); extra = "
-            "TotalNumSgprs - k for k >= 1 (extra_with_vcc: with a ~{vcc} clobber too; extra_with_scratch: with "
-            "a private alloca; extra_with_flat_scratch: with a ~{flat_scratch} clobber; all relative to the "
-            "numbered_sgpr symbol; extra_by_xnack: the same with -mattr-equivalent +xnack / -xnack, xnack targets "
-            "only); occupancy = [[TotalNumSgprs_max, occ], ...]; "
-            "limits_occupancy = occupancy ever drops below max_waves (or the fixed total caps max_waves itself); "
-            "encoding_granule as for VGPRs but for "
-            "SGPRBlocks vs NumSGPRsForWavesPerEU (null if SGPRBlocks is always 0, see blocks_always_zero); "
-            "fixed_total: present when TotalNumSgprs is the same for every k (then extra is null); "
-            "numbered_sgpr_anomalies: {k: numbered_sgpr symbol} where the symbol is not k.",
+    "'unified' if TotalNumVgprs == alignTo(arch,4)+agpr for every case with agpr>0, 'separate' if it "
+    "== max(arch, agpr); agpr_only_occupancy: occupancy steps of an AGPR-only sweep (default wave).",
+    "sgpr": 'from a sweep of numbered SGPRs k = 0..addressable (clobber ~{s(k-1)}, WG "1,W"): '
+    "addressable = largest k llc accepts (over_limit_error: the error for k+1); extra = "
+    "TotalNumSgprs - k for k >= 1 (extra_with_vcc: with a ~{vcc} clobber too; extra_with_scratch: with "
+    "a private alloca; extra_with_flat_scratch: with a ~{flat_scratch} clobber; all relative to the "
+    "numbered_sgpr symbol; extra_by_xnack: the same with -mattr-equivalent +xnack / -xnack, xnack targets "
+    "only); occupancy = [[TotalNumSgprs_max, occ], ...]; "
+    "limits_occupancy = occupancy ever drops below max_waves (or the fixed total caps max_waves itself); "
+    "encoding_granule as for VGPRs but for "
+    "SGPRBlocks vs NumSGPRsForWavesPerEU (null if SGPRBlocks is always 0, see blocks_always_zero); "
+    "fixed_total: present when TotalNumSgprs is the same for every k (then extra is null); "
+    "numbered_sgpr_anomalies: {k: numbered_sgpr symbol} where the symbol is not k.",
     "vgpr_count_anomalies": "present only if some ~{v(n-1)} clobber did not give NumVgprs == n: {W: {n: NumVgprs}}.",
     "lds.max_per_workgroup": "per mode: the largest static LDS global (bytes) llc accepts, by search; "
-                             "over_limit_error: llc's error for max+1.",
+    "over_limit_error: llc's error for max+1.",
     "lds.thresholds": "per config '<mode>_w<W>_n<waves>' (exact flat WG size waves*W, no registers): the exact LDS "
-                      "sizes L where '; Occupancy:' changes, as [L, occ(L-1), occ(L)]; found by refining a "
-                      "sweep over 1..max_per_workgroup down to single bytes.",
+    "sizes L where '; Occupancy:' changes, as [L, occ(L-1), occ(L)]; found by refining a "
+    "sweep over 1..max_per_workgroup down to single bytes.",
     "lds.pool / lds.eus_per_cu / lds.granule": "fitted per mode: the (pool, EUs per CU, LDS granule, max "
-                      "workgroups per CU) for which occ = clamp(ceil(n * min(wg_cap(n), pool // alignTo(L, "
-                      "granule)) / eus)) reproduces every LDS observation and every L=0 workgroup-size "
-                      "observation, where wg_cap(1) = max_waves*eus and wg_cap(n>1) = min(max_waves*eus // n, "
-                      "max_wgs). granule 1 means LLVM does not round LDS; *_candidates list all consistent values. "
-                      "max_waves_model (only when needed): the max_waves the fit had to assume because the observed "
-                      "maximum is itself a cap (SGPR-init-bug targets: fixed 96 SGPRs -> 8 waves).",
+    "workgroups per CU) for which occ = clamp(ceil(n * min(wg_cap(n), pool // alignTo(L, "
+    "granule)) / eus)) reproduces every LDS observation and every L=0 workgroup-size "
+    "observation, where wg_cap(1) = max_waves*eus and wg_cap(n>1) = min(max_waves*eus // n, "
+    "max_wgs). granule 1 means LLVM does not round LDS; *_candidates list all consistent values. "
+    "max_waves_model (only when needed): the max_waves the fit had to assume because the observed "
+    "maximum is itself a cap (SGPR-init-bug targets: fixed 96 SGPRs -> 8 waves).",
     "lds.granule_evidence": "LDS sizes just over a multiple of 512 B where rounding to 512 would change the "
-                            "occupancy: [config, L, observed occ, occ the fitted model predicts if L were rounded up "
-                            "to 512].",
+    "occupancy: [config, L, observed occ, occ the fitted model predicts if L were rounded up "
+    "to 512].",
     "workgroups": "per '<mode>_w<W>': '; Occupancy:' of an empty kernel for flat WG size \"N,N\" (exact) and "
-                  "\"1,N\" (range), as [[N, occ], ...]; max_wgs_per_cu: fitted cap on workgroups per CU "
-                  "(barrier limit) per mode as [min, max] of the consistent range (max null = unbounded, i.e. "
-                  "not observable because max_waves*eus // 2 <= cap).",
+    '"1,N" (range), as [[N, occ], ...]; max_wgs_per_cu: fitted cap on workgroups per CU '
+    "(barrier limit) per mode as [min, max] of the consistent range (max null = unbounded, i.e. "
+    "not observable because max_waves*eus // 2 <= cap).",
     "probe": "bookkeeping: llc invocations (asm+obj, before caching) and kernels compiled for this processor.",
 }
 
@@ -123,9 +122,7 @@ ABOUT_KEYS = {
 
 
 def list_processors() -> list[str]:
-    out = subprocess.run(
-        [kg.LLC, f"-mtriple={kg.TRIPLE}", "-mcpu=help"], capture_output=True, text=True, check=False
-    )
+    out = subprocess.run([kg.LLC, f"-mtriple={kg.TRIPLE}", "-mcpu=help"], capture_output=True, text=True, check=False)
     text = out.stdout + out.stderr
     procs, on = [], False
     for line in text.splitlines():
@@ -284,11 +281,13 @@ class Prober:
         # xnack forced off / on (module-wide in llc, hence separate modules)
         for xn in (False, True):
             tag = "xon" if xn else "xoff"
-            i2, e2 = self.asm([
-                s(f"x_s10_{tag}", sgprs=10, xnack=xn),
-                s(f"x_vcc_{tag}", sgprs=10, vcc=True, xnack=xn),
-                s(f"x_fs_{tag}", sgprs=10, flat_scratch=True, xnack=xn),
-            ])
+            i2, e2 = self.asm(
+                [
+                    s(f"x_s10_{tag}", sgprs=10, xnack=xn),
+                    s(f"x_vcc_{tag}", sgprs=10, vcc=True, xnack=xn),
+                    s(f"x_fs_{tag}", sgprs=10, flat_scratch=True, xnack=xn),
+                ]
+            )
             infos.update(i2)
             errors.update(e2)
         return {"infos": infos, "errors": errors}
@@ -428,7 +427,7 @@ def probe(target: str, cache: Path = CACHE, compiler: kg.Compiler = kg.LLC22) ->
     out["e_flags"] = f"0x{flags:08x}"
     out["readelf_flags"] = d6["readelf"]
     out["mach"] = flags & 0xFF
-    out["mach_hex"] = f"0x{flags & 0xff:02x}"
+    out["mach_hex"] = f"0x{flags & 0xFF:02x}"
     out["generic_version"] = flags >> 24
     out["abi_version"] = d6["abi_version"]
     out["os_abi"] = d6["os_abi"]
@@ -466,8 +465,10 @@ def probe(target: str, cache: Path = CACHE, compiler: kg.Compiler = kg.LLC22) ->
     modes: dict[str, bool | None] = {}
     md_def = bi["t_def"]["md"]
     if "workgroup_processor_mode" in md_def:
+
         def mname(i):
             return "wgp" if i["md"].get("workgroup_processor_mode") == 1 else "cu"
+
         out["default_mode"] = mname(bi["t_def"])
         for nm, cm in (("t_wgp", False), ("t_cu", True)):
             if nm in bi:
@@ -533,8 +534,9 @@ def probe(target: str, cache: Path = CACHE, compiler: kg.Compiler = kg.LLC22) ->
             c = {"arch": a, "agpr": g}
             c.update(kinfo(i))
             cases.append(c)
-        uni = all(c["TotalNumVgprs"] == (align(max(c["arch"], 0), 4) + c["agpr"] if c["agpr"] else c["arch"])
-                  for c in cases)
+        uni = all(
+            c["TotalNumVgprs"] == (align(max(c["arch"], 0), 4) + c["agpr"] if c["agpr"] else c["arch"]) for c in cases
+        )
         sep = all(c["TotalNumVgprs"] == max(c["arch"], c["agpr"]) for c in cases)
         aobs = {n: mi[f"ag_{n}"]["Occupancy"] for n in range(1, 257)}
         out["agpr"] = {
@@ -703,8 +705,9 @@ def _fit_mode(m, waves, maxw, lmax, wgs, lobs, cfgs, clamp_by) -> dict:
         for gran in grans:
             for pool in range(256, 8 * lmax + 1, 256):
                 # the few critical points first: most candidates fail there and skip the full check
-                if (all(occ_exact(n, L, maxw[w], eus, cap, pool, gran, cl[w]) == o for w, n, L, o in crit)
-                        and all(occ_exact(n, L, maxw[w], eus, cap, pool, gran, cl[w]) == o for w, n, L, o in full)):
+                if all(occ_exact(n, L, maxw[w], eus, cap, pool, gran, cl[w]) == o for w, n, L, o in crit) and all(
+                    occ_exact(n, L, maxw[w], eus, cap, pool, gran, cl[w]) == o for w, n, L, o in full
+                ):
                     good.append((members, gran, pool))
     res: dict = {}
     eus_c = sorted({mm[0] for g in good for mm in g[0]})
@@ -777,9 +780,13 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--output", default=None)
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cache", default=str(CACHE))
-    ap.add_argument("--compiler", choices=sorted(kg.COMPILERS), default=kg.LLC22.name,
-                    help="llc-22 (default) or triton-llvm (Triton's bundled LLVM; give the processors, "
-                         "and -o, since it cannot list them)")
+    ap.add_argument(
+        "--compiler",
+        choices=sorted(kg.COMPILERS),
+        default=kg.LLC22.name,
+        help="llc-22 (default) or triton-llvm (Triton's bundled LLVM; give the processors, "
+        "and -o, since it cannot list them)",
+    )
     a = ap.parse_args(argv)
     cache = Path(a.cache)
     compiler = kg.COMPILERS[a.compiler]
@@ -801,9 +808,13 @@ def main(argv=None) -> int:
             t = futs[f]
             results[t] = f.result()
             r = results[t]
-            print(f"{t:16s} {r['e_flags']} waves={r['wave_sizes']} maxw={r['max_waves_per_simd']} "
-                  f"lds={r['lds']['max_per_workgroup']} pool={r['lds']['pool']} "
-                  f"({r['probe']['llc_calls']} llc, {r.pop('_seconds')}s)", file=sys.stderr, flush=True)
+            print(
+                f"{t:16s} {r['e_flags']} waves={r['wave_sizes']} maxw={r['max_waves_per_simd']} "
+                f"lds={r['lds']['max_per_workgroup']} pool={r['lds']['pool']} "
+                f"({r['probe']['llc_calls']} llc, {r.pop('_seconds')}s)",
+                file=sys.stderr,
+                flush=True,
+            )
     # aliases: keep only the ELF facts when identical to the processor they map to
     final: dict[str, dict] = {}
     mach_to_proc = {r["mach"]: t for t, r in results.items() if r["kind"] == "processor"}
@@ -827,14 +838,15 @@ def main(argv=None) -> int:
         measured_with = {
             "generated_by": "tools/probe_targets.py (measured with llc-22; see tools/kernelgen.py)",
             "llc_version": kg.llc_version(),
-            "llc_version_string": subprocess.run([kg.LLC, "--version"], capture_output=True,
-                                                 text=True).stdout.strip().splitlines()[0],
+            "llc_version_string": subprocess.run([kg.LLC, "--version"], capture_output=True, text=True)
+            .stdout.strip()
+            .splitlines()[0],
             "triple": kg.TRIPLE,
         }
     else:
         measured_with = {
             "generated_by": f"tools/probe_targets.py --compiler {compiler.name} (see tools/kernelgen.py, "
-                            "tools/triton_llc.py)",
+            "tools/triton_llc.py)",
             "compiler": compiler.name,
             "compiler_revision": compiler.version(),
             "triple": "amdgpu<subarch>-amd-amdhsa (kernelgen.subarch_triple)",

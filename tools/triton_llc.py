@@ -20,6 +20,7 @@ Options llc has and this library does not (``-pass-remarks=...``, ``-O3``) are a
 ignored. Standalone: it imports neither amdocc nor, except to link, triton (only its library is
 loaded).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -30,16 +31,24 @@ import sys
 import tempfile
 from pathlib import Path
 
-ABI_VERSION = 1   # the version of the options struct the library checks (amdgpu_codegen.cc)
+ABI_VERSION = 1  # the version of the options struct the library checks (amdgpu_codegen.cc)
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("abi_version", ctypes.c_uint32), ("triple", ctypes.c_char_p),
-                ("processor", ctypes.c_char_p), ("features", ctypes.c_char_p),
-                ("abi", ctypes.c_char_p), ("flags", ctypes.c_char_p),
-                ("disabled_passes", ctypes.c_char_p), ("enable_fp_fusion", ctypes.c_uint8),
-                ("disable_optimization", ctypes.c_uint8), ("canonicalize_gep", ctypes.c_uint8),
-                ("dump_ir", ctypes.c_uint8), ("enable_timing", ctypes.c_uint8)]
+    _fields_ = [
+        ("abi_version", ctypes.c_uint32),
+        ("triple", ctypes.c_char_p),
+        ("processor", ctypes.c_char_p),
+        ("features", ctypes.c_char_p),
+        ("abi", ctypes.c_char_p),
+        ("flags", ctypes.c_char_p),
+        ("disabled_passes", ctypes.c_char_p),
+        ("enable_fp_fusion", ctypes.c_uint8),
+        ("disable_optimization", ctypes.c_uint8),
+        ("canonicalize_gep", ctypes.c_uint8),
+        ("dump_ir", ctypes.c_uint8),
+        ("enable_timing", ctypes.c_uint8),
+    ]
 
 
 def library_path() -> Path | None:
@@ -57,12 +66,25 @@ def library_path() -> Path | None:
 def _load(path: Path):
     lib = ctypes.CDLL(str(path), mode=getattr(os, "RTLD_LOCAL", 0) | getattr(os, "RTLD_NOW", 0))
     out = ctypes.POINTER(ctypes.c_void_p)
-    lib.triton_amdgpu_compile.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_Options),
-                                          out, ctypes.POINTER(ctypes.c_size_t), out]
+    lib.triton_amdgpu_compile.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_size_t,
+        ctypes.POINTER(_Options),
+        out,
+        ctypes.POINTER(ctypes.c_size_t),
+        out,
+    ]
     lib.triton_amdgpu_compile.restype = ctypes.c_int
-    lib.triton_amdgpu_assemble.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
-                                           ctypes.c_char_p, ctypes.c_char_p, out,
-                                           ctypes.POINTER(ctypes.c_size_t), out]
+    lib.triton_amdgpu_assemble.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_size_t,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        out,
+        ctypes.POINTER(ctypes.c_size_t),
+        out,
+    ]
     lib.triton_amdgpu_assemble.restype = ctypes.c_int
     lib.triton_amdgpu_free.argtypes = [ctypes.c_void_p]
     lib.triton_amdgpu_revision.restype = ctypes.c_char_p
@@ -77,19 +99,27 @@ def _take(lib, pointer, size=None) -> bytes:
 
 
 def compile_ir(lib, ir: bytes, triple: str, cpu: str, features: str) -> bytes:
-    opts = _Options(ABI_VERSION, triple.encode(), cpu.encode(), features.encode(), b"", b"", b"",
-                    0, 0, 0, 0, 0)
+    opts = _Options(ABI_VERSION, triple.encode(), cpu.encode(), features.encode(), b"", b"", b"", 0, 0, 0, 0, 0)
     text, size, error = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
-    if lib.triton_amdgpu_compile(ir, len(ir), ctypes.byref(opts), ctypes.byref(text), ctypes.byref(size),
-                                 ctypes.byref(error)):
+    if lib.triton_amdgpu_compile(
+        ir, len(ir), ctypes.byref(opts), ctypes.byref(text), ctypes.byref(size), ctypes.byref(error)
+    ):
         raise RuntimeError(_take(lib, error).decode(errors="replace") if error.value else "compile failed")
     return _take(lib, text, size.value)
 
 
 def assemble(lib, asm: bytes, triple: str, cpu: str, features: str) -> bytes:
     obj, size, error = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
-    if lib.triton_amdgpu_assemble(asm, len(asm), triple.encode(), cpu.encode(), features.encode(),
-                                  ctypes.byref(obj), ctypes.byref(size), ctypes.byref(error)):
+    if lib.triton_amdgpu_assemble(
+        asm,
+        len(asm),
+        triple.encode(),
+        cpu.encode(),
+        features.encode(),
+        ctypes.byref(obj),
+        ctypes.byref(size),
+        ctypes.byref(error),
+    ):
         raise RuntimeError(_take(lib, error).decode(errors="replace") if error.value else "assembly failed")
     return _take(lib, obj, size.value)
 
@@ -138,8 +168,7 @@ def link_bytes(obj: bytes) -> bytes:
 def main(argv: list[str]) -> int:
     path = library_path()
     if path is None:
-        print("triton_llc: Triton's AMD code generator (libtriton_amd_codegen.so) is not installed",
-              file=sys.stderr)
+        print("triton_llc: Triton's AMD code generator (libtriton_amd_codegen.so) is not installed", file=sys.stderr)
         return 2
     lib = _load(path)
     if argv == ["--revision"]:
@@ -168,7 +197,7 @@ def main(argv: list[str]) -> int:
         if opts["-filetype"] == "asm":
             return asm
         obj = assemble(lib, asm, triple, cpu, features)
-        return obj if opts["-filetype"] == "obj" else link_bytes(obj)   # "hsaco": linked as Triton links
+        return obj if opts["-filetype"] == "obj" else link_bytes(obj)  # "hsaco": linked as Triton links
 
     result, printed = _captured_stderr(build)
     sys.stderr.write(printed)

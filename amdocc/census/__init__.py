@@ -4,6 +4,7 @@ Rows are plain dicts with the :data:`COLUMNS` below (built by ``amdocc census``)
 aggregates them (:class:`Summary`), writes them (CSV or Parquet, :mod:`.tables`) and reports
 them (one offline HTML page, :mod:`.html`). It reads no files of its own.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -14,28 +15,41 @@ from typing import Any
 
 # (column, type): the row a kernel becomes. Types are for Parquet: str, int, float, bool.
 COLUMNS = (
-    ("member", str),            # the file within the tree (or wheel), '' for a single file
-    ("path", str), ("origin", str),
-    ("target", str),            # the code's target id; "X on P" where evaluated on processor P, "(what-if)"
-    ("built_for", str),         # the code's target id
-    ("processor", str),         # the processor evaluated on
-    ("what_if", bool),          # evaluated where the code cannot run (--what-if)
-    ("kernel", str), ("demangled", str), ("symbol", str),
+    ("member", str),  # the file within the tree (or wheel), '' for a single file
+    ("path", str),
+    ("origin", str),
+    ("target", str),  # the code's target id; "X on P" where evaluated on processor P, "(what-if)"
+    ("built_for", str),  # the code's target id
+    ("processor", str),  # the processor evaluated on
+    ("what_if", bool),  # evaluated where the code cannot run (--what-if)
+    ("kernel", str),
+    ("demangled", str),
+    ("symbol", str),
     ("wave", int),
-    ("vgprs", int), ("vgprs_allocated", int), ("arch_vgprs", int), ("agprs", int),
-    ("sgprs", int), ("sgprs_allocated", int),
-    ("lds", int), ("scratch", int),
-    ("vgpr_spills", int), ("sgpr_spills", int), ("dynamic_stack", bool),
+    ("vgprs", int),
+    ("vgprs_allocated", int),
+    ("arch_vgprs", int),
+    ("agprs", int),
+    ("sgprs", int),
+    ("sgprs_allocated", int),
+    ("lds", int),
+    ("scratch", int),
+    ("vgpr_spills", int),
+    ("sgpr_spills", int),
+    ("dynamic_stack", bool),
     ("max_flat_workgroup_size", int),
-    ("block_size", int), ("block_source", str),
-    ("blocks_per_cu", int),     # per WGP when unit is "WGP"
-    ("blocks_per_wgp", int), ("unit", str),
-    ("waves_per_simd", float), ("occupancy_fraction", float),
+    ("block_size", int),
+    ("block_source", str),
+    ("blocks_per_cu", int),  # per WGP when unit is "WGP"
+    ("blocks_per_wgp", int),
+    ("unit", str),
+    ("waves_per_simd", float),
+    ("occupancy_fraction", float),
     ("limiter", str),
-    ("launch_checked", bool),   # False: no declared size, or a kernel amdocc cannot model
-    ("cannot_launch", str),     # models that fit no workgroup of the declared size, ','-joined
-    ("findings", str),          # codes of warning/error findings, ';'-joined
-    ("problem", str),           # why occupancy could not be computed, if it could not
+    ("launch_checked", bool),  # False: no declared size, or a kernel amdocc cannot model
+    ("cannot_launch", str),  # models that fit no workgroup of the declared size, ','-joined
+    ("findings", str),  # codes of warning/error findings, ';'-joined
+    ("problem", str),  # why occupancy could not be computed, if it could not
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 # One census row: COLUMN_NAMES → values of the COLUMNS types, None where not known.
@@ -74,7 +88,7 @@ class Summary:
         self.files: set[str] = set()
         self.targets: dict[str, dict[str, Any]] = {}
         self.findings: Counter[str] = Counter()
-        self.spillers: list[tuple[int, int, Row]] = []          # heap of (spills, order, row)
+        self.spillers: list[tuple[int, int, Row]] = []  # heap of (spills, order, row)
         self.cannot_launch: list[Row] = []
         self.skipped: Counter[str] = Counter()
         self.errors: list[dict[str, str]] = []
@@ -84,9 +98,16 @@ class Summary:
         self.files.add(row["path"])
         t = self.targets.get(row["target"])
         if t is None:
-            t = self.targets[row["target"]] = {"kernels": 0, "occupancy": Counter(), "limiters": Counter(),
-                                               "spilling": 0, "no_spill_counts": 0, "scratch": 0,
-                                               "cannot_launch": 0, "launch_unchecked": 0}
+            t = self.targets[row["target"]] = {
+                "kernels": 0,
+                "occupancy": Counter(),
+                "limiters": Counter(),
+                "spilling": 0,
+                "no_spill_counts": 0,
+                "scratch": 0,
+                "cannot_launch": 0,
+                "launch_unchecked": 0,
+            }
         t["kernels"] += 1
         t["occupancy"][_bucket(row["waves_per_simd"])] += 1
         t["limiters"][row["limiter"] or "n/a"] += 1
@@ -122,10 +143,17 @@ class Summary:
     def as_dict(self) -> dict[str, Any]:
         top = [row for _, _, row in sorted(self.spillers, reverse=True)]
         return {
-            "files": len(self.files), "code_objects": self.code_objects, "kernels": self.kernels,
-            "targets": {name: {**t, "occupancy": dict(sorted(t["occupancy"].items(), key=_bucket_order)),
-                               "limiters": dict(t["limiters"].most_common())}
-                        for name, t in sorted(self.targets.items())},
+            "files": len(self.files),
+            "code_objects": self.code_objects,
+            "kernels": self.kernels,
+            "targets": {
+                name: {
+                    **t,
+                    "occupancy": dict(sorted(t["occupancy"].items(), key=_bucket_order)),
+                    "limiters": dict(t["limiters"].most_common()),
+                }
+                for name, t in sorted(self.targets.items())
+            },
             "top_spillers": top,
             "cannot_launch": self.cannot_launch,
             "findings": dict(self.findings.most_common()),

@@ -4,6 +4,7 @@ Sections (each a <section> with a stable id): summary, targets, occupancy, limit
 launch, findings, inputs; a comparison of two releases has summary, regressions, changes,
 added, removed and occupancy.
 """
+
 from __future__ import annotations
 
 from html import escape
@@ -40,9 +41,11 @@ def section(ident: str, title: str, *content: str) -> str:
 
 def page(title: str, sections: list[str], subtitle: str = "") -> str:
     sub = f'<p class="note">{escape(subtitle)}</p>' if subtitle else ""
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-            f"<h1>{escape(title)}</h1>\n{sub}\n" + "\n".join(sections) + "\n</body>\n</html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        f"<h1>{escape(title)}</h1>\n{sub}\n" + "\n".join(sections) + "\n</body>\n</html>\n"
+    )
 
 
 def buckets(counts: dict[str, int]) -> list[str]:
@@ -64,75 +67,179 @@ def name(row: dict[str, Any], mangled: bool) -> str:
 
 def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bool = True) -> str:
     targets = summary["targets"]
-    overview = table(["files", "code objects", "kernels", "targets", "kernels that cannot launch",
-                      "unreadable parts", "entries skipped"],
-                     [[summary["files"], summary["code_objects"], summary["kernels"], len(targets),
-                       len(summary["cannot_launch"]), len(summary["errors"]), sum(summary["skipped"].values())]],
-                     "summary")
-    per_target = table(["target", "kernels", "spilling", "without spill counts", "using scratch", "cannot launch",
-                        "launch not checked", "most common limiter"],
-                       [[name, t["kernels"], t["spilling"], t["no_spill_counts"], t["scratch"], t["cannot_launch"],
-                         t["launch_unchecked"], next(iter(t["limiters"]), "")] for name, t in targets.items()],
-                       "targets")
+    overview = table(
+        [
+            "files",
+            "code objects",
+            "kernels",
+            "targets",
+            "kernels that cannot launch",
+            "unreadable parts",
+            "entries skipped",
+        ],
+        [
+            [
+                summary["files"],
+                summary["code_objects"],
+                summary["kernels"],
+                len(targets),
+                len(summary["cannot_launch"]),
+                len(summary["errors"]),
+                sum(summary["skipped"].values()),
+            ]
+        ],
+        "summary",
+    )
+    per_target = table(
+        [
+            "target",
+            "kernels",
+            "spilling",
+            "without spill counts",
+            "using scratch",
+            "cannot launch",
+            "launch not checked",
+            "most common limiter",
+        ],
+        [
+            [
+                name,
+                t["kernels"],
+                t["spilling"],
+                t["no_spill_counts"],
+                t["scratch"],
+                t["cannot_launch"],
+                t["launch_unchecked"],
+                next(iter(t["limiters"]), ""),
+            ]
+            for name, t in targets.items()
+        ],
+        "targets",
+    )
     unknown_spills = sum(t["no_spill_counts"] for t in targets.values())
     unchecked = sum(t["launch_unchecked"] for t in targets.values())
-    histograms = [svg.columns(f"{name}: waves per SIMD at the declared block size (hip)", buckets(t["occupancy"]),
-                              {name: [t["occupancy"].get(b, 0) for b in buckets(t["occupancy"])]},
-                              css="occupancy", x_label="waves per SIMD")
-                  for name, t in targets.items()]
-    limiter_chart = svg.shares("What limits occupancy, per target (hip)",
-                               {name: t["limiters"] for name, t in targets.items()}, css="limiters")
-    limiter_table = table(["target", "limiter", "kernels"],
-                          [[name, lim, n] for name, t in targets.items() for lim, n in t["limiters"].items()],
-                          "limiters")
+    histograms = [
+        svg.columns(
+            f"{name}: waves per SIMD at the declared block size (hip)",
+            buckets(t["occupancy"]),
+            {name: [t["occupancy"].get(b, 0) for b in buckets(t["occupancy"])]},
+            css="occupancy",
+            x_label="waves per SIMD",
+        )
+        for name, t in targets.items()
+    ]
+    limiter_chart = svg.shares(
+        "What limits occupancy, per target (hip)", {name: t["limiters"] for name, t in targets.items()}, css="limiters"
+    )
+    limiter_table = table(
+        ["target", "limiter", "kernels"],
+        [[name, lim, n] for name, t in targets.items() for lim, n in t["limiters"].items()],
+        "limiters",
+    )
     spill_cols = ["kernel", "target", "member", "vgpr_spills", "sgpr_spills", "scratch", "vgprs"]
     top = summary["top_spillers"]
-    spills = [svg.rows(f"Top {len(top)} spillers (VGPR + SGPR spills)",
-                       [(f"{name(r, mangled)} [{r['target']}]", (r["vgpr_spills"] or 0) + (r["sgpr_spills"] or 0))
-                        for r in top], css="spills", x_label="spills"),
-              table(spill_cols, kernel_rows(top, spill_cols, mangled), "spills")] if top else \
-        ['<p class="note">No kernel reports spills.</p>']
+    spills = (
+        [
+            svg.rows(
+                f"Top {len(top)} spillers (VGPR + SGPR spills)",
+                [
+                    (f"{name(r, mangled)} [{r['target']}]", (r["vgpr_spills"] or 0) + (r["sgpr_spills"] or 0))
+                    for r in top
+                ],
+                css="spills",
+                x_label="spills",
+            ),
+            table(spill_cols, kernel_rows(top, spill_cols, mangled), "spills"),
+        ]
+        if top
+        else ['<p class="note">No kernel reports spills.</p>']
+    )
     if unknown_spills:
-        spills.append(f'<p class="note">{unknown_spills} kernel(s) carry no spill counts in their metadata '
-                      '(hand-written assembly, for one): for those nothing is known.</p>')
+        spills.append(
+            f'<p class="note">{unknown_spills} kernel(s) carry no spill counts in their metadata '
+            "(hand-written assembly, for one): for those nothing is known.</p>"
+        )
     launch_cols = ["kernel", "target", "member", "block_size", "block_source", "vgprs", "lds", "cannot_launch"]
     blocked = summary["cannot_launch"]
-    launch = [svg.columns("Kernels that cannot launch at their declared size, per target", list(targets),
-                          {"cannot launch": [t["cannot_launch"] for t in targets.values()]},
-                          css="launch", x_label="target"),
-              table(launch_cols, kernel_rows(blocked, launch_cols, mangled), "launch")] if blocked else \
-        ['<p class="note">Every kernel checked fits at least one workgroup of its declared size on a CU.</p>']
+    launch = (
+        [
+            svg.columns(
+                "Kernels that cannot launch at their declared size, per target",
+                list(targets),
+                {"cannot launch": [t["cannot_launch"] for t in targets.values()]},
+                css="launch",
+                x_label="target",
+            ),
+            table(launch_cols, kernel_rows(blocked, launch_cols, mangled), "launch"),
+        ]
+        if blocked
+        else ['<p class="note">Every kernel checked fits at least one workgroup of its declared size on a CU.</p>']
+    )
     if unchecked:
-        launch.append(f'<p class="note">{unchecked} kernel(s) not checked: no declared size '
-                      '(.reqd_workgroup_size or .max_flat_workgroup_size), or a kernel amdocc cannot model '
-                      '(see its problem column).</p>')
+        launch.append(
+            f'<p class="note">{unchecked} kernel(s) not checked: no declared size '
+            "(.reqd_workgroup_size or .max_flat_workgroup_size), or a kernel amdocc cannot model "
+            "(see its problem column).</p>"
+        )
     findings = table(["finding", "kernels"], [[k, n] for k, n in summary["findings"].items()], "findings")
-    inputs = [table(["skipped because", "entries"], [[k, n] for k, n in summary["skipped"].items()], "skipped"),
-              table(["path", "error"], [[e["path"], e["error"]] for e in summary["errors"]], "errors")]
-    return page(title, [
-        section("summary", "Summary", overview),
-        section("targets", "Targets", per_target),
-        section("occupancy", "Occupancy distribution per target", f'<div class="charts">{"".join(histograms)}</div>'),
-        section("limiters", "Limiter shares", limiter_chart, limiter_table),
-        section("spills", "Top spillers", *spills),
-        section("launch", "Kernels that cannot launch at their declared size", *launch),
-        section("findings", "Findings", findings),
-        section("inputs", "Skipped entries and unreadable parts", *inputs),
-    ], note)
+    inputs = [
+        table(["skipped because", "entries"], [[k, n] for k, n in summary["skipped"].items()], "skipped"),
+        table(["path", "error"], [[e["path"], e["error"]] for e in summary["errors"]], "errors"),
+    ]
+    return page(
+        title,
+        [
+            section("summary", "Summary", overview),
+            section("targets", "Targets", per_target),
+            section(
+                "occupancy", "Occupancy distribution per target", f'<div class="charts">{"".join(histograms)}</div>'
+            ),
+            section("limiters", "Limiter shares", limiter_chart, limiter_table),
+            section("spills", "Top spillers", *spills),
+            section("launch", "Kernels that cannot launch at their declared size", *launch),
+            section("findings", "Findings", findings),
+            section("inputs", "Skipped entries and unreadable parts", *inputs),
+        ],
+        note,
+    )
 
 
 def compare_page(result: dict[str, Any], title: str, mangled: bool = True) -> str:
     """``result``: what ``amdocc census OLD NEW --json`` prints."""
     old, new = result["old_summary"], result["new_summary"]
-    overview = table(["", "files", "code objects", "kernels", "cannot launch"],
-                     [[result["old"], old["files"], old["code_objects"], old["kernels"], len(old["cannot_launch"])],
-                      [result["new"], new["files"], new["code_objects"], new["kernels"], len(new["cannot_launch"])]],
-                     "summary")
-    counts = table(["matched", "changed", "regressed", "added", "removed"],
-                   [[result["matched"], len(result["changes"]), result["regressed"], len(result["added"]),
-                     len(result["removed"])]], "counts")
-    change_cols = ["member", "kernel", "target", "vgpr", "sgpr", "lds", "scratch", "spills", "workgroups (hip)",
-                   "worse"]
+    overview = table(
+        ["", "files", "code objects", "kernels", "cannot launch"],
+        [
+            [result["old"], old["files"], old["code_objects"], old["kernels"], len(old["cannot_launch"])],
+            [result["new"], new["files"], new["code_objects"], new["kernels"], len(new["cannot_launch"])],
+        ],
+        "summary",
+    )
+    counts = table(
+        ["matched", "changed", "regressed", "added", "removed"],
+        [
+            [
+                result["matched"],
+                len(result["changes"]),
+                result["regressed"],
+                len(result["added"]),
+                len(result["removed"]),
+            ]
+        ],
+        "counts",
+    )
+    change_cols = [
+        "member",
+        "kernel",
+        "target",
+        "vgpr",
+        "sgpr",
+        "lds",
+        "scratch",
+        "spills",
+        "workgroups (hip)",
+        "worse",
+    ]
     regressions = [c for c in result["changes"] if c["regressions"]]
     added_cols = ["member", "kernel", "target"]
     charts = []
@@ -140,17 +247,34 @@ def compare_page(result: dict[str, Any], title: str, mangled: bool = True) -> st
         a = old["targets"].get(target, {}).get("occupancy", {})
         b = new["targets"].get(target, {}).get("occupancy", {})
         cats = buckets({**a, **b})
-        charts.append(svg.columns(f"{target}: waves per SIMD (hip), old and new", cats,
-                                  {"old": [a.get(c, 0) for c in cats], "new": [b.get(c, 0) for c in cats]},
-                                  css="occupancy", x_label="waves per SIMD"))
-    return page(title, [
-        section("summary", "Summary", overview, counts),
-        section("regressions", "Regressions", table(change_cols, [c["cells"] for c in regressions], "regressions")),
-        section("changes", "Every changed kernel", table(change_cols, [c["cells"] for c in result["changes"]],
-                                                         "changes")),
-        section("added", "Added kernels",
-                table(added_cols, kernel_rows(result["added"], added_cols, mangled), "added")),
-        section("removed", "Removed kernels",
-                table(added_cols, kernel_rows(result["removed"], added_cols, mangled), "removed")),
-        section("occupancy", "Occupancy distribution per target", f'<div class="charts">{"".join(charts)}</div>'),
-    ], f"{result['old']} -> {result['new']}")
+        charts.append(
+            svg.columns(
+                f"{target}: waves per SIMD (hip), old and new",
+                cats,
+                {"old": [a.get(c, 0) for c in cats], "new": [b.get(c, 0) for c in cats]},
+                css="occupancy",
+                x_label="waves per SIMD",
+            )
+        )
+    return page(
+        title,
+        [
+            section("summary", "Summary", overview, counts),
+            section("regressions", "Regressions", table(change_cols, [c["cells"] for c in regressions], "regressions")),
+            section(
+                "changes",
+                "Every changed kernel",
+                table(change_cols, [c["cells"] for c in result["changes"]], "changes"),
+            ),
+            section(
+                "added", "Added kernels", table(added_cols, kernel_rows(result["added"], added_cols, mangled), "added")
+            ),
+            section(
+                "removed",
+                "Removed kernels",
+                table(added_cols, kernel_rows(result["removed"], added_cols, mangled), "removed"),
+            ),
+            section("occupancy", "Occupancy distribution per target", f'<div class="charts">{"".join(charts)}</div>'),
+        ],
+        f"{result['old']} -> {result['new']}",
+    )

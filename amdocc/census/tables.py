@@ -1,4 +1,5 @@
 """Census rows to CSV (always) or Parquet (when pyarrow is importable), written as they come."""
+
 from __future__ import annotations
 
 import csv
@@ -9,7 +10,7 @@ from typing import TextIO
 from ..errors import UsageError
 from . import COLUMN_NAMES, COLUMNS, Row
 
-PARQUET_BATCH = 10_000   # rows held before a Parquet row group is written
+PARQUET_BATCH = 10_000  # rows held before a Parquet row group is written
 
 
 def require_pyarrow() -> ModuleType:
@@ -18,9 +19,10 @@ def require_pyarrow() -> ModuleType:
         import pyarrow
         import pyarrow.parquet
     except ImportError:
-        raise UsageError("--parquet needs pyarrow, which is not installed (pip install pyarrow); "
-                         "--csv needs nothing") from None
-    module: ModuleType = pyarrow     # pyarrow has no type information: its names are Any
+        raise UsageError(
+            "--parquet needs pyarrow, which is not installed (pip install pyarrow); --csv needs nothing"
+        ) from None
+    module: ModuleType = pyarrow  # pyarrow has no type information: its names are Any
     return module
 
 

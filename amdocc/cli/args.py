@@ -13,6 +13,7 @@ starts without reading any table.
 The mode checks at the end refuse options that would be ignored: options of another model,
 manual resource numbers beside a PATH, file filters without a PATH.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,6 +60,7 @@ class ArgType:
 
 
 # -- numbers ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Integer(ArgType):
@@ -125,8 +127,11 @@ class ByteSize(Integer):
         m = re.fullmatch(r"\s*(0[xX][0-9a-fA-F]+|[+-]?[0-9]+)\s*([A-Za-z]*)\s*", text)
         unit = m and _BYTE_UNITS.get(m.group(2).upper())
         if not m or unit is None:
-            raise Invalid(f"{text!r} is not {self.what}: expected {self.describe()}" if text
-                          else f"empty value: expected {self.describe()}")
+            raise Invalid(
+                f"{text!r} is not {self.what}: expected {self.describe()}"
+                if text
+                else f"empty value: expected {self.describe()}"
+            )
         return self.check(int(m.group(1), 0) * unit, text)
 
     def describe(self) -> str:
@@ -150,8 +155,11 @@ class Number(ArgType):
         except ValueError:
             value = None
         if value is None or value != value or value in (float("inf"), float("-inf")):
-            raise Invalid(f"{text!r} is not a finite number: expected {self.describe()}" if text
-                          else f"empty value: expected {self.describe()}")
+            raise Invalid(
+                f"{text!r} is not a finite number: expected {self.describe()}"
+                if text
+                else f"empty value: expected {self.describe()}"
+            )
         low = self.minimum
         if low is not None and (value < low or (self.exclusive and value == low)):
             raise Invalid(f"{text!r} is out of range: expected {self.describe()}")
@@ -186,8 +194,11 @@ class ListOf(ArgType):
     def __call__(self, text: str) -> list[object]:
         parts = [p.strip() for p in text.split(",")]
         if not text.strip() or any(not p for p in parts):
-            raise Invalid(f"{text!r}: expected comma-separated values, each {self.item.describe()}" if text
-                          else f"empty value: expected comma-separated values, each {self.item.describe()}")
+            raise Invalid(
+                f"{text!r}: expected comma-separated values, each {self.item.describe()}"
+                if text
+                else f"empty value: expected comma-separated values, each {self.item.describe()}"
+            )
         return [self.item(p) for p in parts]
 
     def describe(self) -> str:
@@ -218,6 +229,7 @@ def byte_sizes(minimum: int = 0) -> ListOf:
 
 # -- enumerations -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class OneOf(ArgType):
     """One name from a set read at check time (a table's rows), or a fixed tuple."""
@@ -233,8 +245,11 @@ class OneOf(ArgType):
         valid = self.valid()
         if text in valid:
             return self.convert(text)
-        raise Invalid(f"unknown {self.what} {text!r} (choose from {', '.join(valid)})" if text
-                      else f"empty value: choose a {self.what} from {', '.join(valid)}")
+        raise Invalid(
+            f"unknown {self.what} {text!r} (choose from {', '.join(valid)})"
+            if text
+            else f"empty value: choose a {self.what} from {', '.join(valid)}"
+        )
 
     def example(self) -> str:
         return self.valid()[0]
@@ -332,6 +347,7 @@ class Device(ArgType):
 
 # -- text ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Pattern(ArgType):
     """A Python regular expression (matched with search), not empty."""
@@ -355,8 +371,8 @@ class Checked(ArgType):
     argparse then prints after the option's name (a version, a plot file, ...)."""
 
     check: Callable[[str], object]
-    sample: str                        # a value ``check`` accepts
-    refused: tuple[str, ...] = ("",)   # values it refuses
+    sample: str  # a value ``check`` accepts
+    refused: tuple[str, ...] = ("",)  # values it refuses
 
     def __call__(self, text: str) -> str:
         try:
@@ -373,7 +389,7 @@ class ExistingPath(ArgType):
     sample = "."
     refused = ("", "/nonexistent/amdocc-test-path")
     stdin: bool = True
-    directory: bool | None = None      # True: must be a directory; False: must not be one
+    directory: bool | None = None  # True: must be a directory; False: must not be one
 
     def __call__(self, text: str) -> str:
         if not text:
@@ -417,8 +433,11 @@ class OutputFile(ArgType):
         return "out" + (self.suffixes[0] if self.suffixes else ".txt")
 
     def invalid_examples(self) -> list[str]:
-        return ["", "/nonexistent/dir/out" + (self.suffixes[0] if self.suffixes else ".txt")] + (
-            ["out.xyz"] if self.suffixes else []) + ([] if self.stdout else ["-"])
+        return (
+            ["", "/nonexistent/dir/out" + (self.suffixes[0] if self.suffixes else ".txt")]
+            + (["out.xyz"] if self.suffixes else [])
+            + ([] if self.stdout else ["-"])
+        )
 
 
 def check_readable(paths: Iterable[str]) -> None:
@@ -432,6 +451,7 @@ def check_readable(paths: Iterable[str]) -> None:
 
 
 # -- modes and contradictions ---------------------------------------------------------------
+
 
 def given(args: argparse.Namespace, dest: str) -> bool:
     """Whether the user gave an option (its value differs from the parser's default)."""
@@ -469,5 +489,6 @@ def require_one_kernel(chosen: list[tuple[CodeObject, Kernel]], what: str, selec
 
     names = ", ".join(f"{display(k.name)} ({co.processor})" for co, k in chosen[:8])
     more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
-    raise UsageError(f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} "
-                     "(narrow it with --kernel and --target)")
+    raise UsageError(
+        f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} (narrow it with --kernel and --target)"
+    )

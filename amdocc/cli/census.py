@@ -1,5 +1,6 @@
 """``amdocc census PATH`` (one report for a whole tree or wheel) and ``amdocc census OLD NEW``
 (two releases compared kernel by kernel)."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,6 +28,7 @@ class Sink(Protocol):
 
     def close(self) -> None: ...
 
+
 DESCRIPTION = """A census of every kernel in PATH (a library, a directory tree, a wheel, or any file
 amdocc reads): per kernel the member it lives in, target, wave size, VGPRs (used and allocated,
 arch and AGPR), SGPRs, static LDS, scratch, spills, the hip model's workgroups per CU at the
@@ -53,29 +55,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("paths", nargs="+", metavar="PATH", help="PATH, or OLD NEW to compare two releases")
-    parser.add_argument("--csv", metavar="FILE", type=a.OutputFile(stdout=True),
-                        help="write one row per kernel as CSV ('-': stdout)")
-    parser.add_argument("--parquet", metavar="FILE", type=a.OutputFile(),
-                        help="write the rows as Parquet (needs pyarrow)")
-    parser.add_argument("--html", metavar="FILE", type=a.OutputFile(stdout=True),
-                        help="write the report as one self-contained HTML page ('-': stdout)")
+    parser.add_argument(
+        "--csv", metavar="FILE", type=a.OutputFile(stdout=True), help="write one row per kernel as CSV ('-': stdout)"
+    )
+    parser.add_argument(
+        "--parquet", metavar="FILE", type=a.OutputFile(), help="write the rows as Parquet (needs pyarrow)"
+    )
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        type=a.OutputFile(stdout=True),
+        help="write the report as one self-contained HTML page ('-': stdout)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
-    parser.add_argument("--block", type=a.integer(1), metavar="N",
-                        help="block size for occupancy (default: each kernel's declared size)")
-    parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES",
-                        help="dynamic LDS per workgroup (default 0)")
-    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
-                        help="only kernels whose name (mangled or demangled) or symbol matches")
+    parser.add_argument(
+        "--block",
+        type=a.integer(1),
+        metavar="N",
+        help="block size for occupancy (default: each kernel's declared size)",
+    )
+    parser.add_argument(
+        "--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
+    )
+    parser.add_argument(
+        "--kernel",
+        metavar="REGEX",
+        type=a.Pattern(),
+        help="only kernels whose name (mangled or demangled) or symbol matches",
+    )
     add_target_arguments(parser)
-    parser.add_argument("--mangled", action="store_true",
-                        help="show kernel names as stored, not demangled (text and HTML; CSV and JSON carry both)")
-    parser.add_argument("--top", type=a.integer(1), default=25, metavar="N",
-                        help="spillers listed in the report (default 25)")
-    parser.add_argument("--fail-on", type=a.Kinds(KINDS), default=None,
-                        metavar="KIND,...", help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, "
-                                                 "all or none (default none)")
-    parser.add_argument("--jobs", type=a.integer(1), metavar="N",
-                        help="processes reading files (default: one per CPU for 32 files or more)")
+    parser.add_argument(
+        "--mangled",
+        action="store_true",
+        help="show kernel names as stored, not demangled (text and HTML; CSV and JSON carry both)",
+    )
+    parser.add_argument(
+        "--top", type=a.integer(1), default=25, metavar="N", help="spillers listed in the report (default 25)"
+    )
+    parser.add_argument(
+        "--fail-on",
+        type=a.Kinds(KINDS),
+        default=None,
+        metavar="KIND,...",
+        help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, all or none (default none)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=a.integer(1),
+        metavar="N",
+        help="processes reading files (default: one per CPU for 32 files or more)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,8 +120,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("only one of --json, --csv - and --html - may use standard output")
     text = not (args.json or outputs)
     if not (text or args.html):
-        a.refuse(args, ("mangled",), f"names are shown only in the text and HTML reports, and "
-                                     f"{(outputs or ['--json'])[0]} replaces the text (CSV and JSON carry both names)")
+        a.refuse(
+            args,
+            ("mangled",),
+            f"names are shown only in the text and HTML reports, and "
+            f"{(outputs or ['--json'])[0]} replaces the text (CSV and JSON carry both names)",
+        )
     selection = Selection(args.target, args.device, args.kernel, args.what_if)
     if len(args.paths) == 2:
         given = [f"--{k}" for k in REPORT_KINDS if getattr(args, k)]
@@ -106,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         a.refuse(args, ("top",), f"lists spillers in the summary, and {outputs[0]} replaces it")
     if args.parquet:
         from ..census.tables import require_pyarrow
+
         require_pyarrow()
     return _census(args, selection)
 
@@ -120,8 +154,10 @@ def nothing_selected(selection: Selection, paths: str) -> int:
 
 # --------------------------------------------------------------------------- reading
 
-def census_rows(path: str, args: argparse.Namespace, selection: Selection, summary: Summary,
-                sinks: Iterable[Sink] = ()) -> None:
+
+def census_rows(
+    path: str, args: argparse.Namespace, selection: Selection, summary: Summary, sinks: Iterable[Sink] = ()
+) -> None:
     """Feed every kernel of ``path`` the selection keeps (a row each) to ``summary`` and ``sinks``."""
     from . import parallel
 
@@ -150,7 +186,7 @@ def census_rows(path: str, args: argparse.Namespace, selection: Selection, summa
 
 
 class KernelCounter:
-    """"N kernels read" on stderr while one file is read, at most ten times a second, only when
+    """ "N kernels read" on stderr while one file is read, at most ten times a second, only when
     stderr is a terminal."""
 
     def __init__(self) -> None:
@@ -158,6 +194,7 @@ class KernelCounter:
 
     def show(self, kernels: int) -> None:
         import time
+
         now = time.monotonic()
         if self.enabled and now - self.last > 0.1:
             self.last, self.shown = now, True
@@ -182,7 +219,7 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     root, block, dynamic_lds, chosen = spec
     selection = Selection(*chosen)
     where = selection.evaluation()
-    source = item[0] if isinstance(item[0], str) else part_path(item[0])   # a large file is cut into parts
+    source = item[0] if isinstance(item[0], str) else part_path(item[0])  # a large file is cut into parts
     relative = os.path.relpath(source, root) if root else ""
     for kind, value in selected_in(item, selection):
         if kind == "code_object":
@@ -199,8 +236,15 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
             yield kind, value
 
 
-def kernel_row(co: CodeObject, kernel: Kernel, member: str, place: dict[str, Any], given_block: int | None,
-               dynamic_lds: int, where: dict[str, Any]) -> dict[str, Any]:
+def kernel_row(
+    co: CodeObject,
+    kernel: Kernel,
+    member: str,
+    place: dict[str, Any],
+    given_block: int | None,
+    dynamic_lds: int,
+    where: dict[str, Any],
+) -> dict[str, Any]:
     """One kernel as a census row (amdocc.census.COLUMNS), evaluated as ``place`` says (the
     Selection's evaluated_as) with amdocc.occupancy's ``where`` keywords."""
     from ..demangle import demangle
@@ -210,22 +254,43 @@ def kernel_row(co: CodeObject, kernel: Kernel, member: str, place: dict[str, Any
 
     r = kernel.resources
     sgpr_spills, vgpr_spills = r.spills
-    verdict = evaluate(kernel, Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds), where=where,
-                       declared=declared_block(kernel))
+    verdict = evaluate(
+        kernel,
+        Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds),
+        where=where,
+        declared=declared_block(kernel),
+    )
     found = {v.rule: v for v in verdict.violations}
     block, source = block_for(kernel, given_block, "hip")
     occ = None if "mode" in found else occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
     blocks = None if occ is None or occ.error else occ.blocks_per_cu
     unit = None if occ is None else occ.unit
     return {
-        "member": member, "path": co.path, "origin": co.origin.chain, **place,
-        "kernel": kernel.name, "demangled": demangle(kernel.name), "symbol": kernel.symbol, "wave": r.wavefront_size,
-        "vgprs": r.vgprs, "vgprs_allocated": r.vgprs_allocated, "arch_vgprs": r.arch_vgprs, "agprs": r.agprs,
-        "sgprs": r.sgprs, "sgprs_allocated": r.sgprs_allocated, "lds": r.lds, "scratch": r.scratch,
-        "vgpr_spills": vgpr_spills, "sgpr_spills": sgpr_spills, "dynamic_stack": r.uses_dynamic_stack,
+        "member": member,
+        "path": co.path,
+        "origin": co.origin.chain,
+        **place,
+        "kernel": kernel.name,
+        "demangled": demangle(kernel.name),
+        "symbol": kernel.symbol,
+        "wave": r.wavefront_size,
+        "vgprs": r.vgprs,
+        "vgprs_allocated": r.vgprs_allocated,
+        "arch_vgprs": r.arch_vgprs,
+        "agprs": r.agprs,
+        "sgprs": r.sgprs,
+        "sgprs_allocated": r.sgprs_allocated,
+        "lds": r.lds,
+        "scratch": r.scratch,
+        "vgpr_spills": vgpr_spills,
+        "sgpr_spills": sgpr_spills,
+        "dynamic_stack": r.uses_dynamic_stack,
         "max_flat_workgroup_size": r.max_flat_workgroup_size,
-        "block_size": block, "block_source": source,
-        "blocks_per_cu": blocks, "blocks_per_wgp": blocks if unit == "WGP" else None, "unit": unit,
+        "block_size": block,
+        "block_source": source,
+        "blocks_per_cu": blocks,
+        "blocks_per_wgp": blocks if unit == "WGP" else None,
+        "unit": unit,
         "waves_per_simd": None if occ is None else (0 if occ.error else occ.waves_per_simd),
         "occupancy_fraction": None if occ is None else (0.0 if occ.error else occ.occupancy_fraction),
         "limiter": None if occ is None else occ.limiter,
@@ -237,6 +302,7 @@ def kernel_row(co: CodeObject, kernel: Kernel, member: str, place: dict[str, Any
 
 
 # --------------------------------------------------------------------------- one release
+
 
 def _census(args: argparse.Namespace, selection: Selection) -> int:
     from .. import report
@@ -259,6 +325,7 @@ def _census(args: argparse.Namespace, selection: Selection) -> int:
     result = summary.as_dict()
     if args.html:
         from ..census.html import census_page
+
         write_report(args.html, census_page(result, f"amdocc census: {path}", _note(args), args.mangled))
     if args.json:
         sys.stdout.write(report.dumps({"path": path, **result}) + "\n")
@@ -283,28 +350,79 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
     for name, t in s["targets"].items():
         occ = " ".join(f"{k}:{n}" for k, n in t["occupancy"].items())
         lim = " ".join(f"{k}:{n}" for k, n in t["limiters"].items())
-        rows.append([name, str(t["kernels"]), str(t["spilling"]), str(t["no_spill_counts"]), str(t["scratch"]),
-                     str(t["cannot_launch"]), str(t["launch_unchecked"]), occ, lim])
+        rows.append(
+            [
+                name,
+                str(t["kernels"]),
+                str(t["spilling"]),
+                str(t["no_spill_counts"]),
+                str(t["scratch"]),
+                str(t["cannot_launch"]),
+                str(t["launch_unchecked"]),
+                occ,
+                lim,
+            ]
+        )
     if rows:
-        lines.append(table(rows, ["target", "kernels", "spilling", "no spill counts", "scratch", "cannot launch",
-                                  "not checked", "waves/SIMD:kernels", "limiter:kernels"]))
+        lines.append(
+            table(
+                rows,
+                [
+                    "target",
+                    "kernels",
+                    "spilling",
+                    "no spill counts",
+                    "scratch",
+                    "cannot launch",
+                    "not checked",
+                    "waves/SIMD:kernels",
+                    "limiter:kernels",
+                ],
+            )
+        )
     if s["top_spillers"]:
         lines.append("top spillers:")
-        lines.append(table([[display(r["kernel"], mangled), r["target"], r["member"] or "-",
-                             str(r["vgpr_spills"] or 0), str(r["sgpr_spills"] or 0)] for r in s["top_spillers"]],
-                           ["kernel", "target", "member", "VGPR spills", "SGPR spills"], "    "))
+        lines.append(
+            table(
+                [
+                    [
+                        display(r["kernel"], mangled),
+                        r["target"],
+                        r["member"] or "-",
+                        str(r["vgpr_spills"] or 0),
+                        str(r["sgpr_spills"] or 0),
+                    ]
+                    for r in s["top_spillers"]
+                ],
+                ["kernel", "target", "member", "VGPR spills", "SGPR spills"],
+                "    ",
+            )
+        )
     if s["cannot_launch"]:
         lines.append("cannot launch at their declared size:")
-        lines.append(table([[display(r["kernel"], mangled), r["target"], r["member"] or "-",
-                             f"{r['block_size']} ({r['block_source']})", r["cannot_launch"]]
-                            for r in s["cannot_launch"]],
-                           ["kernel", "target", "member", "block", "models fitting 0"], "    "))
+        lines.append(
+            table(
+                [
+                    [
+                        display(r["kernel"], mangled),
+                        r["target"],
+                        r["member"] or "-",
+                        f"{r['block_size']} ({r['block_source']})",
+                        r["cannot_launch"],
+                    ]
+                    for r in s["cannot_launch"]
+                ],
+                ["kernel", "target", "member", "block", "models fitting 0"],
+                "    ",
+            )
+        )
     if s["skipped"]:
         lines.append("skipped: " + "; ".join(f"{n} {k}" for k, n in s["skipped"].items()))
     return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- two releases
+
 
 class _Rows:
     """Census rows of one release, keyed by (member, kernel, target) and, for a key seen more
@@ -329,9 +447,17 @@ def facts(row: dict[str, Any]) -> dict[str, Any]:
     """A census row in the shape `amdocc diff` compares."""
     from .compare import facts as compared
 
-    return compared(vgpr=row["vgprs"], agpr=row["agprs"], sgpr=row["sgprs"], lds=row["lds"], scratch=row["scratch"],
-                    spills=(row["sgpr_spills"], row["vgpr_spills"]), blocks_per_cu=row["blocks_per_cu"],
-                    unit=row["unit"], limiter=row["limiter"])
+    return compared(
+        vgpr=row["vgprs"],
+        agpr=row["agprs"],
+        sgpr=row["sgprs"],
+        lds=row["lds"],
+        scratch=row["scratch"],
+        spills=(row["sgpr_spills"], row["vgpr_spills"]),
+        blocks_per_cu=row["blocks_per_cu"],
+        unit=row["unit"],
+        limiter=row["limiter"],
+    )
 
 
 def _compare(args: argparse.Namespace, selection: Selection) -> int:
@@ -356,26 +482,53 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
             continue
         worse = regressions(before, after)
         gate = [k for k in worse if k in fail_on]
-        changes.append({"member": key[0], "kernel": key[1], "demangled": b["demangled"], "target": key[2],
-                        "old": before, "new": after, "old_block": a["block_size"], "new_block": b["block_size"],
-                        "regressions": worse, "fails": gate,
-                        "cells": [key[0] or "-", display(key[1], args.mangled), key[2],
-                                  *cells(before, after, a["block_size"], b["block_size"], worse, gate)]})
+        changes.append(
+            {
+                "member": key[0],
+                "kernel": key[1],
+                "demangled": b["demangled"],
+                "target": key[2],
+                "old": before,
+                "new": after,
+                "old_block": a["block_size"],
+                "new_block": b["block_size"],
+                "regressions": worse,
+                "fails": gate,
+                "cells": [
+                    key[0] or "-",
+                    display(key[1], args.mangled),
+                    key[2],
+                    *cells(before, after, a["block_size"], b["block_size"], worse, gate),
+                ],
+            }
+        )
     ident = ("member", "kernel", "demangled", "target")
     added = [{k: new.by_key[key][k] for k in ident} for key in sorted(new.by_key.keys() - old.by_key.keys())]
     removed = [{k: old.by_key[key][k] for k in ident} for key in sorted(old.by_key.keys() - new.by_key.keys())]
-    result = {"old": args.paths[0], "new": args.paths[1], "fail_on": fail_on,
-              "matched": len(old.by_key.keys() & new.by_key.keys()), "changes": changes,
-              "regressed": sum(bool(c["regressions"]) for c in changes),
-              "failing": sum(bool(c["fails"]) for c in changes), "failed_kinds": failed_kinds(changes),
-              "added": added, "removed": removed, "old_summary": old_summary, "new_summary": new_summary}
+    result = {
+        "old": args.paths[0],
+        "new": args.paths[1],
+        "fail_on": fail_on,
+        "matched": len(old.by_key.keys() & new.by_key.keys()),
+        "changes": changes,
+        "regressed": sum(bool(c["regressions"]) for c in changes),
+        "failing": sum(bool(c["fails"]) for c in changes),
+        "failed_kinds": failed_kinds(changes),
+        "added": added,
+        "removed": removed,
+        "old_summary": old_summary,
+        "new_summary": new_summary,
+    }
     if args.html:
         from ..census.html import compare_page
-        write_report(args.html, compare_page(result, f"amdocc census: {args.paths[0]} -> {args.paths[1]}",
-                                             args.mangled))
+
+        write_report(
+            args.html, compare_page(result, f"amdocc census: {args.paths[0]} -> {args.paths[1]}", args.mangled)
+        )
     if args.json:
-        sys.stdout.write(report.dumps({k: v for k, v in result.items()
-                                       if k not in ("old_summary", "new_summary")}) + "\n")
+        sys.stdout.write(
+            report.dumps({k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}) + "\n"
+        )
     elif args.html != "-":
         print(render_compare(result, args.mangled))
     errors = old_summary["errors"] + new_summary["errors"]
@@ -389,14 +542,18 @@ def render_compare(result: dict[str, Any], mangled: bool = False) -> str:
     from ..demangle import display
     from .compare import HEADERS, verdict
 
-    lines = [f"{result['old']} -> {result['new']}: {result['matched']} kernel(s) matched, "
-             f"{len(result['changes'])} changed, {result['regressed']} regressed, {len(result['added'])} added, "
-             f"{len(result['removed'])} removed"]
+    lines = [
+        f"{result['old']} -> {result['new']}: {result['matched']} kernel(s) matched, "
+        f"{len(result['changes'])} changed, {result['regressed']} regressed, {len(result['added'])} added, "
+        f"{len(result['removed'])} removed"
+    ]
     if result["changes"]:
         lines.append(table([c["cells"] for c in result["changes"]], ["member", "kernel", "target", *HEADERS]))
     for label in ("added", "removed"):
         for k in result[label]:
-            lines.append(f"  {label}: {display(k['kernel'], mangled)} ({k['target']})"
-                         + (f" in {k['member']}" if k["member"] else ""))
+            lines.append(
+                f"  {label}: {display(k['kernel'], mangled)} ({k['target']})"
+                + (f" in {k['member']}" if k["member"] else "")
+            )
     lines.append(verdict(result["failing"], result["failed_kinds"], result["fail_on"]))
     return "\n".join(lines)

@@ -1,4 +1,5 @@
 """``amdocc check PATH...``: an absolute gate for kernel-library CI, with a baseline."""
+
 from __future__ import annotations
 
 import argparse
@@ -43,48 +44,96 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
     r = parser.add_argument_group("rules and thresholds")
-    r.add_argument("--rules", type=a.Kinds(RULES, tuple(RULE_GROUPS.items()), none=False, what="rule"),
-                   metavar="RULE,...",
-                   help=f"rules to run: {', '.join(RULES)}, or {', '.join(RULE_GROUPS)} (default: "
-                        f"{', '.join(DEFAULT_RULES)}, and occupancy when --min-occupancy is given)")
+    r.add_argument(
+        "--rules",
+        type=a.Kinds(RULES, tuple(RULE_GROUPS.items()), none=False, what="rule"),
+        metavar="RULE,...",
+        help=f"rules to run: {', '.join(RULES)}, or {', '.join(RULE_GROUPS)} (default: "
+        f"{', '.join(DEFAULT_RULES)}, and occupancy when --min-occupancy is given)",
+    )
     r.add_argument("--max-vgpr-spills", type=a.integer(0), metavar="N", help="VGPR spills allowed (default 0)")
     r.add_argument("--max-sgpr-spills", type=a.integer(0), metavar="N", help="SGPR spills allowed (default 0)")
-    r.add_argument("--max-scratch", type=a.byte_size(), metavar="BYTES",
-                   help="scratch bytes per work-item allowed (default 0); a dynamic stack always fails")
-    r.add_argument("--min-occupancy", type=a.Number(0, exclusive=True, what="a number of waves per SIMD"),
-                   metavar="W", help="occupancy floor in waves per SIMD (turns the occupancy rule on)")
-    r.add_argument("--block", type=a.integer(1, cfg.MAX_BLOCK), metavar="N",
-                   help="block size for the occupancy floor (default: the kernel's declared size)")
-    r.add_argument("--model", type=a.OneOf(cfg.MODELS, "model"), metavar="{" + ",".join(cfg.MODELS) + "}",
-                   help="model of the occupancy floor (default hip)")
-    r.add_argument("--dynamic-lds", type=a.byte_size(), metavar="BYTES",
-                   help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)")
+    r.add_argument(
+        "--max-scratch",
+        type=a.byte_size(),
+        metavar="BYTES",
+        help="scratch bytes per work-item allowed (default 0); a dynamic stack always fails",
+    )
+    r.add_argument(
+        "--min-occupancy",
+        type=a.Number(0, exclusive=True, what="a number of waves per SIMD"),
+        metavar="W",
+        help="occupancy floor in waves per SIMD (turns the occupancy rule on)",
+    )
+    r.add_argument(
+        "--block",
+        type=a.integer(1, cfg.MAX_BLOCK),
+        metavar="N",
+        help="block size for the occupancy floor (default: the kernel's declared size)",
+    )
+    r.add_argument(
+        "--model",
+        type=a.OneOf(cfg.MODELS, "model"),
+        metavar="{" + ",".join(cfg.MODELS) + "}",
+        help="model of the occupancy floor (default hip)",
+    )
+    r.add_argument(
+        "--dynamic-lds",
+        type=a.byte_size(),
+        metavar="BYTES",
+        help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)",
+    )
     s = parser.add_argument_group("selection")
-    s.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
-                   help="only kernels whose name (mangled or demangled) or symbol matches")
+    s.add_argument(
+        "--kernel",
+        metavar="REGEX",
+        type=a.Pattern(),
+        help="only kernels whose name (mangled or demangled) or symbol matches",
+    )
     add_target_arguments(s)
     b = parser.add_argument_group("baseline")
     b.add_argument("--baseline", type=a.OutputFile(), metavar="FILE", help="accepted violations (JSON)")
-    b.add_argument("--update-baseline", action="store_true",
-                   help="write every violation found into the baseline (drops stale entries)")
-    b.add_argument("--fail-on-stale", action="store_true", default=None,
-                   help="exit 1 when the baseline has entries nothing matches any more")
+    b.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write every violation found into the baseline (drops stale entries)",
+    )
+    b.add_argument(
+        "--fail-on-stale",
+        action="store_true",
+        default=None,
+        help="exit 1 when the baseline has entries nothing matches any more",
+    )
     c = parser.add_mutually_exclusive_group()
-    c.add_argument("--config", metavar="FILE", type=a.ExistingPath(stdin=False, directory=False),
-                   help="read [tool.amdocc.check] from this file")
+    c.add_argument(
+        "--config",
+        metavar="FILE",
+        type=a.ExistingPath(stdin=False, directory=False),
+        help="read [tool.amdocc.check] from this file",
+    )
     c.add_argument("--no-config", action="store_true", help="ignore any pyproject.toml")
     o = parser.add_argument_group("output")
     fmt = o.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the result as one JSON object")
     fmt.add_argument("--github", action="store_true", help="print GitHub Actions annotations (::error ...)")
-    o.add_argument("--junit", metavar="FILE", type=a.OutputFile(stdout=True),
-                   help="also write JUnit XML, one test case per kernel ('-': stdout)")
-    o.add_argument("--sarif", metavar="FILE", type=a.OutputFile(stdout=True),
-                   help="also write SARIF 2.1.0 ('-': stdout)")
-    o.add_argument("--mangled", action="store_true",
-                   help="show kernel names as stored, not demangled (text and --github)")
-    parser.add_argument("--jobs", type=a.integer(1), metavar="N",
-                        help="processes reading files (default: one per CPU for 32 files or more)")
+    o.add_argument(
+        "--junit",
+        metavar="FILE",
+        type=a.OutputFile(stdout=True),
+        help="also write JUnit XML, one test case per kernel ('-': stdout)",
+    )
+    o.add_argument(
+        "--sarif", metavar="FILE", type=a.OutputFile(stdout=True), help="also write SARIF 2.1.0 ('-': stdout)"
+    )
+    o.add_argument(
+        "--mangled", action="store_true", help="show kernel names as stored, not demangled (text and --github)"
+    )
+    parser.add_argument(
+        "--jobs",
+        type=a.integer(1),
+        metavar="N",
+        help="processes reading files (default: one per CPU for 32 files or more)",
+    )
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
@@ -117,8 +166,10 @@ def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
     if fail_on_stale and baseline is None:
         raise UsageError("--fail-on-stale needs a baseline (--baseline FILE)")
     if args.update_baseline and args.fail_on_stale:
-        raise UsageError("--fail-on-stale: --update-baseline drops stale entries and accepts every violation, "
-                         "so nothing would fail on them")
+        raise UsageError(
+            "--fail-on-stale: --update-baseline drops stale entries and accepts every violation, "
+            "so nothing would fail on them"
+        )
     return settings, baseline, fail_on_stale
 
 
@@ -130,8 +181,12 @@ def check_outputs(args: argparse.Namespace) -> None:
     if len(to_stdout) + args.json + args.github > 1:
         raise a.UsageError("only one of --json, --github, --junit - and --sarif - may use standard output")
     if args.json or to_stdout:
-        a.refuse(args, ("mangled",), f"names are shown only in the text and --github output, and "
-                                     f"{(to_stdout or ['--json'])[0]} replaces them (JSON carries both names)")
+        a.refuse(
+            args,
+            ("mangled",),
+            f"names are shown only in the text and --github output, and "
+            f"{(to_stdout or ['--json'])[0]} replaces them (JSON carries both names)",
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,15 +208,15 @@ def run(args: argparse.Namespace) -> int:
     files = parallel.expand(args.paths)
     spec = (settings.as_dict(), (args.target, args.device, args.kernel, args.what_if))
     violations: list[dict[str, Any]] = []
-    checked: list[tuple[str, str, str, str]] = []      # (path, origin, kernel, target) for JUnit
+    checked: list[tuple[str, str, str, str]] = []  # (path, origin, kernel, target) for JUnit
     errors: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    not_evaluated: dict[tuple[str, str], int] = {}     # (rule, reason) → kernels
+    not_evaluated: dict[tuple[str, str], int] = {}  # (rule, reason) → kernels
     kernels = 0
     for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, len(files))):
         if kind == "kernel":
             kernels += 1
-            if args.junit:      # JUnit lists every kernel; the other reports only what failed
+            if args.junit:  # JUnit lists every kernel; the other reports only what failed
                 checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
             violations += value["violations"]
             for rule, reason in value["not_evaluated"]:
@@ -177,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"]) for v in violations]
     statuses, stale = bl.classify(found, entries, in_scope)
     accepted = {e.key: e.value for e in entries}
-    for v, f, status in zip(violations, found, statuses, strict=True):    # classify keeps found's order
+    for v, f, status in zip(violations, found, statuses, strict=True):  # classify keeps found's order
         v["status"] = status
         v["accepted_value"] = accepted.get(f.key)
     result: dict[str, Any] = {
@@ -190,8 +245,14 @@ def run(args: argparse.Namespace) -> int:
         "errors": errors,
     }
     failing = sum(v["status"] in check_report.FAILING for v in violations)
-    result["summary"] = {"kernels": kernels, "violations": len(violations), "failing": failing,
-                         "accepted": len(violations) - failing, "stale": len(stale), "errors": len(errors)}
+    result["summary"] = {
+        "kernels": kernels,
+        "violations": len(violations),
+        "failing": failing,
+        "accepted": len(violations) - failing,
+        "stale": len(stale),
+        "errors": len(errors),
+    }
 
     if args.junit:
         write_report(args.junit, check_report.junit(result, checked))
@@ -210,8 +271,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
     if errors or not selection.matched:
         if args.update_baseline:
-            print("amdocc: the baseline was not updated, since "
-                  + ("some input could not be read" if errors else "no kernel was checked"), file=sys.stderr)
+            print(
+                "amdocc: the baseline was not updated, since "
+                + ("some input could not be read" if errors else "no kernel was checked"),
+                file=sys.stderr,
+            )
         return 2
     if args.update_baseline:
         assert baseline_path is not None, "settings_of refuses --update-baseline without a baseline"
@@ -222,8 +286,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failing or (fail_on_stale and stale) else 0
 
 
-def check_file(item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool]]
-               ) -> Iterator[Event]:
+def check_file(
+    item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool]]
+) -> Iterator[Event]:
     """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
     per part passed over or unreadable, and last ("seen", what the selection passed over)."""
     from ..demangle import demangle
@@ -244,17 +309,30 @@ def check_file(item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str
             yield kind, value
             continue
         co, kernel = value
-        ident = {"path": co.path, "origin": co.origin.chain, "kernel": kernel.name, "symbol": kernel.symbol,
-                 "demangled": demangle(kernel.name), **place}
+        ident = {
+            "path": co.path,
+            "origin": co.origin.chain,
+            "kernel": kernel.name,
+            "symbol": kernel.symbol,
+            "demangled": demangle(kernel.name),
+            **place,
+        }
         try:
             verdict = evaluate(kernel, settings, where=where, declared=declared_block(kernel))
         except AmdoccError as exc:
             yield "error", kernel_error(co, kernel, exc)
             continue
-        yield "kernel", {**ident,
-                         "violations": [{**ident, "rule": v.rule, "value": v.value, "limit": v.limit,
-                                         "message": v.message} for v in verdict.violations],
-                         "not_evaluated": [(n.rule, n.reason) for n in verdict.not_evaluated]}
+        yield (
+            "kernel",
+            {
+                **ident,
+                "violations": [
+                    {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
+                    for v in verdict.violations
+                ],
+                "not_evaluated": [(n.rule, n.reason) for n in verdict.not_evaluated],
+            },
+        )
 
 
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}
@@ -279,12 +357,14 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
             lines.append(f"{v['path']} [{v['origin']}]" if v["origin"] else v["path"])
             last = here
         note = f" (accepted: {v['accepted_value']})" if v["status"] == "worse" else ""
-        rows.append([display(v["kernel"], mangled), v["target"], v["rule"], STATUS_SHOWN[v["status"]],
-                     v["message"] + note])
+        rows.append(
+            [display(v["kernel"], mangled), v["target"], v["rule"], STATUS_SHOWN[v["status"]], v["message"] + note]
+        )
     flush()
     if result["stale"]:
-        lines.append(f"stale baseline entries in {result['baseline']} (nothing matches them; "
-                     "--update-baseline removes them):")
+        lines.append(
+            f"stale baseline entries in {result['baseline']} (nothing matches them; --update-baseline removes them):"
+        )
         lines += [f"  {display(e['kernel'], mangled)} ({e['target']}) {e['rule']}" for e in result["stale"]]
     for n in result["not_evaluated"]:
         lines.append(f"not evaluated: {n['rule']} on {n['kernels']} kernel(s): {n['reason']}")
@@ -292,13 +372,14 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
     s = result["summary"]
     rules = ", ".join(result["settings"]["rules"])
     if s["violations"]:
-        verdict = (f"{s['violations']} violation(s): {s['failing']} failing, {s['accepted']} accepted by the "
-                   "baseline")
+        verdict = f"{s['violations']} violation(s): {s['failing']} failing, {s['accepted']} accepted by the baseline"
     else:
         verdict = "no violations"
-    lines.append(f"{s['kernels']} kernel(s) checked ({rules}): {verdict}"
-                 + (f"; {s['stale']} stale baseline entr{'y' if s['stale'] == 1 else 'ies'}" if s["stale"] else "")
-                 + (f"; {s['errors']} unreadable" if s["errors"] else ""))
+    lines.append(
+        f"{s['kernels']} kernel(s) checked ({rules}): {verdict}"
+        + (f"; {s['stale']} stale baseline entr{'y' if s['stale'] == 1 else 'ies'}" if s["stale"] else "")
+        + (f"; {s['errors']} unreadable" if s["errors"] else "")
+    )
     return "\n".join(lines)
 
 

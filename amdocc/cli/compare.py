@@ -1,5 +1,6 @@
 """What ``amdocc diff`` (two builds) and ``amdocc census OLD NEW`` (two releases) share: the facts
 of a kernel they compare, which changes are regressions, and how a change and the verdict read."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,16 +13,34 @@ KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
 HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]
 
 
-def facts(*, vgpr: int | None, agpr: int | None, sgpr: int | None, lds: int | None, scratch: int | None,
-          spills: tuple[int | None, int | None], blocks_per_cu: int | None, unit: str | None,
-          limiter: str | None) -> dict[str, Any]:
+def facts(
+    *,
+    vgpr: int | None,
+    agpr: int | None,
+    sgpr: int | None,
+    lds: int | None,
+    scratch: int | None,
+    spills: tuple[int | None, int | None],
+    blocks_per_cu: int | None,
+    unit: str | None,
+    limiter: str | None,
+) -> dict[str, Any]:
     """One kernel as a comparison sees it. ``spills``: the (SGPR, VGPR) spill counts, None where
     unknown; ``blocks_per_cu``: the hip model's workgroups per CU, or per WGP when ``unit`` is
     "WGP" (``blocks_per_wgp`` then says so by name)."""
     known = [x for x in spills if x is not None]
-    return {"vgpr": vgpr, "agpr": agpr, "sgpr": sgpr, "lds": lds, "scratch": scratch,
-            "spills": sum(known) if known else None, "blocks_per_cu": blocks_per_cu,
-            "blocks_per_wgp": blocks_per_cu if unit == "WGP" else None, "unit": unit, "limiter": limiter}
+    return {
+        "vgpr": vgpr,
+        "agpr": agpr,
+        "sgpr": sgpr,
+        "lds": lds,
+        "scratch": scratch,
+        "spills": sum(known) if known else None,
+        "blocks_per_cu": blocks_per_cu,
+        "blocks_per_wgp": blocks_per_cu if unit == "WGP" else None,
+        "unit": unit,
+        "limiter": limiter,
+    }
 
 
 def regressions(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -43,15 +62,26 @@ def change(a: object, b: object) -> str:
     return f"{fmt(a)}->{fmt(b)}"
 
 
-def cells(old: dict[str, Any], new: dict[str, Any], old_block: int | None, new_block: int | None,
-          worse: list[str], fails: list[str]) -> list[str]:
+def cells(
+    old: dict[str, Any],
+    new: dict[str, Any],
+    old_block: int | None,
+    new_block: int | None,
+    worse: list[str],
+    fails: list[str],
+) -> list[str]:
     """The table cells under HEADERS for one kernel's change."""
     units = [u for u in dict.fromkeys((old["unit"], new["unit"])) if u]
     per = f" per {'->'.join(units)}" if units else ""
-    return [change(old["vgpr"], new["vgpr"]), change(old["sgpr"], new["sgpr"]), change(old["lds"], new["lds"]),
-            change(old["scratch"], new["scratch"]), change(old["spills"], new["spills"]),
-            f"{change(old['blocks_per_cu'], new['blocks_per_cu'])} @{change(old_block, new_block)}{per}",
-            ", ".join(("FAIL " if k in fails else "") + k for k in worse) or "-"]
+    return [
+        change(old["vgpr"], new["vgpr"]),
+        change(old["sgpr"], new["sgpr"]),
+        change(old["lds"], new["lds"]),
+        change(old["scratch"], new["scratch"]),
+        change(old["spills"], new["spills"]),
+        f"{change(old['blocks_per_cu'], new['blocks_per_cu'])} @{change(old_block, new_block)}{per}",
+        ", ".join(("FAIL " if k in fails else "") + k for k in worse) or "-",
+    ]
 
 
 def failed_kinds(rows: list[dict[str, Any]]) -> list[str]:

@@ -1,4 +1,5 @@
 """``amdocc diff OLD NEW``: kernel-by-kernel comparison of two builds, and a CI gate on regressions."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("new", metavar="NEW")
     parser.add_argument("--block", type=a.integer(1), help="threads per block for the occupancy comparison")
     parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0)
-    parser.add_argument("--fail-on", type=a.Kinds(KINDS), default=["occupancy"], metavar="KIND,...",
-                        help=f"regressions that fail the gate: {', '.join(KINDS)}, all or none (default: occupancy)")
-    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
-                        help="only kernels whose name (mangled or demangled) or symbol matches")
+    parser.add_argument(
+        "--fail-on",
+        type=a.Kinds(KINDS),
+        default=["occupancy"],
+        metavar="KIND,...",
+        help=f"regressions that fail the gate: {', '.join(KINDS)}, all or none (default: occupancy)",
+    )
+    parser.add_argument(
+        "--kernel",
+        metavar="REGEX",
+        type=a.Pattern(),
+        help="only kernels whose name (mangled or demangled) or symbol matches",
+    )
     parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
     parser.add_argument("--json", action="store_true")
 
@@ -50,8 +60,17 @@ def _facts(kernel: Kernel, block: int | None, dynamic_lds: int) -> dict[str, Any
 
     r = kernel.resources
     occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds)
-    return facts(vgpr=r.vgprs, agpr=r.agprs, sgpr=r.sgprs, lds=r.lds, scratch=r.scratch, spills=r.spills,
-                 blocks_per_cu=occ.blocks_per_cu, unit=occ.unit, limiter=occ.limiter)
+    return facts(
+        vgpr=r.vgprs,
+        agpr=r.agprs,
+        sgpr=r.sgprs,
+        lds=r.lds,
+        scratch=r.scratch,
+        spills=r.spills,
+        blocks_per_cu=occ.blocks_per_cu,
+        unit=occ.unit,
+        limiter=occ.limiter,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,12 +92,31 @@ def run(args: argparse.Namespace) -> int:
         worse = regressions(before, after)
         gate = [k for k in worse if k in args.fail_on]
         failing += bool(gate)
-        rows.append({"kernel": key[0], "demangled": demangle(key[0]), "target": key[1], "block_size": block,
-                     "block_source": source, "old": before, "new": after, "regressions": worse, "fails": gate})
+        rows.append(
+            {
+                "kernel": key[0],
+                "demangled": demangle(key[0]),
+                "target": key[1],
+                "block_size": block,
+                "block_source": source,
+                "old": before,
+                "new": after,
+                "regressions": worse,
+                "fails": gate,
+            }
+        )
     added = [{"kernel": k, "demangled": demangle(k), "target": t} for k, t in sorted(set(new) - set(old))]
     removed = [{"kernel": k, "demangled": demangle(k), "target": t} for k, t in sorted(set(old) - set(new))]
-    result = {"old": args.old, "new": args.new, "fail_on": args.fail_on, "kernels": rows,
-              "added": added, "removed": removed, "failing": failing, "failed_kinds": failed_kinds(rows)}
+    result = {
+        "old": args.old,
+        "new": args.new,
+        "fail_on": args.fail_on,
+        "kernels": rows,
+        "added": added,
+        "removed": removed,
+        "failing": failing,
+        "failed_kinds": failed_kinds(rows),
+    }
     if args.json:
         sys.stdout.write(report.dumps(result) + "\n")
     else:
@@ -92,8 +130,14 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
         return shown
 
     lines = [f"{result['old']} -> {result['new']}"]
-    rows = [[name(r), r["target"], *cells(r["old"], r["new"], r["block_size"], r["block_size"], r["regressions"],
-                                           r["fails"])] for r in result["kernels"]]
+    rows = [
+        [
+            name(r),
+            r["target"],
+            *cells(r["old"], r["new"], r["block_size"], r["block_size"], r["regressions"], r["fails"]),
+        ]
+        for r in result["kernels"]
+    ]
     if rows:
         lines.append(table(rows, ["kernel", "target", *HEADERS]))
     for label in ("added", "removed"):

@@ -1,4 +1,5 @@
 """``amdocc gate``: would FlashInfer route this prefill to AITER's asm kernel, and why (not)."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,14 @@ DTYPES = ("bf16", "fp16", "fp8", "fp32")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--arch", required=True, type=a.Processor(),
-                        help="device gcnArchName, e.g. gfx950:sramecc+:xnack-")
-    parser.add_argument("--device", type=a.Device(), help="product (tables/devices.toml) for CU count and LDS; "
-                        "must be a --arch processor")
+    parser.add_argument(
+        "--arch", required=True, type=a.Processor(), help="device gcnArchName, e.g. gfx950:sramecc+:xnack-"
+    )
+    parser.add_argument(
+        "--device",
+        type=a.Device(),
+        help="product (tables/devices.toml) for CU count and LDS; must be a --arch processor",
+    )
     parser.add_argument("--cu-count", type=a.integer(1), help="CUs of the device (picks MI300/MI308 kernels on gfx942)")
     parser.add_argument("--qo-len", type=a.integer(1), required=True)
     parser.add_argument("--kv-len", type=a.integer(1), required=True)
@@ -33,11 +38,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window-left", type=a.integer(-1), default=-1, help="-1: no sliding window")
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--group", action="store_true", help="variable-length (group mode) prefill")
-    parser.add_argument("--bf16-cvt", type=a.OneOf(("0", "1", "2"), "bf16 rounding mode", int), default=0,
-                        metavar="{0,1,2}", help="gfx942 rounding mode (0 rtne, 1 rtna, 2 rtz)")
+    parser.add_argument(
+        "--bf16-cvt",
+        type=a.OneOf(("0", "1", "2"), "bf16 rounding mode", int),
+        default=0,
+        metavar="{0,1,2}",
+        help="gfx942 rounding mode (0 rtne, 1 rtna, 2 rtz)",
+    )
     parser.add_argument("--capturing", action="store_true", help="the stream is being captured into a graph")
-    parser.add_argument("--asm-dir", type=a.ExistingPath(stdin=False, directory=True),
-                        help="AITER's hsa/ directory (default: $AITER_ASM_DIR)")
+    parser.add_argument(
+        "--asm-dir",
+        type=a.ExistingPath(stdin=False, directory=True),
+        help="AITER's hsa/ directory (default: $AITER_ASM_DIR)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,24 +60,43 @@ def run(args: argparse.Namespace) -> int:
 
     proc = processor_name(args.arch)
     if sku_folders(proc) is None:
-        a.refuse(args, ("cu_count", "bf16_cvt"), f"used only to choose among AITER's per-SKU kernel folders, and "
-                                                 f"AITER keeps none for {proc} (tables/prefill_gate.toml, "
-                                                 "aiter.subfolder_by_cu)")
+        a.refuse(
+            args,
+            ("cu_count", "bf16_cvt"),
+            f"used only to choose among AITER's per-SKU kernel folders, and "
+            f"AITER keeps none for {proc} (tables/prefill_gate.toml, "
+            "aiter.subfolder_by_cu)",
+        )
     cu_count, lds = args.cu_count, None
     if args.device:
         from ..devices import get_device
+
         dev = get_device(args.device)
         if dev.processor != proc:
             raise a.UsageError(f"--device {dev.name} is a {dev.processor}, but --arch says {args.arch}")
         if cu_count is not None and cu_count != dev.compute_units:
-            raise a.UsageError(f"--cu-count {cu_count} contradicts --device {dev.name}, which has "
-                               f"{dev.compute_units} CUs (give one of them)")
+            raise a.UsageError(
+                f"--cu-count {cu_count} contradicts --device {dev.name}, which has "
+                f"{dev.compute_units} CUs (give one of them)"
+            )
         cu_count, lds = dev.compute_units, dev.lds
-    d = decide(arch=args.arch, qo_len=args.qo_len, kv_len=args.kv_len, dtype=args.dtype,
-               head_dim_qk=args.head_dim_qk, head_dim_v=args.head_dim_v, logits_soft_cap=args.logits_soft_cap,
-               window_left=args.window_left, causal=args.causal, group_mode=args.group,
-               bf16_cvt=args.bf16_cvt, capturing=args.capturing, asm_dir=args.asm_dir, cu_count=cu_count,
-               lds_bytes=lds)
+    d = decide(
+        arch=args.arch,
+        qo_len=args.qo_len,
+        kv_len=args.kv_len,
+        dtype=args.dtype,
+        head_dim_qk=args.head_dim_qk,
+        head_dim_v=args.head_dim_v,
+        logits_soft_cap=args.logits_soft_cap,
+        window_left=args.window_left,
+        causal=args.causal,
+        group_mode=args.group,
+        bf16_cvt=args.bf16_cvt,
+        capturing=args.capturing,
+        asm_dir=args.asm_dir,
+        cu_count=cu_count,
+        lds_bytes=lds,
+    )
     if args.json:
         sys.stdout.write(report.dumps(d.as_dict()) + "\n")
     else:

@@ -1,4 +1,5 @@
 """``amdocc inspect``: code objects, kernels, resources (both views) and findings."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,41 +26,72 @@ largest workgroup size, and findings where metadata and descriptor disagree."""
 
 
 FINDINGS = ("all", "warnings", "errors", "none")
-SEVERITY_SHOWN: dict[str, set[str]] = {"all": {"info", "warning", "error"}, "warnings": {"warning", "error"},
-                                       "errors": {"error"}, "none": set()}
+SEVERITY_SHOWN: dict[str, set[str]] = {
+    "all": {"info", "warning", "error"},
+    "warnings": {"warning", "error"},
+    "errors": {"error"},
+    "none": set(),
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
 
     parser.description = DESCRIPTION
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="file, directory or '-' for stdin")
-    parser.add_argument("--json", action="store_true", help="print one JSON object: "
-                        '{"code_objects": [...], "skipped": [...], "errors": [...]}')
-    parser.add_argument("--json-lines", action="store_true", help="print one JSON object per line: "
-                        "one per kernel (path, origin, offset, target, processor and the kernel's "
-                        "fields), and one per skipped entry or error; for corpora of 100,000s of kernels")
-    parser.add_argument("--fields", metavar="F,...", type=a.Kinds(_kernel_fields, none=False, what="field"),
-                        help="kernel fields to print with --json or --json-lines (default: all with --json; "
-                             "with --json-lines name, the note's numbers and findings): name, symbol, "
-                             "vgpr_count and the other note keys, descriptor, resources, resource_symbols, "
-                             "findings, metadata")
-    parser.add_argument("--findings", type=a.OneOf(FINDINGS, "findings level"), default=None,
-                        metavar="{" + ",".join(FINDINGS) + "}",
-                        help="which findings the table shows: all (info too), warnings (and errors; the "
-                             "default), errors, none. JSON always has all")
-    parser.add_argument("--target", metavar="GFX", type=a.Processor(),
-                        help="only code objects that can run on this processor (or target id)")
-    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
-                        help="only kernels whose name (mangled or demangled) or symbol matches")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object: {"code_objects": [...], "skipped": [...], "errors": [...]}',
+    )
+    parser.add_argument(
+        "--json-lines",
+        action="store_true",
+        help="print one JSON object per line: "
+        "one per kernel (path, origin, offset, target, processor and the kernel's "
+        "fields), and one per skipped entry or error; for corpora of 100,000s of kernels",
+    )
+    parser.add_argument(
+        "--fields",
+        metavar="F,...",
+        type=a.Kinds(_kernel_fields, none=False, what="field"),
+        help="kernel fields to print with --json or --json-lines (default: all with --json; "
+        "with --json-lines name, the note's numbers and findings): name, symbol, "
+        "vgpr_count and the other note keys, descriptor, resources, resource_symbols, "
+        "findings, metadata",
+    )
+    parser.add_argument(
+        "--findings",
+        type=a.OneOf(FINDINGS, "findings level"),
+        default=None,
+        metavar="{" + ",".join(FINDINGS) + "}",
+        help="which findings the table shows: all (info too), warnings (and errors; the "
+        "default), errors, none. JSON always has all",
+    )
+    parser.add_argument(
+        "--target",
+        metavar="GFX",
+        type=a.Processor(),
+        help="only code objects that can run on this processor (or target id)",
+    )
+    parser.add_argument(
+        "--kernel",
+        metavar="REGEX",
+        type=a.Pattern(),
+        help="only kernels whose name (mangled or demangled) or symbol matches",
+    )
     parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
-    parser.add_argument("--jobs", type=a.integer(1), metavar="N",
-                        help="processes reading files (default: one per CPU for 32 files or more)")
+    parser.add_argument(
+        "--jobs",
+        type=a.integer(1),
+        metavar="N",
+        help="processes reading files (default: one per CPU for 32 files or more)",
+    )
 
 
 def _kernel_fields() -> list[str]:
     from ..report import KERNEL_FIELDS
+
     return list(KERNEL_FIELDS)
 
 
@@ -75,8 +107,12 @@ def _output_mode(args: argparse.Namespace) -> tuple[str, tuple[str, ...] | None]
         raise UsageError("--fields chooses JSON kernel fields: give it with --json or --json-lines")
     if args.json or args.json_lines:
         from . import args as a
-        a.refuse(args, ("findings", "mangled"), "shape the text table only; JSON always carries every "
-                 "finding and both the stored and the demangled name")
+
+        a.refuse(
+            args,
+            ("findings", "mangled"),
+            "shape the text table only; JSON always carries every finding and both the stored and the demangled name",
+        )
     if args.json_lines:
         return "lines", fields or COMPACT_FIELDS
     return ("json" if args.json else "text"), fields
@@ -99,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
     first = True
     if mode != "text":
         from ..report import compact_json
+
         write = _binary_stdout()
     if mode == "json":
         write(b'{"code_objects":[')
@@ -134,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
             error(value["error"])
     if args.json:
         write(b"\n]," + compact_json({"skipped": skipped, "errors": errors}, plain=True)[1:] + b"\n")
-    if selection is not None and not shown:        # filtered, and nothing was
+    if selection is not None and not shown:  # filtered, and nothing was
         error(selection.nothing_selected())
         return 2
     return 2 if failed else 0
@@ -197,8 +234,10 @@ def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled
     md = f", metadata v{'.'.join(map(str, co.metadata_version))}" if co.metadata_version else ""
     generic = f", generic v{co.generic_version}" if co.generic_version else ""
     family = f" ({co.target.family})" if co.target else ""
-    lines.append(f"  {co.target_id}{family}  code object v{co.code_object_version} ({co.elf_type}){md}"
-                 f"{generic}, {len(co.kernels)} kernel{'s' if len(co.kernels) != 1 else ''}")
+    lines.append(
+        f"  {co.target_id}{family}  code object v{co.code_object_version} ({co.elf_type}){md}"
+        f"{generic}, {len(co.kernels)} kernel{'s' if len(co.kernels) != 1 else ''}"
+    )
     lines += _findings(co.findings, which_findings, "  ")
     if co.kernels:
         rows = []
@@ -206,13 +245,37 @@ def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled
             r = k.resources
             split = f"{fmt(r.arch_vgprs, '?')}+{fmt(r.agprs, '?')}" if co.target and co.target.has_agprs else "-"
             spills = "-" if r.spills == (None, None) else f"{fmt(r.spills[0], '?')}/{fmt(r.spills[1], '?')}"
-            rows.append([display(k.name, mangled), fmt(r.wavefront_size),
-                         f"{fmt(r.vgprs, '?')}/{fmt(r.vgprs_allocated)}",
-                         split, f"{fmt(r.sgprs, '?')}/{fmt(r.sgprs_allocated)}", spills, fmt(r.lds),
-                         fmt(r.scratch), fmt(r.max_flat_workgroup_size),
-                         {True: "WGP", False: "CU", None: "-"}[r.wgp_mode]])
-        lines.append(table(rows, ["kernel", "wave", "VGPR used/alloc", "arch+AGPR", "SGPR used/alloc",
-                                  "spills SGPR/VGPR", "LDS", "scratch B/lane", "max WG", "mode"]))
+            rows.append(
+                [
+                    display(k.name, mangled),
+                    fmt(r.wavefront_size),
+                    f"{fmt(r.vgprs, '?')}/{fmt(r.vgprs_allocated)}",
+                    split,
+                    f"{fmt(r.sgprs, '?')}/{fmt(r.sgprs_allocated)}",
+                    spills,
+                    fmt(r.lds),
+                    fmt(r.scratch),
+                    fmt(r.max_flat_workgroup_size),
+                    {True: "WGP", False: "CU", None: "-"}[r.wgp_mode],
+                ]
+            )
+        lines.append(
+            table(
+                rows,
+                [
+                    "kernel",
+                    "wave",
+                    "VGPR used/alloc",
+                    "arch+AGPR",
+                    "SGPR used/alloc",
+                    "spills SGPR/VGPR",
+                    "LDS",
+                    "scratch B/lane",
+                    "max WG",
+                    "mode",
+                ],
+            )
+        )
         for k in co.kernels:
             shown = _findings(k.findings, which_findings, "      ")
             if shown:

@@ -1,4 +1,5 @@
 """Entry point: ``amdocc <command> ...``. Commands are imported only when chosen."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,14 @@ COMMANDS = {
     "split": ("amdocc.cli.split", "KV split count for AITER's fp8_mqa_logits from the kernel's occupancy"),
     "gate": ("amdocc.cli.gate", "route a prefill to AITER's asm kernel or CK Tile, with every reason"),
     "diff": ("amdocc.cli.diff", "compare two builds kernel by kernel; exit 1 on a regression (CI gate)"),
-    "check": ("amdocc.cli.check",
-              "check every kernel against CI rules (spills, scratch, launch, LDS); baseline; JUnit/SARIF"),
-    "census": ("amdocc.cli.census",
-               "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two"),
+    "check": (
+        "amdocc.cli.check",
+        "check every kernel against CI rules (spills, scratch, launch, LDS); baseline; JUnit/SARIF",
+    ),
+    "census": (
+        "amdocc.cli.census",
+        "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two",
+    ),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
@@ -35,8 +40,11 @@ class Parser(argparse.ArgumentParser):
     (the full usage is in --help) and the error itself."""
 
     def error(self, message: str) -> NoReturn:
-        positionals = " ".join(_shown(act) + ("..." if act.nargs in ("*", "+") else "")
-                               for act in self._actions if not act.option_strings and act.dest != "command")
+        positionals = " ".join(
+            _shown(act) + ("..." if act.nargs in ("*", "+") else "")
+            for act in self._actions
+            if not act.option_strings and act.dest != "command"
+        )
         short = f"{self.prog} [options]" + (f" {positionals}" if positionals else "") + f"  (see {self.prog} --help)"
         self.exit(EXIT_INPUT, f"usage: {short}\n{self.prog}: error: {message}\n")
 
@@ -55,9 +63,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="amdocc",
         description="Read AMD GPU code objects (.co/.hsaco, offload bundles, fat .so/.dll) and "
-                    "report what each kernel uses and how many workgroups fit on a CU.",
+        "report what each kernel uses and how many workgroups fit on a CU.",
         epilog="Exit status: 0 success, 2 bad usage or unreadable input, 3 HIP runtime needed "
-               "but unavailable. PATH may be '-' for standard input.")
+        "but unavailable. PATH may be '-' for standard input.",
+    )
     parser.add_argument("--version", action="version", version=f"amdocc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (module, help_text) in COMMANDS.items():
@@ -84,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         if extra:
             # Shown with the usage of the subcommand they were given to, not the top level's.
             getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
-    except SystemExit as exc:        # usage errors (2), --help and --version (0): returned, not raised
+    except SystemExit as exc:  # usage errors (2), --help and --version (0): returned, not raised
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
@@ -96,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     except AmdoccError as exc:
         print(f"amdocc: {exc}", file=sys.stderr)
         from ..runtime.hip import HipUnavailable
+
         return EXIT_RUNTIME if isinstance(exc, HipUnavailable) else EXIT_INPUT
     except BrokenPipeError:
         # Output piped into head(1) and closed early: not an error worth a traceback.

@@ -1,4 +1,5 @@
 """``amdocc occupancy``: workgroups per CU for each kernel (or for typed-in numbers), explained."""
+
 from __future__ import annotations
 
 import argparse
@@ -38,11 +39,13 @@ numbers beside a PATH) are errors."""
 
 def _models() -> tuple[str, ...]:
     from ..models import MODELS
+
     return MODELS
 
 
 def _hip_profiles() -> dict[str, HipProfile]:
     from ..models.hip import profiles
+
     return profiles()
 
 
@@ -69,33 +72,69 @@ class ModelFlag:
 
 # The one table of model options; a new option is one row (its check and help follow).
 MODEL_FLAGS = (
-    ModelFlag("--hip-profile", ("hip",), "profile", dict(
-        metavar="NAME", type=a.OneOf(_hip_profiles, "HIP profile"),
-        help="hip: the HIP runtime era to reproduce (default: newest; see --list-profiles)")),
-    ModelFlag("--llvm-version", ("llvm",), "llvm_version", dict(
-        metavar="V", type=a.Checked(_check_llvm_version, "22.1.8", ("", "banana", "22.x")),
-        help="llvm: apply this LLVM's rules (22, 22.1.8, 24.0.0git, main, or a rule set such as llvm-23; "
-             "default: the compiler the code object names in .comment)")),
-    ModelFlag("--lds-granule-rounding", ("llvm",), "lds_granule_rounding", dict(
-        action="store_const", const=True,
-        help="llvm: a spelling of the first LLVM whose rules round LDS to its granule (PR #205637, llvm-23)")),
-    ModelFlag("--sgpr-trap-reserve", ("llvm",), "sgpr_trap_reserve", dict(
-        action="store_const", const=True,
-        help="llvm: a spelling of the first LLVM whose SGPR occupancy inverts the budget (PR #201342, llvm-23)")),
-    ModelFlag("--no-trap-reserve", ("hw",), "trap_reserve", dict(
-        action="store_const", const=False, help="hw: do not charge 16 trap-handler SGPRs per wave")),
+    ModelFlag(
+        "--hip-profile",
+        ("hip",),
+        "profile",
+        dict(
+            metavar="NAME",
+            type=a.OneOf(_hip_profiles, "HIP profile"),
+            help="hip: the HIP runtime era to reproduce (default: newest; see --list-profiles)",
+        ),
+    ),
+    ModelFlag(
+        "--llvm-version",
+        ("llvm",),
+        "llvm_version",
+        dict(
+            metavar="V",
+            type=a.Checked(_check_llvm_version, "22.1.8", ("", "banana", "22.x")),
+            help="llvm: apply this LLVM's rules (22, 22.1.8, 24.0.0git, main, or a rule set such as llvm-23; "
+            "default: the compiler the code object names in .comment)",
+        ),
+    ),
+    ModelFlag(
+        "--lds-granule-rounding",
+        ("llvm",),
+        "lds_granule_rounding",
+        dict(
+            action="store_const",
+            const=True,
+            help="llvm: a spelling of the first LLVM whose rules round LDS to its granule (PR #205637, llvm-23)",
+        ),
+    ),
+    ModelFlag(
+        "--sgpr-trap-reserve",
+        ("llvm",),
+        "sgpr_trap_reserve",
+        dict(
+            action="store_const",
+            const=True,
+            help="llvm: a spelling of the first LLVM whose SGPR occupancy inverts the budget (PR #201342, llvm-23)",
+        ),
+    ),
+    ModelFlag(
+        "--no-trap-reserve",
+        ("hw",),
+        "trap_reserve",
+        dict(action="store_const", const=False, help="hw: do not charge 16 trap-handler SGPRs per wave"),
+    ),
 )
 
 # Manual-mode resource numbers: refused beside a PATH, where the kernel's own numbers apply.
-MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "wgp", "cu_mode",
-                "max_flat_workgroup_size")
+MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "wgp", "cu_mode", "max_flat_workgroup_size")
 # File-mode options: refused without a PATH, where there is nothing to select or read.
 FILE_DESTS = ("kernel", "jobs", "mangled", "what_if")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", type=a.OneOf(_models, "model"), default="hip", metavar="{hip,llvm,hw}",
-                        help="occupancy model (default hip)")
+    parser.add_argument(
+        "--model",
+        type=a.OneOf(_models, "model"),
+        default="hip",
+        metavar="{hip,llvm,hw}",
+        help="occupancy model (default hip)",
+    )
     for f in MODEL_FLAGS:
         parser.add_argument(f.flag, dest=f.dest, default=None, **f.settings)
 
@@ -103,13 +142,18 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
     m = parser.add_argument_group("manual mode (no PATH)")
     m.add_argument("--vgprs", type=a.integer(0), help=".vgpr_count (the unified total on gfx90a/gfx942/gfx950)")
-    m.add_argument("--arch-vgprs", type=a.integer(0),
-                   help="arch VGPRs; with --agprs forms the total by the target's rule")
+    m.add_argument(
+        "--arch-vgprs", type=a.integer(0), help="arch VGPRs; with --agprs forms the total by the target's rule"
+    )
     m.add_argument("--agprs", type=a.integer(0), help=".agpr_count (reported; added only with --arch-vgprs)")
     m.add_argument("--sgprs", type=a.integer(0), help=".sgpr_count (default 0)")
     m.add_argument("--lds", type=a.byte_size(), metavar="BYTES", help="static LDS (default 0)")
-    m.add_argument("--wave", type=a.OneOf(("32", "64"), "wave size", int), metavar="{32,64}",
-                   help="wavefront size (default: the target's)")
+    m.add_argument(
+        "--wave",
+        type=a.OneOf(("32", "64"), "wave size", int),
+        metavar="{32,64}",
+        help="wavefront size (default: the target's)",
+    )
     mode = m.add_mutually_exclusive_group()
     mode.add_argument("--wgp", action="store_true", help="WGP mode (the default where it exists)")
     mode.add_argument("--cu-mode", action="store_true", help="CU mode")
@@ -118,26 +162,45 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
-    parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="code objects or containers ('-' for stdin)")
-    parser.add_argument("--json", action="store_true",
-                        help='print {"results": [...], "skipped": [...], "errors": [...]}')
-    parser.add_argument("--block", type=a.integer(1), metavar="N", help="workgroup size in threads, >= 1 (file mode "
-                        "default: the kernel's .reqd_workgroup_size, else its .max_flat_workgroup_size)")
-    parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES",
-                        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)")
-    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
-                        help="only kernels whose name (mangled or demangled) or symbol matches")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="code objects or containers ('-' for stdin)")
+    parser.add_argument(
+        "--json", action="store_true", help='print {"results": [...], "skipped": [...], "errors": [...]}'
+    )
+    parser.add_argument(
+        "--block",
+        type=a.integer(1),
+        metavar="N",
+        help="workgroup size in threads, >= 1 (file mode "
+        "default: the kernel's .reqd_workgroup_size, else its .max_flat_workgroup_size)",
+    )
+    parser.add_argument(
+        "--dynamic-lds",
+        type=a.byte_size(),
+        default=0,
+        metavar="BYTES",
+        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)",
+    )
+    parser.add_argument(
+        "--kernel",
+        metavar="REGEX",
+        type=a.Pattern(),
+        help="only kernels whose name (mangled or demangled) or symbol matches",
+    )
     parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
     parser.add_argument("--list-profiles", action="store_true", help="list the HIP runtime profiles and exit")
-    parser.add_argument("--jobs", type=a.integer(1), metavar="N",
-                        help="processes reading files (default: one per CPU for 32 files or more)")
+    parser.add_argument(
+        "--jobs",
+        type=a.integer(1),
+        metavar="N",
+        help="processes reading files (default: one per CPU for 32 files or more)",
+    )
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
 
 
 # -- the mode checks ------------------------------------------------------------------------------
+
 
 def check_model_options(args: argparse.Namespace) -> None:
     """Options of another model would be ignored: refuse them."""
@@ -171,10 +234,17 @@ def manual_usage(args: argparse.Namespace) -> KernelUsage:
     target = named[1]
     if args.cu_mode and not target.wgp:
         raise a.UsageError(f"--cu-mode changes nothing on {target.name}, which has no WGP mode")
-    return manual(target, vgprs=args.vgprs or 0, arch_vgprs=args.arch_vgprs, agprs=args.agprs,
-                  sgprs=args.sgprs or 0, lds=args.lds or 0, wave=args.wave,
-                  wgp=True if args.wgp else (False if args.cu_mode else None),
-                  max_flat_workgroup_size=args.max_flat_workgroup_size)
+    return manual(
+        target,
+        vgprs=args.vgprs or 0,
+        arch_vgprs=args.arch_vgprs,
+        agprs=args.agprs,
+        sgprs=args.sgprs or 0,
+        lds=args.lds or 0,
+        wave=args.wave,
+        wgp=True if args.wgp else (False if args.cu_mode else None),
+        max_flat_workgroup_size=args.max_flat_workgroup_size,
+    )
 
 
 def selection_of(args: argparse.Namespace) -> Selection:
@@ -183,8 +253,9 @@ def selection_of(args: argparse.Namespace) -> Selection:
     return Selection(args.target, args.device, args.kernel, bool(getattr(args, "what_if", False)))
 
 
-def selected_kernels(args: argparse.Namespace, selection: Selection,
-                     failures: list[str]) -> list[tuple[CodeObject, Kernel]]:
+def selected_kernels(
+    args: argparse.Namespace, selection: Selection, failures: list[str]
+) -> list[tuple[CodeObject, Kernel]]:
     """(code object, kernel) for every kernel the PATHs and the selection keep; what could not
     be read is appended to ``failures`` (one-line messages)."""
     from .parallel import read
@@ -201,6 +272,7 @@ def selected_kernels(args: argparse.Namespace, selection: Selection,
 
 def _files(paths: list[str]) -> list[tuple[str, bool]]:
     from . import parallel
+
     return parallel.expand(paths)
 
 
@@ -245,11 +317,28 @@ def run(args: argparse.Namespace) -> int:
     if args.block is None and args.model != "llvm":
         raise a.UsageError(f"manual mode needs --block for the {args.model} model")
     usage = manual_usage(args)
-    occ = occupancy(usage, target=args.target, device=args.device, block_size=args.block,
-                    dynamic_lds=args.dynamic_lds, model=args.model, **options)
-    results = [result_record(occ, next_step(usage, occ, **_step_options(args.model, options)),
-                             path=None, origin=None, kernel="manual", symbol=None, demangled="manual",
-                             target=usage.target.name, block_source="given")]
+    occ = occupancy(
+        usage,
+        target=args.target,
+        device=args.device,
+        block_size=args.block,
+        dynamic_lds=args.dynamic_lds,
+        model=args.model,
+        **options,
+    )
+    results = [
+        result_record(
+            occ,
+            next_step(usage, occ, **_step_options(args.model, options)),
+            path=None,
+            origin=None,
+            kernel="manual",
+            symbol=None,
+            demangled="manual",
+            target=usage.target.name,
+            block_source="given",
+        )
+    ]
     if args.json:
         sys.stdout.write(report.dumps({"results": results, "skipped": [], "errors": []}) + "\n")
     else:
@@ -278,10 +367,19 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
 
     from . import parallel
 
-    selection = selection_of(args)          # --target and --device that disagree: refused up front
+    selection = selection_of(args)  # --target and --device that disagree: refused up front
     files = parallel.expand(args.paths)
-    spec = Spec(args.target, args.device, args.kernel, bool(args.what_if), args.block, args.dynamic_lds,
-                args.model, options, args.json)
+    spec = Spec(
+        args.target,
+        args.device,
+        args.kernel,
+        bool(args.what_if),
+        args.block,
+        args.dynamic_lds,
+        args.model,
+        options,
+        args.json,
+    )
     skipped: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     shown = 0
@@ -295,7 +393,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             print(f"amdocc: {value['error']}", file=sys.stderr)
         elif kind == "skipped":
             skipped.append(value)
-            if not args.json and not value["origin"]:     # a whole file with nothing to evaluate
+            if not args.json and not value["origin"]:  # a whole file with nothing to evaluate
                 print(f"skipped {value['path']}: {value['reason']}")
         elif args.json:
             sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
@@ -306,7 +404,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     if args.json:
         sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
     if not shown:
-        if not selection.matched:       # kernels that were selected but failed are already reported
+        if not selection.matched:  # kernels that were selected but failed are already reported
             print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
         return 2
     return 2 if errors else 0
@@ -334,16 +432,25 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
         for kernel in selection.kernels_of(co):
             block, source = block_for(kernel, spec.block, spec.model)
             try:
-                occ = occupancy(kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model,
-                                **where, **spec.options)
+                occ = occupancy(
+                    kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model, **where, **spec.options
+                )
                 usage = usage_of(kernel, where.get("target"), where.get("device"))
                 step = next_step(usage, occ, **_step_options(spec.model, spec.options))
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
                 continue
-            row = result_record(occ, step, path=co.path, origin=co.origin.chain, kernel=kernel.name,
-                                symbol=kernel.symbol, demangled=demangle(kernel.name),
-                                target=str(co.target_id), block_source=source)
+            row = result_record(
+                occ,
+                step,
+                path=co.path,
+                origin=co.origin.chain,
+                kernel=kernel.name,
+                symbol=kernel.symbol,
+                demangled=demangle(kernel.name),
+                target=str(co.target_id),
+                block_source=source,
+            )
             rows.append(report.dumps(row) if spec.as_json else row)
         if rows:
             yield "results", rows
@@ -359,7 +466,7 @@ def _list_profiles() -> int:
 
     default = default_profile_name()
     for name, p in profiles().items():
-        if name == p.name:      # aliases are listed once, below
+        if name == p.name:  # aliases are listed once, below
             mark = " (default)" if name == default else ""
             print(f"{name}{mark}  {p.release_name}  {p.dates}\n    {p.unknown or p.changes}\n    source: {p.source}")
             if p.evidence:
@@ -372,6 +479,7 @@ def _list_profiles() -> int:
 
 
 # -- text -----------------------------------------------------------------------------------------
+
 
 def where_evaluated(r: dict[str, Any]) -> str:
     """The processor line of a group of results: the code's target, and where it was evaluated
@@ -392,8 +500,16 @@ def render(results: list[dict[str, Any]], mangled: bool = False) -> str:
     last_where: tuple[object, ...] | None = None
     rows: list[dict[str, Any]] = []
     for r in results:
-        where = (r["path"], r["origin"], r["target"], r["processor"], r["model"], r["profile"], r["unit"],
-                 r["block_size"] is None)
+        where = (
+            r["path"],
+            r["origin"],
+            r["target"],
+            r["processor"],
+            r["model"],
+            r["profile"],
+            r["unit"],
+            r["block_size"] is None,
+        )
         if where != last_where:
             if rows:
                 lines.append(_table(rows, mangled))
@@ -418,14 +534,24 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
         name = r["kernel"] if mangled else (r.get("demangled") or r["kernel"])
         limits = " ".join(f"{k}={v}" for k, v in r["limits"].items() if v is not None)
         blocks = "-" if r["blocks_per_cu"] is None else str(r["blocks_per_cu"])
-        rows.append([name, fmt(r["block_size"]), fmt(r["dynamic_lds"]), blocks,
-                     fmt(r["waves_per_simd"]),
-                     "-" if r["occupancy_fraction"] is None else f"{r['occupancy_fraction']:.0%}",
-                     r["error"] or fmt(r["limiter"]), limits])
+        rows.append(
+            [
+                name,
+                fmt(r["block_size"]),
+                fmt(r["dynamic_lds"]),
+                blocks,
+                fmt(r["waves_per_simd"]),
+                "-" if r["occupancy_fraction"] is None else f"{r['occupancy_fraction']:.0%}",
+                r["error"] or fmt(r["limiter"]),
+                limits,
+            ]
+        )
         step = r.get("next_step")
         if step:
-            shed = ", ".join(f"{amount} {'B of LDS' if what == 'lds' else what.upper() + 's'}"
-                             for what, amount in step["shed"].items())
+            shed = ", ".join(
+                f"{amount} {'B of LDS' if what == 'lds' else what.upper() + 's'}"
+                for what, amount in step["shed"].items()
+            )
             what = "workgroup" if step["unit"] == "blocks_per_cu" else "wave"
             where = f"per {r['unit']}" if step["unit"] == "blocks_per_cu" else "per SIMD"
             plural = "s" if step["gain"] != 1 else ""
@@ -434,6 +560,17 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
             notes.append(f"    {name}: warning: {w}")
     # The llvm model over the flat workgroup range counts its limits in waves per SIMD.
     per = f"workgroups/{unit}" if results[0]["block_size"] is not None else "waves/SIMD"
-    text = table(rows, ["kernel", "block", "dyn LDS", f"workgroups/{unit}", "waves/SIMD", "occupancy", "limiter",
-                        f"limits ({per} each allows)"])
+    text = table(
+        rows,
+        [
+            "kernel",
+            "block",
+            "dyn LDS",
+            f"workgroups/{unit}",
+            "waves/SIMD",
+            "occupancy",
+            "limiter",
+            f"limits ({per} each allows)",
+        ],
+    )
     return text + ("\n" + "\n".join(notes) if notes else "") + "\n"

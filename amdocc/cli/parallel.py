@@ -7,6 +7,7 @@ the workers instead of one worker holding the whole file's output. Results come 
 order, so output is the same as a serial run, and each worker holds one batch at a time, so
 memory stays bounded per worker. In one process everything is streamed entry by entry.
 """
+
 from __future__ import annotations
 
 import collections
@@ -38,12 +39,12 @@ if TYPE_CHECKING:
     # A worker's batch done: (task, role, its events) each, and the file holding spilled items.
     Results: TypeAlias = tuple[list[tuple[FileItem, str, list[Event]]], str | None]
 
-Options = TypeVar("Options")    # what a command's worker needs besides the file (picklable)
+Options = TypeVar("Options")  # what a command's worker needs besides the file (picklable)
 
-MIN_FILES_FOR_POOL = 32     # below this, starting workers costs more than it saves
-SPLIT_BYTES = 32 << 20      # a file this large is worth cutting into pieces for the workers
-BATCH_BYTES = 2 << 20       # small files go to a worker in batches of about this many bytes
-IN_FLIGHT = 2               # batches per worker queued or waiting to be printed
+MIN_FILES_FOR_POOL = 32  # below this, starting workers costs more than it saves
+SPLIT_BYTES = 32 << 20  # a file this large is worth cutting into pieces for the workers
+BATCH_BYTES = 2 << 20  # small files go to a worker in batches of about this many bytes
+IN_FLIGHT = 2  # batches per worker queued or waiting to be printed
 
 
 def expand(paths: list[str]) -> list[tuple[str, bool]]:
@@ -124,7 +125,7 @@ def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
 
 def _size(item: str | Part) -> int:
     if not isinstance(item, str):
-        return item.size             # a part of a cut-up input
+        return item.size  # a part of a cut-up input
     try:
         return os.path.getsize(item) if item != "-" else 0
     except OSError:
@@ -152,7 +153,7 @@ def batches(tasks: Iterable[Task], most: int) -> Iterator[list[Task]]:
 
 
 class Progress:
-    """"N/M files" on stderr, redrawn at most ten times a second, only when stderr is a terminal."""
+    """ "N/M files" on stderr, redrawn at most ten times a second, only when stderr is a terminal."""
 
     def __init__(self, total: int, enabled: bool | None = None):
         self.total, self.done, self.last = total, 0, 0.0
@@ -172,8 +173,9 @@ class Progress:
             sys.stderr.flush()
 
 
-def run(files: list[tuple[str, bool]], worker: Callable[[FileItem, Options], Iterable[Event]], options: Options,
-        jobs: int) -> Iterator[Event]:
+def run(
+    files: list[tuple[str, bool]], worker: Callable[[FileItem, Options], Iterable[Event]], options: Options, jobs: int
+) -> Iterator[Event]:
     """Everything the generator ``worker((path, in_directory), options)`` yields for each file,
     in file order (``path`` may be a part of a large input, which ``amdocc.iter_load`` reads
     like a file). On one process it streams; on ``jobs`` processes each batch's items come back
@@ -227,14 +229,14 @@ def _prefetch(work: Iterable[list[Task]], size: int) -> Iterator[list[Task]]:
             for batch in work:
                 box.put(batch)
         finally:
-            box.put(None)       # the end (a batch is never None)
+            box.put(None)  # the end (a batch is never None)
 
     threading.Thread(target=produce, daemon=True).start()
     while (batch := box.get()) is not None:
         yield batch
 
 
-SPILL_ITEM = 64 << 10        # output this large goes back through a file, not the result pipe
+SPILL_ITEM = 64 << 10  # output this large goes back through a file, not the result pipe
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -261,7 +263,8 @@ def _call(packed: tuple[Callable[[FileItem, Options], Iterable[Event]], list[Tas
                     if isinstance(value, bytes) and len(value) >= SPILL_ITEM:
                         if out is None:
                             out = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below
-                                dir=spill_dir, prefix="out-", delete=False)
+                                dir=spill_dir, prefix="out-", delete=False
+                            )
                         items.append((kind, _Spilled(out.tell(), len(value))))
                         out.write(value)
                     else:
@@ -278,7 +281,7 @@ class _Unspill:
 
     def __init__(self, path: str | None):
         self.path = path
-        self.fh = open(path, "rb") if path else None     # noqa: SIM115 - closed by __exit__
+        self.fh = open(path, "rb") if path else None  # noqa: SIM115 - closed by __exit__
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, _Spilled):
@@ -324,4 +327,3 @@ def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
     from .. import report
 
     return {**report.origin_record(co.origin), "kernel": kernel.name, "error": f"{co.origin}: {kernel.name}: {exc}"}
-

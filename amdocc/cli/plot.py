@@ -15,6 +15,7 @@ so it always sits on its curve.
 :func:`curves` computes the data, :func:`build_figure` draws it (a test reads the points back
 from the figure's artists), :func:`plot_sweep` writes the file.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,10 +32,18 @@ if TYPE_CHECKING:
 
     from ..models import KernelUsage, Occupancy
 
-LIMITER_COLOURS = {"vgpr": "#d62728", "agpr": "#ff7f0e", "sgpr": "#9467bd", "lds": "#1f77b4",
-                   "waves": "#2ca02c", "barriers": "#8c564b", "workgroup_slots": "#7f7f7f",
-                   "block_size": "#000000", None: "#bbbbbb"}
-NO_ANSWER = "no answer"              # shading label where the model returns an error
+LIMITER_COLOURS = {
+    "vgpr": "#d62728",
+    "agpr": "#ff7f0e",
+    "sgpr": "#9467bd",
+    "lds": "#1f77b4",
+    "waves": "#2ca02c",
+    "barriers": "#8c564b",
+    "workgroup_slots": "#7f7f7f",
+    "block_size": "#000000",
+    None: "#bbbbbb",
+}
+NO_ANSWER = "no answer"  # shading label where the model returns an error
 FIGSIZE, DPI = (15.0, 5.0), 100
 PLOT_EXTRA = "amdocc[plot]"
 
@@ -43,13 +52,13 @@ PLOT_EXTRA = "amdocc[plot]"
 class Panel:
     """One graph: the input varied (``xs``), the answer at each, and the kernel's own point."""
 
-    name: str                         # "block", "lds" or "vgpr" (also the axes' gid)
+    name: str  # "block", "lds" or "vgpr" (also the axes' gid)
     xlabel: str
-    held: str                         # the inputs held fixed, for the title
+    held: str  # the inputs held fixed, for the title
     xs: list[int]
-    records: list[Occupancy]          # Occupancy at each x
-    star_x: int | None                # None: the kernel has no single point on this axis
-    star: Occupancy | None            # the Occupancy at star_x (the same as amdocc occupancy's)
+    records: list[Occupancy]  # Occupancy at each x
+    star_x: int | None  # None: the kernel has no single point on this axis
+    star: Occupancy | None  # the Occupancy at star_x (the same as amdocc occupancy's)
     reference: Occupancy | None = None  # llvm without a block: the flat-range answer, as a line
 
 
@@ -65,8 +74,10 @@ def check_plot_path(path: str) -> str:
     formats = FigureCanvasBase.get_supported_filetypes()
     ext = os.path.splitext(path)[1].lower().lstrip(".")
     if ext not in formats:
-        raise UsageError(f"--plot {path!r}: unknown image type {'.' + ext if ext else '(no extension)'} "
-                         f"(use one of {', '.join('.' + f for f in sorted(formats))})")
+        raise UsageError(
+            f"--plot {path!r}: unknown image type {'.' + ext if ext else '(no extension)'} "
+            f"(use one of {', '.join('.' + f for f in sorted(formats))})"
+        )
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         raise UsageError(f"--plot {path!r}: directory {directory!r} does not exist")
@@ -99,8 +110,15 @@ def _key(occ: Occupancy) -> tuple[int | None, float | None, str | None, str | No
     return occ.blocks_per_cu, occ.waves_per_simd, occ.limiter, occ.error
 
 
-def curves(usage: KernelUsage, model: str, options: dict[str, Any], *, block: int | None, dynamic_lds: int = 0,
-           device: str | None = None) -> list[Panel]:
+def curves(
+    usage: KernelUsage,
+    model: str,
+    options: dict[str, Any],
+    *,
+    block: int | None,
+    dynamic_lds: int = 0,
+    device: str | None = None,
+) -> list[Panel]:
     """The three panels' data. ``block`` None is the llvm model's flat workgroup range."""
     from ..models import occupancy
     from ..targets import MAX_WORKGROUP_SIZE
@@ -112,15 +130,21 @@ def curves(usage: KernelUsage, model: str, options: dict[str, Any], *, block: in
 
     star = at(usage, block, dynamic_lds)
     vfield = _vgpr_field(usage, model)
-    vgprs: int = getattr(usage, vfield)       # not None: _vgpr_field picks an allocation only when known
+    vgprs: int = getattr(usage, vfield)  # not None: _vgpr_field picks an allocation only when known
     block_text = _block_text(usage, block)
 
     limit = min(usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
     block_xs = sorted(set(range(1, limit + 1)) | ({block} if block else set()))
-    block_panel = Panel("block", "threads per block", f"held: dynamic LDS {dynamic_lds} B, VGPRs {vgprs}",
-                        block_xs, [at(usage, b, dynamic_lds) for b in block_xs],
-                        block, star if block is not None else None,
-                        reference=star if block is None else None)
+    block_panel = Panel(
+        "block",
+        "threads per block",
+        f"held: dynamic LDS {dynamic_lds} B, VGPRs {vgprs}",
+        block_xs,
+        [at(usage, b, dynamic_lds) for b in block_xs],
+        block,
+        star if block is not None else None,
+        reference=star if block is None else None,
+    )
 
     room = max(t.lds_per_workgroup - usage.lds, dynamic_lds, 0)
     lds_records: dict[int, Occupancy] = {}
@@ -131,16 +155,29 @@ def curves(usage: KernelUsage, model: str, options: dict[str, Any], *, block: in
 
     lds_xs = sorted(set(_lds_changes(lds_key, 0, room)) | {dynamic_lds})
     lds_label = "dynamic LDS per block (KiB)" + (
-        "" if room else f": none fits beside {usage.lds} B of static LDS ({t.lds_per_workgroup} B per workgroup)")
-    lds_panel = Panel("lds", lds_label, f"held: {block_text}, VGPRs {vgprs}",
-                      lds_xs, [lds_records.get(d) or at(usage, block, d) for d in lds_xs],
-                      dynamic_lds, star)
+        "" if room else f": none fits beside {usage.lds} B of static LDS ({t.lds_per_workgroup} B per workgroup)"
+    )
+    lds_panel = Panel(
+        "lds",
+        lds_label,
+        f"held: {block_text}, VGPRs {vgprs}",
+        lds_xs,
+        [lds_records.get(d) or at(usage, block, d) for d in lds_xs],
+        dynamic_lds,
+        star,
+    )
 
     vgpr_xs = sorted(set(range(1, max(t.addressable_vgprs, vgprs) + 1)) | {vgprs})
     vlabel = "VGPRs per work-item (" + ("descriptor-allocated" if vfield == "vgprs_allocated" else ".vgpr_count") + ")"
-    vgpr_panel = Panel("vgpr", vlabel, f"held: {block_text}, dynamic LDS {dynamic_lds} B", vgpr_xs,
-                       [at(usage if v == vgprs else usage.with_(**{vfield: v}), block, dynamic_lds) for v in vgpr_xs],
-                       vgprs, star)
+    vgpr_panel = Panel(
+        "vgpr",
+        vlabel,
+        f"held: {block_text}, dynamic LDS {dynamic_lds} B",
+        vgpr_xs,
+        [at(usage if v == vgprs else usage.with_(**{vfield: v}), block, dynamic_lds) for v in vgpr_xs],
+        vgprs,
+        star,
+    )
     return [block_panel, lds_panel, vgpr_panel]
 
 
@@ -158,9 +195,17 @@ def max_waves_per_simd(usage: KernelUsage, occ: Occupancy) -> int:
     return occ.max_waves_per_cu // simds if occ.max_waves_per_cu else usage.target.max_waves_per_simd
 
 
-def build_figure(usage: KernelUsage, model: str, options: dict[str, Any], *, block: int | None,
-                 dynamic_lds: int = 0, device: str | None = None, title: str = "",
-                 block_source: str = "given") -> Figure:
+def build_figure(
+    usage: KernelUsage,
+    model: str,
+    options: dict[str, Any],
+    *,
+    block: int | None,
+    dynamic_lds: int = 0,
+    device: str | None = None,
+    title: str = "",
+    block_source: str = "given",
+) -> Figure:
     """The occupancy figure (a matplotlib Figure, not yet written anywhere)."""
     try:
         from matplotlib.figure import Figure
@@ -170,27 +215,40 @@ def build_figure(usage: KernelUsage, model: str, options: dict[str, Any], *, blo
         raise UsageError(f"--plot needs matplotlib (pip install '{PLOT_EXTRA}')") from None
 
     panels = curves(usage, model, options, block=block, dynamic_lds=dynamic_lds, device=device)
-    star = panels[1].star                     # the dynamic-LDS panel always holds the kernel's point
+    star = panels[1].star  # the dynamic-LDS panel always holds the kernel's point
     assert star is not None, "curves() puts the kernel's point on the dynamic-LDS panel"
     top = max_waves_per_simd(usage, star)
     unit = "WGP" if star.per_wgp else "CU"
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     axes = fig.subplots(1, len(panels))
     shaded: dict[str | None, Patch] = {}
-    for ax, panel in zip(axes, panels, strict=True):      # one axes per panel
+    for ax, panel in zip(axes, panels, strict=True):  # one axes per panel
         ax.set_gid(panel.name)
         xs = panel.xs
         ys = [_number(r.waves_per_simd, r) for r in panel.records]
-        ax.plot(xs, ys, drawstyle="steps-post", color="#222222", linewidth=1.4, gid="occupancy",
-                label="waves per SIMD", zorder=3)
+        ax.plot(
+            xs,
+            ys,
+            drawstyle="steps-post",
+            color="#222222",
+            linewidth=1.4,
+            gid="occupancy",
+            label="waves per SIMD",
+            zorder=3,
+        )
         for start, end, limiter in _runs(panel):
             colour = LIMITER_COLOURS.get(limiter, LIMITER_COLOURS[None])
             ax.axvspan(start, end, color=colour, alpha=0.13, linewidth=0, zorder=0)
             label = NO_ANSWER if limiter == NO_ANSWER else f"limited by {limiter}"
             shaded.setdefault(limiter, Patch(color=colour, alpha=0.35, label=label))
         if panel.reference is not None:
-            ax.axhline(_number(panel.reference.waves_per_simd, panel.reference), color="#222222", linestyle=":",
-                       gid="flat-range", label="LLVM over the flat workgroup range (no single block)")
+            ax.axhline(
+                _number(panel.reference.waves_per_simd, panel.reference),
+                color="#222222",
+                linestyle=":",
+                gid="flat-range",
+                label="LLVM over the flat workgroup range (no single block)",
+            )
         _x_axis(ax, panel)
         ax.set_ylim(0, top * 1.05)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -203,19 +261,43 @@ def build_figure(usage: KernelUsage, model: str, options: dict[str, Any], *, blo
         if any(b is not None for b in blocks):
             twin = ax.twinx()
             twin.set_gid(panel.name + ":workgroups")
-            twin.plot(xs, [math.nan if b is None else b for b in blocks], drawstyle="steps-post", color="#1f4e9c",
-                      linestyle="--", linewidth=1, gid="workgroups", label=f"workgroups per {unit}")
+            twin.plot(
+                xs,
+                [math.nan if b is None else b for b in blocks],
+                drawstyle="steps-post",
+                color="#1f4e9c",
+                linestyle="--",
+                linewidth=1,
+                gid="workgroups",
+                label=f"workgroups per {unit}",
+            )
             twin.set_ylim(0, max(max((b for b in blocks if b is not None), default=0), 1) * 1.05)
             twin.yaxis.set_major_locator(MaxNLocator(integer=True))
             twin.set_ylabel(f"workgroups per {unit}", color="#1f4e9c")
-        if panel.star is not None and panel.star_x is not None:     # a star has its x
+        if panel.star is not None and panel.star_x is not None:  # a star has its x
             s = panel.star
             y = _number(s.waves_per_simd, s)
-            ax.scatter([panel.star_x], [y], marker="*", s=260, color="gold", edgecolor="black", zorder=5,
-                       gid="star", label="this kernel (amdocc occupancy)")
-            left = panel.star_x > (panel.xs[0] + panel.xs[-1]) / 2     # keep the label inside the panel
-            ax.annotate(_star_text(s, unit), (panel.star_x, y), textcoords="offset points",
-                        xytext=(-8 if left else 8, 8), ha="right" if left else "left", fontsize=8, zorder=6)
+            ax.scatter(
+                [panel.star_x],
+                [y],
+                marker="*",
+                s=260,
+                color="gold",
+                edgecolor="black",
+                zorder=5,
+                gid="star",
+                label="this kernel (amdocc occupancy)",
+            )
+            left = panel.star_x > (panel.xs[0] + panel.xs[-1]) / 2  # keep the label inside the panel
+            ax.annotate(
+                _star_text(s, unit),
+                (panel.star_x, y),
+                textcoords="offset points",
+                xytext=(-8 if left else 8, 8),
+                ha="right" if left else "left",
+                fontsize=8,
+                zorder=6,
+            )
     handles = [axes[0].lines[0]]
     handles += [a.get_lines()[0] for a in fig.axes if a.get_gid() == panels[0].name + ":workgroups"][:1]
     handles += [c for c in axes[-1].collections if c.get_gid() == "star"][:1]
@@ -226,13 +308,30 @@ def build_figure(usage: KernelUsage, model: str, options: dict[str, Any], *, blo
     return fig
 
 
-def plot_sweep(path: str, usage: KernelUsage, model: str, options: dict[str, Any], *, block: int | None,
-               dynamic_lds: int = 0, device: str | None = None, title: str = "",
-               block_source: str = "given") -> None:
+def plot_sweep(
+    path: str,
+    usage: KernelUsage,
+    model: str,
+    options: dict[str, Any],
+    *,
+    block: int | None,
+    dynamic_lds: int = 0,
+    device: str | None = None,
+    title: str = "",
+    block_source: str = "given",
+) -> None:
     """Write the occupancy figure to ``path`` (its extension picks the format)."""
     ext = check_plot_path(path)
-    fig = build_figure(usage, model, options, block=block, dynamic_lds=dynamic_lds, device=device, title=title,
-                       block_source=block_source)
+    fig = build_figure(
+        usage,
+        model,
+        options,
+        block=block,
+        dynamic_lds=dynamic_lds,
+        device=device,
+        title=title,
+        block_source=block_source,
+    )
     try:
         fig.savefig(path, format=ext, dpi=DPI)
     except OSError as exc:
@@ -285,12 +384,15 @@ def _star_text(occ: Occupancy, unit: str) -> str:
     return f"{blocks}limited by {occ.limiter or '-'}\n{occ.waves_per_simd:g} waves/SIMD{pct}"
 
 
-def _suptitle(usage: KernelUsage, star: Occupancy, title: str, block: int | None, block_source: str,
-              dynamic_lds: int) -> str:
+def _suptitle(
+    usage: KernelUsage, star: Occupancy, title: str, block: int | None, block_source: str, dynamic_lds: int
+) -> str:
     profile = f" ({star.profile})" if star.profile else ""
     wgp = ", WGP mode" if star.per_wgp else ""
     source = f" ({block_source})" if block is not None else ""
-    return (f"{title} — {star.model} model{profile}; as compiled: VGPRs {usage.vgprs}, SGPRs {usage.sgprs}, "
-            f"static LDS {usage.lds} B, wave{usage.wave}{wgp}\n"
-            f"the star is where `amdocc occupancy` evaluates it: {_block_text(usage, block)}{source}, "
-            f"dynamic LDS {dynamic_lds} B")
+    return (
+        f"{title} — {star.model} model{profile}; as compiled: VGPRs {usage.vgprs}, SGPRs {usage.sgprs}, "
+        f"static LDS {usage.lds} B, wave{usage.wave}{wgp}\n"
+        f"the star is where `amdocc occupancy` evaluates it: {_block_text(usage, block)}{source}, "
+        f"dynamic LDS {dynamic_lds} B"
+    )

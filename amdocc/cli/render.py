@@ -1,4 +1,5 @@
 """Small helpers for readable terminal output."""
+
 from __future__ import annotations
 
 import sys
@@ -17,8 +18,12 @@ def table(rows: list[list[str]], headers: list[str], indent: str = "  ") -> str:
     out = [indent + "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     for r in rows:
         # A row shorter than the headers leaves its last columns empty.
-        out.append(indent + "  ".join(c.rjust(w) if num else c.ljust(w)
-                                      for c, w, num in zip(r, widths, numeric, strict=False)).rstrip())
+        out.append(
+            indent
+            + "  ".join(
+                c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric, strict=False)
+            ).rstrip()
+        )
     return "\n".join(out)
 
 
@@ -49,4 +54,3 @@ def write_report(path: str, text: str) -> None:
             f.write(text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc}") from None
-

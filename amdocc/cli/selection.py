@@ -8,6 +8,7 @@ stored (mangled) name, the symbol or the demangled name. A selection remembers w
 over, so an empty result can name the processors that are there and the nearest kernel names.
 Summaries are plain dicts: worker processes send theirs back to be merged.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,38 +25,55 @@ if TYPE_CHECKING:
     from ..targets import Target
     from .parallel import Event, FileItem
 
-MAX_NAMES = 20_000        # kernel names remembered for suggestions (bounded memory on huge trees)
+MAX_NAMES = 20_000  # kernel names remembered for suggestions (bounded memory on huge trees)
 
 
 def add_target_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--target, --device and --what-if: the processor a Selection keeps code objects for."""
-    parser.add_argument("--target", metavar="GFX", type=a.Processor(),
-                        help="processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (with a PATH: "
-                             "only code objects that can run on it; with --device, its xnack/sramecc modes)")
-    parser.add_argument("--device", metavar="NAME", type=a.Device(),
-                        help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)")
-    parser.add_argument("--what-if", action="store_true",
-                        help="also evaluate code objects that cannot run on --target/--device, labelled what-if")
+    parser.add_argument(
+        "--target",
+        metavar="GFX",
+        type=a.Processor(),
+        help="processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (with a PATH: "
+        "only code objects that can run on it; with --device, its xnack/sramecc modes)",
+    )
+    parser.add_argument(
+        "--device",
+        metavar="NAME",
+        type=a.Device(),
+        help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)",
+    )
+    parser.add_argument(
+        "--what-if",
+        action="store_true",
+        help="also evaluate code objects that cannot run on --target/--device, labelled what-if",
+    )
 
 
 class Selection:
-    def __init__(self, target: str | None = None, device: str | None = None, kernel: str | None = None,
-                 what_if: bool | None = False, flag: str = "--target") -> None:
+    def __init__(
+        self,
+        target: str | None = None,
+        device: str | None = None,
+        kernel: str | None = None,
+        what_if: bool | None = False,
+        flag: str = "--target",
+    ) -> None:
         from ..models.compat import device_id
 
         self.target, self.device = target, device
         self.target_text = target or device
-        self.named = device_id(target, device)           # (TargetId, Target) or None; checks they agree
+        self.named = device_id(target, device)  # (TargetId, Target) or None; checks they agree
         self.pattern = kernel
         self.regex = re.compile(kernel) if kernel else None
         self.what_if = what_if
-        self.flag = flag                # how the command names the processor option
+        self.flag = flag  # how the command names the processor option
         self.code_objects = 0
-        self.placed = 0                 # code objects kept by --target/--device
-        self.kernels = 0                # kernels in the code objects kept
-        self.matched = 0                # kernels kept by --kernel too
-        self.processors: set[str] = set()   # target ids of code objects passed over
-        self.names: set[str] = set()        # readable names of kernels passed over by --kernel
+        self.placed = 0  # code objects kept by --target/--device
+        self.kernels = 0  # kernels in the code objects kept
+        self.matched = 0  # kernels kept by --kernel too
+        self.processors: set[str] = set()  # target ids of code objects passed over
+        self.names: set[str] = set()  # readable names of kernels passed over by --kernel
 
     # -- choosing -----------------------------------------------------------------------------
 
@@ -64,6 +82,7 @@ class Selection:
         self.code_objects += 1
         if self.named is not None and not self.what_if:
             from ..models.compat import why_not
+
             tid, t = self.named
             if why_not(co.target_id, co.target, tid, t) is not None:
                 self.processors.add(str(co.target_id))
@@ -128,8 +147,14 @@ class Selection:
     # -- reporting ------------------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        return {"code_objects": self.code_objects, "placed": self.placed, "kernels": self.kernels,
-                "matched": self.matched, "processors": sorted(self.processors), "names": sorted(self.names)}
+        return {
+            "code_objects": self.code_objects,
+            "placed": self.placed,
+            "kernels": self.kernels,
+            "matched": self.matched,
+            "processors": sorted(self.processors),
+            "names": sorted(self.names),
+        }
 
     def merge(self, summary: dict[str, Any]) -> None:
         for key in ("code_objects", "placed", "kernels", "matched"):
@@ -146,16 +171,20 @@ class Selection:
         if not self.placed:
             there = ", ".join(sorted(self.processors))
             hint = "" if self.what_if is None else f"; --what-if evaluates them on {self.target_text} anyway"
-            return (f"no code object in {paths} can run on {self.target_text}: they are built for {there} "
-                    f"({self.flag} names one of those{hint})")
+            return (
+                f"no code object in {paths} can run on {self.target_text}: they are built for {there} "
+                f"({self.flag} names one of those{hint})"
+            )
         if not self.kernels:
             return f"the code objects selected in {paths} hold no kernels"
         near = self.nearest()
         if near:
             return f"no kernel matches --kernel {self.pattern!r} in {paths}; nearest: {', '.join(near)}"
         some = sorted(self.names)[:3]
-        return (f"no kernel matches --kernel {self.pattern!r} in {paths}, which hold {self.kernels} "
-                f"kernel{'s' if self.kernels != 1 else ''}" + (f", e.g. {', '.join(some)}" if some else ""))
+        return (
+            f"no kernel matches --kernel {self.pattern!r} in {paths}, which hold {self.kernels} "
+            f"kernel{'s' if self.kernels != 1 else ''}" + (f", e.g. {', '.join(some)}" if some else "")
+        )
 
     def nearest(self, n: int = 5) -> list[str]:
         """Kernel names closest to the --kernel pattern (by their bare function names)."""
@@ -185,4 +214,3 @@ def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
                 if selection.wants(kernel):
                     yield "kernel", (value, kernel)
     yield "seen", selection.summary()
-

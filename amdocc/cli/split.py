@@ -1,4 +1,5 @@
 """``amdocc split``: the KV split count for AITER's FlyDSL fp8_mqa_logits, with its occupancy's source."""
+
 from __future__ import annotations
 
 import argparse
@@ -32,21 +33,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shape.add_argument("--seq-len-kv", type=a.integer(0), help="KV length (>= 0)")
     shape.add_argument("--rows-per-block", type=a.integer(1), help="query rows per block (RPB x WPB for _lds variants)")
     shape.add_argument("--block-kv", type=a.integer(1), help="KV tile (block_kv)")
-    shape.add_argument("--cu-count", type=a.integer(1), help="CUs of the device (default: the policy's fallback, "
-                       "with a warning)")
+    shape.add_argument(
+        "--cu-count", type=a.integer(1), help="CUs of the device (default: the policy's fallback, with a warning)"
+    )
     shape.add_argument("--num-heads", type=a.integer(1), help="query heads (decides the streaming low-head case)")
     shape.add_argument("--aggressive", action="store_const", const=True, help="force the streaming low-head case")
     occ = parser.add_argument_group("occupancy")
     occ.add_argument("--occupancy", type=a.integer(1), help="blocks per CU, if known (instead of a PATH)")
-    occ.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
-                     help="the kernel in PATH (name, demangled name or symbol)")
+    occ.add_argument(
+        "--kernel", metavar="REGEX", type=a.Pattern(), help="the kernel in PATH (name, demangled name or symbol)"
+    )
     occ.add_argument("--block", type=a.integer(1), help="threads per block of the kernel")
     occ.add_argument("--dynamic-lds", type=a.byte_size(), default=0, help="dynamic LDS bytes per block")
-    occ.add_argument("--what-if", action="store_true",
-                     help="evaluate a kernel whose code object cannot run on --arch there anyway, labelled what-if")
+    occ.add_argument(
+        "--what-if",
+        action="store_true",
+        help="evaluate a kernel whose code object cannot run on --arch there anyway, labelled what-if",
+    )
     direct = parser.add_argument_group("cost model inputs (instead of a launch shape)")
-    for flag, minimum in (("--grid-x", 1), ("--effective-cus", 1), ("--window-tiles", 1), ("--max-splits", 1),
-                          ("--overhead", 0)):
+    for flag, minimum in (
+        ("--grid-x", 1),
+        ("--effective-cus", 1),
+        ("--window-tiles", 1),
+        ("--max-splits", 1),
+        ("--overhead", 0),
+    ):
         direct.add_argument(flag, type=a.integer(minimum), help=f">= {minimum}")
 
 
@@ -58,28 +69,51 @@ def run(args: argparse.Namespace) -> int:
     if any(v is not None for v in direct):
         a.refuse(args, SHAPE_DESTS + OCCUPANCY_DESTS, "not used with the cost model inputs (--grid-x ...)")
         if any(v is None for v in direct):
-            raise a.UsageError("the cost model needs --grid-x, --effective-cus, --window-tiles, --max-splits "
-                               "and --overhead")
+            raise a.UsageError(
+                "the cost model needs --grid-x, --effective-cus, --window-tiles, --max-splits and --overhead"
+            )
         splits = splits_by_wave_cost(*direct)
-        out: dict[str, Any] = {"splits": splits, "reason": "wave-quantized cost",
-                               "inputs": dict(zip(DIRECT_DESTS, direct, strict=True))}
+        out: dict[str, Any] = {
+            "splits": splits,
+            "reason": "wave-quantized cost",
+            "inputs": dict(zip(DIRECT_DESTS, direct, strict=True)),
+        }
     else:
-        needed = {"--arch": args.arch, "--seq-len": args.seq_len, "--seq-len-kv": args.seq_len_kv,
-                  "--rows-per-block": args.rows_per_block, "--block-kv": args.block_kv}
+        needed = {
+            "--arch": args.arch,
+            "--seq-len": args.seq_len,
+            "--seq-len-kv": args.seq_len_kv,
+            "--rows-per-block": args.rows_per_block,
+            "--block-kv": args.block_kv,
+        }
         missing = [k for k, v in needed.items() if v is None]
         if missing:
             raise a.UsageError(f"give {', '.join(missing)} (or the cost model inputs)")
         if args.paths:
             a.refuse(args, ("occupancy",), "give either --occupancy or a PATH to take it from, not both")
         else:
-            a.refuse(args, ("kernel", "block", "dynamic_lds", "what_if"), "only applies to a kernel read from a PATH, "
-                     "and none is given")
+            a.refuse(
+                args,
+                ("kernel", "block", "dynamic_lds", "what_if"),
+                "only applies to a kernel read from a PATH, and none is given",
+            )
         refuse_unused(args)
         kernel = _kernel(args) if args.paths else None
-        decision = auto_num_splits(args.seq_len, args.seq_len_kv, args.rows_per_block, args.block_kv,
-                                   arch=args.arch, cu_count=args.cu_count, num_heads=args.num_heads,
-                                   aggressive=args.aggressive, occupancy=args.occupancy, kernel=kernel,
-                                   block_size=args.block, dynamic_lds=args.dynamic_lds, what_if=bool(args.what_if))
+        decision = auto_num_splits(
+            args.seq_len,
+            args.seq_len_kv,
+            args.rows_per_block,
+            args.block_kv,
+            arch=args.arch,
+            cu_count=args.cu_count,
+            num_heads=args.num_heads,
+            aggressive=args.aggressive,
+            occupancy=args.occupancy,
+            kernel=kernel,
+            block_size=args.block,
+            dynamic_lds=args.dynamic_lds,
+            what_if=bool(args.what_if),
+        )
         out = decision.as_dict()
     if args.json:
         sys.stdout.write(report.dumps(out) + "\n")
@@ -87,10 +121,20 @@ def run(args: argparse.Namespace) -> int:
         occ = out.get("occupancy")
         print(f"splits: {out['splits']} ({out['reason']})")
         if occ:
-            print(f"occupancy: {occ['blocks_per_cu']} blocks/{occ['unit']} from {occ['source']}"
-                  + (f" — {occ['detail']}" if occ["detail"] else ""))
-        for key in ("arch_policy", "grid_x", "cu_count", "cu_source", "max_splits", "target", "effective_cus",
-                    "window_tiles"):
+            print(
+                f"occupancy: {occ['blocks_per_cu']} blocks/{occ['unit']} from {occ['source']}"
+                + (f" — {occ['detail']}" if occ["detail"] else "")
+            )
+        for key in (
+            "arch_policy",
+            "grid_x",
+            "cu_count",
+            "cu_source",
+            "max_splits",
+            "target",
+            "effective_cus",
+            "window_tiles",
+        ):
             if out.get(key) is not None:
                 print(f"{key}: {out[key]}")
         for w in out.get("warnings", ()):
@@ -102,8 +146,9 @@ def refuse_unused(args: argparse.Namespace) -> None:
     """Options the processor's policy row would not use for this launch are usage errors."""
     from ..policy.splits import unused_inputs
 
-    unused = unused_inputs(args.arch, args.seq_len, args.seq_len_kv, num_heads=args.num_heads,
-                           aggressive=args.aggressive)
+    unused = unused_inputs(
+        args.arch, args.seq_len, args.seq_len_kv, num_heads=args.num_heads, aggressive=args.aggressive
+    )
     dests = {"num_heads": ("num_heads",), "aggressive": ("aggressive",), "occupancy": OCCUPANCY_DESTS}
     for what, why in unused.items():
         shown = ["PATH" if d == "paths" else a.flag_of(args._parser, d) for d in dests[what] if a.given(args, d)]

@@ -1,4 +1,5 @@
 """``amdocc sweep``: the grid of workgroups per CU over block sizes × dynamic LDS for one kernel."""
+
 from __future__ import annotations
 
 import argparse
@@ -34,24 +35,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH")
     parser.add_argument("--json", action="store_true", help='print {"grid": [...]} with one record per cell')
-    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
-                        help="the kernel, by its name (mangled or demangled) or symbol; must select exactly one")
+    parser.add_argument(
+        "--kernel",
+        metavar="REGEX",
+        type=a.Pattern(),
+        help="the kernel, by its name (mangled or demangled) or symbol; must select exactly one",
+    )
     parser.add_argument("--mangled", action="store_true", help="show the kernel's name as stored, not demangled")
-    parser.add_argument("--blocks", type=a.integers(1), metavar="N,N,...",
-                        help="block sizes, each >= 1 (default: wave multiples up to the kernel's limit, in steps)")
-    parser.add_argument("--dynamic-lds", dest="dynamic_lds_grid", type=a.byte_sizes(), metavar="B,B,...",
-                        help="dynamic LDS sizes in bytes (default: 0 and powers of two up to the target's limit)")
+    parser.add_argument(
+        "--blocks",
+        type=a.integers(1),
+        metavar="N,N,...",
+        help="block sizes, each >= 1 (default: wave multiples up to the kernel's limit, in steps)",
+    )
+    parser.add_argument(
+        "--dynamic-lds",
+        dest="dynamic_lds_grid",
+        type=a.byte_sizes(),
+        metavar="B,B,...",
+        help="dynamic LDS sizes in bytes (default: 0 and powers of two up to the target's limit)",
+    )
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)
     plot_path = a.Checked(_check_plot_path, "out.png", ("", "/nonexistent/dir/out.png", "out.xyz"))
-    parser.add_argument("--plot", metavar="FILE", type=plot_path,
-                        help="also draw occupancy (waves per SIMD, and workgroups) against block size, "
-                             "dynamic LDS and VGPRs to FILE (.png, .svg or .pdf; needs matplotlib: "
-                             "amdocc[plot]); the star marks the kernel where `amdocc occupancy` evaluates "
-                             "it: --block (default as there), the first --dynamic-lds size (default 0)")
-    parser.add_argument("--block", type=a.integer(1), help="the kernel's block size, marked on the plot "
-                        "(default: .reqd_workgroup_size, else .max_flat_workgroup_size, as `amdocc occupancy`)")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE",
+        type=plot_path,
+        help="also draw occupancy (waves per SIMD, and workgroups) against block size, "
+        "dynamic LDS and VGPRs to FILE (.png, .svg or .pdf; needs matplotlib: "
+        "amdocc[plot]); the star marks the kernel where `amdocc occupancy` evaluates "
+        "it: --block (default as there), the first --dynamic-lds size (default 0)",
+    )
+    parser.add_argument(
+        "--block",
+        type=a.integer(1),
+        help="the kernel's block size, marked on the plot "
+        "(default: .reqd_workgroup_size, else .max_flat_workgroup_size, as `amdocc occupancy`)",
+    )
 
 
 def _check_plot_path(text: str) -> None:
@@ -97,8 +119,9 @@ def run(args: argparse.Namespace) -> int:
         where = place(co.target_id, co.target, args.target, args.device, what_if=bool(args.what_if))
         usage = usage_of(kernel, args.target, args.device)
         name = display(kernel.name, args.mangled)
-        on = f" on {usage.target.name}" + (f" (what-if: {co.target_id} code cannot run there)"
-                                           if where is not None and where.what_if else "")
+        on = f" on {usage.target.name}" + (
+            f" (what-if: {co.target_id} code cannot run there)" if where is not None and where.what_if else ""
+        )
         title, short_title = f"{co.origin}: {name}{on}", f"{name}{on}"
     else:
         if args.vgprs is None and args.arch_vgprs is None:
@@ -114,28 +137,47 @@ def run(args: argparse.Namespace) -> int:
     unit: str | None = None
     for dyn in lds_sizes:
         for block in blocks:
-            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model,
-                            **options)
+            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model, **options)
             unit = unit or occ.unit
-            grid.append({"block_size": block, "dynamic_lds": dyn, "blocks_per_cu": occ.blocks_per_cu,
-                         "blocks_per_wgp": occ.blocks_per_cu if occ.per_wgp else None, "unit": occ.unit,
-                         "waves_per_simd": occ.waves_per_simd, "limiter": occ.limiter, "error": occ.error,
-                         "launchable": occ.launchable})
+            grid.append(
+                {
+                    "block_size": block,
+                    "dynamic_lds": dyn,
+                    "blocks_per_cu": occ.blocks_per_cu,
+                    "blocks_per_wgp": occ.blocks_per_cu if occ.per_wgp else None,
+                    "unit": occ.unit,
+                    "waves_per_simd": occ.waves_per_simd,
+                    "limiter": occ.limiter,
+                    "error": occ.error,
+                    "launchable": occ.launchable,
+                }
+            )
     if args.plot:
         # Drawn before the table is printed, so it is written even when stdout closes early.
         _plot(args, usage, kernel, options, short_title)
     if args.json:
-        sys.stdout.write(report.dumps({"kernel": title, "model": args.model, "unit": unit,
-                                       "built_for": where.built_for if where else None,
-                                       "what_if": bool(where and where.what_if), "grid": grid}) + "\n")
+        sys.stdout.write(
+            report.dumps(
+                {
+                    "kernel": title,
+                    "model": args.model,
+                    "unit": unit,
+                    "built_for": where.built_for if where else None,
+                    "what_if": bool(where and where.what_if),
+                    "grid": grid,
+                }
+            )
+            + "\n"
+        )
     else:
         assert unit is not None, "the grid has cells: a block size and a dynamic LDS size at least"
         print(render(title, args.model, blocks, lds_sizes, grid, unit))
     return 0
 
 
-def _plot(args: argparse.Namespace, usage: KernelUsage, kernel: Kernel | None, options: dict[str, Any],
-          title: str) -> None:
+def _plot(
+    args: argparse.Namespace, usage: KernelUsage, kernel: Kernel | None, options: dict[str, Any], title: str
+) -> None:
     """The plot, with its star where `amdocc occupancy` evaluates the kernel."""
     from ..targets import MAX_WORKGROUP_SIZE
     from .occupancy import block_for
@@ -148,20 +190,42 @@ def _plot(args: argparse.Namespace, usage: KernelUsage, kernel: Kernel | None, o
     else:
         block = usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE
         source = "--max-flat-workgroup-size" if usage.max_flat_workgroup_size else f"default {MAX_WORKGROUP_SIZE}"
-    source = {"reqd_workgroup_size": ".reqd_workgroup_size", "max_flat_workgroup_size": ".max_flat_workgroup_size",
-              "given": "--block"}.get(source, source)
+    source = {
+        "reqd_workgroup_size": ".reqd_workgroup_size",
+        "max_flat_workgroup_size": ".max_flat_workgroup_size",
+        "given": "--block",
+    }.get(source, source)
     dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
-    plot_sweep(args.plot, usage, args.model, options, block=block, dynamic_lds=dynamic_lds, device=args.device,
-               title=title, block_source=source)
+    plot_sweep(
+        args.plot,
+        usage,
+        args.model,
+        options,
+        block=block,
+        dynamic_lds=dynamic_lds,
+        device=args.device,
+        title=title,
+        block_source=source,
+    )
     print(f"plot written to {args.plot}", file=sys.stderr)
 
 
-LIMITER_MARK = {"vgpr": "v", "agpr": "a", "sgpr": "s", "lds": "L", "waves": "w", "barriers": "b",
-                "workgroup_slots": "g", "block_size": "B", None: "?"}
+LIMITER_MARK = {
+    "vgpr": "v",
+    "agpr": "a",
+    "sgpr": "s",
+    "lds": "L",
+    "waves": "w",
+    "barriers": "b",
+    "workgroup_slots": "g",
+    "block_size": "B",
+    None: "?",
+}
 
 
-def render(title: str, model: str, blocks: list[int], lds_sizes: list[int], grid: list[dict[str, Any]],
-           unit: str = "CU") -> str:
+def render(
+    title: str, model: str, blocks: list[int], lds_sizes: list[int], grid: list[dict[str, Any]], unit: str = "CU"
+) -> str:
     cells = {(c["dynamic_lds"], c["block_size"]): c for c in grid}
     rows = []
     for dyn in lds_sizes:
@@ -171,5 +235,8 @@ def render(title: str, model: str, blocks: list[int], lds_sizes: list[int], grid
             row.append(c["error"] or f"{c['blocks_per_cu']}{LIMITER_MARK.get(c['limiter'], '?')}")
         rows.append(row)
     legend = "limiter: v=VGPR s=SGPR L=LDS w=wave slots b=barriers B=block size"
-    return (f"{title} ({model} model): workgroups per {unit}, block size across, dynamic LDS bytes down\n"
-            + table(rows, ["dyn LDS \\ block"] + [str(b) for b in blocks]) + f"\n  {legend}")
+    return (
+        f"{title} ({model} model): workgroups per {unit}, block size across, dynamic LDS bytes down\n"
+        + table(rows, ["dyn LDS \\ block"] + [str(b) for b in blocks])
+        + f"\n  {legend}"
+    )

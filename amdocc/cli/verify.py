@@ -1,4 +1,5 @@
 """``amdocc verify``: every kernel × launch shape, amdocc's hip model against the live HIP runtime."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,6 +22,7 @@ or unreadable input, 3 when no HIP runtime is usable."""
 
 def _hip_profiles() -> dict[str, HipProfile]:
     from ..models.hip import profiles
+
     return profiles()
 
 
@@ -29,13 +31,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH")
     parser.add_argument("--blocks", type=a.integers(1), default=[64, 128, 256, 512, 1024], metavar="N,N,...")
     parser.add_argument("--dynamic-lds", type=a.byte_sizes(), default=[0, 16384], metavar="B,B,...")
-    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(),
-                        help="only kernels whose name (mangled or demangled) or symbol matches")
-    parser.add_argument("--hip-profile", metavar="NAME", type=a.OneOf(_hip_profiles, "HIP profile"),
-                        help="the HIP profile to compare with (default: the "
-                        "runtime's own release, from hipRuntimeGetVersion())")
-    parser.add_argument("--record", metavar="FILE", type=a.OutputFile((".toml",)),
-                        help="append HIP's answers as [[observation]] rows")
+    parser.add_argument(
+        "--kernel",
+        metavar="REGEX",
+        type=a.Pattern(),
+        help="only kernels whose name (mangled or demangled) or symbol matches",
+    )
+    parser.add_argument(
+        "--hip-profile",
+        metavar="NAME",
+        type=a.OneOf(_hip_profiles, "HIP profile"),
+        help="the HIP profile to compare with (default: the runtime's own release, from hipRuntimeGetVersion())",
+    )
+    parser.add_argument(
+        "--record", metavar="FILE", type=a.OutputFile((".toml",)), help="append HIP's answers as [[observation]] rows"
+    )
     parser.add_argument("--json", action="store_true")
 
 
@@ -46,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from .occupancy import selected_kernels
     from .selection import Selection
 
-    a.check_readable(args.paths)        # a missing file is bad input (2), whatever the runtime
+    a.check_readable(args.paths)  # a missing file is bad input (2), whatever the runtime
     rt = runtime()
     if rt is None:
         raise HipUnavailable(f"amdocc verify needs a ROCm GPU: {unavailable_reason()}")
@@ -70,25 +80,46 @@ def run(args: argparse.Namespace) -> int:
             for dyn in args.dynamic_lds:
                 occ = occupancy(kernel, target=target, block_size=block, dynamic_lds=dyn, **profile)
                 model = occ.error or occ.blocks_per_cu
-                if model == "division-by-zero":   # asking would kill this process with SIGFPE
+                if model == "division-by-zero":  # asking would kill this process with SIGFPE
                     not_asked.append(f"{kernel.name} block {block} dyn {dyn}")
                     continue
-                hip: int | str                    # HIP's answer, or the name of its error
+                hip: int | str  # HIP's answer, or the name of its error
                 try:
                     hip = rt.occupancy_of(co.data, kernel.name, block, dyn)
                 except HipError as exc:
                     hip = exc.code
                 total += 1
                 agree += hip == model
-                rows.append({"path": co.path, "origin": co.origin.chain, "kernel": kernel.name, "block_size": block,
-                             "dynamic_lds": dyn, "hip": hip, "model": model, "profile": occ.profile,
-                             "limiter": occ.limiter})
+                rows.append(
+                    {
+                        "path": co.path,
+                        "origin": co.origin.chain,
+                        "kernel": kernel.name,
+                        "block_size": block,
+                        "dynamic_lds": dyn,
+                        "hip": hip,
+                        "model": model,
+                        "profile": occ.profile,
+                        "limiter": occ.limiter,
+                    }
+                )
                 note = {f"{k}": kernel.meta(k) for k in observed.NOTE_KEYS}
-                recorded.append({"id": f"{kernel.name}-{block}-{dyn}", "source": f"amdocc verify on {dev.name}",
-                                 "kind": "measured", "profile": occ.profile, "processor": dev.processor,
-                                 "gcn_arch_name": dev.gcn_arch_name, "runtime_version": dev.runtime_version,
-                                 "date": observed.today(), **note, "block_size": block, "dynamic_lds": dyn,
-                                 **({"error": hip} if isinstance(hip, str) else {"blocks_per_cu": hip})})
+                recorded.append(
+                    {
+                        "id": f"{kernel.name}-{block}-{dyn}",
+                        "source": f"amdocc verify on {dev.name}",
+                        "kind": "measured",
+                        "profile": occ.profile,
+                        "processor": dev.processor,
+                        "gcn_arch_name": dev.gcn_arch_name,
+                        "runtime_version": dev.runtime_version,
+                        "date": observed.today(),
+                        **note,
+                        "block_size": block,
+                        "dynamic_lds": dyn,
+                        **({"error": hip} if isinstance(hip, str) else {"blocks_per_cu": hip}),
+                    }
+                )
     for message in failures:
         print(f"amdocc: {message}", file=sys.stderr)
     for where in not_asked:
@@ -97,16 +128,26 @@ def run(args: argparse.Namespace) -> int:
         with open(args.record, "a") as fh:
             for row in recorded:
                 fh.write(observed.format_observation({k: v for k, v in row.items() if v is not None}))
-    summary = {"device": dev.gcn_arch_name, "runtime_version": dev.runtime_version,
-               "profile": rows[0]["profile"] if rows else choice.profile, "profile_reason": choice.reason,
-               "agree": agree, "total": total, "not_asked": len(not_asked)}
+    summary = {
+        "device": dev.gcn_arch_name,
+        "runtime_version": dev.runtime_version,
+        "profile": rows[0]["profile"] if rows else choice.profile,
+        "profile_reason": choice.reason,
+        "agree": agree,
+        "total": total,
+        "not_asked": len(not_asked),
+    }
     if args.json:
         sys.stdout.write(report.dumps({**summary, "results": rows}) + "\n")
     else:
         for r in rows:
             if r["hip"] != r["model"]:
-                print(f"MISMATCH {r['kernel']} block {r['block_size']} dyn {r['dynamic_lds']}: HIP {r['hip']}, "
-                      f"amdocc {r['model']} ({r['profile']}, limiter {r['limiter']})")
-        print(f"{dev.name} ({dev.gcn_arch_name}, HIP runtime {dev.runtime_version}, profile "
-              f"{summary['profile'] or 'default'}): {agree}/{total} agree")
+                print(
+                    f"MISMATCH {r['kernel']} block {r['block_size']} dyn {r['dynamic_lds']}: HIP {r['hip']}, "
+                    f"amdocc {r['model']} ({r['profile']}, limiter {r['limiter']})"
+                )
+        print(
+            f"{dev.name} ({dev.gcn_arch_name}, HIP runtime {dev.runtime_version}, profile "
+            f"{summary['profile'] or 'default'}): {agree}/{total} agree"
+        )
     return 0 if agree == total and not failures else 1

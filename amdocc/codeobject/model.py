@@ -1,4 +1,5 @@
 """Plain records for a parsed code object: CodeObject → Kernel → (metadata, descriptor, resources, findings)."""
+
 from __future__ import annotations
 
 import difflib
@@ -13,8 +14,8 @@ from .producer import Producer
 from .target_id import TargetId
 
 INFO, WARNING, ERROR = "info", "warning", "error"
-KERNEL_DESCRIPTOR_SUFFIX = ".kd"      # a code-object v3+ kernel's symbol is "<name>.kd"
-REPR_KERNELS = 40                     # kernels listed by repr(CodeObject) before "... N more"
+KERNEL_DESCRIPTOR_SUFFIX = ".kd"  # a code-object v3+ kernel's symbol is "<name>.kd"
+REPR_KERNELS = 40  # kernels listed by repr(CodeObject) before "... N more"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,21 +75,21 @@ class Resources:
 
     wavefront_size: int | None
     wavefront_size_source: str | None
-    wgp_mode: bool | None            # descriptor rsrc1 WGP_MODE; None where the target has no WGPs
-    vgprs: int | None                # .vgpr_count: the unified total on gfx90a/gfx94x/gfx950
+    wgp_mode: bool | None  # descriptor rsrc1 WGP_MODE; None where the target has no WGPs
+    vgprs: int | None  # .vgpr_count: the unified total on gfx90a/gfx94x/gfx950
     vgprs_source: str | None
-    vgprs_allocated: int | None      # descriptor next_free_vgpr
+    vgprs_allocated: int | None  # descriptor next_free_vgpr
     arch_vgprs: int | None
     arch_vgprs_source: str | None
     agprs: int | None
     agprs_source: str | None
-    accum_offset: int | None         # first AGPR in the unified file (descriptor)
-    sgprs: int | None                # .sgpr_count, including VCC/flat-scratch/xnack extras
+    accum_offset: int | None  # first AGPR in the unified file (descriptor)
+    sgprs: int | None  # .sgpr_count, including VCC/flat-scratch/xnack extras
     sgprs_source: str | None
-    sgprs_allocated: int | None      # descriptor next_free_sgpr where SGPRs are allocated per wave
-    lds: int | None                  # static LDS bytes (group segment)
+    sgprs_allocated: int | None  # descriptor next_free_sgpr where SGPRs are allocated per wave
+    lds: int | None  # static LDS bytes (group segment)
     lds_source: str | None
-    scratch: int | None              # private segment bytes per work-item
+    scratch: int | None  # private segment bytes per work-item
     scratch_source: str | None
     max_flat_workgroup_size: int | None
     kernarg_size: int | None
@@ -131,16 +132,16 @@ class Kernel:
 
     name: str
     symbol: str
-    metadata: dict[str, Any]                 # this kernel's map from the metadata note ({} if none)
+    metadata: dict[str, Any]  # this kernel's map from the metadata note ({} if none)
     descriptor: Descriptor | None
-    resource_symbols: dict[str, int]         # e.g. {"num_vgpr": 41, "num_agpr": 11, ...}
+    resource_symbols: dict[str, int]  # e.g. {"num_vgpr": 41, "num_agpr": 11, ...}
     resources: Resources
     findings: list[Finding]
     target_id: TargetId
-    target: Target | None                    # None when the processor is unknown
+    target: Target | None  # None when the processor is unknown
     code_object_version: int
-    image: bytes = field(default=b"", compare=False)   # the code object's bytes, for the runtime bridge
-    producer: Producer | None = None         # the compiler its code object names (.comment)
+    image: bytes = field(default=b"", compare=False)  # the code object's bytes, for the runtime bridge
+    producer: Producer | None = None  # the compiler its code object names (.comment)
     # Derived values, computed once; keyed by a name or a (what, target) tuple.
     memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
     # The metadata under v3 note names (v2 CodeProps translated), built once by the reader.
@@ -172,8 +173,10 @@ class Kernel:
 
     def __repr__(self) -> str:
         r = self.resources
-        return (f"Kernel({self.name!r}, {self.target_id.processor}, vgprs={r.vgprs}, agprs={r.agprs}, "
-                f"sgprs={r.sgprs}, lds={r.lds}, scratch={r.scratch}, wave={r.wavefront_size})")
+        return (
+            f"Kernel({self.name!r}, {self.target_id.processor}, vgprs={r.vgprs}, agprs={r.agprs}, "
+            f"sgprs={r.sgprs}, lds={r.lds}, scratch={r.scratch}, wave={r.wavefront_size})"
+        )
 
 
 @dataclass(slots=True, repr=False)
@@ -205,15 +208,15 @@ class CodeObject:
     target_id: TargetId
     target: Target | None
     code_object_version: int
-    elf_type: str                            # "rel", "exec" or "dyn"
+    elf_type: str  # "rel", "exec" or "dyn"
     e_flags: int
     generic_version: int
-    metadata: dict[str, Any] | None          # the whole decoded note (v3+ msgpack, v2 YAML subset)
+    metadata: dict[str, Any] | None  # the whole decoded note (v3+ msgpack, v2 YAML subset)
     metadata_version: tuple[int, ...] | None
     kernels: list[Kernel] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    data: bytes = field(default=b"")         # the code object's bytes (to load it into HIP)
-    producer: Producer | None = None         # the compiler its .comment names (clang's, else the linker's)
+    data: bytes = field(default=b"")  # the code object's bytes (to load it into HIP)
+    producer: Producer | None = None  # the compiler its .comment names (clang's, else the linker's)
     # True when the metadata note is known to hold no floating-point values (MessagePack float
     # markers absent), so JSON writers may take a fast path; False when unknown.
     metadata_plain: bool = field(default=False, repr=False, compare=False)
@@ -245,10 +248,12 @@ class CodeObject:
         if len(found) == 1:
             return found[0]
         if found:
-            raise UsageError(f"{name!r} names {len(found)} kernels in {self.origin}: "
-                             + ", ".join(k.demangled_name or k.name for k in found[:8])
-                             + (f", ... ({len(found)} in all)" if len(found) > 8 else "")
-                             + "; give the whole signature or the mangled name")
+            raise UsageError(
+                f"{name!r} names {len(found)} kernels in {self.origin}: "
+                + ", ".join(k.demangled_name or k.name for k in found[:8])
+                + (f", ... ({len(found)} in all)" if len(found) > 8 else "")
+                + "; give the whole signature or the mangled name"
+            )
         spelled = {s: k for k in self.kernels for s in k.names()}
         near = difflib.get_close_matches(name, spelled, n=12, cutoff=0.5)
         # The nearest spelling of each kernel, in the form the caller used (mangled or not).
@@ -265,8 +270,10 @@ class CodeObject:
         raise UsageError(f"no kernel {name!r} in {self.origin} ({self.target_id}); {hint}")
 
     def __repr__(self) -> str:
-        lines = [f"CodeObject({self.target_id}, v{self.code_object_version}, {len(self.kernels)} kernel"
-                 f"{'' if len(self.kernels) == 1 else 's'}, {str(self.origin)!r})"]
+        lines = [
+            f"CodeObject({self.target_id}, v{self.code_object_version}, {len(self.kernels)} kernel"
+            f"{'' if len(self.kernels) == 1 else 's'}, {str(self.origin)!r})"
+        ]
         lines += [f"  {k!r}" for k in self.kernels[:REPR_KERNELS]]
         if len(self.kernels) > REPR_KERNELS:
             lines.append(f"  ... {len(self.kernels) - REPR_KERNELS} more (see .kernels)")
@@ -274,7 +281,7 @@ class CodeObject:
 
 
 def _without_kd(symbol: str) -> str:
-    return symbol[:-len(KERNEL_DESCRIPTOR_SUFFIX)] if symbol.endswith(KERNEL_DESCRIPTOR_SUFFIX) else symbol
+    return symbol[: -len(KERNEL_DESCRIPTOR_SUFFIX)] if symbol.endswith(KERNEL_DESCRIPTOR_SUFFIX) else symbol
 
 
 def demangle(name: str) -> str | None:

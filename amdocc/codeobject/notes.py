@@ -4,6 +4,7 @@ CO v3+ keep all metadata in one ``NT_AMDGPU_METADATA`` note (owner "AMDGPU", typ
 MessagePack map. CO v2 spread it over several "AMD" notes: the code-object version, the ISA
 (the only place a v2 object names its processor) and YAML metadata.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,11 +21,18 @@ NT_AMD_HSA_ISA_VERSION = 3
 NT_AMD_HSA_METADATA = 10
 NT_AMD_HSA_ISA_NAME = 11
 
-V2_ISA = Layout("IsaVersion", [("vendor_size", "H"), ("arch_size", "H"), ("major", "I"),
-                               ("minor", "I"), ("stepping", "I")])
+V2_ISA = Layout(
+    "IsaVersion", [("vendor_size", "H"), ("arch_size", "H"), ("major", "I"), ("minor", "I"), ("stepping", "I")]
+)
 
-_MSGPACK_ERRORS = (ValueError, TypeError, UnicodeDecodeError, OverflowError,
-                   msgpack.exceptions.UnpackException, RecursionError)
+_MSGPACK_ERRORS = (
+    ValueError,
+    TypeError,
+    UnicodeDecodeError,
+    OverflowError,
+    msgpack.exceptions.UnpackException,
+    RecursionError,
+)
 # Real metadata nests five levels (map, kernel list, kernel map, argument list, argument map);
 # MessagePack allows a thousand. Walking every note to bound that would cost more than decoding
 # it, so the consumers that recurse (JSON, repr in findings) bound their own depth instead.
@@ -39,11 +47,11 @@ def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict[Any, Any],
         value = extra.unpacked
         problems.append(f"{len(extra.extra)} bytes after the metadata map were ignored")
     except _MSGPACK_ERRORS as exc:
-        raise FormatError(f"malformed MessagePack in the AMDGPU metadata note: {exc}",
-                          origin, note.desc_offset) from None
+        raise FormatError(
+            f"malformed MessagePack in the AMDGPU metadata note: {exc}", origin, note.desc_offset
+        ) from None
     if not isinstance(value, dict):
-        raise FormatError(f"AMDGPU metadata note holds a {type(value).__name__}, not a map",
-                          origin, note.desc_offset)
+        raise FormatError(f"AMDGPU metadata note holds a {type(value).__name__}, not a map", origin, note.desc_offset)
     return value, problems
 
 
@@ -61,11 +69,11 @@ def decode_v2_isa(note: Note, origin: Origin) -> tuple[tuple[int, int, int], str
     """(major, minor, stepping), vendor and architecture names of an NT_AMD_HSA_ISA_VERSION note."""
     where = origin.at(note.desc_offset).within("NT_AMD_HSA_ISA_VERSION note")
     isa = V2_ISA.read(note.desc, 0, where)
-    names = note.desc[V2_ISA.size:]
+    names = note.desc[V2_ISA.size :]
     if isa.vendor_size + isa.arch_size > len(names):
         raise FormatError("ISA note names run past the note", where, V2_ISA.size)
-    vendor = names[:isa.vendor_size].rstrip(b"\0").decode("latin-1")
-    arch = names[isa.vendor_size:isa.vendor_size + isa.arch_size].rstrip(b"\0").decode("latin-1")
+    vendor = names[: isa.vendor_size].rstrip(b"\0").decode("latin-1")
+    arch = names[isa.vendor_size : isa.vendor_size + isa.arch_size].rstrip(b"\0").decode("latin-1")
     return (isa.major, isa.minor, isa.stepping), vendor, arch
 
 
@@ -90,4 +98,4 @@ def _line_offset(text: str, line: int | None) -> int:
     if not line:
         return 0
     lines = text.splitlines(keepends=True)
-    return sum(len(part.encode("utf-8", "surrogateescape")) for part in lines[:line - 1])
+    return sum(len(part.encode("utf-8", "surrogateescape")) for part in lines[: line - 1])

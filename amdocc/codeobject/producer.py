@@ -7,6 +7,7 @@ llc or Triton compiled carry only the linker's line; the compiler is then taken 
 the linker came from, and the record says so. The strings are NUL-separated (a SHF_MERGE |
 SHF_STRINGS section); anything that is not UTF-8 text is ignored.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,18 +16,18 @@ from dataclasses import dataclass
 # "<vendor> clang version X.Y.Z[git] (...)" and "Linker: <vendor> LLD X.Y.Z[git] (...)"
 _CLANG_RE = re.compile(r"^(?P<vendor>.*?)\bclang version (?P<version>\d+\.\d+\.\d+)(?P<git>git)?\b")
 _LLD_RE = re.compile(r"^Linker:\s*(?P<vendor>.*?)\bLLD (?P<version>\d+\.\d+\.\d+)(?P<git>git)?\b")
-MAX_COMMENT_BYTES = 1 << 16   # a .comment larger than this is not a compiler's identification
+MAX_COMMENT_BYTES = 1 << 16  # a .comment larger than this is not a compiler's identification
 
 
 @dataclass(frozen=True, slots=True)
 class Producer:
     """The LLVM that produced a code object, as its ``.comment`` says."""
 
-    text: str                         # the line the version was read from
-    tool: str                         # "clang" or "lld"
-    vendor: str                       # "" for upstream, else e.g. "AMD", "Debian"
+    text: str  # the line the version was read from
+    tool: str  # "clang" or "lld"
+    vendor: str  # "" for upstream, else e.g. "AMD", "Debian"
     version: tuple[int, int, int]
-    git: bool                         # a development snapshot ("22.0.0git"), not a release
+    git: bool  # a development snapshot ("22.0.0git"), not a release
 
     @property
     def major(self) -> int:
@@ -82,7 +83,9 @@ def producers(strings: list[str]) -> tuple[Producer | None, list[str]]:
     chosen = (compilers or found)[0] if found else None
     notes = []
     versions = {p.version_text for p in compilers}
-    if len(versions) > 1:          # then the first clang line is the one chosen
-        notes.append(f".comment names {len(versions)} clang versions ({', '.join(sorted(versions))}); "
-                     f"the first, {compilers[0].version_text}, is used")
+    if len(versions) > 1:  # then the first clang line is the one chosen
+        notes.append(
+            f".comment names {len(versions)} clang versions ({', '.join(sorted(versions))}); "
+            f"the first, {compilers[0].version_text}, is used"
+        )
     return chosen, notes

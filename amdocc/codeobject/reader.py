@@ -3,6 +3,7 @@
 The reader decodes (ELF header, notes, symbols, descriptors) and then resolves each kernel's
 resources from all the views it has, recording a finding wherever the views disagree.
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,11 +26,20 @@ STT_AMDGPU_HSA_KERNEL = 10
 ELF_TYPES = {ET_REL: "rel", ET_EXEC: "exec", ET_DYN: "dyn"}
 
 # Resource symbols LLVM 20+ emits per function as "<fn>.<suffix>" (MCResourceInfo).
-RESOURCE_SUFFIXES = ("num_vgpr", "num_agpr", "numbered_sgpr", "num_named_barrier",
-                     "private_seg_size", "uses_vcc", "uses_flat_scratch", "has_dyn_sized_stack",
-                     "has_recursion", "has_indirect_call")
+RESOURCE_SUFFIXES = (
+    "num_vgpr",
+    "num_agpr",
+    "numbered_sgpr",
+    "num_named_barrier",
+    "private_seg_size",
+    "uses_vcc",
+    "uses_flat_scratch",
+    "has_dyn_sized_stack",
+    "has_recursion",
+    "has_indirect_call",
+)
 
-Metadata = dict[str, Any]   # a decoded metadata map (the whole note, or one kernel's entry)
+Metadata = dict[str, Any]  # a decoded metadata map (the whole note, or one kernel's entry)
 
 
 class NotAnHsaCodeObject(FormatError):
@@ -52,13 +62,20 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
     findings: list[Finding] = []
     if ident.osabi == ELFOSABI_AMDGPU_HSA:
         if ident.abiversion not in HSA_ABI_VERSIONS:
-            raise FormatError(f"unsupported HSA ABI version {ident.abiversion} (code-object versions "
-                              "2-6 are known)", origin, 8)
+            raise FormatError(
+                f"unsupported HSA ABI version {ident.abiversion} (code-object versions 2-6 are known)", origin, 8
+            )
         co_version = HSA_ABI_VERSIONS[ident.abiversion]
     elif any(n.owner == "AMD" and n.type == N.NT_AMD_HSA_ISA_VERSION for n in all_notes):
         co_version = 2  # early v2 objects left EI_OSABI at 0 and said who they were in notes
-        findings.append(Finding("elf-osabi", INFO, f"EI_OSABI is {ident.osabi}, not HSA (64); "
-                                "treated as code-object v2 because it carries an AMD ISA note"))
+        findings.append(
+            Finding(
+                "elf-osabi",
+                INFO,
+                f"EI_OSABI is {ident.osabi}, not HSA (64); "
+                "treated as code-object v2 because it carries an AMD ISA note",
+            )
+        )
     else:
         raise FormatError(f"EI_OSABI {ident.osabi} is not AMDGPU HSA (64)", origin, 7)
 
@@ -75,11 +92,22 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
         _check_declared_target(metadata, target_id, findings)
 
     producer = _producer(elf, findings)
-    co = CodeObject(origin=origin, size=len(data), target_id=target_id, target=target,
-                    code_object_version=co_version, elf_type=ELF_TYPES.get(h.e_type, f"type-{h.e_type}"),
-                    e_flags=h.e_flags, generic_version=generic_version, metadata=metadata,
-                    metadata_version=md_version, findings=findings, data=data, producer=producer,
-                    metadata_plain=plain)
+    co = CodeObject(
+        origin=origin,
+        size=len(data),
+        target_id=target_id,
+        target=target,
+        code_object_version=co_version,
+        elf_type=ELF_TYPES.get(h.e_type, f"type-{h.e_type}"),
+        e_flags=h.e_flags,
+        generic_version=generic_version,
+        metadata=metadata,
+        metadata_version=md_version,
+        findings=findings,
+        data=data,
+        producer=producer,
+        metadata_plain=plain,
+    )
     symbols = _symbols(elf)
     if co_version == 2:
         co.kernels = _v2_kernels(elf, data, co, symbols)
@@ -90,12 +118,15 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
 
 # -- identity and metadata -----------------------------------------------------------------
 
-def _v3_metadata(all_notes: list[Note], origin: Origin,
-                 findings: list[Finding]) -> tuple[Metadata | None, tuple[int, ...] | None, bool]:
+
+def _v3_metadata(
+    all_notes: list[Note], origin: Origin, findings: list[Finding]
+) -> tuple[Metadata | None, tuple[int, ...] | None, bool]:
     notes = [n for n in all_notes if n.owner == "AMDGPU" and n.type == N.NT_AMDGPU_METADATA]
     if not notes:
-        findings.append(Finding("no-metadata", WARNING, "no NT_AMDGPU_METADATA note: kernels are "
-                                "known only from their descriptors"))
+        findings.append(
+            Finding("no-metadata", WARNING, "no NT_AMDGPU_METADATA note: kernels are known only from their descriptors")
+        )
         return None, None, True
     if len(notes) > 1:
         findings.append(Finding("metadata-notes", WARNING, f"{len(notes)} metadata notes; the first is used"))
@@ -113,19 +144,25 @@ def _check_declared_target(metadata: Metadata | None, target_id: TargetId, findi
         findings.extend(_declared_target_findings(declared, target_id))
 
 
-@functools.lru_cache(maxsize=512)     # a library names a few targets thousands of times
+@functools.lru_cache(maxsize=512)  # a library names a few targets thousands of times
 def _declared_target_findings(declared: str, target_id: TargetId) -> tuple[Finding, ...]:
     found = []
     if str(TargetId.parse(declared)) != str(target_id):  # "any" is absent from both strings
-        found.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target says "
-                             f"{declared!r} but e_flags say {target_id}"))
+        found.append(
+            Finding("target-mismatch", WARNING, f"metadata amdhsa.target says {declared!r} but e_flags say {target_id}")
+        )
     triple = find_triple(declared)
     # LLVM main's amdgpu<subarch> triple names the processor a second time ('amdgpu9.42-...-gfx942').
-    if triple and triple.subarch_processor and not subarch_admits(triple.subarch_processor,
-                                                                   target_id.processor):
-        found.append(Finding("target-mismatch", WARNING, f"metadata amdhsa.target's triple "
-                             f"{triple.arch!r} names {triple.subarch_processor}, but e_flags say "
-                             f"{target_id.processor}"))
+    if triple and triple.subarch_processor and not subarch_admits(triple.subarch_processor, target_id.processor):
+        found.append(
+            Finding(
+                "target-mismatch",
+                WARNING,
+                f"metadata amdhsa.target's triple "
+                f"{triple.arch!r} names {triple.subarch_processor}, but e_flags say "
+                f"{target_id.processor}",
+            )
+        )
     return tuple(found)
 
 
@@ -139,7 +176,7 @@ def _producer(elf: ElfFile, findings: list[Finding]) -> Producer | None:
     except FormatError as exc:
         findings.append(Finding("comment-section", WARNING, f".comment cannot be read: {exc.message}"))
         return None
-    comment = bytes(elf.data[start:min(end, start + MAX_COMMENT_BYTES)])
+    comment = bytes(elf.data[start : min(end, start + MAX_COMMENT_BYTES)])
     chosen, notes = (_producers_of if len(comment) <= MAX_CACHED_COMMENT else _producers_of.__wrapped__)(comment)
     for note in notes:
         findings.append(Finding("producer", INFO, note))
@@ -149,24 +186,29 @@ def _producer(elf: ElfFile, findings: list[Finding]) -> Producer | None:
 MAX_CACHED_COMMENT = 4096
 
 
-@functools.lru_cache(maxsize=256)     # the same few compiler lines in every object of a library
+@functools.lru_cache(maxsize=256)  # the same few compiler lines in every object of a library
 def _producers_of(comment: bytes) -> tuple[Producer | None, tuple[str, ...]]:
     chosen, notes = producers(comment_strings(comment))
     return chosen, tuple(notes)
 
 
-def _v2_identity(elf: ElfFile, all_notes: list[Note], origin: Origin, findings: list[Finding]
-                 ) -> tuple[TargetId, Target | None, int, Metadata | None, tuple[int, ...] | None]:
+def _v2_identity(
+    elf: ElfFile, all_notes: list[Note], origin: Origin, findings: list[Finding]
+) -> tuple[TargetId, Target | None, int, Metadata | None, tuple[int, ...] | None]:
     isa_notes = [n for n in all_notes if n.owner == "AMD" and n.type == N.NT_AMD_HSA_ISA_VERSION]
     if not isa_notes:
-        raise FormatError("code-object v2 without an NT_AMD_HSA_ISA_VERSION note: its processor "
-                          "cannot be known", origin, min((n.desc_offset for n in all_notes), default=0))
+        raise FormatError(
+            "code-object v2 without an NT_AMD_HSA_ISA_VERSION note: its processor cannot be known",
+            origin,
+            min((n.desc_offset for n in all_notes), default=0),
+        )
     version, vendor, arch = N.decode_v2_isa(isa_notes[0], origin)
     target = target_by_isa_version(version)
     if target is None:
         processor = f"unknown-isa-{version[0]}.{version[1]}.{version[2]}"
-        findings.append(Finding("unknown-processor", ERROR, f"ISA version {version} "
-                                f"({vendor}:{arch}) is not a known processor"))
+        findings.append(
+            Finding("unknown-processor", ERROR, f"ISA version {version} ({vendor}:{arch}) is not a known processor")
+        )
     else:
         processor = target.name
     xnack = ("on" if elf.header.e_flags & EF_V2_XNACK else "off") if target and target.xnack else None
@@ -183,6 +225,7 @@ def _v2_identity(elf: ElfFile, all_notes: list[Note], origin: Origin, findings: 
 
 
 # -- symbols -------------------------------------------------------------------------------
+
 
 class _Symbols:
     __slots__ = ("all", "by_name", "resources")
@@ -211,12 +254,14 @@ def _interesting(info: int, shndx: int) -> bool:
 
 def _symbols(elf: ElfFile) -> _Symbols:
     # .symtab is a superset of .dynsym when both exist; stripped images only have .dynsym.
-    table = next((s for s in elf.sections if s.type == SHT_SYMTAB), None) or \
-        next((s for s in elf.sections if s.type == SHT_DYNSYM), None)
+    table = next((s for s in elf.sections if s.type == SHT_SYMTAB), None) or next(
+        (s for s in elf.sections if s.type == SHT_DYNSYM), None
+    )
     return _Symbols(elf.symbols(table, _interesting) if table else [])
 
 
 # -- kernels -------------------------------------------------------------------------------
+
 
 def _v3_kernels(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols) -> list[Kernel]:
     kernels: list[Kernel] = []
@@ -245,22 +290,33 @@ def _v3_kernels(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols) ->
     for s in symbols.all:
         if s.name not in seen and s.name.endswith(".kd") and s.size == KERNEL_DESCRIPTOR.size:
             seen.add(s.name)
-            findings = [Finding("metadata-missing", WARNING, "kernel descriptor without a metadata "
-                                "entry: resources come from the descriptor alone")]
+            findings = [
+                Finding(
+                    "metadata-missing",
+                    WARNING,
+                    "kernel descriptor without a metadata entry: resources come from the descriptor alone",
+                )
+            ]
             descriptor = _descriptor_for(elf, data, co, symbols, s.name, findings)
             kernels.append(_kernel(co, s.name[:-3], s.name, {}, descriptor, symbols, findings, data))
     return kernels
 
 
-def _descriptor_for(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols, symbol: str,
-                    findings: list[Finding]) -> Descriptor | None:
+def _descriptor_for(
+    elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols, symbol: str, findings: list[Finding]
+) -> Descriptor | None:
     sym = symbols.by_name.get(symbol)
     if sym is None:
         findings.append(Finding("descriptor-missing", ERROR, f"descriptor symbol {symbol} is not in the symbol table"))
         return None
     if sym.size not in (0, KERNEL_DESCRIPTOR.size):
-        findings.append(Finding("descriptor-size", WARNING, f"descriptor symbol {symbol} has size "
-                                f"{sym.size}, not {KERNEL_DESCRIPTOR.size}"))
+        findings.append(
+            Finding(
+                "descriptor-size",
+                WARNING,
+                f"descriptor symbol {symbol} has size {sym.size}, not {KERNEL_DESCRIPTOR.size}",
+            )
+        )
     offset = elf.symbol_file_offset(sym, KERNEL_DESCRIPTOR.size)
     return decode_descriptor(data, offset, co.target, co.origin)
 
@@ -291,21 +347,46 @@ def _v2_kernels(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols) ->
     return kernels
 
 
-def _kernel(co: CodeObject, name: str, symbol: str, md: Metadata, descriptor: Descriptor | None, symbols: _Symbols,
-            findings: list[Finding], data: bytes = b"") -> Kernel:
+def _kernel(
+    co: CodeObject,
+    name: str,
+    symbol: str,
+    md: Metadata,
+    descriptor: Descriptor | None,
+    symbols: _Symbols,
+    findings: list[Finding],
+    data: bytes = b"",
+) -> Kernel:
     if descriptor is not None:
         for problem in descriptor.problems:
             findings.append(Finding("descriptor-bits", WARNING, problem))
         if descriptor.fields.get("enable_dynamic_vgpr"):
-            findings.append(Finding("dynamic-vgpr", WARNING, "the descriptor enables dynamic VGPRs "
-                                    "(ENABLE_DYNAMIC_VGPR): VGPRs are allocated in blocks while the kernel "
-                                    "runs, so its VGPR count bounds no occupancy; the static models refuse it"))
+            findings.append(
+                Finding(
+                    "dynamic-vgpr",
+                    WARNING,
+                    "the descriptor enables dynamic VGPRs "
+                    "(ENABLE_DYNAMIC_VGPR): VGPRs are allocated in blocks while the kernel "
+                    "runs, so its VGPR count bounds no occupancy; the static models refuse it",
+                )
+            )
     fn = symbol[:-3] if symbol.endswith(".kd") else symbol
     resource_symbols = symbols.resources.get(fn, {})
     note = note_view(md, co.code_object_version)
     resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings, note)
-    kernel = Kernel(name=name, symbol=symbol, metadata=md, descriptor=descriptor,
-                    resource_symbols=resource_symbols, resources=resources, findings=findings,
-                    target_id=co.target_id, target=co.target, code_object_version=co.code_object_version,
-                    image=data, producer=co.producer, note=note)
+    kernel = Kernel(
+        name=name,
+        symbol=symbol,
+        metadata=md,
+        descriptor=descriptor,
+        resource_symbols=resource_symbols,
+        resources=resources,
+        findings=findings,
+        target_id=co.target_id,
+        target=co.target,
+        code_object_version=co.code_object_version,
+        image=data,
+        producer=co.producer,
+        note=note,
+    )
     return kernel

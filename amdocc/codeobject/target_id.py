@@ -5,6 +5,7 @@ version-dependent way (llvm-amdgpu-rules.md §1.2): v3 has one on/off bit each, 
 selector (unsupported, any, off, on), v6+ adds the generic version in bits 24-31. CO v2 keeps the
 processor in a note instead (see notes.py).
 """
+
 from __future__ import annotations
 
 import functools
@@ -22,9 +23,13 @@ EF_GENERIC_VERSION_SHIFT = 24
 # v2: xnack and trap-handler bits only
 EF_V2_XNACK, EF_V2_TRAP_HANDLER = 0x01, 0x02
 
-KNOWN_BITS = {2: EF_V2_XNACK | EF_V2_TRAP_HANDLER, 3: EF_MACH | EF_V3_XNACK | EF_V3_SRAMECC,
-              4: EF_MACH | EF_V4_XNACK | EF_V4_SRAMECC, 5: EF_MACH | EF_V4_XNACK | EF_V4_SRAMECC,
-              6: EF_MACH | EF_V4_XNACK | EF_V4_SRAMECC | (0xFF << EF_GENERIC_VERSION_SHIFT)}
+KNOWN_BITS = {
+    2: EF_V2_XNACK | EF_V2_TRAP_HANDLER,
+    3: EF_MACH | EF_V3_XNACK | EF_V3_SRAMECC,
+    4: EF_MACH | EF_V4_XNACK | EF_V4_SRAMECC,
+    5: EF_MACH | EF_V4_XNACK | EF_V4_SRAMECC,
+    6: EF_MACH | EF_V4_XNACK | EF_V4_SRAMECC | (0xFF << EF_GENERIC_VERSION_SHIFT),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,7 @@ class DecodedFlags:
     problems: tuple[str, ...]
 
 
-@functools.lru_cache(maxsize=512)     # a library repeats a few words thousands of times
+@functools.lru_cache(maxsize=512)  # a library repeats a few words thousands of times
 def decode_e_flags(flags: int, co_version: int) -> DecodedFlags:
     """Target id from a v3+ e_flags word (v2 keeps the processor in a note; see decode_v2_flags)."""
     problems = []

@@ -4,6 +4,7 @@ LLVM's YAML writer produced only block mappings, block sequences, flow sequences
 ("[ 1, 0 ]") and plain or quoted scalars, one key per line. Supporting exactly that keeps a YAML
 library out of amdocc's dependencies; anything else is reported as an error, not guessed at.
 """
+
 from __future__ import annotations
 
 MAX_DEPTH = 64
@@ -96,17 +97,17 @@ def _split_key(content: str, number: int | None = None) -> tuple[str, str] | Non
     if content[:1] in ("'", '"'):
         quote = content[0]
         end = content.find(quote, 1)
-        while end > 0 and quote == "'" and content[end + 1:end + 2] == "'":
+        while end > 0 and quote == "'" and content[end + 1 : end + 2] == "'":
             end = content.find(quote, end + 2)
-        if end < 0 or content[end + 1:end + 2] != ":":
+        if end < 0 or content[end + 1 : end + 2] != ":":
             return None
-        return _quoted(content[:end + 1], number), content[end + 2:].strip()
+        return _quoted(content[: end + 1], number), content[end + 2 :].strip()
     colon = content.find(": ")
     if colon < 0:
         if content.endswith(":"):
             return content[:-1], ""
         return None
-    return content[:colon], content[colon + 2:].strip()
+    return content[:colon], content[colon + 2 :].strip()
 
 
 def _scalar(text: str, number: int | None, depth: int = 0) -> Value:

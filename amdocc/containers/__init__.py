@@ -1,7 +1,23 @@
 """Any file or buffer → AMDGPU code-object blobs with their origins. Knows nothing about kernels."""
+
 from .model import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped, Source
 from .pieces import Members, Piece, part_path, plan, scan_part
 from .scan import iter_files, recognised, scan, scan_file
 
-__all__ = ["DEFAULT_LIMITS", "Blob", "Failed", "Limits", "Members", "Piece", "Skipped", "Source", "iter_files",
-           "part_path", "plan", "recognised", "scan", "scan_file", "scan_part"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Blob",
+    "Failed",
+    "Limits",
+    "Members",
+    "Piece",
+    "Skipped",
+    "Source",
+    "iter_files",
+    "part_path",
+    "plan",
+    "recognised",
+    "scan",
+    "scan_file",
+    "scan_part",
+]

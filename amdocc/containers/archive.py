@@ -12,6 +12,7 @@ read and ``zipfile`` never returns more than that size; members whose data overl
 (the overlapping-entry bomb) are refused; only stored and deflated members are read (a deflate
 read yields at most its requested size, while LZMA has no output bound per read).
 """
+
 from __future__ import annotations
 
 import io
@@ -31,13 +32,22 @@ from .model import Limits
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")   # a local file header, or an empty archive
+ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header, or an empty archive
 READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 _LOCAL_HEADER = 30
 _PEEK = 64
 _COPY_CHUNK = 1 << 20
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError,
-               ValueError, OverflowError, NotImplementedError, RuntimeError)
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+    OverflowError,
+    NotImplementedError,
+    RuntimeError,
+)
 
 
 def is_zip(head: bytes) -> bool:
@@ -66,8 +76,9 @@ class Refused:
 class Archive:
     """An open zip archive over a seekable file object, with its expansion budget."""
 
-    def __init__(self, fileobj: IO[bytes] | _MappedFile, origin: Origin, limits: Limits,
-                 budget: int | None = None) -> None:
+    def __init__(
+        self, fileobj: IO[bytes] | _MappedFile, origin: Origin, limits: Limits, budget: int | None = None
+    ) -> None:
         self.origin = origin
         self.limits = limits
         self.budget = limits.max_archive_bytes if budget is None else budget
@@ -77,25 +88,34 @@ class Archive:
         except _ZIP_ERRORS as exc:
             raise FormatError(f"unreadable zip archive: {exc}", origin, 0) from None
         if len(infos) > limits.max_entries:
-            raise LimitError(f"zip archive lists {len(infos)} members (limit {limits.max_entries}, "
-                             "AMDOCC_MAX_ENTRIES)", origin, 0)
+            raise LimitError(
+                f"zip archive lists {len(infos)} members (limit {limits.max_entries}, AMDOCC_MAX_ENTRIES)", origin, 0
+            )
         self.infos = [i for i in infos if not i.is_dir()]
         # Each member's local header and compressed data must end before another's begins.
         spans = [(i.header_offset, i.header_offset + _LOCAL_HEADER + i.compress_size) for i in self.infos]
-        self.overlapping = {self.infos[i].filename: self.infos[kept].filename
-                            for i, kept in overlaps(spans).items()}
+        self.overlapping = {self.infos[i].filename: self.infos[kept].filename for i, kept in overlaps(spans).items()}
 
-    def members(self, wanted: Callable[[bytes], bool],
-                names: Collection[str] | None = None) -> Iterator[Member | Refused]:
+    def members(
+        self, wanted: Callable[[bytes], bool], names: Collection[str] | None = None
+    ) -> Iterator[Member | Refused]:
         """Each file member (of ``names``, when given) whose first bytes satisfy
         ``wanted(head)``, read whole, in archive order; members that cannot be read come back
         as Refused."""
         for info in self.infos if names is None else [i for i in self.infos if i.filename in names]:
             here = self._origin(info)
             if info.filename in self.overlapping:
-                yield Refused(info.filename, here, "", FormatError(
-                    f"member's data overlaps member {self.overlapping[info.filename]!r} "
-                    "(an overlapping-entry zip bomb?); not read", here, 0))
+                yield Refused(
+                    info.filename,
+                    here,
+                    "",
+                    FormatError(
+                        f"member's data overlaps member {self.overlapping[info.filename]!r} "
+                        "(an overlapping-entry zip bomb?); not read",
+                        here,
+                        0,
+                    ),
+                )
                 continue
             try:
                 head = self._peek(info)
@@ -104,8 +124,12 @@ class Archive:
                 continue
             if head is None or not wanted(head):
                 if head is None and _worth_naming(info):
-                    yield Refused(info.filename, here, f"{_method(info)}-compressed member, which "
-                                  "amdocc does not read (only stored and deflated members are)")
+                    yield Refused(
+                        info.filename,
+                        here,
+                        f"{_method(info)}-compressed member, which "
+                        "amdocc does not read (only stored and deflated members are)",
+                    )
                 continue
             try:
                 yield Member(info.filename, self._read(info, here), here)
@@ -118,8 +142,12 @@ class Archive:
         """A stored member still sits at a file offset; a deflated one is a new buffer."""
         hop = self.origin.within(info.filename)
         if info.compress_type == zipfile.ZIP_STORED and self.origin.base is not None:
-            start = info.header_offset + _LOCAL_HEADER + len(info.orig_filename.encode("utf-8", "replace")) \
+            start = (
+                info.header_offset
+                + _LOCAL_HEADER
+                + len(info.orig_filename.encode("utf-8", "replace"))
                 + len(info.extra)
+            )
             return hop.at(start)
         return self.origin.decompressed(info.filename)
 
@@ -145,9 +173,13 @@ class Archive:
 
     def _read(self, info: zipfile.ZipInfo, here: Origin) -> bytes | mmap.mmap:
         if info.file_size > self.budget:
-            raise LimitError(f"member declares {info.file_size} bytes, over what is left of the "
-                             f"archive's expansion budget ({self.budget} of "
-                             f"{self.limits.max_archive_bytes} bytes, AMDOCC_MAX_ARCHIVE_BYTES)", here, 0)
+            raise LimitError(
+                f"member declares {info.file_size} bytes, over what is left of the "
+                f"archive's expansion budget ({self.budget} of "
+                f"{self.limits.max_archive_bytes} bytes, AMDOCC_MAX_ARCHIVE_BYTES)",
+                here,
+                0,
+            )
         self.budget -= info.file_size
         with self.zip.open(info) as stream:
             if info.file_size < self.limits.mmap_threshold:
@@ -191,15 +223,16 @@ class _MappedFile(io.RawIOBase):
 
     def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer)
-        chunk = self.mapping[self.pos:self.pos + len(view)]
-        view[:len(chunk)] = chunk
+        chunk = self.mapping[self.pos : self.pos + len(view)]
+        view[: len(chunk)] = chunk
         self.pos += len(chunk)
         return len(chunk)
 
 
 def _method(info: zipfile.ZipInfo) -> str:
-    return {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}.get(info.compress_type,
-                                                                    f"method-{info.compress_type}")
+    return {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}.get(
+        info.compress_type, f"method-{info.compress_type}"
+    )
 
 
 def _worth_naming(info: zipfile.ZipInfo) -> bool:

@@ -5,6 +5,7 @@ offset (from the bundle start), size, id length and id; the payloads follow at t
 Compressed layout (§5.3): "CCOB", u16 version, u16 method (0 zlib, 1 zstd), then sizes whose
 widths depend on the version, then the low 64 bits of the MD5 of the uncompressed bundle.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,12 +28,31 @@ ENTRY_HEADER = Layout("BundleEntry", [("offset", "Q"), ("size", "Q"), ("id_lengt
 
 CCOB_PREFIX = Layout("CcobPrefix", [("magic", "4s"), ("version", "H"), ("method", "H")])
 CCOB_HEADERS = {
-    1: Layout("CcobV1", [("magic", "4s"), ("version", "H"), ("method", "H"),
-                         ("uncompressed_size", "I"), ("hash", "Q")]),
-    2: Layout("CcobV2", [("magic", "4s"), ("version", "H"), ("method", "H"),
-                         ("total_size", "I"), ("uncompressed_size", "I"), ("hash", "Q")]),
-    3: Layout("CcobV3", [("magic", "4s"), ("version", "H"), ("method", "H"),
-                         ("total_size", "Q"), ("uncompressed_size", "Q"), ("hash", "Q")]),
+    1: Layout(
+        "CcobV1", [("magic", "4s"), ("version", "H"), ("method", "H"), ("uncompressed_size", "I"), ("hash", "Q")]
+    ),
+    2: Layout(
+        "CcobV2",
+        [
+            ("magic", "4s"),
+            ("version", "H"),
+            ("method", "H"),
+            ("total_size", "I"),
+            ("uncompressed_size", "I"),
+            ("hash", "Q"),
+        ],
+    ),
+    3: Layout(
+        "CcobV3",
+        [
+            ("magic", "4s"),
+            ("version", "H"),
+            ("method", "H"),
+            ("total_size", "Q"),
+            ("uncompressed_size", "Q"),
+            ("hash", "Q"),
+        ],
+    ),
 }
 METHODS = {0: "zlib", 1: "zstd"}
 _CHUNK = 1 << 20
@@ -41,7 +61,7 @@ _CHUNK = 1 << 20
 @dataclass(frozen=True, slots=True)
 class BundleEntry:
     entry_id: str
-    offset: int          # from the start of the bundle
+    offset: int  # from the start of the bundle
     size: int
 
     @property
@@ -61,13 +81,13 @@ def is_amdgpu_triple(text: str) -> bool:
     return find_triple(text) is not None
 
 
-def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin,
-                 limits: Limits) -> tuple[list[BundleEntry], int]:
+def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> tuple[list[BundleEntry], int]:
     """The entries of the bundle at ``start`` and the offset just past its last payload."""
     header = BUNDLE_HEADER.read(buf, start, origin, "offload bundle header")
     if header.count > limits.max_entries:
-        raise LimitError(f"offload bundle declares {header.count} entries (limit "
-                         f"{limits.max_entries})", origin, start + 24)
+        raise LimitError(
+            f"offload bundle declares {header.count} entries (limit {limits.max_entries})", origin, start + 24
+        )
     pos = start + BUNDLE_HEADER.size
     entries: list[BundleEntry] = []
     headers: list[int] = []
@@ -79,12 +99,15 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin,
         if e.id_length > 4096:
             raise FormatError(f"bundle entry {index} id length {e.id_length} is implausible", origin, pos - 8)
         need_bytes(buf, pos, e.id_length, origin, f"bundle entry {index} id")
-        entry_id = bytes(buf[pos:pos + e.id_length]).decode("utf-8", "replace")
+        entry_id = bytes(buf[pos : pos + e.id_length]).decode("utf-8", "replace")
         pos += e.id_length
         if e.size and (e.offset < BUNDLE_HEADER.size or start + e.offset + e.size > end):
-            raise FormatError(f"bundle entry {entry_id!r} claims {e.size} bytes at bundle offset "
-                              f"{e.offset:#x}, past the end of its data ({end - start:#x} bytes)",
-                              origin, pos - e.id_length - ENTRY_HEADER.size)
+            raise FormatError(
+                f"bundle entry {entry_id!r} claims {e.size} bytes at bundle offset "
+                f"{e.offset:#x}, past the end of its data ({end - start:#x} bytes)",
+                origin,
+                pos - e.id_length - ENTRY_HEADER.size,
+            )
         entries.append(BundleEntry(entry_id, e.offset, e.size))
         extent = max(extent, pos, start + e.offset + e.size)
     # Entries own their bytes: the bundler never shares them, and a table of thousands of entries
@@ -93,9 +116,13 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin,
     clash = first_overlap(spans)
     if clash is not None:
         first, second = clash
-        raise FormatError(f"bundle entries {entries[first].entry_id!r} and {entries[second].entry_id!r} "
-                          f"overlap: the second starts at bundle offset {spans[second][0]:#x}, before the "
-                          f"first ends at {spans[first][1]:#x}", origin, headers[second])
+        raise FormatError(
+            f"bundle entries {entries[first].entry_id!r} and {entries[second].entry_id!r} "
+            f"overlap: the second starts at bundle offset {spans[second][0]:#x}, before the "
+            f"first ends at {spans[first][1]:#x}",
+            origin,
+            headers[second],
+        )
     return entries, extent
 
 
@@ -103,8 +130,8 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin,
 class Ccob:
     version: int
     method: str
-    payload: bytes       # the decompressed bundle
-    extent: int          # offset just past the compressed data
+    payload: bytes  # the decompressed bundle
+    extent: int  # offset just past the compressed data
 
     @property
     def label(self) -> str:
@@ -130,41 +157,56 @@ def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: L
     if layout is None:
         raise FormatError(f"compressed bundle version {prefix.version} is not 1, 2 or 3", origin, start + 4)
     if prefix.method not in METHODS:
-        raise FormatError(f"compressed bundle method {prefix.method} is neither zlib (0) nor zstd (1)",
-                          origin, start + 6)
+        raise FormatError(
+            f"compressed bundle method {prefix.method} is neither zlib (0) nor zstd (1)", origin, start + 6
+        )
     h = layout.read(buf, start, origin, f"CCOB v{prefix.version} header")
     if h.uncompressed_size > limits.max_decompressed:
-        raise LimitError(f"compressed bundle declares {h.uncompressed_size} uncompressed bytes, over the "
-                         f"limit of {limits.max_decompressed} (AMDOCC_MAX_DECOMPRESSED)", origin, start)
+        raise LimitError(
+            f"compressed bundle declares {h.uncompressed_size} uncompressed bytes, over the "
+            f"limit of {limits.max_decompressed} (AMDOCC_MAX_DECOMPRESSED)",
+            origin,
+            start,
+        )
     data_start = start + layout.size
     if prefix.version >= 2:
         if h.total_size < layout.size or start + h.total_size > end:
-            raise FormatError(f"compressed bundle total size {h.total_size} runs past the end of its "
-                              f"data ({end - start} bytes left)", origin, start + 8)
+            raise FormatError(
+                f"compressed bundle total size {h.total_size} runs past the end of its data ({end - start} bytes left)",
+                origin,
+                start + 8,
+            )
         data_end = start + h.total_size
     else:
         data_end = end  # v1 has no total size: the stream ends where the decompressor says
-    payload, consumed = _decompress(buf, data_start, data_end, METHODS[prefix.method],
-                                    h.uncompressed_size, origin, start, whole=prefix.version >= 2)
+    payload, consumed = _decompress(
+        buf, data_start, data_end, METHODS[prefix.method], h.uncompressed_size, origin, start, whole=prefix.version >= 2
+    )
     if len(payload) != h.uncompressed_size:
-        raise FormatError(f"compressed bundle expands to {len(payload)} bytes, not the declared "
-                          f"{h.uncompressed_size}", origin, start)
+        raise FormatError(
+            f"compressed bundle expands to {len(payload)} bytes, not the declared {h.uncompressed_size}", origin, start
+        )
     digest = int.from_bytes(hashlib.md5(payload).digest()[:8], "little")
     if digest != h.hash:
-        raise FormatError(f"compressed bundle hash mismatch: header {h.hash:#018x}, MD5 of the "
-                          f"payload gives {digest:#018x}", origin, start + layout.size - 8)
+        raise FormatError(
+            f"compressed bundle hash mismatch: header {h.hash:#018x}, MD5 of the payload gives {digest:#018x}",
+            origin,
+            start + layout.size - 8,
+        )
     extent = data_end if prefix.version >= 2 else data_start + consumed
     return Ccob(prefix.version, METHODS[prefix.method], payload, extent)
 
 
-def decompress_bounded(buf: Buffer, start: int, end: int, method: str, declared: int, origin: Origin,
-                       header_at: int, exact: bool = True) -> bytes:
+def decompress_bounded(
+    buf: Buffer, start: int, end: int, method: str, declared: int, origin: Origin, header_at: int, exact: bool = True
+) -> bytes:
     """``buf[start:end]`` decompressed to at most ``declared`` bytes (exactly that many when
     ``exact``); for payloads that carry their size beside them (kpack frames)."""
     payload, _ = _decompress(buf, start, end, method, declared, origin, header_at, whole=exact)
     if exact and len(payload) != declared:
-        raise FormatError(f"{method} data expands to {len(payload)} bytes, not the declared {declared}",
-                          origin, header_at)
+        raise FormatError(
+            f"{method} data expands to {len(payload)} bytes, not the declared {declared}", origin, header_at
+        )
     return payload
 
 
@@ -173,11 +215,10 @@ def _zstd_whole(zstandard: ModuleType, data: bytes, declared: int) -> bytes | No
     streaming loop below costs seconds on a 100 MB bundle); None to take the bounded loop."""
     try:
         if zstandard.frame_content_size(data) != declared:
-            return None     # unknown or different: only the bounded loop may be trusted
-        out: bytes = zstandard.ZstdDecompressor().decompress(data, max_output_size=declared,
-                                                             allow_extra_data=False)
+            return None  # unknown or different: only the bounded loop may be trusted
+        out: bytes = zstandard.ZstdDecompressor().decompress(data, max_output_size=declared, allow_extra_data=False)
     except zstandard.ZstdError:
-        return None         # the loop reports what is wrong, with its usual message
+        return None  # the loop reports what is wrong, with its usual message
     return out if len(out) == declared else None
 
 
@@ -187,8 +228,9 @@ def _zstd_whole(zstandard: ModuleType, data: bytes, declared: int) -> bytes | No
 _ZSTD_PIECE = 1024
 
 
-def _decompress(buf: Buffer, start: int, end: int, method: str, declared: int, origin: Origin, header_at: int,
-                whole: bool = False) -> tuple[bytes, int]:
+def _decompress(
+    buf: Buffer, start: int, end: int, method: str, declared: int, origin: Origin, header_at: int, whole: bool = False
+) -> tuple[bytes, int]:
     """Decompress at most ``declared`` bytes; more than that is an error, never an allocation.
     ``whole``: the input is exactly one compressed stream (its size was declared)."""
     import zstandard  # only compressed bundles need it; keeps `import amdocc` light
@@ -213,11 +255,11 @@ def _decompress(buf: Buffer, start: int, end: int, method: str, declared: int, o
     pos = start
     try:
         while pos < end and not d.eof and len(out) <= declared:
-            chunk = bytes(buf[pos:min(end, pos + _CHUNK)])
+            chunk = bytes(buf[pos : min(end, pos + _CHUNK)])
             pos += len(chunk)
             step = _ZSTD_PIECE if method == "zstd" else len(chunk)
             for at in range(0, len(chunk), step):
-                out += feed(chunk[at:at + step])
+                out += feed(chunk[at : at + step])
                 while method == "zlib" and d.unconsumed_tail and len(out) <= declared:
                     out += d.decompress(d.unconsumed_tail, declared + 1 - len(out))
                 if d.eof or len(out) > declared:

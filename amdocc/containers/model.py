@@ -1,4 +1,5 @@
 """What the container layer hands upward: code-object bytes, skipped entries and failures."""
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,7 @@ class Blob:
 
     data: bytes
     origin: Origin
-    entry_id: str | None = None      # bundle entry id or OffloadBinary triple/arch, when wrapped
+    entry_id: str | None = None  # bundle entry id or OffloadBinary triple/arch, when wrapped
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ HIP on Windows puts the offload bundle in a section named ``.hip_fat`` (hip-quan
 the headers and the section table are read: the DOS stub's e_lfanew, the "PE\\0\\0" signature, the
 COFF file header, and 40-byte section headers (long names resolve through the COFF string table).
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -12,13 +13,33 @@ from ..binary import Buffer, Layout
 from ..errors import FormatError, Origin
 
 DOS_LFANEW = Layout("DosLfanew", [("e_lfanew", "I")])  # at offset 0x3c of the MZ stub
-COFF_HEADER = Layout("CoffHeader", [("machine", "H"), ("sections", "H"), ("timestamp", "I"),
-                                    ("symbol_table", "I"), ("symbols", "I"),
-                                    ("optional_header_size", "H"), ("characteristics", "H")])
-SECTION = Layout("CoffSection", [("name", "8s"), ("virtual_size", "I"), ("virtual_address", "I"),
-                                 ("raw_size", "I"), ("raw_offset", "I"), ("relocations", "I"),
-                                 ("line_numbers", "I"), ("relocation_count", "H"),
-                                 ("line_number_count", "H"), ("characteristics", "I")])
+COFF_HEADER = Layout(
+    "CoffHeader",
+    [
+        ("machine", "H"),
+        ("sections", "H"),
+        ("timestamp", "I"),
+        ("symbol_table", "I"),
+        ("symbols", "I"),
+        ("optional_header_size", "H"),
+        ("characteristics", "H"),
+    ],
+)
+SECTION = Layout(
+    "CoffSection",
+    [
+        ("name", "8s"),
+        ("virtual_size", "I"),
+        ("virtual_address", "I"),
+        ("raw_size", "I"),
+        ("raw_offset", "I"),
+        ("relocations", "I"),
+        ("line_numbers", "I"),
+        ("relocation_count", "H"),
+        ("line_number_count", "H"),
+        ("characteristics", "I"),
+    ],
+)
 # Machines a COFF object (no DOS stub) may declare; used to recognise bare objects.
 COFF_MACHINES = {0x8664: "x86-64", 0xAA64: "arm64", 0x14C: "i386"}
 SYMBOL_SIZE = 18
@@ -50,7 +71,7 @@ def coff_sections(buf: Buffer, origin: Origin) -> tuple[str, list[CoffSection]]:
     """(machine name, sections) of a PE image or a COFF object."""
     if is_pe(buf):
         lfanew = DOS_LFANEW.read(buf, 0x3C, origin, "DOS header e_lfanew").e_lfanew
-        if bytes(buf[lfanew:lfanew + 4]) != b"PE\0\0":
+        if bytes(buf[lfanew : lfanew + 4]) != b"PE\0\0":
             raise FormatError("MZ file without a PE signature at e_lfanew", origin, lfanew)
         header_at = lfanew + 4
     else:
@@ -70,7 +91,10 @@ def coff_sections(buf: Buffer, origin: Origin) -> tuple[str, list[CoffSection]]:
             name = bytes(buf[at:stop]).decode("latin-1")
         size = min(s.virtual_size, s.raw_size) if s.virtual_size else s.raw_size
         if s.raw_offset + size > len(buf):
-            raise FormatError(f"COFF section {name} ({size} bytes at {s.raw_offset:#x}) runs past the "
-                              "end of the file", origin, table_at)
+            raise FormatError(
+                f"COFF section {name} ({size} bytes at {s.raw_offset:#x}) runs past the end of the file",
+                origin,
+                table_at,
+            )
         out.append(CoffSection(name, s.raw_offset, s.raw_offset + size))
     return COFF_MACHINES.get(h.machine, f"machine {h.machine:#x}"), out

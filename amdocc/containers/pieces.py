@@ -10,6 +10,7 @@ the items a serial scan gives there, with the same origins, in the same order. A
 whose extent only its decompressor knows, an archive over its expansion budget) leaves the
 input whole: the serial scan then reports it as usual.
 """
+
 from __future__ import annotations
 
 import mmap
@@ -31,8 +32,8 @@ from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
 
 FATBIN_REGIONS = (".hip_fatbin", ".llvm.offloading")
 _NON_ZERO = re.compile(rb"[^\x00]")
-PIECE_BYTES = 8 << 20        # containers are grouped into pieces of about this much work
-SPILL_BYTES = 32 << 20       # a wheel member this large is written out and cut like a library
+PIECE_BYTES = 8 << 20  # containers are grouped into pieces of about this much work
+SPILL_BYTES = 32 << 20  # a wheel member this large is written out and cut like a library
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,7 @@ def plan(path: str, limits: Limits = DEFAULT_LIMITS, spill_dir: str | None = Non
             if is_zip(head) and spill_dir is not None:
                 return _plan_archive(fh, path, limits, spill_dir)
     except (OSError, ValueError, AmdoccError):
-        pass                 # the serial scan reports what is wrong
+        pass  # the serial scan reports what is wrong
     return None
 
 
@@ -82,8 +83,11 @@ def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Part] | Non
             return None
         elf = ElfFile(buf, origin)
         names = {s.name for s in elf.sections}
-        regions = [s for s in elf.sections if s.type != SHT_NOBITS and s.size
-                   and (s.name in FATBIN_REGIONS or s.type == SHT_LLVM_OFFLOADING)]
+        regions = [
+            s
+            for s in elf.sections
+            if s.type != SHT_NOBITS and s.size and (s.name in FATBIN_REGIONS or s.type == SHT_LLVM_OFFLOADING)
+        ]
         if not regions or names & set(REF_SECTIONS) or any(n.startswith("__CLANG_OFFLOAD_BUNDLE__") for n in names):
             return None
         spans = [elf.section_range(s) for s in regions]
@@ -103,11 +107,11 @@ def _containers(buf: Buffer, lo: int, hi: int, origin: Origin, limits: Limits) -
     runs to ``hi`` when an extent cannot be known from a header."""
     pos = lo
     while pos < hi:
-        found = _NON_ZERO.search(buf, pos, hi)     # zero padding between containers
+        found = _NON_ZERO.search(buf, pos, hi)  # zero padding between containers
         if found is None:
             return
         pos = found.start()
-        head = bytes(buf[pos:pos + 24])
+        head = bytes(buf[pos : pos + 24])
         extent, expanded = None, 0
         if head.startswith(BUNDLE_MAGIC):
             extent = parse_bundle(buf, pos, hi, origin, limits)[1]
@@ -147,10 +151,14 @@ def _plan_archive(fh: IO[bytes], path: str, limits: Limits, spill_dir: str) -> l
     for info in archive.infos:
         head = archive.peek(info)
         if head is not None and not _interesting(head):
-            continue                                   # nothing the scan would say about it
+            continue  # nothing the scan would say about it
         pieces = None
-        if head is not None and is_elf(head) and info.compress_type == zipfile.ZIP_DEFLATED \
-                and info.file_size >= SPILL_BYTES:
+        if (
+            head is not None
+            and is_elf(head)
+            and info.compress_type == zipfile.ZIP_DEFLATED
+            and info.file_size >= SPILL_BYTES
+        ):
             spilled = archive.spill(info, spill_dir)
             pieces = _plan_library(spilled, archive.origin.decompressed(info.filename), limits)
             if not pieces or len(pieces) < 2:
@@ -169,6 +177,7 @@ def _plan_archive(fh: IO[bytes], path: str, limits: Limits, spill_dir: str) -> l
 
 def _interesting(head: bytes) -> bool:
     from .scan import recognised
+
     return recognised(head)
 
 
@@ -190,4 +199,3 @@ def scan_part(part: Part, limits: Limits = DEFAULT_LIMITS) -> Iterator[Item]:
 def part_path(part: Part) -> str:
     """The input the part belongs to, as the user named it."""
     return part.origin.path if isinstance(part, Piece) else part.path
-

@@ -11,6 +11,7 @@ level it never raises on bad input, so one corrupt bundle does not hide the rest
 Every function here works on absolute offsets into one buffer (the file, or a decompressed
 payload) and receives that buffer's :class:`Origin`, whose hops say where in it we are.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,6 +49,7 @@ RELEASE_EVERY = 64 << 20
 
 
 # -- entry points ---------------------------------------------------------------------------
+
 
 def scan(source: Source, limits: Limits = DEFAULT_LIMITS) -> Iterator[Item]:
     """Scan a path (file or directory), ``"-"`` for stdin, or a bytes-like buffer."""
@@ -133,8 +135,14 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
 
 def recognised(head: bytes) -> bool:
     """Whether a file starting with ``head`` is something the scanner reads."""
-    return (is_elf(head) or head.startswith(_CONTAINER_MAGICS) or is_pe(head)
-            or looks_like_coff_object(head) or is_zip(head) or head.startswith(KPACK_MAGIC))
+    return (
+        is_elf(head)
+        or head.startswith(_CONTAINER_MAGICS)
+        or is_pe(head)
+        or looks_like_coff_object(head)
+        or is_zip(head)
+        or head.startswith(KPACK_MAGIC)
+    )
 
 
 # Device code for other vendors' GPUs, told apart so that it is skipped with its name rather than
@@ -155,13 +163,14 @@ def foreign_format(buf: Buffer, origin: Origin) -> str | None:
         header_size = int.from_bytes(head[6:8], "little")
         size = header_size + int.from_bytes(head[8:16], "little")
         if header_size < 16 or size > len(buf):
-            raise FormatError(f"NVIDIA fat binary header says {size} bytes (header {header_size}), the file has "
-                              f"{len(buf)}", origin, 8)
+            raise FormatError(
+                f"NVIDIA fat binary header says {size} bytes (header {header_size}), the file has {len(buf)}", origin, 8
+            )
         return "NVIDIA CUDA fat binary (magic 0xBA55ED50), not AMD GPU code"
     if is_elf(head) and len(head) == 20 and int.from_bytes(head[18:20], "little") == EM_CUDA:
-        elf = ElfFile(buf, origin)           # headers and section table, checked
+        elf = ElfFile(buf, origin)  # headers and section table, checked
         for section in elf.sections:
-            elf.section_range(section)       # every section's bytes are in the file
+            elf.section_range(section)  # every section's bytes are in the file
         return "NVIDIA CUDA ELF (e_machine 190, EM_CUDA), not AMD GPU code"
     return None
 
@@ -174,8 +183,9 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
         yield Skipped(origin, foreign)
         return
     if not recognised(bytes(buf[:64])):
-        raise FormatError(f"not a code object or a container amdocc reads (starts with "
-                          f"{bytes(buf[:8]).hex(' ')})", origin, 0)
+        raise FormatError(
+            f"not a code object or a container amdocc reads (starts with {bytes(buf[:8]).hex(' ')})", origin, 0
+        )
     if is_zip(bytes(buf[:4])):
         yield from _scan_archive(Archive(io.BytesIO(buf), origin, limits), limits, 0)
     else:
@@ -184,8 +194,8 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
 
 # -- archives -------------------------------------------------------------------------------
 
-def _scan_archive(archive: Archive, limits: Limits, depth: int,
-                  names: Collection[str] | None = None) -> Iterator[Item]:
+
+def _scan_archive(archive: Archive, limits: Limits, depth: int, names: Collection[str] | None = None) -> Iterator[Item]:
     """Every member of a zip archive (a wheel) that is or holds a code object; a zip member
     is opened in turn, sharing the archive's expansion budget and one more level of depth.
     ``names`` limits the scan to those members (a part of a wheel read by one worker)."""
@@ -199,21 +209,26 @@ def _scan_archive(archive: Archive, limits: Limits, depth: int,
             try:
                 if is_zip(bytes(member.data[:4])):
                     if depth + 1 > limits.max_depth:
-                        yield Failed(member.origin, LimitError(f"archives nested deeper than "
-                                                               f"{limits.max_depth} levels", member.origin, 0))
+                        yield Failed(
+                            member.origin,
+                            LimitError(f"archives nested deeper than {limits.max_depth} levels", member.origin, 0),
+                        )
                         continue
                     yield from _guard(_scan_nested(archive, member, limits, depth + 1), member.origin)
                 else:
-                    yield from _guard(_scan_blob(member.data, 0, len(member.data), member.origin, limits,
-                                                 depth + 1), member.origin)
+                    yield from _guard(
+                        _scan_blob(member.data, 0, len(member.data), member.origin, limits, depth + 1), member.origin
+                    )
             finally:
                 if isinstance(member.data, mmap.mmap):
                     member.data.close()
     finally:
         archive.close()
     if not found and names is None:
-        yield Skipped(archive.origin, f"zip archive of {len(archive.infos)} members, none of them a code "
-                      "object or a container amdocc reads")
+        yield Skipped(
+            archive.origin,
+            f"zip archive of {len(archive.infos)} members, none of them a code object or a container amdocc reads",
+        )
 
 
 def _scan_nested(outer: Archive, member: Member, limits: Limits, depth: int) -> Iterator[Item]:
@@ -221,19 +236,21 @@ def _scan_nested(outer: Archive, member: Member, limits: Limits, depth: int) -> 
     try:
         yield from _scan_archive(inner, limits, depth)
     finally:
-        outer.budget = inner.budget     # what the inner archive expanded is gone for the rest
+        outer.budget = inner.budget  # what the inner archive expanded is gone for the rest
 
 
 # -- one blob -------------------------------------------------------------------------------
 
-def _scan_blob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int,
-               entry_id: str | None = None) -> Iterator[Item]:
+
+def _scan_blob(
+    buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int, entry_id: str | None = None
+) -> Iterator[Item]:
     """Dispatch on the magic of ``buf[start:end]``."""
     if depth > limits.max_depth:
         raise LimitError(f"containers nested deeper than {limits.max_depth} levels", origin, start)
-    head = bytes(buf[start:min(end, start + 24)])
+    head = bytes(buf[start : min(end, start + 24)])
     if is_elf(head):
-        machine = int.from_bytes(bytes(buf[start + 18:start + 20]), "little") if end - start >= 20 else None
+        machine = int.from_bytes(bytes(buf[start + 18 : start + 20]), "little") if end - start >= 20 else None
         if machine == EM_AMDGPU:
             data = buf if (start == 0 and end == len(buf) and isinstance(buf, bytes)) else bytes(buf[start:end])
             yield Blob(data, origin.at(start), entry_id)
@@ -248,12 +265,12 @@ def _scan_blob(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits
     elif head.startswith(BITCODE_MAGICS):
         yield Skipped(origin.at(start), "LLVM bitcode (relocatable device code), not a code object", entry_id)
     else:
-        yield Failed(origin.at(start), FormatError(f"unrecognised data (starts with {head[:8].hex(' ')})",
-                                                   origin, start))
+        yield Failed(
+            origin.at(start), FormatError(f"unrecognised data (starts with {head[:8].hex(' ')})", origin, start)
+        )
 
 
-def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits,
-                 depth: int) -> Iterator[Item]:
+def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
     """Containers back to back (a .hip_fatbin section), with zero padding between them."""
     pos, count = start, 0
     released = start
@@ -266,10 +283,11 @@ def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
         pos = found.start()
         count += 1
         if count > limits.max_entries:
-            yield Failed(origin.at(pos), LimitError(f"more than {limits.max_entries} containers in one "
-                                                    "region", origin, pos))
+            yield Failed(
+                origin.at(pos), LimitError(f"more than {limits.max_entries} containers in one region", origin, pos)
+            )
             return
-        head = bytes(buf[pos:pos + 24])
+        head = bytes(buf[pos : pos + 24])
         try:
             if head.startswith(BUNDLE_MAGIC):
                 pos = yield from _scan_bundle(buf, pos, end, origin, limits, depth)
@@ -278,8 +296,12 @@ def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
             elif head.startswith(OFFLOAD_MAGIC):
                 pos = yield from _scan_offload(buf, pos, end, origin, limits, depth)
             else:
-                raise FormatError(f"unrecognised data in a fat-binary region (starts with "
-                                  f"{head[:8].hex(' ')}); the rest of the region is not read", origin, pos)
+                raise FormatError(
+                    f"unrecognised data in a fat-binary region (starts with "
+                    f"{head[:8].hex(' ')}); the rest of the region is not read",
+                    origin,
+                    pos,
+                )
         except AmdoccError as exc:
             # The region's layout is lost after a bad container: report it and stop here.
             yield Failed(origin.at(pos), exc)
@@ -328,8 +350,9 @@ def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits
         elif entry.size == 0:
             yield Skipped(inner.at(at), "empty entry", entry.entry_id)
         else:
-            yield from _guard(_scan_blob(buf, at, at + entry.size, inner, limits, depth + 1,
-                                         entry.entry_id), inner.at(at))
+            yield from _guard(
+                _scan_blob(buf, at, at + entry.size, inner, limits, depth + 1, entry.entry_id), inner.at(at)
+            )
     return extent
 
 
@@ -353,11 +376,14 @@ def _scan_offload(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limit
     if image.image_kind != "object":
         yield Skipped(inner.at(image.start), f"{image.image_kind} image, not a code object", image.label)
     elif not is_amdgpu_triple(image.strings.get("triple", "")):
-        yield Skipped(inner.at(image.start), f"image for {image.strings.get('triple', 'an unknown triple')}",
-                      image.label)
+        yield Skipped(
+            inner.at(image.start), f"image for {image.strings.get('triple', 'an unknown triple')}", image.label
+        )
     else:
-        yield from _guard(_scan_blob(buf, image.start, image.start + image.size, inner, limits,
-                                     depth + 1, image.label), inner.at(image.start))
+        yield from _guard(
+            _scan_blob(buf, image.start, image.start + image.size, inner, limits, depth + 1, image.label),
+            inner.at(image.start),
+        )
     return image.extent
 
 
@@ -368,8 +394,12 @@ def _scan_kpack(buf: Buffer, start: int, end: int, origin: Origin, limits: Limit
             yield Failed(here, entry)
             continue
         inner = here.within(entry.label) if entry.buf is buf else here.decompressed(entry.label)
-        yield from _guard(_scan_blob(entry.buf, entry.start, entry.end, inner, limits, depth + 1,
-                                     f"{entry.binary}:{entry.processor}"), inner.at(entry.start))
+        yield from _guard(
+            _scan_blob(
+                entry.buf, entry.start, entry.end, inner, limits, depth + 1, f"{entry.binary}:{entry.processor}"
+            ),
+            inner.at(entry.start),
+        )
 
 
 def _guard(items: Iterator[Item], origin: Origin) -> Iterator[Item]:
@@ -382,19 +412,23 @@ def _guard(items: Iterator[Item], origin: Origin) -> Iterator[Item]:
 
 # -- host binaries --------------------------------------------------------------------------
 
-def _scan_host_elf(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits,
-                   depth: int) -> Iterator[Item]:
+
+def _scan_host_elf(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
     if start != 0:
         yield Skipped(origin.at(start), "embedded non-AMDGPU ELF")
         return
     elf = ElfFile(buf, origin)
-    regions = [s for s in elf.sections if s.type != SHT_NOBITS and s.size and
-               (s.name in FATBIN_SECTIONS or s.type == SHT_LLVM_OFFLOADING
-                or s.name.startswith(BUNDLE_SECTION_PREFIX))]
+    regions = [
+        s
+        for s in elf.sections
+        if s.type != SHT_NOBITS
+        and s.size
+        and (s.name in FATBIN_SECTIONS or s.type == SHT_LLVM_OFFLOADING or s.name.startswith(BUNDLE_SECTION_PREFIX))
+    ]
     refs = [s for s in elf.sections if s.name in REF_SECTIONS and s.type != SHT_NOBITS]
     if refs:
         yield _kpack_skip(buf, *elf.section_range(refs[0]), origin.within(f"section {refs[0].name}"))
-        regions = [s for s in regions if s.name not in FATBIN_SECTIONS]   # a zeroed stub
+        regions = [s for s in regions if s.name not in FATBIN_SECTIONS]  # a zeroed stub
         if not regions:
             return
     if not regions:
@@ -408,13 +442,19 @@ def _scan_host_elf(buf: Buffer, start: int, end: int, origin: Origin, limits: Li
         here = origin.within(f"section {s.name}")
         if i in dropped:
             other = regions[dropped[i]]
-            yield Failed(here.at(lo), FormatError(
-                f"section {s.index} ({s.name}, {lo:#x}-{hi:#x}) overlaps section {other.index} "
-                f"({other.name}) and is skipped: device code is read once", origin, lo))
+            yield Failed(
+                here.at(lo),
+                FormatError(
+                    f"section {s.index} ({s.name}, {lo:#x}-{hi:#x}) overlaps section {other.index} "
+                    f"({other.name}) and is skipped: device code is read once",
+                    origin,
+                    lo,
+                ),
+            )
             continue
         if s.name.startswith(BUNDLE_SECTION_PREFIX):
             # RDC objects name one bundle entry per section; the section holds the entry itself.
-            entry_id = s.name[len(BUNDLE_SECTION_PREFIX):]
+            entry_id = s.name[len(BUNDLE_SECTION_PREFIX) :]
             yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, entry_id), here.at(lo))
         else:
             yield from _scan_region(buf, lo, hi, here, limits, depth + 1)
@@ -437,7 +477,7 @@ def _scan_coff(buf: Buffer, start: int, origin: Origin, limits: Limits, depth: i
     refs = [s for s in sections if s.name in REF_SECTIONS]
     if refs:
         yield _kpack_skip(buf, refs[0].start, refs[0].end, origin.within(f"section {refs[0].name}"))
-        return     # .hip_fat is what the packager left behind: a zeroed stub
+        return  # .hip_fat is what the packager left behind: a zeroed stub
     if not regions:
         yield Skipped(origin, f"PE/COFF ({machine}) without a .hip_fat section")
         return
@@ -446,8 +486,14 @@ def _scan_coff(buf: Buffer, start: int, origin: Origin, limits: Limits, depth: i
         here = origin.within(f"section {s.name}")
         if i in dropped:
             other = regions[dropped[i]]
-            yield Failed(here.at(s.start), FormatError(
-                f"section {s.name} ({s.start:#x}-{s.end:#x}) overlaps section {other.name} "
-                f"({other.start:#x}-{other.end:#x}) and is skipped: device code is read once", origin, s.start))
+            yield Failed(
+                here.at(s.start),
+                FormatError(
+                    f"section {s.name} ({s.start:#x}-{s.end:#x}) overlaps section {other.name} "
+                    f"({other.start:#x}-{other.end:#x}) and is skipped: device code is read once",
+                    origin,
+                    s.start,
+                ),
+            )
             continue
         yield from _scan_region(buf, s.start, s.end, here, limits, depth + 1)

@@ -25,6 +25,7 @@ block or shared-memory operand is a function argument or computed at run time ra
 bytes, as in MLIR and FlyDSL. The module must be printed in MLIR's custom (pretty) form, which is
 what ``str(module)`` and ``CompiledArtifact.ir`` give.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,24 +44,27 @@ __all__ = ["Launch", "binaries", "ir_text_of", "kernel_of", "launches", "max_blo
 class Launch(NamedTuple):
     """One ``gpu.launch_func`` of the module, with every size it needs resolved to an integer."""
 
-    kernel: str                              # the kernel's symbol in the code object
-    module: str                              # the gpu.binary it is launched from
-    block: tuple[int, int, int]              # threads per workgroup, x, y, z
-    block_size: int                          # x * y * z
-    dynamic_lds: int                         # dynamic_shared_memory_size in bytes (0 when absent)
-    grid: tuple[int | None, int | None, int | None]   # workgroups per dimension; None where not constant
-    binary: bytes                            # object #0 of the gpu.binary (the code object HIP loads)
-    target: str | None                       # chip of that object's #rocdl.target, e.g. "gfx942"
+    kernel: str  # the kernel's symbol in the code object
+    module: str  # the gpu.binary it is launched from
+    block: tuple[int, int, int]  # threads per workgroup, x, y, z
+    block_size: int  # x * y * z
+    dynamic_lds: int  # dynamic_shared_memory_size in bytes (0 when absent)
+    grid: tuple[int | None, int | None, int | None]  # workgroups per dimension; None where not constant
+    binary: bytes  # object #0 of the gpu.binary (the code object HIP loads)
+    target: str | None  # chip of that object's #rocdl.target, e.g. "gfx942"
 
-    def __repr__(self) -> str:   # the binary is too long to print
-        return (f"Launch(kernel={self.kernel!r}, module={self.module!r}, block={self.block}, "
-                f"block_size={self.block_size}, dynamic_lds={self.dynamic_lds}, grid={self.grid}, "
-                f"binary=<{len(self.binary)} bytes>, target={self.target!r})")
+    def __repr__(self) -> str:  # the binary is too long to print
+        return (
+            f"Launch(kernel={self.kernel!r}, module={self.module!r}, block={self.block}, "
+            f"block_size={self.block_size}, dynamic_lds={self.dynamic_lds}, grid={self.grid}, "
+            f"binary=<{len(self.binary)} bytes>, target={self.target!r})"
+        )
 
 
 # --------------------------------------------------------------------------------------------
 # Getting the text
 # --------------------------------------------------------------------------------------------
+
 
 def ir_text_of(obj: Any) -> str:
     """The final MLIR text of a FlyDSL compile result, or ``obj`` itself when it is the text.
@@ -90,16 +94,18 @@ def ir_text_of(obj: Any) -> str:
         text = _attr(holder, "_ir_text")
         if isinstance(text, str):
             return text
-    if hasattr(obj, "operation") and hasattr(obj, "body"):   # an MLIR ir.Module
+    if hasattr(obj, "operation") and hasattr(obj, "body"):  # an MLIR ir.Module
         return str(obj)
-    raise UsageError(f"cannot get FlyDSL's final MLIR from a {kind}: pass the MLIR text, the "
-                     "CompiledFunction that flyc.compile() returns, or its CompiledArtifact")
+    raise UsageError(
+        f"cannot get FlyDSL's final MLIR from a {kind}: pass the MLIR text, the "
+        "CompiledFunction that flyc.compile() returns, or its CompiledArtifact"
+    )
 
 
 def _attr(obj: Any, name: str) -> Any:
     try:
         return getattr(obj, name, None)
-    except Exception:   # a property that fails (e.g. an artifact whose IR was dropped)
+    except Exception:  # a property that fails (e.g. an artifact whose IR was dropped)
         return None
 
 
@@ -122,10 +128,10 @@ def _decode_string(body: str) -> bytes:
     """
     if "\\" not in body:
         return body.encode("utf-8")
-    parts = _ESCAPE_SPLIT.split(body)          # literal, escape, literal, escape, ..., literal
+    parts = _ESCAPE_SPLIT.split(body)  # literal, escape, literal, escape, ..., literal
     try:
         escapes = [_ESCAPES[e] for e in parts[1::2]]
-    except KeyError as exc:                    # the first escape MLIR does not define
+    except KeyError as exc:  # the first escape MLIR does not define
         raise UsageError(f"invalid escape {exc.args[0]!r} in an MLIR string literal") from None
     out = [b""] * len(parts)
     out[0::2] = [p.encode("utf-8") for p in parts[0::2]]
@@ -165,7 +171,7 @@ class _Cursor:
         self.text, self.pos, self.what = text, pos, what
 
     def fail(self, expected: str) -> NoReturn:
-        snippet = self.text[self.pos:self.pos + 60]
+        snippet = self.text[self.pos : self.pos + 60]
         raise UsageError(f"cannot read {self.what}: expected {expected} at {snippet!r}")
 
     def ws(self) -> None:
@@ -186,8 +192,9 @@ class _Cursor:
         """Consume ``word`` when it stands as a whole word here."""
         self.ws()
         end = self.pos + len(word)
-        if self.text.startswith(word, self.pos) and (end >= len(self.text) or not (
-                self.text[end].isalnum() or self.text[end] in "_$.")):
+        if self.text.startswith(word, self.pos) and (
+            end >= len(self.text) or not (self.text[end].isalnum() or self.text[end] in "_$.")
+        ):
             self.pos = end
             return True
         return False
@@ -205,7 +212,7 @@ class _Cursor:
         self.expect("@")
         if self.text.startswith('"', self.pos):
             end = _string_end(self.text, self.pos)
-            raw = _decode_string(self.text[self.pos + 1:end - 1])
+            raw = _decode_string(self.text[self.pos + 1 : end - 1])
             self.pos = end
             return raw.decode("utf-8", "surrogateescape")
         m = _BARE_ID.match(self.text, self.pos)
@@ -290,16 +297,17 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 # Parsing the module
 # --------------------------------------------------------------------------------------------
 
+
 class _Object(NamedTuple):
-    format: str            # "bin", "fatbin", "offload" or "assembly"
+    format: str  # "bin", "fatbin", "offload" or "assembly"
     data: bytes
     target: str | None
 
 
 class _Operand(NamedTuple):
-    name: str              # the SSA name as written
-    value: int | None      # the constant, when it is one
-    why: str               # when it is not: what defines it
+    name: str  # the SSA name as written
+    value: int | None  # the constant, when it is one
+    why: str  # when it is not: what defines it
 
 
 class _RawLaunch(NamedTuple):
@@ -322,8 +330,10 @@ _FUNC = re.compile(r"\s*(?:llvm\.func|func\.func|gpu\.func)\b(?:\s+\w+)*?\s*@(\"
 _DEF = re.compile(r"\s*(%[A-Za-z_$.0-9-]+)(:[0-9]+)?\s*=\s*(\"[^\"]*\"|[A-Za-z_][\w.$]*)")
 _LLVM_CONST = re.compile(r"\s*llvm\.mlir\.constant\s*\(\s*(-?[0-9]+)\s*(?::\s*[\w.]+\s*)?\)")
 _ARITH_CONST = re.compile(r"\s*arith\.constant\s+(-?[0-9]+)\s*:")
-_GENERIC_CONST = re.compile(r'\s*"(?:llvm\.mlir\.constant|arith\.constant)"\s*\(\s*\)\s*<?\{\s*value\s*=\s*'
-                            r"(-?[0-9]+)\s*(?::\s*[\w.]+\s*)?\}")
+_GENERIC_CONST = re.compile(
+    r'\s*"(?:llvm\.mlir\.constant|arith\.constant)"\s*\(\s*\)\s*<?\{\s*value\s*=\s*'
+    r"(-?[0-9]+)\s*(?::\s*[\w.]+\s*)?\}"
+)
 _OP_AT = re.compile(r"\s*(?:%[^=]*=\s*)?(\"[\w.$]+\"|[A-Za-z_][\w.$]*)")
 
 
@@ -339,15 +349,17 @@ def _constant_of(rest: str) -> int | None:
 def _parse_binary(line: str, pos: int, lineno: int) -> tuple[str, tuple[_Object, ...]]:
     cur = _Cursor(line, pos, f"gpu.binary at line {lineno}")
     name = cur.symbol()
-    if cur.peek("<"):                      # offloading handler, e.g. <#gpu.select_object<1>>
+    if cur.peek("<"):  # offloading handler, e.g. <#gpu.select_object<1>>
         cur.balanced()
-    if cur.peek("{"):                      # attribute dictionary
+    if cur.peek("{"):  # attribute dictionary
         cur.balanced()
     if not cur.take("["):
         cur.fail("'[' and the list of objects")
     spans, _ = _items(line, cur.pos, "[", cur.what)
-    objects = tuple(_parse_object(line, s, e, f"object #{k} of gpu.binary @{name} (line {lineno})")
-                    for k, (s, e) in enumerate(spans))
+    objects = tuple(
+        _parse_object(line, s, e, f"object #{k} of gpu.binary @{name} (line {lineno})")
+        for k, (s, e) in enumerate(spans)
+    )
     if not objects:
         raise UsageError(f"gpu.binary @{name} at line {lineno} holds no object")
     return name, objects
@@ -355,7 +367,7 @@ def _parse_binary(line: str, pos: int, lineno: int) -> tuple[str, tuple[_Object,
 
 def _parse_object(text: str, start: int, end: int, what: str) -> _Object:
     if not text.startswith("#gpu.object<", start):
-        raise UsageError(f"cannot read {what}: it is not a #gpu.object<...> ({text[start:start + 40]!r})")
+        raise UsageError(f"cannot read {what}: it is not a #gpu.object<...> ({text[start : start + 40]!r})")
     spans, stop = _items(text, start + len("#gpu.object<"), "<", what)
     if stop != end:
         raise UsageError(f"cannot read {what}: text after its closing '>'")
@@ -365,21 +377,21 @@ def _parse_object(text: str, start: int, end: int, what: str) -> _Object:
         if field.startswith("#rocdl.target"):
             m = re.search(r'\bchip\s*=\s*"([^"\\]*)"', field)
             target = m.group(1) if m else None
-    s, e = spans[-1]                       # the object itself is the last field
+    s, e = spans[-1]  # the object itself is the last field
     field = text[s:e]
     m = re.match(r'(?:(bin|fatbin|offload|assembly)\s*=\s*)?"', field)
     if not m or _string_end(text, s + m.end() - 1) != e:
         raise UsageError(f"cannot read {what}: its last field is not the object's string literal")
-    fmt = m.group(1) or "fatbin"           # MLIR omits the keyword for the default format, fatbin
-    return _Object(fmt, _decode_string(text[s + m.end():e - 1]), target)
+    fmt = m.group(1) or "fatbin"  # MLIR omits the keyword for the default format, fatbin
+    return _Object(fmt, _decode_string(text[s + m.end() : e - 1]), target)
 
 
 def _parse_launch(line: str, pos: int, lineno: int, defs: dict[str, Any], function: str | None) -> _RawLaunch:
     cur = _Cursor(line, pos, f"gpu.launch_func at line {lineno}")
     cur.keyword("async")
-    if cur.peek("["):                      # async dependencies
+    if cur.peek("["):  # async dependencies
         cur.balanced()
-    if cur.peek("<"):                      # the async object (stream), e.g. <%arg4 : !llvm.ptr>
+    if cur.peek("<"):  # the async object (stream), e.g. <%arg4 : !llvm.ptr>
         cur.balanced()
     module = cur.symbol()
     cur.expect("::")
@@ -394,14 +406,14 @@ def _parse_launch(line: str, pos: int, lineno: int, defs: dict[str, Any], functi
     cur.expect_keyword("in")
     block = cur.ssa_tuple()
     # The dimension types (": i64"), then optionally the dynamic shared memory, then args(...).
-    tail = line[cur.pos:]
+    tail = line[cur.pos :]
     stop = min((i for i in (tail.find(" args("), tail.find("{")) if i >= 0), default=len(tail))
     head = tail[:stop]
-    m = re.fullmatch(r"\s*(?::[^%\"]*?)?\s*(?:dynamic_shared_memory_size\s+(%[A-Za-z_$.0-9-]+(?:#[0-9]+)?))?\s*",
-                     head)
+    m = re.fullmatch(r"\s*(?::[^%\"]*?)?\s*(?:dynamic_shared_memory_size\s+(%[A-Za-z_$.0-9-]+(?:#[0-9]+)?))?\s*", head)
     if not m:
-        raise UsageError(f"cannot read gpu.launch_func at line {lineno}: unexpected {head.strip()[:60]!r} "
-                         "after its thread counts")
+        raise UsageError(
+            f"cannot read gpu.launch_func at line {lineno}: unexpected {head.strip()[:60]!r} after its thread counts"
+        )
     smem = m.group(1)
 
     def operand(name: str) -> _Operand:
@@ -411,8 +423,9 @@ def _parse_launch(line: str, pos: int, lineno: int, defs: dict[str, Any], functi
         x, y, z = names
         return operand(x), operand(y), operand(z)
 
-    return _RawLaunch(module, kernel, operands(grid), operands(block),
-                      None if smem is None else operand(smem), function, lineno)
+    return _RawLaunch(
+        module, kernel, operands(grid), operands(block), None if smem is None else operand(smem), function, lineno
+    )
 
 
 def _resolve(name: str, defs: dict[str, Any], function: str | None) -> _Operand:
@@ -436,7 +449,7 @@ def _resolve(name: str, defs: dict[str, Any], function: str | None) -> _Operand:
 @functools.lru_cache(maxsize=16)
 def _parse(text: str) -> _Parsed:
     binaries: dict[str, tuple[_Object, ...]] = {}
-    pending: list[tuple[str, int, int]] = []      # launch lines of the current function
+    pending: list[tuple[str, int, int]] = []  # launch lines of the current function
     launches: list[_RawLaunch] = []
     defs: dict[str, Any] = {}
     function: str | None = None
@@ -452,7 +465,7 @@ def _parse(text: str) -> _Parsed:
             continue
         m = _FUNC.match(line)
         if m:
-            flush()              # SSA names are scoped to the function: resolve what came before
+            flush()  # SSA names are scoped to the function: resolve what came before
             defs = {}
             name = m.group(1)
             function = _decode_string(name[1:-1]).decode("utf-8", "surrogateescape") if name[0] == '"' else name
@@ -461,9 +474,9 @@ def _parse(text: str) -> _Parsed:
         if m:
             name, count, op = m.group(1), m.group(2), m.group(3).strip('"')
             results = int(count[1:]) if count else 1
-            value = _constant_of(line[m.start(3):]) if results == 1 else None
+            value = _constant_of(line[m.start(3) :]) if results == 1 else None
             defs[name] = "ambiguous" if name in defs else (op, results, value)
-            if op == "gpu.launch_func":          # %token = gpu.launch_func async [...] ...
+            if op == "gpu.launch_func":  # %token = gpu.launch_func async [...] ...
                 pending.append((line, m.end(), lineno))
             continue
         m = _OP_AT.match(line)
@@ -478,8 +491,10 @@ def _parse(text: str) -> _Parsed:
         elif op == "gpu.launch_func":
             pending.append((line, m.end(), lineno))
         elif op in ('"gpu.launch_func"', '"gpu.binary"'):
-            raise UsageError(f"line {lineno}: {op} is printed in MLIR's generic form; pass the module "
-                             "printed in its custom form (str(module), or CompiledArtifact.ir)")
+            raise UsageError(
+                f"line {lineno}: {op} is printed in MLIR's generic form; pass the module "
+                "printed in its custom form (str(module), or CompiledArtifact.ir)"
+            )
     flush()
     return _Parsed(binaries, tuple(launches))
 
@@ -487,6 +502,7 @@ def _parse(text: str) -> _Parsed:
 # --------------------------------------------------------------------------------------------
 # Public API
 # --------------------------------------------------------------------------------------------
+
 
 def binaries(mlir_text_or_compiled: Any) -> dict[str, bytes]:
     """Object #0 of every ``gpu.binary`` of the module, by symbol: the code objects FlyDSL loads."""
@@ -511,16 +527,20 @@ def _strict(raw: _RawLaunch, parsed: _Parsed) -> Launch:
     block = []
     for axis, op in zip("xyz", raw.block, strict=True):
         if op.value is None:
-            raise UsageError(f"{where}: block size {axis} (threads in, operand {axis}) {_describe(op)}; "
-                             "the block size must be a constant to know the occupancy")
+            raise UsageError(
+                f"{where}: block size {axis} (threads in, operand {axis}) {_describe(op)}; "
+                "the block size must be a constant to know the occupancy"
+            )
         if op.value < 1:
             raise UsageError(f"{where}: block size {axis} is {op.value}")
         block.append(op.value)
     if raw.smem is None:
         smem = 0
     elif raw.smem.value is None:
-        raise UsageError(f"{where}: dynamic_shared_memory_size {_describe(raw.smem)}; the dynamic "
-                         "shared memory must be a constant to know the occupancy")
+        raise UsageError(
+            f"{where}: dynamic_shared_memory_size {_describe(raw.smem)}; the dynamic "
+            "shared memory must be a constant to know the occupancy"
+        )
     else:
         smem = raw.smem.value
         if smem < 0:
@@ -528,13 +548,16 @@ def _strict(raw: _RawLaunch, parsed: _Parsed) -> Launch:
     objects = parsed.binaries.get(raw.module)
     if objects is None:
         have = ", ".join("@" + n for n in parsed.binaries) or "none"
-        raise UsageError(f"{where}: the module has no gpu.binary @{raw.module} (gpu.binary ops: {have}); "
-                         "pass FlyDSL's final MLIR, after gpu-module-to-binary")
+        raise UsageError(
+            f"{where}: the module has no gpu.binary @{raw.module} (gpu.binary ops: {have}); "
+            "pass FlyDSL's final MLIR, after gpu-module-to-binary"
+        )
     gx, gy, gz = raw.grid
     grid = (gx.value, gy.value, gz.value)
     x, y, z = block
-    return Launch(raw.kernel, raw.module, (x, y, z), x * y * z, smem, grid, _binary(raw.module, objects),
-                  objects[0].target)
+    return Launch(
+        raw.kernel, raw.module, (x, y, z), x * y * z, smem, grid, _binary(raw.module, objects), objects[0].target
+    )
 
 
 def launches(mlir_text_or_compiled: Any) -> list[Launch]:
@@ -573,9 +596,12 @@ def kernel_of(mlir_text_or_compiled: Any, name: str | None = None) -> Kernel:
     launched = list(dict.fromkeys((raw.module, raw.kernel) for raw in parsed.launches))
     if name is not None:
         picks = [(m, k) for m, k in launched if k == name]
-        if not picks:   # not launched: look in every binary
-            picks = [(m, name) for m, objs in parsed.binaries.items()
-                     if any(name in (k.name, k.symbol) for k in _kernels(_binary(m, objs)))]
+        if not picks:  # not launched: look in every binary
+            picks = [
+                (m, name)
+                for m, objs in parsed.binaries.items()
+                if any(name in (k.name, k.symbol) for k in _kernels(_binary(m, objs)))
+            ]
         if len(picks) != 1:
             where = ", ".join(f"@{m}" for m, _ in picks) or "none"
             raise UsageError(f"{len(picks)} gpu.binary ops hold a kernel named {name!r} (found in: {where})")
@@ -592,13 +618,16 @@ def kernel_of(mlir_text_or_compiled: Any, name: str | None = None) -> Kernel:
     module, kernel = picks[0]
     objects = parsed.binaries.get(module)
     if objects is None:
-        raise UsageError(f"the module has no gpu.binary @{module} for kernel {kernel!r}; pass FlyDSL's "
-                         "final MLIR, after gpu-module-to-binary")
+        raise UsageError(
+            f"the module has no gpu.binary @{module} for kernel {kernel!r}; pass FlyDSL's "
+            "final MLIR, after gpu-module-to-binary"
+        )
     return _find(_binary(module, objects), kernel, f"object #0 of gpu.binary @{module}")
 
 
-def max_blocks_per_cu(compiled_or_mlir_text: Any, *, stream: Any = None, device: Any = None,
-                      **kwargs: Any) -> BlocksPerCU:
+def max_blocks_per_cu(
+    compiled_or_mlir_text: Any, *, stream: Any = None, device: Any = None, **kwargs: Any
+) -> BlocksPerCU:
     """FlyDSL's ``CompiledFunction.max_blocks_per_cu()``, with no GPU needed.
 
     As FlyDSL does, the module must have exactly one distinct launch (kernel, block size and
@@ -617,5 +646,6 @@ def max_blocks_per_cu(compiled_or_mlir_text: Any, *, stream: Any = None, device:
         raise UsageError(f"max_blocks_per_cu() needs exactly one kernel launch, found {len(distinct)} ({listed})")
     launch = next(x for x in found if (x.module, x.kernel, x.block_size, x.dynamic_lds) == distinct[0])
     kernel = _find(launch.binary, launch.kernel, f"object #0 of gpu.binary @{launch.module}")
-    return amdocc.max_blocks_per_cu(kernel, launch.block_size, launch.dynamic_lds, stream=stream,
-                                    device=device, **kwargs)
+    return amdocc.max_blocks_per_cu(
+        kernel, launch.block_size, launch.dynamic_lds, stream=stream, device=device, **kwargs
+    )

@@ -18,6 +18,7 @@ them from the compiled kernel's metadata and hands them to :func:`amdocc.occupan
 when the code object holds several. Nothing is guessed: a missing or inconsistent value raises
 :class:`amdocc.UsageError`. Triton itself is imported only by :func:`compile_offline`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -118,8 +119,9 @@ def launch_of(compiled: Any) -> Launch:
     return Launch(block, _count(meta, "shared", minimum=0))
 
 
-def occupancy(compiled: Any, model: str = "hip", *, block_size: int | None = None,
-              dynamic_lds: int | None = None, **opts: Any) -> Occupancy:
+def occupancy(
+    compiled: Any, model: str = "hip", *, block_size: int | None = None, dynamic_lds: int | None = None, **opts: Any
+) -> Occupancy:
     """:func:`amdocc.occupancy` of a compiled Triton kernel, as Triton launches it.
 
     ``hip`` and ``hw``: the block size and dynamic LDS default to :func:`launch_of`. ``llvm``: they
@@ -133,16 +135,21 @@ def occupancy(compiled: Any, model: str = "hip", *, block_size: int | None = Non
     launch = launch_of(compiled)
     warp, wave = warp_size_of(compiled), kernel.resources.wavefront_size
     if wave is not None and wave != warp:
-        raise UsageError(f"Triton metadata warp_size {warp} but the kernel {kernel.name} "
-                         f"was compiled for wave{wave}")
+        raise UsageError(f"Triton metadata warp_size {warp} but the kernel {kernel.name} was compiled for wave{wave}")
     if model != "llvm":
         block_size = launch.block_size if block_size is None else block_size
         dynamic_lds = launch.dynamic_lds if dynamic_lds is None else dynamic_lds
     return _occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds or 0, model=model, **opts)
 
 
-def compile_offline(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any] | None,
-                    arch: str, warp_size: int | None = None, **options: Any) -> Any:   # triton's CompiledKernel
+def compile_offline(
+    fn: Any,
+    signature: Mapping[str, str],
+    constexprs: Mapping[str, Any] | None,
+    arch: str,
+    warp_size: int | None = None,
+    **options: Any,
+) -> Any:  # triton's CompiledKernel
     """``triton.compile`` for ``arch`` with no GPU (``fn`` is a ``@triton.jit`` function).
 
     ``signature`` maps argument names to Triton types (``"*fp16"``, ``"i32"``); ``constexprs``

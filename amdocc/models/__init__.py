@@ -7,6 +7,7 @@
 :func:`occupancy` is the one entry point; answers are cached, since callers ask the same
 question of the same kernel many times (every launch, every sweep cell).
 """
+
 from __future__ import annotations
 
 import functools
@@ -42,12 +43,22 @@ OPTIONS: dict[str, dict[str, Any]] = {
 
 _DEFAULT_OPTIONS = {model: tuple(sorted(opts.items())) for model, opts in OPTIONS.items()}
 
-__all__ = ["LIMITERS", "MODELS", "IncompatibleTarget", "KernelUsage", "Occupancy", "from_kernel", "manual",
-           "occupancy", "usage_of"]
+__all__ = [
+    "LIMITERS",
+    "MODELS",
+    "IncompatibleTarget",
+    "KernelUsage",
+    "Occupancy",
+    "from_kernel",
+    "manual",
+    "occupancy",
+    "usage_of",
+]
 
 
-def usage_of(kernel_or_resources: Subject, target: Target | str | None = None,
-             device: Device | str | None = None) -> KernelUsage:
+def usage_of(
+    kernel_or_resources: Subject, target: Target | str | None = None, device: Device | str | None = None
+) -> KernelUsage:
     """Turn a Kernel, a KernelUsage or a dict of manual numbers into a KernelUsage on the
     processor ``target``/``device`` name (no compatibility check: see :func:`occupancy`)."""
     named = device_id(target, device)
@@ -56,8 +67,9 @@ def usage_of(kernel_or_resources: Subject, target: Target | str | None = None,
 
 def _usage(kernel_or_resources: Subject, t: Target | None) -> KernelUsage:
     if isinstance(kernel_or_resources, KernelUsage):
-        return kernel_or_resources if t is None or t is kernel_or_resources.target \
-            else kernel_or_resources.with_(target=t)
+        return (
+            kernel_or_resources if t is None or t is kernel_or_resources.target else kernel_or_resources.with_(target=t)
+        )
     if isinstance(kernel_or_resources, dict):
         if t is None:
             raise UsageError("manual resources need target= or device=")
@@ -81,9 +93,17 @@ def _whole(value: object, name: str) -> None:
         raise UsageError(f"{name} must be a whole number, not {value!r}")
 
 
-def occupancy(kernel_or_resources: Subject, *, target: Target | str | None = None,
-              device: Device | str | None = None, block_size: int | None = None, dynamic_lds: int = 0,
-              model: str = "hip", what_if: bool = False, **options: Any) -> Occupancy:
+def occupancy(
+    kernel_or_resources: Subject,
+    *,
+    target: Target | str | None = None,
+    device: Device | str | None = None,
+    block_size: int | None = None,
+    dynamic_lds: int = 0,
+    model: str = "hip",
+    what_if: bool = False,
+    **options: Any,
+) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, and why.
 
     ``kernel_or_resources``: a parsed Kernel, a KernelUsage, or a dict of manual numbers
@@ -114,15 +134,21 @@ def occupancy(kernel_or_resources: Subject, *, target: Target | str | None = Non
     lds_bytes = None
     if device is not None and model == "hip":
         from ..devices import Device, get_device
+
         lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
-    if where is None and not isinstance(kernel_or_resources, (KernelUsage, dict)) \
-            and hasattr(kernel_or_resources, "memo"):
-        usage = from_kernel(kernel_or_resources)      # memoised on the kernel
+    if (
+        where is None
+        and not isinstance(kernel_or_resources, (KernelUsage, dict))
+        and hasattr(kernel_or_resources, "memo")
+    ):
+        usage = from_kernel(kernel_or_resources)  # memoised on the kernel
     else:
         usage = _usage(kernel_or_resources, where.target if where else None)
-    if usage.wave not in usage.target.wave_sizes:      # a what-if cannot change the wave size
-        raise UsageError(f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
-                         f"only wave{'/'.join(map(str, usage.target.wave_sizes))}: no evaluation there can be right")
+    if usage.wave not in usage.target.wave_sizes:  # a what-if cannot change the wave size
+        raise UsageError(
+            f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
+            f"only wave{'/'.join(map(str, usage.target.wave_sizes))}: no evaluation there can be right"
+        )
     occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     if where is not None and where.built_for is not None:
         warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
@@ -143,29 +169,41 @@ def _model_options(model: str, options: dict[str, Any]) -> Options:
         _version_aliases(options)
     unknown = set(options) - set(OPTIONS[model])
     if unknown:
-        raise UsageError(f"model {model} takes no option {', '.join(sorted(unknown))} "
-                         f"(it takes: {', '.join(OPTIONS[model]) or 'none'})")
+        raise UsageError(
+            f"model {model} takes no option {', '.join(sorted(unknown))} "
+            f"(it takes: {', '.join(OPTIONS[model]) or 'none'})"
+        )
     return tuple(sorted({**OPTIONS[model], **options}.items()))
 
 
 def _version_aliases(options: dict[str, Any]) -> None:
     """Turn the llvm model's old switches into the version they are spellings of."""
     if "lds_granule_rounding" in options or "sgpr_trap_reserve" in options:
-        options["llvm_version"] = version_option(options.get("llvm_version"),
-                                                 options.pop("lds_granule_rounding", False),
-                                                 options.pop("sgpr_trap_reserve", False))
+        options["llvm_version"] = version_option(
+            options.get("llvm_version"),
+            options.pop("lds_granule_rounding", False),
+            options.pop("sgpr_trap_reserve", False),
+        )
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _cached(usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None,
-            opts: Options) -> Occupancy:
+def _cached(
+    usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None, opts: Options
+) -> Occupancy:
     # The record keeps how it was asked, so its next_step() can re-ask the same model lazily.
     query: Query = (usage, opts, lds_bytes)
     return with_query(compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts)), query)
 
 
-def compute(usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int = 0, *,
-            lds_bytes: int | None = None, **options: Any) -> Occupancy:
+def compute(
+    usage: KernelUsage,
+    model: str,
+    block_size: int | None,
+    dynamic_lds: int = 0,
+    *,
+    lds_bytes: int | None = None,
+    **options: Any,
+) -> Occupancy:
     """The uncached computation (the models themselves are pure functions)."""
     check_applicable(usage, model)
     if model == "llvm":

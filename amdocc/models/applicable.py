@@ -6,6 +6,7 @@ Two cases are refused rather than guessed:
   bounds its waves (llvm PR #185981), and none of the models has a rule for it;
 - a processor fact no public source pins (tables/targets.toml ``unknown``), which a model needs.
 """
+
 from __future__ import annotations
 
 from ..errors import UsageError
@@ -14,14 +15,43 @@ from .usage import KernelUsage
 # The targets.toml facts each model reads. "hw_wave_slots" is the physical number of wave slots per
 # SIMD, which the hw model otherwise takes to be LLVM's max_waves_per_simd.
 MODEL_FACTS = {
-    "hip": ("vgprs", "vgpr_alloc_granule", "hip_max_waves_per_simd", "simds_per_cu", "sgprs_per_simd",
-            "sgpr_alloc_granule", "lds_per_cu", "lds_per_wgp"),
-    "llvm": ("vgprs", "vgpr_alloc_granule", "max_waves_per_simd", "simds_per_cu", "sgprs_per_simd",
-             "sgpr_alloc_granule", "addressable_sgprs", "lds_per_workgroup", "lds_granule",
-             "max_workgroups_per_cu", "max_workgroups_per_wgp"),
-    "hw": ("vgprs", "vgpr_alloc_granule", "max_waves_per_simd", "hw_wave_slots", "simds_per_cu",
-           "sgprs_per_simd", "sgpr_alloc_granule", "lds_per_cu", "lds_per_wgp", "lds_granule",
-           "max_workgroups_per_cu", "max_workgroups_per_wgp"),
+    "hip": (
+        "vgprs",
+        "vgpr_alloc_granule",
+        "hip_max_waves_per_simd",
+        "simds_per_cu",
+        "sgprs_per_simd",
+        "sgpr_alloc_granule",
+        "lds_per_cu",
+        "lds_per_wgp",
+    ),
+    "llvm": (
+        "vgprs",
+        "vgpr_alloc_granule",
+        "max_waves_per_simd",
+        "simds_per_cu",
+        "sgprs_per_simd",
+        "sgpr_alloc_granule",
+        "addressable_sgprs",
+        "lds_per_workgroup",
+        "lds_granule",
+        "max_workgroups_per_cu",
+        "max_workgroups_per_wgp",
+    ),
+    "hw": (
+        "vgprs",
+        "vgpr_alloc_granule",
+        "max_waves_per_simd",
+        "hw_wave_slots",
+        "simds_per_cu",
+        "sgprs_per_simd",
+        "sgpr_alloc_granule",
+        "lds_per_cu",
+        "lds_per_wgp",
+        "lds_granule",
+        "max_workgroups_per_cu",
+        "max_workgroups_per_wgp",
+    ),
 }
 
 
@@ -29,8 +59,10 @@ def refusal(usage: KernelUsage, model: str) -> str | None:
     """Why ``model`` cannot answer for ``usage``, or None when it can."""
     t = usage.target
     if usage.dynamic_vgpr:
-        return (f"kernel {usage.name} enables dynamic VGPRs (descriptor ENABLE_DYNAMIC_VGPR): its VGPRs "
-                f"are allocated while it runs, so no static {model} model can count its waves")
+        return (
+            f"kernel {usage.name} enables dynamic VGPRs (descriptor ENABLE_DYNAMIC_VGPR): its VGPRs "
+            f"are allocated while it runs, so no static {model} model can count its waves"
+        )
     for fact in MODEL_FACTS.get(model, ()):
         reason = t.unknown.get(fact)
         if reason:

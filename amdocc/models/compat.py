@@ -9,6 +9,7 @@ caller asks for a what-if by name, and then the result says so.
 LLVM 22 writes every generic code object as generic version 1, and the table does not record
 in which version a member joined its family, so the version is not checked here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,15 +34,14 @@ class Place:
     """The processor to evaluate on, and how the code object relates to it."""
 
     target: Target
-    device: TargetId               # the processor with the feature modes the caller named
-    built_for: str | None          # the code object's target id; None for numbers typed in
-    generic: bool = False          # generic code evaluated on a member of its family
-    what_if: bool = False          # evaluated where the code cannot run, as asked
-    reason: str | None = None      # why it cannot run there (what-ifs only)
+    device: TargetId  # the processor with the feature modes the caller named
+    built_for: str | None  # the code object's target id; None for numbers typed in
+    generic: bool = False  # generic code evaluated on a member of its family
+    what_if: bool = False  # evaluated where the code cannot run, as asked
+    reason: str | None = None  # why it cannot run there (what-ifs only)
 
 
-def device_id(target: Target | str | None = None,
-              device: Device | str | None = None) -> tuple[TargetId, Target] | None:
+def device_id(target: Target | str | None = None, device: Device | str | None = None) -> tuple[TargetId, Target] | None:
     """The processor (with the feature modes given, if any) that ``target``/``device`` name;
     None when neither is given. A target id and a device must name the same processor."""
     named: tuple[TargetId, Target] | None = None
@@ -53,6 +53,7 @@ def device_id(target: Target | str | None = None,
             named = TargetId(t.name, tid.sramecc, tid.xnack), t
     if device is not None:
         from ..devices import Device, get_device
+
         dev = device if isinstance(device, Device) else get_device(str(device))
         if named is not None and named[1] is not dev.target:
             raise UsageError(f"device {dev.name} is a {dev.target.name}, not {named[1].name}")
@@ -73,14 +74,20 @@ def why_not(code: TargetId, code_target: Target | None, device: TargetId, device
     for name in ("sramecc", "xnack"):
         mine, theirs = getattr(code, name), getattr(device, name)
         if mine in ("on", "off") and theirs in ("on", "off") and mine != theirs:
-            return (f"{shown} code is built with {name} {mine}; it cannot run on {device}, "
-                    f"which runs with {name} {theirs}")
+            return (
+                f"{shown} code is built with {name} {mine}; it cannot run on {device}, which runs with {name} {theirs}"
+            )
     return None
 
 
-def place(code: TargetId | None, code_target: Target | None, target: Target | str | None = None,
-          device: Device | str | None = None, *,
-          what_if: bool = False) -> Place | None:
+def place(
+    code: TargetId | None,
+    code_target: Target | None,
+    target: Target | str | None = None,
+    device: Device | str | None = None,
+    *,
+    what_if: bool = False,
+) -> Place | None:
     """Where to evaluate code built for ``code``: None when no target or device is named (the
     code's own processor); an :class:`IncompatibleTarget` error when it cannot run there and
     ``what_if`` is false."""
@@ -88,7 +95,7 @@ def place(code: TargetId | None, code_target: Target | None, target: Target | st
     if named is None:
         return None
     tid, t = named
-    if code is None:                      # numbers typed in: they describe the target named
+    if code is None:  # numbers typed in: they describe the target named
         return Place(t, tid, None)
     reason = why_not(code, code_target, tid, t)
     if reason is not None and not what_if:

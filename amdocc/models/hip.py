@@ -8,6 +8,7 @@ tables/hip_profiles.toml (see :mod:`.hip_profiles`). HIP reads only the metadata
 bit mask, and pools a CU's waves. Where HIP divides by zero (the process dies with SIGFPE) or
 returns an error, the record says so instead of answering.
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,12 +32,25 @@ from .hip_profiles import (
 from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
-__all__ = ["HipProfile", "RuntimeProfile", "aliases", "align_up_bitmask", "decode_runtime_version",
-           "default_profile_name", "get_profile", "hip_limits", "hip_occupancy", "max_potential_block_size",
-           "max_potential_block_size_search", "max_waves_per_simd", "profile_for_runtime", "profiles"]
+__all__ = [
+    "HipProfile",
+    "RuntimeProfile",
+    "aliases",
+    "align_up_bitmask",
+    "decode_runtime_version",
+    "default_profile_name",
+    "get_profile",
+    "hip_limits",
+    "hip_occupancy",
+    "max_potential_block_size",
+    "max_potential_block_size_search",
+    "max_waves_per_simd",
+    "profile_for_runtime",
+    "profiles",
+]
 
 INT_MAX = 2**31 - 1
-SIZE_MAX = 2**64 - 1      # static + dynamic LDS is size_t arithmetic in HIP
+SIZE_MAX = 2**64 - 1  # static + dynamic LDS is size_t arithmetic in HIP
 
 
 def align_up_bitmask(value: int, alignment: int) -> int:
@@ -52,22 +66,23 @@ def max_waves_per_simd(target: Target) -> int:
 @dataclass(frozen=True, slots=True)
 class _Budget:
     """The intermediate values of the HIP computation for one kernel (block size aside)."""
+
     wave: int
     max_waves: int
     vgpr_waves: int | None
     sgpr_waves: int | None
     simds: int
-    wgp: bool               # SIMDs doubled: counted per WGP
-    wgp_mode: bool          # the kernel's isWGPMode_ as this runtime parsed it
-    lds_bytes: int          # the device's group segment (localMemSize_)
-    vgpr_file: tuple[int, int] | None    # as the profile's table gives it (wave32 units on gfx10+)
-    vgpr_granule: int | None             # after halving for wave64 on gfx10+
+    wgp: bool  # SIMDs doubled: counted per WGP
+    wgp_mode: bool  # the kernel's isWGPMode_ as this runtime parsed it
+    lds_bytes: int  # the device's group segment (localMemSize_)
+    vgpr_file: tuple[int, int] | None  # as the profile's table gives it (wave32 units on gfx10+)
+    vgpr_granule: int | None  # after halving for wave64 on gfx10+
     sgpr_cost: int | None
-    refusal: tuple[str, str] | None = None   # no such runtime answer at all: (error, why)
-    failure: tuple[str, str] | None = None   # HIP fails after its block-size checks: (error, why)
+    refusal: tuple[str, str] | None = None  # no such runtime answer at all: (error, why)
+    failure: tuple[str, str] | None = None  # HIP fails after its block-size checks: (error, why)
 
 
-@functools.lru_cache(maxsize=4096)   # depends on the kernel and runtime, not on the launch shape
+@functools.lru_cache(maxsize=4096)  # depends on the kernel and runtime, not on the launch shape
 def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     t = u.target
     max_waves = max_waves_per_simd(t)
@@ -76,43 +91,78 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     wgp_mode = p.parses_wgp(u.wgp_metadata)
     # Runtimes up to 6.4 took gfx9's SIMD count from the device and ignored WGP mode there.
     wgp = wgp_mode and (p.simd_count == "isa" or t.wgp)
-    empty = _Budget(wave=wave, max_waves=max_waves, vgpr_waves=None, sgpr_waves=None, simds=t.simds(wgp),
-                    wgp=wgp, wgp_mode=wgp_mode, lds_bytes=t.lds_per_cu if lds_bytes is None else lds_bytes,
-                    vgpr_file=None, vgpr_granule=None, sgpr_cost=None)
+    empty = _Budget(
+        wave=wave,
+        max_waves=max_waves,
+        vgpr_waves=None,
+        sgpr_waves=None,
+        simds=t.simds(wgp),
+        wgp=wgp,
+        wgp_mode=wgp_mode,
+        lds_bytes=t.lds_per_cu if lds_bytes is None else lds_bytes,
+        vgpr_file=None,
+        vgpr_granule=None,
+        sgpr_cost=None,
+    )
     if p.unknown:
         return replace(empty, refusal=("unknown-runtime-values", f"HIP profile {p.name}: {p.unknown}"))
     file = p.vgpr_file(t)
     if file is None:
-        return replace(empty, refusal=("unsupported-processor", f"the {p.release_name} runtime does not run "
-                                       f"{t.name} (not among the processors of its device.cpp ISA table; "
-                                       f"{p.source})"))
+        return replace(
+            empty,
+            refusal=(
+                "unsupported-processor",
+                f"the {p.release_name} runtime does not run "
+                f"{t.name} (not among the processors of its device.cpp ISA table; "
+                f"{p.source})",
+            ),
+        )
     vmax, gran = file
-    if wave == 64 and 32 in t.wave_sizes:     # the file is counted in wave32 units there
+    if wave == 64 and 32 in t.wave_sizes:  # the file is counted in wave32 units there
         vmax, gran = vmax >> 1, gran >> 1
     values = replace(empty, vgpr_file=file, vgpr_granule=gran)
     guard = u.sgprs if p.vgpr_guard == "sgprs" else u.vgprs
     divisor = align_up_bitmask(u.vgprs, gran)
     if guard > 0 and divisor == 0:
-        return replace(values, failure=("division-by-zero", f"this runtime has {vmax} VGPRs in granules of "
-                                        f"{gran} for {t.name}, so alignUp({u.vgprs}, {gran}) is 0 and it "
-                                        "divides by zero (SIGFPE)"))
+        return replace(
+            values,
+            failure=(
+                "division-by-zero",
+                f"this runtime has {vmax} VGPRs in granules of "
+                f"{gran} for {t.name}, so alignUp({u.vgprs}, {gran}) is 0 and it "
+                "divides by zero (SIGFPE)",
+            ),
+        )
     vgpr_waves = vmax // divisor if guard > 0 else max_waves
     values = replace(values, vgpr_waves=vgpr_waves)
     if vgpr_waves == 0:
-        return replace(values, failure=_no_wave(p, f"{u.vgprs} VGPRs leave no room for one wave of "
-                                                   f"{wave} lanes in {vmax} registers"))
+        return replace(
+            values,
+            failure=_no_wave(p, f"{u.vgprs} VGPRs leave no room for one wave of {wave} lanes in {vmax} registers"),
+        )
     if u.sgprs > 0 and t.sgprs_per_simd:
         granule = 16 if p.sgpr_granule == "16" else t.sgpr_alloc_granule
         cost = align_up_bitmask(u.sgprs, granule) + p.sgpr_trap_reserve
         values = replace(values, sgpr_cost=cost, sgpr_waves=t.sgprs_per_simd // cost)
         if values.sgpr_waves == 0:
             # No runtime checks this one: the thread budget is 0 and the grid divides by it.
-            return replace(values, failure=("division-by-zero", f"{u.sgprs} SGPRs cost {cost} per wave, more than "
-                                            f"the {t.sgprs_per_simd} a SIMD has: no wave fits, and HIP divides by "
-                                            "the zero thread budget computing the grid (SIGFPE)"))
+            return replace(
+                values,
+                failure=(
+                    "division-by-zero",
+                    f"{u.sgprs} SGPRs cost {cost} per wave, more than "
+                    f"the {t.sgprs_per_simd} a SIMD has: no wave fits, and HIP divides by "
+                    "the zero thread budget computing the grid (SIGFPE)",
+                ),
+            )
     if wave == 0:
-        return replace(values, failure=("division-by-zero", "this runtime takes .wavefront_size 0 from the "
-                                        "metadata and divides by alignUp(block, 0) = 0 (SIGFPE)"))
+        return replace(
+            values,
+            failure=(
+                "division-by-zero",
+                "this runtime takes .wavefront_size 0 from the metadata and divides by alignUp(block, 0) = 0 (SIGFPE)",
+            ),
+        )
     return values
 
 
@@ -125,8 +175,10 @@ def _no_wave(p: HipProfile, why: str) -> tuple[str, str]:
 _CALLER_VALUE = {
     "0": (0, "this runtime's module wrapper writes 0 into the caller's numBlocks"),
     "unchanged": ("unchanged", "HIP leaves the caller's numBlocks unchanged"),
-    "0-or-unchanged": ("0 or unchanged", "the caller's numBlocks is set to 0 or left unchanged, depending on "
-                       "the develop snapshot"),
+    "0-or-unchanged": (
+        "0 or unchanged",
+        "the caller's numBlocks is set to 0 or left unchanged, depending on the develop snapshot",
+    ),
 }
 
 
@@ -135,16 +187,21 @@ def check_sizes(u: KernelUsage, dynamic_lds: int) -> None:
     adds static and dynamic LDS in size_t, so beyond those limits its answer is not defined."""
     for label, value in ((".vgpr_count", u.vgprs), (".sgpr_count", u.sgprs), (".group_segment_fixed_size", u.lds)):
         if value > INT_MAX:
-            raise UsageError(f"{label} {value} exceeds INT_MAX ({INT_MAX}): HIP parses it with atoi into an "
-                             "int, so no HIP answer is defined")
+            raise UsageError(
+                f"{label} {value} exceeds INT_MAX ({INT_MAX}): HIP parses it with atoi into an "
+                "int, so no HIP answer is defined"
+            )
     if u.lds + dynamic_lds > SIZE_MAX:
-        raise UsageError(f"static + dynamic LDS {u.lds} + {dynamic_lds} B exceeds SIZE_MAX ({SIZE_MAX}): HIP adds "
-                         "them in size_t, where the sum wraps and the LDS limit vanishes; give at most "
-                         f"{SIZE_MAX - u.lds} B of dynamic LDS")
+        raise UsageError(
+            f"static + dynamic LDS {u.lds} + {dynamic_lds} B exceeds SIZE_MAX ({SIZE_MAX}): HIP adds "
+            "them in size_t, where the sum wraps and the LDS limit vanishes; give at most "
+            f"{SIZE_MAX - u.lds} B of dynamic LDS"
+        )
 
 
 class _Common(TypedDict):
     """The arguments of :func:`.record.build` every HIP record shares."""
+
     model: str
     profile: str
     processor: str
@@ -154,6 +211,7 @@ class _Common(TypedDict):
 
 class _Shape(TypedDict):
     """The arguments of :func:`.record.build` known once the budget is (block size aside)."""
+
     waves_per_block: int | None
     simds: int
     max_waves_per_simd: int
@@ -162,29 +220,56 @@ class _Shape(TypedDict):
     details: dict[str, Any]
 
 
-def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, profile: str | None = None,
-                  lds_bytes: int | None = None) -> Occupancy:
+def hip_occupancy(
+    u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, profile: str | None = None, lds_bytes: int | None = None
+) -> Occupancy:
     """Blocks per CU as the named HIP runtime answers (default: ROCm develop)."""
     p = get_profile(profile)
     check_sizes(u, dynamic_lds)
     t = u.target
     b = _budget(u, p, lds_bytes)
     common = _Common(model="hip", profile=p.name, processor=t.name, block_size=block_size, dynamic_lds=dynamic_lds)
-    inferred = [p.inferred] if p.inferred else []      # first: an error's reason stays last
+    inferred = [p.inferred] if p.inferred else []  # first: an error's reason stays last
     if b.refusal:
-        return build(**common, limits={}, blocks=None, waves_per_block=None, simds=t.simds_per_cu,
-                     max_waves_per_simd=b.max_waves, per_wgp=False, allocated={}, error=b.refusal[0],
-                     warnings=[*inferred, b.refusal[1]])
+        return build(
+            **common,
+            limits={},
+            blocks=None,
+            waves_per_block=None,
+            simds=t.simds_per_cu,
+            max_waves_per_simd=b.max_waves,
+            per_wgp=False,
+            allocated={},
+            error=b.refusal[0],
+            warnings=[*inferred, b.refusal[1]],
+        )
     # Without a refusal the budget holds the VGPR file (see _budget).
     assert b.vgpr_file is not None and b.vgpr_granule is not None
     waves_per_block = -(-block_size // b.wave) if block_size > 0 and b.wave else None
-    details: dict[str, Any] = {"MaxWavesPerSimd": b.max_waves, "wavefrontSize": b.wave, "vgprsPerSimd": b.vgpr_file[0],
-               "vgprAllocGranularity": b.vgpr_file[1], "VgprWaves": b.vgpr_waves, "SgprWaves": b.sgpr_waves,
-               "simdPerCU": b.simds, "isWGPMode": b.wgp_mode, "localMemSize": b.lds_bytes}
-    allocated: dict[str, int | None] = {"vgprs_per_wave": align_up_bitmask(u.vgprs, b.vgpr_granule),
-                 "sgprs_per_wave": b.sgpr_cost, "lds_per_block": u.lds + dynamic_lds}
-    shape = _Shape(waves_per_block=waves_per_block, simds=b.simds, max_waves_per_simd=b.max_waves,
-                   per_wgp=b.wgp, allocated=allocated, details=details)
+    details: dict[str, Any] = {
+        "MaxWavesPerSimd": b.max_waves,
+        "wavefrontSize": b.wave,
+        "vgprsPerSimd": b.vgpr_file[0],
+        "vgprAllocGranularity": b.vgpr_file[1],
+        "VgprWaves": b.vgpr_waves,
+        "SgprWaves": b.sgpr_waves,
+        "simdPerCU": b.simds,
+        "isWGPMode": b.wgp_mode,
+        "localMemSize": b.lds_bytes,
+    }
+    allocated: dict[str, int | None] = {
+        "vgprs_per_wave": align_up_bitmask(u.vgprs, b.vgpr_granule),
+        "sgprs_per_wave": b.sgpr_cost,
+        "lds_per_block": u.lds + dynamic_lds,
+    }
+    shape = _Shape(
+        waves_per_block=waves_per_block,
+        simds=b.simds,
+        max_waves_per_simd=b.max_waves,
+        per_wgp=b.wgp,
+        allocated=allocated,
+        details=details,
+    )
     warnings = inferred + _warnings(u, p, b, dynamic_lds)
     if p.sgpr_trap_reserve and t.sgprs_per_simd and u.sgprs:
         details["trapReserveSgprs"] = p.sgpr_trap_reserve
@@ -197,15 +282,17 @@ def hip_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, prof
         return build(**common, limits={"block_size": 0}, blocks=0, warnings=warnings, **shape)
     if b.failure:
         error, why = b.failure
-        zero: dict[str, int | None] = {name: 0 for name, waves in (("vgpr", b.vgpr_waves), ("sgpr", b.sgpr_waves))
-                                       if waves == 0}
+        zero: dict[str, int | None] = {
+            name: 0 for name, waves in (("vgpr", b.vgpr_waves), ("sgpr", b.sgpr_waves)) if waves == 0
+        }
         return _error(common, shape, warnings, p, error, why, limits=zero)
 
     lds = u.lds + dynamic_lds
     limits = _limits(b, block_size, lds)
-    assert b.vgpr_waves is not None     # set whenever the budget has no failure (see _budget)
-    details["aluThreads"] = b.simds * b.wave * min(b.max_waves, b.vgpr_waves,
-                                                    b.sgpr_waves if b.sgpr_waves is not None else INT_MAX)
+    assert b.vgpr_waves is not None  # set whenever the budget has no failure (see _budget)
+    details["aluThreads"] = (
+        b.simds * b.wave * min(b.max_waves, b.vgpr_waves, b.sgpr_waves if b.sgpr_waves is not None else INT_MAX)
+    )
     if lds > t.lds_per_workgroup:
         warnings.append(f"{lds} B of LDS exceed the {t.lds_per_workgroup} B one workgroup may use")
     return build(**common, limits=limits, blocks=smallest(limits), warnings=warnings, **shape)
@@ -216,20 +303,32 @@ def _warnings(u: KernelUsage, p: HipProfile, b: _Budget, dynamic_lds: int) -> li
     t = u.target
     warnings = []
     if u.wave != b.wave:
-        warnings.append(f"this runtime takes the wave size from the device ({b.wave}), not the "
-                        f"kernel's .wavefront_size {u.wave}")
+        warnings.append(
+            f"this runtime takes the wave size from the device ({b.wave}), not the kernel's .wavefront_size {u.wave}"
+        )
     if t.wgp and u.wgp_metadata not in (None, "0", "false") and not b.wgp_mode:
-        warnings.append(f"this runtime reads .workgroup_processor_mode {u.wgp_metadata!r} as off (it accepts only "
-                        "\"true\", and LLVM writes 1), so it counts per CU, not per WGP")
+        warnings.append(
+            f"this runtime reads .workgroup_processor_mode {u.wgp_metadata!r} as off (it accepts only "
+            '"true", and LLVM writes 1), so it counts per CU, not per WGP'
+        )
     if p.pr9571 and t.major == load_table("hip_profiles.toml")["pr9571_isa_major"] and b.wgp and u.lds + dynamic_lds:
-        warnings.append("rocm-systems PR #9571 (Jul 2026) changed how this runtime counts LDS for gfx11 "
-                        "WGP-mode kernels; its formula is not known here, so the LDS limit follows the "
-                        "earlier rule")
+        warnings.append(
+            "rocm-systems PR #9571 (Jul 2026) changed how this runtime counts LDS for gfx11 "
+            "WGP-mode kernels; its formula is not known here, so the LDS limit follows the "
+            "earlier rule"
+        )
     return warnings
 
 
-def _error(common: _Common, shape: _Shape, warnings: list[str], p: HipProfile, error: str, why: str,
-           limits: dict[str, int | None] | None = None) -> Occupancy:
+def _error(
+    common: _Common,
+    shape: _Shape,
+    warnings: list[str],
+    p: HipProfile,
+    error: str,
+    why: str,
+    limits: dict[str, int | None] | None = None,
+) -> Occupancy:
     """A record for a HIP call that fails: say why, and what the caller's numBlocks holds after it."""
     if error == "division-by-zero":
         why += "; the calling process dies, so no value is returned"
@@ -242,7 +341,7 @@ def _error(common: _Common, shape: _Shape, warnings: list[str], p: HipProfile, e
 
 def _limits(b: _Budget, block_size: int, lds: int) -> dict[str, int | None]:
     """Workgroups per CU each resource alone allows (valid block size, at least one wave)."""
-    assert b.vgpr_waves is not None     # callers pass only a budget without refusal or failure
+    assert b.vgpr_waves is not None  # callers pass only a budget without refusal or failure
     balign = align_up_bitmask(block_size, b.wave)
     per_wave_threads = b.simds * b.wave
     return {
@@ -264,9 +363,16 @@ def hip_limits(u: KernelUsage, block_size: int, dynamic_lds: int = 0) -> dict[st
     return _limits(b, block_size, u.lds + dynamic_lds)
 
 
-def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_limit: int = 0, *,
-                             compute_units: int, runtime_wgp: bool | None = None,
-                             profile: str | None = None, lds_bytes: int | None = None) -> dict[str, int | str | None]:
+def max_potential_block_size(
+    u: KernelUsage,
+    dynamic_lds: int = 0,
+    block_size_limit: int = 0,
+    *,
+    compute_units: int,
+    runtime_wgp: bool | None = None,
+    profile: str | None = None,
+    lds_bytes: int | None = None,
+) -> dict[str, int | str | None]:
     """hipModuleOccupancyMaxPotentialBlockSize (the C API): no search (hip-occupancy.md §6).
 
     ``compute_units`` is the device's CU count as HIP reports it (already halved in a WGP-mode
@@ -278,7 +384,7 @@ def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_li
     stop = b.refusal or b.failure
     if stop:
         return {"error": stop[0]}
-    assert b.vgpr_waves is not None     # set whenever the budget has no refusal or failure
+    assert b.vgpr_waves is not None  # set whenever the budget has no refusal or failure
     limit = block_size_limit if 0 < block_size_limit <= MAX_WORKGROUP_SIZE else MAX_WORKGROUP_SIZE
     sgpr_waves = b.sgpr_waves if b.sgpr_waves is not None else INT_MAX
     alu_threads = b.simds * min(b.max_waves, b.vgpr_waves, sgpr_waves) * b.wave
@@ -287,15 +393,21 @@ def max_potential_block_size(u: KernelUsage, dynamic_lds: int = 0, block_size_li
     best = min(alu_threads, align_up_bitmask(limit, b.wave))
     cus = compute_units
     runtime_wgp = u.target.wgp if runtime_wgp is None else runtime_wgp
-    if p.grid_cu_correction and b.wgp_mode != runtime_wgp:    # since 2024-04-02 (fcfe2ec88)
+    if p.grid_cu_correction and b.wgp_mode != runtime_wgp:  # since 2024-04-02 (fcfe2ec88)
         cus = cus // 2 if b.wgp_mode else cus * 2
     return {"block_size": best, "grid_size": cus * min(alu_threads // best, lds_wgs), "error": None}
 
 
-def max_potential_block_size_search(u: KernelUsage, smem_for_block: Callable[[int], int] = lambda block: 0,
-                                    block_size_limit: int = 0, *, compute_units: int, max_threads_per_cu: int,
-                                    profile: str | None = None,
-                                    lds_bytes: int | None = None) -> dict[str, int | str | None]:
+def max_potential_block_size_search(
+    u: KernelUsage,
+    smem_for_block: Callable[[int], int] = lambda block: 0,
+    block_size_limit: int = 0,
+    *,
+    compute_units: int,
+    max_threads_per_cu: int,
+    profile: str | None = None,
+    lds_bytes: int | None = None,
+) -> dict[str, int | str | None]:
     """The header template hipOccupancyMaxPotentialBlockSizeVariableSMem: it does search.
 
     From the block limit (default: the kernel's .max_flat_workgroup_size) down to one wave, in

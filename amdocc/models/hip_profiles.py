@@ -6,6 +6,7 @@ says which processors the runtime runs and with which VGPR file, and how its occ
 metadata parse and module wrapper behave. This module only reads the table and maps a
 ``hipRuntimeGetVersion()`` value onto a profile; the arithmetic lives in :mod:`.hip`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,21 +22,33 @@ TABLE = "hip_profiles.toml"
 # HIP_VERSION; ROCm 6.4.0's runtime reports 6.4.43482 as 60443482).
 _MAJOR, _MINOR = 10_000_000, 100_000
 # The profile keys that decide an answer.
-BEHAVIOUR = ("vgpr_table", "unknown", "vgpr_guard", "zero_vgpr_waves", "caller_value", "sgpr_granule",
-             "sgpr_trap_reserve", "wgp_parse", "wave_size", "simd_count", "grid_cu_correction", "pr9571")
+BEHAVIOUR = (
+    "vgpr_table",
+    "unknown",
+    "vgpr_guard",
+    "zero_vgpr_waves",
+    "caller_value",
+    "sgpr_granule",
+    "sgpr_trap_reserve",
+    "wgp_parse",
+    "wave_size",
+    "simd_count",
+    "grid_cu_correction",
+    "pr9571",
+)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class HipProfile:
     name: str
-    release: tuple[int, int] | None     # ROCm release line; None for develop snapshots
+    release: tuple[int, int] | None  # ROCm release line; None for develop snapshots
     dates: str
     changes: str
     source: str
-    unknown: str | None                 # why this release cannot be reproduced (then nothing else is set)
-    evidence: str | None = None         # "inferred from ...": not read at the release's own tag
-    hip_version: tuple[int, int] | None = None   # what its runtime reports, when not `release`
-    vgpr_table: dict[str, Any] | None = None   # processor (or "base") → [VGPRs, granule] or "targets"
+    unknown: str | None  # why this release cannot be reproduced (then nothing else is set)
+    evidence: str | None = None  # "inferred from ...": not read at the release's own tag
+    hip_version: tuple[int, int] | None = None  # what its runtime reports, when not `release`
+    vgpr_table: dict[str, Any] | None = None  # processor (or "base") → [VGPRs, granule] or "targets"
     vgpr_guard: str = "vgprs"
     zero_vgpr_waves: str = "hipErrorUnknown"
     caller_value: str = "unchanged"
@@ -105,8 +118,9 @@ def _release(text: str | None) -> tuple[int, int] | None:
 
 def _evidence(name: str, text: str | None) -> str | None:
     if text is not None and not text.startswith("inferred from "):
-        raise ValueError(f"{TABLE}: profile {name!r}: evidence must say what it is inferred from "
-                         f"(\"inferred from ...\"), got {text!r}")
+        raise ValueError(
+            f'{TABLE}: profile {name!r}: evidence must say what it is inferred from ("inferred from ..."), got {text!r}'
+        )
     return text
 
 
@@ -116,18 +130,33 @@ def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
     tables = _vgpr_tables(raw["vgpr_tables"])
     profiles = {}
     for name, row in raw["profiles"].items():
-        common = dict(name=name, release=_release(row.get("release")), dates=row["dates"],
-                      changes=row["changes"], source=row["source"], unknown=row.get("unknown"),
-                      evidence=_evidence(name, row.get("evidence")), hip_version=_release(row.get("hip_version")))
+        common = dict(
+            name=name,
+            release=_release(row.get("release")),
+            dates=row["dates"],
+            changes=row["changes"],
+            source=row["source"],
+            unknown=row.get("unknown"),
+            evidence=_evidence(name, row.get("evidence")),
+            hip_version=_release(row.get("hip_version")),
+        )
         if common["unknown"]:
             profiles[name] = HipProfile(**common)
             continue
         profiles[name] = HipProfile(
-            **common, vgpr_table=tables[row["vgpr_table"]], vgpr_guard=row["vgpr_guard"],
-            zero_vgpr_waves=row["zero_vgpr_waves"], caller_value=row["caller_value"],
-            sgpr_granule=row["sgpr_granule"], sgpr_trap_reserve=int(row["sgpr_trap_reserve"]),
-            wgp_parse=row["wgp_parse"], wave_size=row["wave_size"], simd_count=row["simd_count"],
-            grid_cu_correction=bool(row["grid_cu_correction"]), pr9571=bool(row["pr9571"]))
+            **common,
+            vgpr_table=tables[row["vgpr_table"]],
+            vgpr_guard=row["vgpr_guard"],
+            zero_vgpr_waves=row["zero_vgpr_waves"],
+            caller_value=row["caller_value"],
+            sgpr_granule=row["sgpr_granule"],
+            sgpr_trap_reserve=int(row["sgpr_trap_reserve"]),
+            wgp_parse=row["wgp_parse"],
+            wave_size=row["wave_size"],
+            simd_count=row["simd_count"],
+            grid_cu_correction=bool(row["grid_cu_correction"]),
+            pr9571=bool(row["pr9571"]),
+        )
     aliases = dict(raw.get("aliases", {}))
     for alias, target in aliases.items():
         if target not in profiles or alias in profiles:
@@ -157,8 +186,9 @@ def get_profile(name: str | None) -> HipProfile:
         return profiles()[name]
     except KeyError:
         known = ", ".join(_table()[0])
-        raise UnknownTargetError(f"unknown HIP profile {name!r} (known: {known}; "
-                                 f"aliases: {', '.join(_table()[1])})") from None
+        raise UnknownTargetError(
+            f"unknown HIP profile {name!r} (known: {known}; aliases: {', '.join(_table()[1])})"
+        ) from None
 
 
 def decode_runtime_version(version: int) -> tuple[int, int, int]:
@@ -170,6 +200,7 @@ def decode_runtime_version(version: int) -> tuple[int, int, int]:
 class RuntimeProfile:
     """The profile chosen for a runtime, and a warning when its version is not a release amdocc knows
     or is reported by releases that answer differently."""
+
     profile: HipProfile
     version: int
     warning: str | None
@@ -184,12 +215,18 @@ def profile_for_runtime(version: int) -> RuntimeProfile:
     release before it (the oldest known one when it predates them all), with a warning saying so.
     """
     # By the version reported, the release named by that version first, then by release.
-    releases = sorted((p for p in _table()[0].values() if p.release is not None),
-                      key=lambda p: (p.reports, p.release != p.reports, p.release))
+    releases = sorted(
+        (p for p in _table()[0].values() if p.release is not None),
+        key=lambda p: (p.reports, p.release != p.reports, p.release),
+    )
     if version <= 0:
         oldest = releases[0]
-        return RuntimeProfile(oldest, version, f"hipRuntimeGetVersion() returned {version}, which is "
-                              f"no HIP version; comparing with {oldest.name}, the oldest release known")
+        return RuntimeProfile(
+            oldest,
+            version,
+            f"hipRuntimeGetVersion() returned {version}, which is "
+            f"no HIP version; comparing with {oldest.name}, the oldest release known",
+        )
     major, minor, patch = decode_runtime_version(version)
     same = [p for p in releases if p.reports == (major, minor)]
     if same:
@@ -198,18 +235,29 @@ def profile_for_runtime(version: int) -> RuntimeProfile:
         if not differ:
             return RuntimeProfile(chosen, version, None)
         names = "; ".join(f"{p.name} ({_differences(chosen, p)})" for p in differ)
-        return RuntimeProfile(chosen, version, f"HIP {major}.{minor} ({version}) is reported by "
-                              f"{', '.join(p.release_name for p in same)}; using {chosen.name}. {names} "
-                              "would answer differently: give its profile if the runtime is that release")
+        return RuntimeProfile(
+            chosen,
+            version,
+            f"HIP {major}.{minor} ({version}) is reported by "
+            f"{', '.join(p.release_name for p in same)}; using {chosen.name}. {names} "
+            "would answer differently: give its profile if the runtime is that release",
+        )
     earlier = [p for p in releases if p.reports is not None and p.reports < (major, minor)]
     # The newest version before it, and of the releases reporting that one, the one it names.
     chosen = next(p for p in earlier if p.reports == earlier[-1].reports) if earlier else releases[0]
     where = "the newest known release before it" if earlier else "the oldest known release"
-    return RuntimeProfile(chosen, version, f"HIP runtime {major}.{minor}.{patch} ({version}) is not a ROCm "
-                          f"release amdocc has a profile for; using {chosen.name}, {where}")
+    return RuntimeProfile(
+        chosen,
+        version,
+        f"HIP runtime {major}.{minor}.{patch} ({version}) is not a ROCm "
+        f"release amdocc has a profile for; using {chosen.name}, {where}",
+    )
 
 
 def _differences(a: HipProfile, b: HipProfile) -> str:
     """Which table keys two profiles differ in, e.g. ``caller_value unchanged``."""
-    return ", ".join(f"{key} {getattr(b, key)}" if key != "vgpr_table" else "its VGPR table"
-                     for key, x, y in zip(BEHAVIOUR, a.behaviour(), b.behaviour(), strict=True) if x != y)
+    return ", ".join(
+        f"{key} {getattr(b, key)}" if key != "vgpr_table" else "its VGPR table"
+        for key, x, y in zip(BEHAVIOUR, a.behaviour(), b.behaviour(), strict=True)
+        if x != y
+    )

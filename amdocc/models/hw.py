@@ -10,6 +10,7 @@ Each rule has a public source (tests/test_hw_sources.py works a case of each by 
 public source pins a number the answer rests on (a table value marked ``unconfirmed``, or how
 TG_SPLIT waves count against a CU), the result lists it in ``details["unconfirmed"]`` and warns.
 """
+
 from __future__ import annotations
 
 from ..binary import align_up
@@ -19,8 +20,7 @@ from .record import Occupancy, build, smallest
 from .usage import KernelUsage
 
 
-def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
-                 trap_reserve: bool = True) -> Occupancy:
+def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, trap_reserve: bool = True) -> Occupancy:
     t = u.target
     wave = u.wave
     wgp = u.wgp_mode and t.wgp
@@ -43,9 +43,12 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
     pool = (t.lds_per_wgp or 2 * t.lds_per_cu) if wgp else t.lds_per_cu
 
     limits: dict[str, int | None] = {}
-    if block_size <= 0 or block_size > MAX_WORKGROUP_SIZE or (
-            u.max_flat_workgroup_size is not None and block_size > u.max_flat_workgroup_size):
-        limits["block_size"] = 0          # the warning is launch_check's, the same for every model
+    if (
+        block_size <= 0
+        or block_size > MAX_WORKGROUP_SIZE
+        or (u.max_flat_workgroup_size is not None and block_size > u.max_flat_workgroup_size)
+    ):
+        limits["block_size"] = 0  # the warning is launch_check's, the same for every model
     if waves_per_block:
         limits["vgpr"] = simds * waves_by_vgpr // waves_per_block
         if waves_by_sgpr is not None:
@@ -61,34 +64,58 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *,
     if lds and "lds_granule" in t.unconfirmed:
         unconfirmed.append(f"the {t.lds_granule} B LDS granule of {t.name}: {t.unconfirmed['lds_granule']}")
     if u.tg_split:
-        warnings.append("TG_SPLIT is set: a workgroup's waves may spread over CUs, so the LDS and "
-                        "barrier limits are not per CU")
-        unconfirmed.append("how TG_SPLIT waves count against one CU's limits (AMDGPUUsage says only that "
-                           "they may run on different CUs)")
+        warnings.append(
+            "TG_SPLIT is set: a workgroup's waves may spread over CUs, so the LDS and barrier limits are not per CU"
+        )
+        unconfirmed.append(
+            "how TG_SPLIT waves count against one CU's limits (AMDGPUUsage says only that "
+            "they may run on different CUs)"
+        )
         limits.pop("lds", None)
         limits.pop("barriers", None)
     if u.scratch:
-        warnings.append(f"{u.scratch} B of scratch per work-item: scratch backing memory can limit "
-                        "waves further at run time; not modelled")
+        warnings.append(
+            f"{u.scratch} B of scratch per work-item: scratch backing memory can limit "
+            "waves further at run time; not modelled"
+        )
     if wave == 64 and 32 in t.wave_sizes:
-        warnings.append("wave64 on RDNA is modelled with LLVM's wave64 VGPR file; how it takes wave "
-                        "slots on silicon is not confirmed")
+        warnings.append(
+            "wave64 on RDNA is modelled with LLVM's wave64 VGPR file; how it takes wave "
+            "slots on silicon is not confirmed"
+        )
     if unconfirmed:
         warnings.append("unconfirmed by any public source: " + "; ".join(unconfirmed))
     blocks = smallest(limits)
     warnings += _differences_from_hip(u, block_size, dynamic_lds, blocks, limits)
-    details = {"vgprs_allocated_from": "descriptor" if u.vgprs_allocated is not None else "metadata",
-               "waves_per_simd_by_vgpr": waves_by_vgpr, "waves_per_simd_by_sgpr": waves_by_sgpr,
-               "lds_pool": pool, "simds": simds, "unconfirmed": unconfirmed}
-    return build("hw", "trap-reserve" if trap_reserve else "no-trap-reserve", t.name, block_size, dynamic_lds,
-                 limits, blocks=blocks, waves_per_block=waves_per_block or None, simds=simds,
-                 max_waves_per_simd=max_waves, per_wgp=wgp,
-                 allocated={"vgprs_per_wave": vgpr_alloc, "sgprs_per_wave": sgpr_alloc, "lds_per_block": lds_alloc},
-                 warnings=warnings, details=details)
+    details = {
+        "vgprs_allocated_from": "descriptor" if u.vgprs_allocated is not None else "metadata",
+        "waves_per_simd_by_vgpr": waves_by_vgpr,
+        "waves_per_simd_by_sgpr": waves_by_sgpr,
+        "lds_pool": pool,
+        "simds": simds,
+        "unconfirmed": unconfirmed,
+    }
+    return build(
+        "hw",
+        "trap-reserve" if trap_reserve else "no-trap-reserve",
+        t.name,
+        block_size,
+        dynamic_lds,
+        limits,
+        blocks=blocks,
+        waves_per_block=waves_per_block or None,
+        simds=simds,
+        max_waves_per_simd=max_waves,
+        per_wgp=wgp,
+        allocated={"vgprs_per_wave": vgpr_alloc, "sgprs_per_wave": sgpr_alloc, "lds_per_block": lds_alloc},
+        warnings=warnings,
+        details=details,
+    )
 
 
-def _differences_from_hip(u: KernelUsage, block_size: int, dynamic_lds: int, blocks: int | None,
-                          limits: dict[str, int | None]) -> list[str]:
+def _differences_from_hip(
+    u: KernelUsage, block_size: int, dynamic_lds: int, blocks: int | None, limits: dict[str, int | None]
+) -> list[str]:
     """Say where HIP's newest answer differs from this estimate, resource by resource."""
     hip = hip_limits(u, block_size, dynamic_lds)
     if hip is None:
@@ -100,8 +127,10 @@ def _differences_from_hip(u: KernelUsage, block_size: int, dynamic_lds: int, blo
     for name, label in (("vgpr", "VGPRs"), ("sgpr", "SGPRs"), ("lds", "LDS"), ("waves", "wave slots")):
         mine, theirs = limits.get(name), hip.get(name)
         if mine != theirs:
-            why.append(f"{label} allow {theirs if theirs is not None else 'any number'} there, "
-                       f"{mine if mine is not None else 'any number'} here")
+            why.append(
+                f"{label} allow {theirs if theirs is not None else 'any number'} there, "
+                f"{mine if mine is not None else 'any number'} here"
+            )
     if "barriers" in limits and limits["barriers"] == blocks:
         why.append("HIP has no per-CU workgroup (barrier) limit")
     return [f"HIP ({default_profile_name()}) answers {hip_blocks}: " + "; ".join(why or ["see the limits"])]

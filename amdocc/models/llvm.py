@@ -14,6 +14,7 @@ never costs a wave; under the exact inverse it does where that wave count is unr
 gfx9: a 9-wave kernel is printed as 8). VGPRs are padded the same way, but getMinNumVGPRs returns
 0 for unreachable counts, so the padding never costs a wave and is not modelled.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -64,7 +65,7 @@ def max_workgroups_per_cu(t: Target, wave: int, wgp: bool, wg_size: int) -> int:
     if waves == 1:
         return slots
     cap = t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu
-    assert cap is not None      # every targets.toml row with WGPs gives max_workgroups_per_wgp
+    assert cap is not None  # every targets.toml row with WGPs gives max_workgroups_per_wgp
     return min(slots // waves, cap)
 
 
@@ -75,8 +76,9 @@ def workgroups_by_lds(t: Target, wgp: bool, lds: int, granule_rounding: bool = F
     return pool // max(size, 1)
 
 
-def lds_waves(t: Target, wave: int, wgp: bool, lds: int, wg_min: int, wg_max: int,
-              granule_rounding: bool = False) -> tuple[int, int]:
+def lds_waves(
+    t: Target, wave: int, wgp: bool, lds: int, wg_min: int, wg_max: int, granule_rounding: bool = False
+) -> tuple[int, int]:
     """getOccupancyWithWorkGroupSizes (LLVM 21+, PR #123748): (min, max) waves per EU."""
     eus = t.simds(wgp)
     wgs_lds = workgroups_by_lds(t, wgp, lds, granule_rounding)
@@ -117,8 +119,10 @@ def choose_rules(u: KernelUsage, llvm_version: str | None) -> RulesChoice:
     if llvm_version is not None:
         choice = parse_version(llvm_version, t)
         if t.since_llvm and choice.llvm_major < t.since_llvm:
-            raise UsageError(f"LLVM {choice.llvm_major} ({choice.rules.name} rules) did not know {t.name}: "
-                             f"LLVM first knew it in LLVM {t.since_llvm}")
+            raise UsageError(
+                f"LLVM {choice.llvm_major} ({choice.rules.name} rules) did not know {t.name}: "
+                f"LLVM first knew it in LLVM {t.since_llvm}"
+            )
         return choice
     choice = rules_for_producer(u.producer, u.from_file, t)
     if t.since_llvm and choice.llvm_major < t.since_llvm:
@@ -129,8 +133,9 @@ def choose_rules(u: KernelUsage, llvm_version: str | None) -> RulesChoice:
     return choice
 
 
-def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: int = 0, *,
-                   llvm_version: str | None = None) -> Occupancy:
+def llvm_occupancy(
+    u: KernelUsage, block_size: int | None = None, dynamic_lds: int = 0, *, llvm_version: str | None = None
+) -> Occupancy:
     """LLVM's occupancy under the rules of ``llvm_version`` (default: the kernel's compiler).
     Without ``block_size`` the flat workgroup range is (1, .max_flat_workgroup_size) and the answer
     is the compiler's ``; Occupancy:``; with it, the range is that exact size and ``blocks_per_cu``
@@ -142,10 +147,22 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
     rules = choice.rules
     t = rules.target_view(u.target)
     wave, wgp = u.wave, u.wgp_mode and t.wgp
-    if block_size is not None and block_size < 1:     # no such launch: nothing to evaluate
-        return build("llvm", rules.name, t.name, block_size, dynamic_lds, {"block_size": 0}, blocks=0,
-                     waves_per_block=None, simds=t.simds(wgp), max_waves_per_simd=t.max_waves_per_simd,
-                     per_wgp=wgp, allocated={}, warnings=list(choice.warnings))
+    if block_size is not None and block_size < 1:  # no such launch: nothing to evaluate
+        return build(
+            "llvm",
+            rules.name,
+            t.name,
+            block_size,
+            dynamic_lds,
+            {"block_size": 0},
+            blocks=0,
+            waves_per_block=None,
+            simds=t.simds(wgp),
+            max_waves_per_simd=t.max_waves_per_simd,
+            per_wgp=wgp,
+            allocated={},
+            warnings=list(choice.warnings),
+        )
     wg_max = u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE
     wg_min, wg_hi = (block_size, block_size) if block_size else (1, wg_max)
     lds = u.lds + dynamic_lds
@@ -160,12 +177,17 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
     waves_limits = {"lds": by_lds, "sgpr": by_sgpr, "vgpr": by_vgpr, "waves": t.max_waves_per_simd}
     # The compiler's own '; Occupancy:' number, kept even where no workgroup of this size fits
     # (the record's waves_per_simd is then 0: see record.build).
-    details: dict[str, Any] = {"llvm_occupancy": waves, "waves_per_eu_limits": waves_limits, "eus_per_cu": eus,
-                               "flat_workgroup_size": [wg_min, wg_hi], "llvm_rules": choice.as_dict()}
+    details: dict[str, Any] = {
+        "llvm_occupancy": waves,
+        "waves_per_eu_limits": waves_limits,
+        "eus_per_cu": eus,
+        "flat_workgroup_size": [wg_min, wg_hi],
+        "llvm_rules": choice.as_dict(),
+    }
     if u.producer is not None:
         details["compiler"] = u.producer.as_dict()
     if padded > u.sgprs:
-        details["sgprs_padded_to"] = padded   # NumSGPRsForWavesPerEU, what LLVM's number is computed from
+        details["sgprs_padded_to"] = padded  # NumSGPRsForWavesPerEU, what LLVM's number is computed from
     warnings = list(choice.warnings)
     if dynamic_lds:
         warnings.append("LLVM's occupancy sees only static LDS; dynamic LDS was added as a what-if")
@@ -173,7 +195,7 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
         details["agpr_count"] = u.agprs
     limits: dict[str, int | None] = {}
     blocks = None
-    if block_size and per_wg:     # per_wg is set whenever block_size is
+    if block_size and per_wg:  # per_wg is set whenever block_size is
         # Workgroups that fit at this occupancy, bounded like LLVM bounds workgroups per CU.
         groups_lds = workgroups_by_lds(t, wgp, lds, rules.lds_granule_rounding)
         limits = {
@@ -187,12 +209,30 @@ def llvm_occupancy(u: KernelUsage, block_size: int | None = None, dynamic_lds: i
             limits["block_size"] = 0
         blocks = smallest(limits)
         if blocks == 0 and waves and limits.get("block_size") is None:
-            warnings.append(f"LLVM prints Occupancy {waves} for this workgroup size (its per-wave limit), but "
-                            f"no workgroup of {per_wg} waves fits on the {eus} SIMDs: 0 workgroups, 0 waves")
+            warnings.append(
+                f"LLVM prints Occupancy {waves} for this workgroup size (its per-wave limit), but "
+                f"no workgroup of {per_wg} waves fits on the {eus} SIMDs: 0 workgroups, 0 waves"
+            )
     else:
         limits = dict(waves_limits)
-    return build("llvm", rules.name, t.name, block_size, dynamic_lds, limits, blocks=blocks,
-                 waves_per_block=per_wg, simds=eus, max_waves_per_simd=t.max_waves_per_simd, per_wgp=wgp,
-                 allocated={"vgprs_per_wave": align_up(max(u.vgprs, 1), t.vgpr_alloc_granule[wave]),
-                            "sgprs_per_wave": u.sgprs, "lds_per_block": lds},
-                 waves_per_simd=waves, warnings=warnings, details=details)
+    return build(
+        "llvm",
+        rules.name,
+        t.name,
+        block_size,
+        dynamic_lds,
+        limits,
+        blocks=blocks,
+        waves_per_block=per_wg,
+        simds=eus,
+        max_waves_per_simd=t.max_waves_per_simd,
+        per_wgp=wgp,
+        allocated={
+            "vgprs_per_wave": align_up(max(u.vgprs, 1), t.vgpr_alloc_granule[wave]),
+            "sgprs_per_wave": u.sgprs,
+            "lds_per_block": lds,
+        },
+        waves_per_simd=waves,
+        warnings=warnings,
+        details=details,
+    )

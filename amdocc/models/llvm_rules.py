@@ -6,6 +6,7 @@ and the answer says why. Every choice that is not exact (a development snapshot 
 which the rules changed, a version older or newer than any rule set, AMD's fork, no version at
 all) comes back with a warning; nothing is chosen silently.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,8 +54,11 @@ class LlvmRules:
         return _target_view(self, t)
 
     def differs_for(self, other: LlvmRules, t: Target) -> bool:
-        return (self.sgpr_occupancy, self.lds_granule_rounding, self.columns_for(t.name)) != \
-            (other.sgpr_occupancy, other.lds_granule_rounding, other.columns_for(t.name))
+        return (self.sgpr_occupancy, self.lds_granule_rounding, self.columns_for(t.name)) != (
+            other.sgpr_occupancy,
+            other.lds_granule_rounding,
+            other.columns_for(t.name),
+        )
 
 
 @functools.cache
@@ -71,7 +75,7 @@ class RulesChoice:
     rules: LlvmRules
     chosen_by: str
     warnings: tuple[str, ...] = ()
-    major: int | None = None     # the LLVM major the choice stands for (None: the rules' newest release)
+    major: int | None = None  # the LLVM major the choice stands for (None: the rules' newest release)
 
     @property
     def llvm_major(self) -> int:
@@ -85,10 +89,19 @@ class RulesChoice:
 def rule_sets() -> tuple[LlvmRules, ...]:
     out = []
     for name, row in load_table("llvm_rules.toml").items():
-        rules = LlvmRules(name, row["summary"], tuple(row["releases"]), tuple(row["snapshots"]),
-                          tuple(row.get("partial_snapshots", ())), row["sgpr_occupancy"],
-                          bool(row["lds_granule_rounding"]), tuple(row.get("changes", ())),
-                          row["oracle"], row["source"], _overrides(name, row.get("overrides", {})))
+        rules = LlvmRules(
+            name,
+            row["summary"],
+            tuple(row["releases"]),
+            tuple(row["snapshots"]),
+            tuple(row.get("partial_snapshots", ())),
+            row["sgpr_occupancy"],
+            bool(row["lds_granule_rounding"]),
+            tuple(row.get("changes", ())),
+            row["oracle"],
+            row["source"],
+            _overrides(name, row.get("overrides", {})),
+        )
         if rules.sgpr_occupancy not in SGPR_RULES:
             raise ValueError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
         out.append(rules)
@@ -117,8 +130,9 @@ def rules_named(name: str) -> LlvmRules | None:
     return next((r for r in rule_sets() if r.name == name), None)
 
 
-def rules_for_version(major: int, snapshot: bool, label: str, target: Target | None = None
-                      ) -> tuple[LlvmRules, list[str]]:
+def rules_for_version(
+    major: int, snapshot: bool, label: str, target: Target | None = None
+) -> tuple[LlvmRules, list[str]]:
     """The rule set of LLVM ``major`` (a release, or a development snapshot of main), and the
     warnings that go with an inexact choice. ``label`` names the version in those warnings; a
     snapshot from the cycle in which a set's changes landed is warned about only when those
@@ -132,17 +146,22 @@ def rules_for_version(major: int, snapshot: bool, label: str, target: Target | N
             earlier = sets[i - 1] if i else rules
             if target is not None and earlier is not rules and not rules.differs_for(earlier, target):
                 return earlier, []
-            return earlier, [f"{label} is a development snapshot from the cycle in which {rules.name}'s "
-                             f"changes landed ({'; '.join(rules.changes)}); {earlier.name} rules used "
-                             "(--llvm-version chooses)"]
+            return earlier, [
+                f"{label} is a development snapshot from the cycle in which {rules.name}'s "
+                f"changes landed ({'; '.join(rules.changes)}); {earlier.name} rules used "
+                "(--llvm-version chooses)"
+            ]
     if major < sets[0].first_release:
-        return sets[0], [f"{label} predates every modelled rule set: before LLVM {sets[0].first_release} "
-                         "occupancy came from getOccupancyWithLocalMemSize (largest workgroup only), which "
-                         f"is not modelled; {sets[0].name} rules used and may differ for LDS-bound kernels "
-                         "and restricted workgroup ranges"]
+        return sets[0], [
+            f"{label} predates every modelled rule set: before LLVM {sets[0].first_release} "
+            "occupancy came from getOccupancyWithLocalMemSize (largest workgroup only), which "
+            f"is not modelled; {sets[0].name} rules used and may differ for LDS-bound kernels "
+            "and restricted workgroup ranges"
+        ]
     newest = sets[-1]
-    return newest, [f"{label} is newer than the newest rule set, {newest.name} ({newest.summary}); "
-                    f"{newest.name} rules used"]
+    return newest, [
+        f"{label} is newer than the newest rule set, {newest.name} ({newest.summary}); {newest.name} rules used"
+    ]
 
 
 def parse_version(text: str, target: Target | None = None) -> RulesChoice:
@@ -157,11 +176,11 @@ def parse_version(text: str, target: Target | None = None) -> RulesChoice:
     m = _VERSION_RE.fullmatch(spec)
     if m is None:
         names = ", ".join(r.name for r in rule_sets())
-        raise UsageError(f"--llvm-version {text!r} is not a version: give e.g. 22, 22.1.8, 24.0.0git, "
-                         f"main, or a rule set ({names})")
+        raise UsageError(
+            f"--llvm-version {text!r} is not a version: give e.g. 22, 22.1.8, 24.0.0git, main, or a rule set ({names})"
+        )
     version = tuple(int(x) for x in (m.group("major"), m.group("minor"), m.group("patch")) if x is not None)
-    rules, warnings = rules_for_version(version[0], is_snapshot(version, bool(m.group("git"))), f"LLVM {text}",
-                                        target)
+    rules, warnings = rules_for_version(version[0], is_snapshot(version, bool(m.group("git"))), f"LLVM {text}", target)
     return RulesChoice(rules, f"--llvm-version {text}", tuple(warnings), version[0])
 
 
@@ -171,29 +190,42 @@ def rules_for_producer(producer: Producer | None, from_file: bool, target: Targe
         oldest = rule_sets()[0]
         if not from_file:
             return RulesChoice(oldest, "default (no code object)")
-        return RulesChoice(oldest, "default", (
-            f"the code object does not name the compiler that built it (no LLVM version in .comment); "
-            f"{oldest.name} rules used (--llvm-version chooses)",))
+        return RulesChoice(
+            oldest,
+            "default",
+            (
+                f"the code object does not name the compiler that built it (no LLVM version in .comment); "
+                f"{oldest.name} rules used (--llvm-version chooses)",
+            ),
+        )
     label = f"{producer.tool} {producer.version_text}" + (f" ({producer.vendor})" if producer.vendor else "")
     rules, warnings = rules_for_version(producer.major, producer.snapshot, f"the code object's {label}", target)
     if producer.vendor.upper().startswith("AMD"):
-        warnings.append(f"built by AMD's LLVM fork ({producer.text!r}), which may carry occupancy changes "
-                        f"upstream LLVM {producer.version_text} lacks; {rules.name} rules used")
-    via = "clang's .comment line" if producer.tool == "clang" else \
-        ".comment linker line (the compiler is taken to be the linker's LLVM)"
+        warnings.append(
+            f"built by AMD's LLVM fork ({producer.text!r}), which may carry occupancy changes "
+            f"upstream LLVM {producer.version_text} lacks; {rules.name} rules used"
+        )
+    via = (
+        "clang's .comment line"
+        if producer.tool == "clang"
+        else ".comment linker line (the compiler is taken to be the linker's LLVM)"
+    )
     return RulesChoice(rules, f"code object: {producer.text!r} ({via})", tuple(warnings), producer.major)
 
 
-def version_option(llvm_version: str | None, lds_granule_rounding: bool = False,
-                   sgpr_trap_reserve: bool = False) -> str | None:
+def version_option(
+    llvm_version: str | None, lds_granule_rounding: bool = False, sgpr_trap_reserve: bool = False
+) -> str | None:
     """The llvm model's ``llvm_version`` from it and the old switches that are spellings of a version;
     contradicting them is an error."""
     alias = alias_version(bool(lds_granule_rounding), bool(sgpr_trap_reserve))
     if alias is None:
         return llvm_version
     if llvm_version is not None and parse_version(llvm_version).rules.name != alias:
-        raise UsageError(f"--lds-granule-rounding/--sgpr-trap-reserve mean {alias} rules, but "
-                         f"--llvm-version {llvm_version} chooses {parse_version(llvm_version).rules.name}")
+        raise UsageError(
+            f"--lds-granule-rounding/--sgpr-trap-reserve mean {alias} rules, but "
+            f"--llvm-version {llvm_version} chooses {parse_version(llvm_version).rules.name}"
+        )
     return llvm_version or alias
 
 
@@ -203,7 +235,8 @@ def alias_version(lds_granule_rounding: bool, sgpr_trap_reserve: bool) -> str | 
     if not (lds_granule_rounding or sgpr_trap_reserve):
         return None
     for rules in rule_sets():
-        if (lds_granule_rounding and rules.lds_granule_rounding) or \
-                (sgpr_trap_reserve and rules.sgpr_occupancy == "budget-inverse"):
+        if (lds_granule_rounding and rules.lds_granule_rounding) or (
+            sgpr_trap_reserve and rules.sgpr_occupancy == "budget-inverse"
+        ):
             return rules.name
     raise UsageError("no rule set rounds LDS or inverts the SGPR budget")

@@ -10,6 +10,7 @@ down one register at a time. LDS is counted as static plus dynamic: the caller m
 Amounts are in what the model reads: the hw model's VGPRs and SGPRs are the descriptor's
 allocation when the kernel has one.
 """
+
 from __future__ import annotations
 
 import functools
@@ -55,8 +56,8 @@ def _largest_by_walk(gains: Callable[[int], bool], have: int, stride: int) -> in
     """The largest amount below ``have`` that gains, checking the top of each constant run."""
     amount = have - 1
     while amount > 0 and not gains(amount):
-        amount = (amount - 1) // stride * stride       # the top of the run below
-    return amount                                      # 0 gains: the caller checked it
+        amount = (amount - 1) // stride * stride  # the top of the run below
+    return amount  # 0 gains: the caller checked it
 
 
 def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, Any] | None:
@@ -88,12 +89,12 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, A
 
         have = getattr(base, field)
         if have == 0 or not gains(0):
-            return None                      # even none of it would not gain
+            return None  # even none of it would not gain
         stride = _walk_stride(occ, field)
         if stride:
             keep = _largest_by_walk(gains, have, stride)
         else:
-            lo, hi = 0, have - 1             # the largest amount that still gains lies in [lo, hi]
+            lo, hi = 0, have - 1  # the largest amount that still gains lies in [lo, hi]
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 if gains(mid):
@@ -106,21 +107,21 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, A
     gain = value_with(**changes)
     if gain <= current:
         return None
-    return {"gain": gain, "unit": "blocks_per_cu" if occ.block_size is not None else "waves_per_simd",
-            "shed": shed}
+    return {"gain": gain, "unit": "blocks_per_cu" if occ.block_size is not None else "waves_per_simd", "shed": shed}
 
 
 def next_step_of(occ: Occupancy) -> dict[str, Any] | None:
     """The next step of a record made by :func:`amdocc.occupancy`, from the inputs it carries.
     A fresh dict each call (the cached answer is shared)."""
-    assert occ.query is not None        # Occupancy.next_step() refuses a record without one
+    assert occ.query is not None  # Occupancy.next_step() refuses a record without one
     usage, opts, lds_bytes = occ.query
     step = _cached_next_step(usage, occ.model, occ.block_size, occ.dynamic_lds, lds_bytes, opts)
     return None if step is None else {**step, "shed": dict(step["shed"])}
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_next_step(usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int,
-                      lds_bytes: int | None, opts: Options) -> dict[str, Any] | None:
+def _cached_next_step(
+    usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None, opts: Options
+) -> dict[str, Any] | None:
     occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     return next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))

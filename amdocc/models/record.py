@@ -4,6 +4,7 @@ Every model fills ``limits`` with the number of workgroups each resource alone w
 (None: that resource does not limit), and the record derives the rest: the binding limiter(s),
 waves per SIMD and per CU, and the occupancy fraction.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -53,7 +54,7 @@ class Occupancy(NamedTuple):
     launchable: bool = True
     built_for: str | None = None
     what_if: bool = False
-    query: Query | None = None          # how it was asked (for next_step()); must stay the last field
+    query: Query | None = None  # how it was asked (for next_step()); must stay the last field
 
     @property
     def unit(self) -> str:
@@ -89,8 +90,10 @@ class Occupancy(NamedTuple):
         """
         if self.query is None:
             from ..errors import UsageError
+
             raise UsageError("this record does not say how it was asked; make it with amdocc.occupancy()")
         from .nextstep import next_step_of
+
         return next_step_of(self)
 
     def __repr__(self) -> str:
@@ -101,40 +104,37 @@ class Occupancy(NamedTuple):
 _FIELD_DOCS = {
     "model": '"hip", "llvm" or "hw": which model answered.',
     "profile": "The HIP runtime profile reproduced (hip), the LLVM flags in effect (llvm, e.g. "
-               '"llvm22"), or the trap-reserve setting (hw).',
+    '"llvm22"), or the trap-reserve setting (hw).',
     "processor": 'The processor the kernel was evaluated on, e.g. "gfx942".',
     "block_size": "Workgroup size in threads; None for llvm over the flat workgroup range.",
     "dynamic_lds": "Dynamic LDS bytes per workgroup, on top of the kernel's static LDS.",
     "blocks_per_cu": "Workgroups resident per CU (per WGP when per_wgp); None when there is no "
-                     "single answer (llvm without a block size, or an error).",
+    "single answer (llvm without a block size, or an error).",
     "per_wgp": "True when counts are per WGP (RDNA kernels in WGP mode), False when per CU.",
     "waves_per_block": "Waves in one workgroup (block size rounded up to whole waves).",
     "waves_per_simd": "Waves resident per SIMD, averaged over the CU's (or WGP's) SIMDs (may be "
-                      "fractional); for llvm, LLVM's own '; Occupancy:' number.",
+    "fractional); for llvm, LLVM's own '; Occupancy:' number.",
     "waves_per_cu": "Waves resident per CU (per WGP when per_wgp).",
-    "max_waves_per_cu": "Wave slots of the CU (or WGP) in this model: waves per SIMD at most, "
-                        "times SIMDs.",
-    "occupancy_fraction": "waves_per_cu / max_waves_per_cu, 0..1 (what Nsight Compute calls "
-                          "theoretical occupancy).",
+    "max_waves_per_cu": "Wave slots of the CU (or WGP) in this model: waves per SIMD at most, times SIMDs.",
+    "occupancy_fraction": "waves_per_cu / max_waves_per_cu, 0..1 (what Nsight Compute calls theoretical occupancy).",
     "limiter": "The binding resource: vgpr, agpr, sgpr, lds, waves, workgroup_slots, block_size "
-               "or barriers (the first of limiters); None when nothing binds or on error.",
+    "or barriers (the first of limiters); None when nothing binds or on error.",
     "limiters": "Every resource whose own limit equals the answer (ties bind together).",
     "limits": "Workgroups each resource alone would allow (waves per SIMD for llvm without a "
-              "block size); None: that resource does not limit.",
+    "block size); None: that resource does not limit.",
     "allocated": "What is allocated after granularity: vgprs_per_wave, sgprs_per_wave (with any "
-                 "trap reserve), lds_per_block.",
+    "trap reserve), lds_per_block.",
     "warnings": "Things a reader must know (block above .max_flat_workgroup_size, LDS above the "
-                "device, a runtime quirk reproduced).",
+    "device, a runtime quirk reproduced).",
     "error": 'Set when the API would not answer (e.g. "hipErrorUnknown"); the counts are then None.',
-    "details": "The model's intermediate values under its own names (HIP's VgprWaves, "
-               "aluThreads, ...).",
+    "details": "The model's intermediate values under its own names (HIP's VgprWaves, aluThreads, ...).",
     "launchable": "False when the block size cannot launch this kernel (above its "
-                  ".max_flat_workgroup_size or the processor's limit); every model warns the same way.",
+    ".max_flat_workgroup_size or the processor's limit); every model warns the same way.",
     "built_for": "The code object's target id when the kernel was evaluated on another processor "
-                 "(a member of its generic family, or a what-if); None otherwise.",
+    "(a member of its generic family, or a what-if); None otherwise.",
     "what_if": "True when evaluated, as asked, on a processor its code object cannot run on.",
     "query": "How the answer was asked (the kernel's usage, model options, device LDS), for "
-             "next_step(); not part of as_dict().",
+    "next_step(); not part of as_dict().",
 }
 for _name, _doc in _FIELD_DOCS.items():
     getattr(Occupancy, _name).__doc__ = _doc
@@ -152,10 +152,25 @@ def smallest(limits: dict[str, int | None]) -> int | None:
     return min(bounded) if bounded else None
 
 
-def build(model: str, profile: str | None, processor: str, block_size: int | None, dynamic_lds: int,
-          limits: dict[str, int | None], *, blocks: int | None, waves_per_block: int | None, simds: int,
-          max_waves_per_simd: int, per_wgp: bool, allocated: dict[str, int | None], waves_per_simd: int | None = None,
-          warnings: Iterable[str] = (), error: str | None = None, details: dict[str, Any] | None = None) -> Occupancy:
+def build(
+    model: str,
+    profile: str | None,
+    processor: str,
+    block_size: int | None,
+    dynamic_lds: int,
+    limits: dict[str, int | None],
+    *,
+    blocks: int | None,
+    waves_per_block: int | None,
+    simds: int,
+    max_waves_per_simd: int,
+    per_wgp: bool,
+    allocated: dict[str, int | None],
+    waves_per_simd: int | None = None,
+    warnings: Iterable[str] = (),
+    error: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> Occupancy:
     """Finish a record. ``limits`` are in workgroups when ``blocks`` is known; a model that only
     knows waves per SIMD (LLVM without a block size) passes limits in waves and ``blocks=None``."""
     result = blocks if blocks is not None else waves_per_simd
@@ -176,13 +191,27 @@ def build(model: str, profile: str | None, processor: str, block_size: int | Non
         waves_cu = per_simd = None
     slots = max_waves_per_simd * simds
     fraction = round(waves_cu / slots, 4) if waves_cu is not None and slots else None
-    return Occupancy(model=model, profile=profile, processor=processor, block_size=block_size,
-                     dynamic_lds=dynamic_lds, blocks_per_cu=blocks, per_wgp=per_wgp,
-                     waves_per_block=waves_per_block, waves_per_simd=per_simd, waves_per_cu=waves_cu,
-                     max_waves_per_cu=slots, occupancy_fraction=fraction,
-                     limiter=limiters[0] if limiters else None, limiters=limiters, limits=dict(limits),
-                     allocated=dict(allocated), warnings=tuple(warnings), error=error,
-                     details=dict(details or {}))
+    return Occupancy(
+        model=model,
+        profile=profile,
+        processor=processor,
+        block_size=block_size,
+        dynamic_lds=dynamic_lds,
+        blocks_per_cu=blocks,
+        per_wgp=per_wgp,
+        waves_per_block=waves_per_block,
+        waves_per_simd=per_simd,
+        waves_per_cu=waves_cu,
+        max_waves_per_cu=slots,
+        occupancy_fraction=fraction,
+        limiter=limiters[0] if limiters else None,
+        limiters=limiters,
+        limits=dict(limits),
+        allocated=dict(allocated),
+        warnings=tuple(warnings),
+        error=error,
+        details=dict(details or {}),
+    )
 
 
 def launch_check(u: KernelUsage, occ: Occupancy) -> Occupancy:
@@ -200,8 +229,10 @@ def launch_check(u: KernelUsage, occ: Occupancy) -> Occupancy:
     if block < 1:
         text = f"a block of {block} threads cannot launch"
     elif u.max_flat_workgroup_size is not None and block > u.max_flat_workgroup_size:
-        text = (f"block size {block} exceeds the kernel's .max_flat_workgroup_size "
-                f"{u.max_flat_workgroup_size}: a launch fails")
+        text = (
+            f"block size {block} exceeds the kernel's .max_flat_workgroup_size "
+            f"{u.max_flat_workgroup_size}: a launch fails"
+        )
     else:
         text = f"block size {block} exceeds the largest workgroup, {MAX_WORKGROUP_SIZE}: a launch fails"
     if occ.blocks_per_cu:

@@ -4,6 +4,7 @@ A :class:`KernelUsage` comes from a parsed kernel (``from_kernel``) or from numb
 (``manual``). It keeps the metadata view (what HIP and LLVM read) and the descriptor view (what
 the hardware allocates) side by side; each model picks the one it is about.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -21,25 +22,25 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class KernelUsage:
     target: Target
-    wave: int                          # wavefront size the kernel runs with
-    vgprs: int                         # .vgpr_count: unified total on gfx90a/gfx94x/gfx950
-    sgprs: int                         # .sgpr_count (VCC/flat-scratch/xnack extras included)
-    lds: int                           # static LDS bytes (.group_segment_fixed_size)
-    wgp_mode: bool                     # the descriptor's WGP_MODE bit (False where there are no WGPs)
+    wave: int  # wavefront size the kernel runs with
+    vgprs: int  # .vgpr_count: unified total on gfx90a/gfx94x/gfx950
+    sgprs: int  # .sgpr_count (VCC/flat-scratch/xnack extras included)
+    lds: int  # static LDS bytes (.group_segment_fixed_size)
+    wgp_mode: bool  # the descriptor's WGP_MODE bit (False where there are no WGPs)
     # .workgroup_processor_mode as HIP's string parse sees it (None when absent): comgr renders the
     # integer 1 as "1" and a boolean as "true", and runtimes up to 6.4 accept only "true". Text, so
     # usages that differ only there never compare (or cache) equal: True == 1 in Python.
     wgp_metadata: str | None = None
-    agprs: int | None = None           # reported beside the total, never added to it
+    agprs: int | None = None  # reported beside the total, never added to it
     max_flat_workgroup_size: int | None = None
     vgprs_allocated: int | None = None  # descriptor next_free_vgpr
     sgprs_allocated: int | None = None  # descriptor next_free_sgpr (gfx6-9)
     scratch: int = 0
     tg_split: bool = False
     name: str = ""
-    producer: Producer | None = None   # the compiler its code object names (.comment), for the llvm model
-    from_file: bool = False            # read from a code object (False: typed-in numbers)
-    dynamic_vgpr: bool = False         # the descriptor enables dynamic VGPR allocation (gfx12)
+    producer: Producer | None = None  # the compiler its code object names (.comment), for the llvm model
+    from_file: bool = False  # read from a code object (False: typed-in numbers)
+    dynamic_vgpr: bool = False  # the descriptor enables dynamic VGPR allocation (gfx12)
 
     def with_(self, **changes: Any) -> KernelUsage:
         return replace(self, **changes)
@@ -55,22 +56,38 @@ def from_kernel(kernel: Kernel, target: Target | None = None) -> KernelUsage:
     r = kernel.resources
     t = target or kernel.target
     if t is None:
-        raise UsageError(f"kernel {kernel.name}: its processor {kernel.target_id.processor} is not "
-                         "in tables/targets.toml; pass target= to choose one")
+        raise UsageError(
+            f"kernel {kernel.name}: its processor {kernel.target_id.processor} is not "
+            "in tables/targets.toml; pass target= to choose one"
+        )
     wave, vgprs, sgprs, lds = r.wavefront_size, r.vgprs, r.sgprs, r.lds
     if wave is None or vgprs is None or sgprs is None or lds is None:
-        missing = [n for n, v in (("wavefront size", wave), ("VGPR count", vgprs),
-                                  ("SGPR count", sgprs), ("LDS size", lds)) if v is None]
+        missing = [
+            n
+            for n, v in (("wavefront size", wave), ("VGPR count", vgprs), ("SGPR count", sgprs), ("LDS size", lds))
+            if v is None
+        ]
         raise UsageError(f"kernel {kernel.name}: no {', '.join(missing)} in its metadata or descriptor")
     fields = kernel.descriptor.fields if kernel.descriptor is not None else {}
     usage = KernelUsage(
-        target=t, wave=wave, vgprs=vgprs, sgprs=sgprs, lds=lds,
+        target=t,
+        wave=wave,
+        vgprs=vgprs,
+        sgprs=sgprs,
+        lds=lds,
         wgp_mode=bool(r.wgp_mode) and t.wgp,
         wgp_metadata=metadata_text(kernel.meta("workgroup_processor_mode")),
-        agprs=r.agprs, max_flat_workgroup_size=r.max_flat_workgroup_size,
-        vgprs_allocated=r.vgprs_allocated, sgprs_allocated=r.sgprs_allocated,
-        scratch=r.scratch or 0, tg_split=bool(fields.get("tg_split")), name=kernel.name,
-        producer=kernel.producer, from_file=True, dynamic_vgpr=bool(fields.get("enable_dynamic_vgpr")))
+        agprs=r.agprs,
+        max_flat_workgroup_size=r.max_flat_workgroup_size,
+        vgprs_allocated=r.vgprs_allocated,
+        sgprs_allocated=r.sgprs_allocated,
+        scratch=r.scratch or 0,
+        tg_split=bool(fields.get("tg_split")),
+        name=kernel.name,
+        producer=kernel.producer,
+        from_file=True,
+        dynamic_vgpr=bool(fields.get("enable_dynamic_vgpr")),
+    )
     kernel.memo[key] = usage
     return usage
 
@@ -88,9 +105,20 @@ def metadata_text(value: object) -> str | None:
     return f"<{type(value).__name__}>"
 
 
-def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgprs: int | None = None,
-           sgprs: int = 0, lds: int = 0, wave: int | None = None, wgp: bool | None = None,
-           max_flat_workgroup_size: int | None = None, scratch: int = 0, name: str = "manual") -> KernelUsage:
+def manual(
+    target: Target,
+    *,
+    vgprs: int = 0,
+    agprs: int | None = None,
+    arch_vgprs: int | None = None,
+    sgprs: int = 0,
+    lds: int = 0,
+    wave: int | None = None,
+    wgp: bool | None = None,
+    max_flat_workgroup_size: int | None = None,
+    scratch: int = 0,
+    name: str = "manual",
+) -> KernelUsage:
     """Usage from numbers that mean what the metadata note means (DESIGN §4, manual mode).
 
     ``vgprs`` is ``.vgpr_count`` (on unified targets AGPRs already included). ``arch_vgprs`` with
@@ -110,19 +138,29 @@ def manual(target: Target, *, vgprs: int = 0, agprs: int | None = None, arch_vgp
         raise UsageError(f"{target.name} does not run wave{wave} (it runs {target.wave_sizes})")
     if wgp and not target.wgp:
         raise UsageError(f"{target.name} has no WGP mode")
-    wgp_mode = target.wgp if wgp is None else wgp   # compilers default to WGP mode where it exists
-    return KernelUsage(target=target, wave=wave, vgprs=vgprs, sgprs=sgprs, lds=lds,
-                       wgp_mode=wgp_mode, wgp_metadata=("1" if wgp_mode else "0") if target.wgp else None,
-                       agprs=agprs, max_flat_workgroup_size=max_flat_workgroup_size,
-                       scratch=scratch, name=name)
+    wgp_mode = target.wgp if wgp is None else wgp  # compilers default to WGP mode where it exists
+    return KernelUsage(
+        target=target,
+        wave=wave,
+        vgprs=vgprs,
+        sgprs=sgprs,
+        lds=lds,
+        wgp_mode=wgp_mode,
+        wgp_metadata=("1" if wgp_mode else "0") if target.wgp else None,
+        agprs=agprs,
+        max_flat_workgroup_size=max_flat_workgroup_size,
+        scratch=scratch,
+        name=name,
+    )
 
 
 _MANUAL_DEFAULTS = manual.__kwdefaults__
-assert _MANUAL_DEFAULTS is not None               # manual() takes its numbers by keyword
-MANUAL_KEYS = tuple(_MANUAL_DEFAULTS)   # the keys a dict of manual resources may use
+assert _MANUAL_DEFAULTS is not None  # manual() takes its numbers by keyword
+MANUAL_KEYS = tuple(_MANUAL_DEFAULTS)  # the keys a dict of manual resources may use
 # The types each key takes: counts are ints, optional where manual() defaults them to None.
-_MANUAL_TYPES: dict[str, tuple[type, ...]] = {key: (int, *((type(None),) if default is None else ()))
-                                              for key, default in _MANUAL_DEFAULTS.items()}
+_MANUAL_TYPES: dict[str, tuple[type, ...]] = {
+    key: (int, *((type(None),) if default is None else ())) for key, default in _MANUAL_DEFAULTS.items()
+}
 _MANUAL_TYPES.update(wgp=(bool, type(None)), name=(str,))
 
 
@@ -133,12 +171,15 @@ def manual_from_dict(target: Target, resources: dict[str, Any]) -> KernelUsage:
     if unknown:
         near = {m for key in unknown for m in difflib.get_close_matches(str(key), MANUAL_KEYS, n=1)}
         hint = f" (did you mean {', '.join(sorted(near))}?)" if near else ""
-        raise UsageError(f"unknown manual resource key {', '.join(map(repr, unknown))}{hint}; "
-                         f"valid keys: {', '.join(MANUAL_KEYS)}")
+        raise UsageError(
+            f"unknown manual resource key {', '.join(map(repr, unknown))}{hint}; valid keys: {', '.join(MANUAL_KEYS)}"
+        )
     for key, value in resources.items():
         allowed = _MANUAL_TYPES.get(key, (int, type(None)))
         if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
-            raise UsageError(f"manual resource {key!r} must be "
-                             f"{' or '.join('None' if t is type(None) else t.__name__ for t in allowed)}, "
-                             f"not {value!r}")
+            raise UsageError(
+                f"manual resource {key!r} must be "
+                f"{' or '.join('None' if t is type(None) else t.__name__ for t in allowed)}, "
+                f"not {value!r}"
+            )
     return manual(target, **resources)

@@ -8,6 +8,7 @@ nothing any more is stale, and is reported so the file can shrink (``--update-ba
 
 The file is JSON, sorted, one entry per line, so that a change to it reads well in review.
 """
+
 from __future__ import annotations
 
 import json
@@ -77,8 +78,11 @@ def dumps(entries: Iterable[Entry]) -> str:
     ordered = sorted(entries, key=lambda e: (e.target, e.kernel, RULES.index(e.rule)))
     lines = [json.dumps(e.as_dict(), sort_keys=False) for e in ordered]
     body = ",\n  ".join(lines)
-    return (f'{{"format": "{FORMAT}", "version": {VERSION},\n "entries": [\n  {body}\n ]}}\n' if lines
-            else f'{{"format": "{FORMAT}", "version": {VERSION},\n "entries": []}}\n')
+    return (
+        f'{{"format": "{FORMAT}", "version": {VERSION},\n "entries": [\n  {body}\n ]}}\n'
+        if lines
+        else f'{{"format": "{FORMAT}", "version": {VERSION},\n "entries": []}}\n'
+    )
 
 
 def write(path: str | Path, entries: Iterable[Entry]) -> None:
@@ -88,8 +92,9 @@ def write(path: str | Path, entries: Iterable[Entry]) -> None:
         raise UsageError(f"baseline {path} cannot be written: {exc}") from None
 
 
-def classify(found: Iterable[Entry], entries: list[Entry],
-             in_scope: Callable[[Entry], bool]) -> tuple[list[str], list[Entry]]:
+def classify(
+    found: Iterable[Entry], entries: list[Entry], in_scope: Callable[[Entry], bool]
+) -> tuple[list[str], list[Entry]]:
     """Each found violation's status ("new", "accepted" or "worse": accepted once, now past the
     recorded value), and the stale entries: in scope of this run, matched by nothing found."""
     accepted = {e.key: e for e in entries}

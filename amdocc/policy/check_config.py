@@ -5,6 +5,7 @@ Every setting has one name, the same in both places: ``max-scratch = 64`` in the
 flags contradict the project's file is a mistake to report, not a precedence rule to guess
 at), and a threshold whose rule is off is an error, since it would be ignored.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,6 +29,7 @@ MAX_BLOCK = 1024
 
 # --------------------------------------------------------------------------- value parsers
 # Each takes a value as TOML gives it or as text from the command line, and the setting's name.
+
 
 def count(value: object, name: str) -> int:
     """An integer >= 0."""
@@ -67,7 +69,7 @@ def rules(value: object, name: str) -> tuple[str, ...]:
     names = value.split(",") if isinstance(value, str) else value
     if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
         raise UsageError(f"{name} must be a list of rule names, not {value!r}")
-    names = [n.strip() for n in names if isinstance(n, str) and n.strip()]   # all are text (checked above)
+    names = [n.strip() for n in names if isinstance(n, str) and n.strip()]  # all are text (checked above)
     if not names:
         raise UsageError(f"{name} is empty (rules: {', '.join(RULES)}; or {', '.join(RULE_GROUPS)})")
     return expand_rules(names)
@@ -116,6 +118,7 @@ def attribute(setting: str) -> str:
 
 # --------------------------------------------------------------------------- the file
 
+
 def find(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start`` that has a [tool.amdocc.check] table."""
     for directory in (start, *start.parents):
@@ -159,14 +162,16 @@ def _section(config: Path) -> dict[str, Any] | None:
 
 # --------------------------------------------------------------------------- meeting the flags
 
-def resolve(flags: dict[str, Any], config: dict[str, Any],
-            config_name: str | None) -> tuple[Settings, dict[str, Any]]:
+
+def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | None) -> tuple[Settings, dict[str, Any]]:
     """Settings from the command line's ``flags`` and a file's ``config`` (both keyed by setting
     name, values parsed). Returns the rule settings and the rest (baseline, fail-on-stale)."""
     for key in flags.keys() & config.keys():
         if not _same(key, flags[key], config[key]):
-            raise UsageError(f"--{key} {_shown(flags[key])} contradicts {key} = {_shown(config[key])} in "
-                             f"{config_name} (change one, or run with --no-config)")
+            raise UsageError(
+                f"--{key} {_shown(flags[key])} contradicts {key} = {_shown(config[key])} in "
+                f"{config_name} (change one, or run with --no-config)"
+            )
     merged = {**config, **flags}
 
     def source(key: str) -> str:
@@ -180,18 +185,19 @@ def resolve(flags: dict[str, Any], config: dict[str, Any],
     for key, (_, applies) in SETTINGS.items():
         if applies and key in merged and not set(applies) & set(chosen):
             where = f" by {source('rules')}" if "rules" in merged else ""
-            raise UsageError(f"{source(key)} applies to the {' and '.join(applies)} rule, which is off{where} "
-                             f"(rules on: {', '.join(chosen)})")
+            raise UsageError(
+                f"{source(key)} applies to the {' and '.join(applies)} rule, which is off{where} "
+                f"(rules on: {', '.join(chosen)})"
+            )
     if "occupancy" in chosen and "min-occupancy" not in merged:
-        raise UsageError(f"the occupancy rule ({source('rules')}) needs a floor: --min-occupancy W "
-                         "(waves per SIMD)")
+        raise UsageError(f"the occupancy rule ({source('rules')}) needs a floor: --min-occupancy W (waves per SIMD)")
     thresholds = {attribute(k): v for k, v in merged.items() if SETTINGS[k][1]}
     rest = {attribute(k): v for k, v in merged.items() if k != "rules" and not SETTINGS[k][1]}
     return Settings(rules=chosen, **thresholds), rest
 
 
 def _same(key: str, a: object, b: object) -> bool:
-    if key == "baseline" and isinstance(a, Path) and isinstance(b, Path):     # as path() parsed them
+    if key == "baseline" and isinstance(a, Path) and isinstance(b, Path):  # as path() parsed them
         return a.resolve() == b.resolve()
     return a == b
 

@@ -14,6 +14,7 @@ used (.private_segment_fixed_size > 0 or .uses_dynamic_stack), since SGPR spills
 lanes and cost no memory; kokkos/kokkos #9402 is a kernel that could not launch at its own
 launch bound.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,10 +40,10 @@ RULE_SUMMARY = {
     "scratch": "scratch per work-item (.private_segment_fixed_size) above the allowed bytes, or a dynamic stack",
     "occupancy": "waves per SIMD below the floor at the declared or given block size",
     "launch": "a workgroup of the declared size (.reqd_workgroup_size, else .max_flat_workgroup_size) "
-              "does not fit on a CU under some occupancy model",
+    "does not fit on a CU under some occupancy model",
     "lds": "static plus dynamic LDS above the processor's per-workgroup limit",
     "mode": "a kernel amdocc cannot model: unknown processor, dynamic-VGPR mode, unsupported wave "
-            "size or missing resource counts",
+    "size or missing resource counts",
 }
 # Rules where a smaller value is the worse one (a baseline accepts it down to its recorded value).
 LOWER_IS_WORSE = frozenset({"occupancy"})
@@ -56,11 +57,11 @@ class Settings:
     rules: tuple[str, ...] = DEFAULT_RULES
     max_vgpr_spills: int = 0
     max_sgpr_spills: int = 0
-    max_scratch: int = 0                  # bytes per work-item
-    min_occupancy: float | None = None    # waves per SIMD
-    block: int | None = None              # block size for the occupancy floor (default: declared)
+    max_scratch: int = 0  # bytes per work-item
+    min_occupancy: float | None = None  # waves per SIMD
+    block: int | None = None  # block size for the occupancy floor (default: declared)
     dynamic_lds: int = 0
-    model: str = "hip"                    # model of the occupancy floor
+    model: str = "hip"  # model of the occupancy floor
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.rules if r not in RULES]
@@ -76,8 +77,8 @@ class Settings:
 @dataclass(frozen=True, slots=True)
 class Violation:
     rule: str
-    value: int | float | str | None      # what the kernel has (compared with a baseline's)
-    limit: int | float | str | None      # what the rule allows
+    value: int | float | str | None  # what the kernel has (compared with a baseline's)
+    limit: int | float | str | None  # what the rule allows
     message: str
 
 
@@ -106,8 +107,7 @@ def expand_rules(names: Iterable[str]) -> tuple[str, ...]:
         elif name in RULES:
             chosen.add(name)
         else:
-            raise UsageError(f"unknown rule {name!r} (rules: {', '.join(RULES)}; or "
-                             f"{', '.join(RULE_GROUPS)})")
+            raise UsageError(f"unknown rule {name!r} (rules: {', '.join(RULES)}; or {', '.join(RULE_GROUPS)})")
     return tuple(r for r in RULES if r in chosen)
 
 
@@ -121,6 +121,7 @@ def worse(rule: str, value: object, accepted: object) -> bool:
 
 # --------------------------------------------------------------------------- the rules
 
+
 def spill_rule(kernel: Kernel, rule: str, allowed: int) -> Outcome:
     sgpr, vgpr = kernel.resources.spills
     kind = "VGPR" if rule == "vgpr-spills" else "SGPR"
@@ -128,8 +129,7 @@ def spill_rule(kernel: Kernel, rule: str, allowed: int) -> Outcome:
     if count is None:
         return NotEvaluated(rule, f"no .{kind.lower()}_spill_count in the metadata")
     if count > allowed:
-        return Violation(rule, count, allowed, f"{count} {kind} spill{'s' if count != 1 else ''} "
-                                               f"(allowed: {allowed})")
+        return Violation(rule, count, allowed, f"{count} {kind} spill{'s' if count != 1 else ''} (allowed: {allowed})")
     return None
 
 
@@ -139,8 +139,9 @@ def scratch_rule(kernel: Kernel, allowed: int) -> Outcome:
         return NotEvaluated("scratch", "no .private_segment_fixed_size in the metadata or descriptor")
     if r.scratch > allowed or r.uses_dynamic_stack:
         dynamic = " and a dynamic stack, whose size is known only at run time" if r.uses_dynamic_stack else ""
-        return Violation("scratch", r.scratch, allowed,
-                         f"{r.scratch} B of scratch per work-item{dynamic} (allowed: {allowed} B)")
+        return Violation(
+            "scratch", r.scratch, allowed, f"{r.scratch} B of scratch per work-item{dynamic} (allowed: {allowed} B)"
+        )
     return None
 
 
@@ -151,8 +152,9 @@ def lds_rule(kernel: Kernel, target: Target, dynamic_lds: int) -> Outcome:
     total, limit = lds + dynamic_lds, target.lds_per_workgroup
     if total > limit:
         dyn = f" + {dynamic_lds} B dynamic" if dynamic_lds else ""
-        return Violation("lds", total, limit, f"{lds} B static LDS{dyn} exceeds the {limit} B a "
-                                              f"{target.name} workgroup may use")
+        return Violation(
+            "lds", total, limit, f"{lds} B static LDS{dyn} exceeds the {limit} B a {target.name} workgroup may use"
+        )
     return None
 
 
@@ -163,13 +165,24 @@ def mode_problems(kernel: Kernel, target: Target | None) -> list[tuple[str, str]
     out = []
     fields = kernel.descriptor.fields if kernel.descriptor is not None else {}
     if fields.get("enable_dynamic_vgpr"):
-        out.append(("dynamic-vgpr", "the descriptor enables dynamic-VGPR mode: waves allocate VGPRs "
-                                    "at run time, so no static occupancy applies"))
+        out.append(
+            (
+                "dynamic-vgpr",
+                "the descriptor enables dynamic-VGPR mode: waves allocate VGPRs "
+                "at run time, so no static occupancy applies",
+            )
+        )
     wave = kernel.resources.wavefront_size
     if wave is not None and wave not in target.wave_sizes:
-        out.append(("unsupported-wave", f"wave{wave} does not run on {target.name} (it runs "
-                                        f"{', '.join(f'wave{w}' for w in target.wave_sizes)})"))
+        out.append(
+            (
+                "unsupported-wave",
+                f"wave{wave} does not run on {target.name} (it runs "
+                f"{', '.join(f'wave{w}' for w in target.wave_sizes)})",
+            )
+        )
     from ..models import usage_of
+
     try:
         usage_of(kernel, target)
     except UsageError as exc:
@@ -188,8 +201,13 @@ def occupancy_rule(occ: Occupancy, floor: float, block: int, source: str) -> Out
     waves = 0 if occ.error else (occ.waves_per_simd or 0)
     if waves < floor:
         why = f"{occ.model} answers {occ.error}" if occ.error else f"{occ.model} model, limited by {occ.limiter}"
-        return Violation("occupancy", waves, floor, f"{_number(waves)} waves per SIMD at {block} threads "
-                                                    f"({source}; {why}), below the floor of {_number(floor)}")
+        return Violation(
+            "occupancy",
+            waves,
+            floor,
+            f"{_number(waves)} waves per SIMD at {block} threads "
+            f"({source}; {why}), below the floor of {_number(floor)}",
+        )
     return None
 
 
@@ -201,8 +219,13 @@ def launch_rule(answers: dict[str, Occupancy], block: int, source: str) -> Outco
         return None
     limiters = sorted({o.limiter for o in zero.values() if o.limiter})
     why = f"limited by {', '.join(limiters)}" if limiters else "no wave fits"
-    return Violation("launch", ",".join(zero), None, f"a {block}-thread workgroup ({source}) does not fit on a CU: "
-                                     f"{_listed(list(zero))} fit{'s' if len(zero) == 1 else ''} 0 ({why})")
+    return Violation(
+        "launch",
+        ",".join(zero),
+        None,
+        f"a {block}-thread workgroup ({source}) does not fit on a CU: "
+        f"{_listed(list(zero))} fit{'s' if len(zero) == 1 else ''} 0 ({why})",
+    )
 
 
 def _number(x: float) -> str:
@@ -214,6 +237,7 @@ def _listed(names: list[str]) -> str:
 
 
 # --------------------------------------------------------------------------- one kernel
+
 
 def declared_block(kernel: Kernel) -> tuple[int | None, str]:
     """The workgroup size a kernel declares and the metadata field that says so: the product of
@@ -227,8 +251,13 @@ def declared_block(kernel: Kernel) -> tuple[int | None, str]:
     return None, "no .reqd_workgroup_size or .max_flat_workgroup_size in the metadata"
 
 
-def evaluate(kernel: Kernel, settings: Settings, *, where: dict[str, Any] | None = None,
-             declared: tuple[int | None, str] = (None, "")) -> Verdict:
+def evaluate(
+    kernel: Kernel,
+    settings: Settings,
+    *,
+    where: dict[str, Any] | None = None,
+    declared: tuple[int | None, str] = (None, ""),
+) -> Verdict:
     """Run the chosen rules on one kernel.
 
     ``where``: amdocc.occupancy's ``target``/``device``/``what_if`` keywords, the processor to
@@ -265,9 +294,10 @@ def evaluate(kernel: Kernel, settings: Settings, *, where: dict[str, Any] | None
         elif floor_block is None:
             add(NotEvaluated("occupancy", f"no block size: {source}; give one"))
         else:
-            assert settings.min_occupancy is not None    # Settings refuses the occupancy rule without a floor
-            occ = occupancy(kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds,
-                            model=settings.model, **where)
+            assert settings.min_occupancy is not None  # Settings refuses the occupancy rule without a floor
+            occ = occupancy(
+                kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds, model=settings.model, **where
+            )
             add(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
     if "launch" in rules:
         if not modelled:
@@ -275,12 +305,17 @@ def evaluate(kernel: Kernel, settings: Settings, *, where: dict[str, Any] | None
         elif block is None:
             add(NotEvaluated("launch", source))
         else:
-            answers = {m: occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
-                       for m in LAUNCH_MODELS}
+            answers = {
+                m: occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
+                for m in LAUNCH_MODELS
+            }
             add(launch_rule(answers, block, source))
     if "lds" in rules:
-        add(lds_rule(kernel, target, settings.dynamic_lds) if target is not None
-            else NotEvaluated("lds", "unknown processor (see the mode rule)"))
+        add(
+            lds_rule(kernel, target, settings.dynamic_lds)
+            if target is not None
+            else NotEvaluated("lds", "unknown processor (see the mode rule)")
+        )
     if "mode" in rules:
         add(mode_rule(problems))
     return verdict

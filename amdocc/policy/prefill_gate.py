@@ -7,6 +7,7 @@ directory's own manifest and validated statically before anything loads it: it p
 built for the device's processor and xnack/sramecc mode, the manifest's symbol exists, its
 static LDS fits, and at least one block fits per CU. Any failure routes to CK Tile, with why.
 """
+
 from __future__ import annotations
 
 import csv
@@ -36,7 +37,8 @@ class Check:
 @dataclass(frozen=True, slots=True)
 class AsmKernel:
     """One row of AITER's fmha_v3_fwd manifest, resolved to a file."""
-    knl_name: str            # the kernel symbol (mangled aiter::<name>)
+
+    knl_name: str  # the kernel symbol (mangled aiter::<name>)
     co_name: str
     path: Path
     ts_qo: int | None = None
@@ -57,12 +59,22 @@ class GateDecision:
         return [f"{c.rule}: {c.detail}" for c in self.checks if not c.ok]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"route": self.route, "arch": self.arch, "reasons": self.reasons,
-                "checks": [c.as_dict() for c in self.checks],
-                "kernel": None if self.kernel is None else {
-                    "knl_name": self.kernel.knl_name, "co_name": self.kernel.co_name,
-                    "path": str(self.kernel.path), "ts_qo": self.kernel.ts_qo, "ts_kv": self.kernel.ts_kv},
-                "blocks_per_cu": self.blocks_per_cu}
+        return {
+            "route": self.route,
+            "arch": self.arch,
+            "reasons": self.reasons,
+            "checks": [c.as_dict() for c in self.checks],
+            "kernel": None
+            if self.kernel is None
+            else {
+                "knl_name": self.kernel.knl_name,
+                "co_name": self.kernel.co_name,
+                "path": str(self.kernel.path),
+                "ts_qo": self.kernel.ts_qo,
+                "ts_kv": self.kernel.ts_kv,
+            },
+            "blocks_per_cu": self.blocks_per_cu,
+        }
 
 
 def _table() -> dict[str, Any]:
@@ -89,6 +101,7 @@ def sku_folders(arch: str) -> dict[str, str] | None:
 
 # -- the AITER directory -------------------------------------------------------------------
 
+
 class NotFound(Exception):
     """The asm kernel cannot be located; the message is the reason."""
 
@@ -100,7 +113,8 @@ def mangled(name: str) -> str:
 
 _SELECTOR = re.compile(
     r"template<>\s*struct\s+FmhaFwdV3(?P<what>Name|Buf|Ts)<fmha_fwd_kernel_selector<(?P<args>[^>]*)>>\s*"
-    r"\{(?P<body>[^}]*)\}")
+    r"\{(?P<body>[^}]*)\}"
+)
 
 
 def _quoted(pattern: str, body: str, what: str) -> str:
@@ -125,11 +139,18 @@ def _codegen_rows(text: str) -> list[dict[str, Any]]:
             if len(args) < 7:
                 continue
             key = tuple(args)
-            row = rows.setdefault(key, {
-                "dtype": args[0].replace("FmhaFwd", "").lower(), "hdim": int(args[1]),
-                "mask": int(args[2]), "lse": int(args[5]), "arch": args[6].split("::")[-1],
-                "bf16_cvt": int(args[7]) if len(args) > 7 else None,
-                "mode": 1 if len(args) > 8 and args[8] == "true" else 0})
+            row = rows.setdefault(
+                key,
+                {
+                    "dtype": args[0].replace("FmhaFwd", "").lower(),
+                    "hdim": int(args[1]),
+                    "mask": int(args[2]),
+                    "lse": int(args[5]),
+                    "arch": args[6].split("::")[-1],
+                    "bf16_cvt": int(args[7]) if len(args) > 7 else None,
+                    "mode": 1 if len(args) > 8 and args[8] == "true" else 0,
+                },
+            )
             body, what = m.group("body"), m.group("what")
             if what == "Name":
                 row["knl_name"] = mangled(_quoted(r'"([^"]+)"', body, what))
@@ -153,21 +174,38 @@ def _csv_rows(path: Path) -> list[dict[str, Any]]:
     with open(path, newline="") as fh:
         for row in csv.DictReader(fh):
             try:
-                out.append({"dtype": row["dtype"].strip().lower(), "hdim_q": int(row["hdim_q"]),
-                            "hdim_v": int(row["hdim_v"]), "mask": int(row["mask"]), "mode": int(row["mode"]),
-                            "bf16_cvt": int(row["bf16_cvt"]) if row.get("bf16_cvt", "").strip() else None,
-                            "ts_qo": int(row["ts_qo"]) if row.get("ts_qo") else None,
-                            "ts_kv": int(row["ts_kv"]) if row.get("ts_kv") else None,
-                            "knl_name": row["knl_name"].strip(), "co_name": row["co_name"].strip(),
-                            "manifest": "csv"})
+                out.append(
+                    {
+                        "dtype": row["dtype"].strip().lower(),
+                        "hdim_q": int(row["hdim_q"]),
+                        "hdim_v": int(row["hdim_v"]),
+                        "mask": int(row["mask"]),
+                        "mode": int(row["mode"]),
+                        "bf16_cvt": int(row["bf16_cvt"]) if row.get("bf16_cvt", "").strip() else None,
+                        "ts_qo": int(row["ts_qo"]) if row.get("ts_qo") else None,
+                        "ts_kv": int(row["ts_kv"]) if row.get("ts_kv") else None,
+                        "knl_name": row["knl_name"].strip(),
+                        "co_name": row["co_name"].strip(),
+                        "manifest": "csv",
+                    }
+                )
             except (KeyError, ValueError) as exc:
                 raise NotFound(f"{path} is not a usable fmha_fwd.csv manifest ({exc})") from None
     return out
 
 
-def find_asm_kernel(asm_dir: str | os.PathLike[str], arch: str, *, dtype: str = "bf16", hdim_q: int = 128,
-                    hdim_v: int = 128, causal: bool = False, group_mode: bool = False, bf16_cvt: int = 0,
-                    cu_count: int | None = None) -> AsmKernel:
+def find_asm_kernel(
+    asm_dir: str | os.PathLike[str],
+    arch: str,
+    *,
+    dtype: str = "bf16",
+    hdim_q: int = 128,
+    hdim_v: int = 128,
+    causal: bool = False,
+    group_mode: bool = False,
+    bf16_cvt: int = 0,
+    cu_count: int | None = None,
+) -> AsmKernel:
     """The manifest row for this prefill, resolved to its .co path (NotFound says why not)."""
     conf = _table()["aiter"]
     proc = processor_name(arch)
@@ -181,21 +219,32 @@ def find_asm_kernel(asm_dir: str | os.PathLike[str], arch: str, *, dtype: str = 
         rows, manifest = _codegen_rows(codegen_path.read_text(errors="replace")), codegen_path
     else:
         raise NotFound(f"no kernel manifest ({conf['csv_manifest']} or {conf['codegen_manifest']}) in {base}")
-    wanted_masks = {True: (1, 2), False: (0,)}[causal]   # codegen marks causal 1, the CSV 2
+    wanted_masks = {True: (1, 2), False: (0,)}[causal]  # codegen marks causal 1, the CSV 2
     by_cu = sku_folders(proc)
-    matches = [r for r in rows if r["dtype"] == dtype and r["hdim_q"] == hdim_q and r["hdim_v"] == hdim_v
-               and r["mask"] in wanted_masks and r["mode"] == int(group_mode)
-               and (r["bf16_cvt"] is None or by_cu is None or r["bf16_cvt"] == bf16_cvt)
-               and r.get("arch", proc) == proc]
+    matches = [
+        r
+        for r in rows
+        if r["dtype"] == dtype
+        and r["hdim_q"] == hdim_q
+        and r["hdim_v"] == hdim_v
+        and r["mask"] in wanted_masks
+        and r["mode"] == int(group_mode)
+        and (r["bf16_cvt"] is None or by_cu is None or r["bf16_cvt"] == bf16_cvt)
+        and r.get("arch", proc) == proc
+    ]
     if not matches:
-        raise NotFound(f"{manifest.name} lists no {dtype} hd{hdim_q}/{hdim_v} "
-                       f"{'causal' if causal else 'non-causal'} {'group' if group_mode else 'batch'} kernel")
+        raise NotFound(
+            f"{manifest.name} lists no {dtype} hd{hdim_q}/{hdim_v} "
+            f"{'causal' if causal else 'non-causal'} {'group' if group_mode else 'batch'} kernel"
+        )
     row = matches[0]
     folder = base
     if by_cu:
         if cu_count is None:
-            raise NotFound(f"{proc} keeps one kernel folder per SKU ({', '.join(sorted(set(by_cu.values())))}), "
-                           "chosen by CU count, and the device's CU count is not known")
+            raise NotFound(
+                f"{proc} keeps one kernel folder per SKU ({', '.join(sorted(set(by_cu.values())))}), "
+                "chosen by CU count, and the device's CU count is not known"
+            )
         sub = by_cu.get(str(cu_count))
         if sub is None:
             raise NotFound(f"AITER has no {proc} kernel folder for a {cu_count}-CU device")
@@ -203,8 +252,9 @@ def find_asm_kernel(asm_dir: str | os.PathLike[str], arch: str, *, dtype: str = 
     return AsmKernel(row["knl_name"], row["co_name"], folder / row["co_name"], row.get("ts_qo"), row.get("ts_kv"))
 
 
-def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int | None = None,
-                        block_size: int | None = None) -> tuple[list[Check], int | None]:
+def validate_asm_kernel(
+    kernel: AsmKernel, device_arch: str, *, lds_bytes: int | None = None, block_size: int | None = None
+) -> tuple[list[Check], int | None]:
     """Everything that must hold before AITER may load this .co on this device, checked
     statically; returns the checks and the blocks per CU HIP would report."""
     import amdocc
@@ -224,25 +274,42 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
     if len(cos) != 1:
         return [Check("kernel file", False, f"{path.name} holds {len(cos)} code objects, not one")], None
     co = cos[0]
-    checks.append(Check("kernel file", True,
-                        f"{path.name} parses ({co.target_id}, code object v{co.code_object_version})"))
+    checks.append(
+        Check("kernel file", True, f"{path.name} parses ({co.target_id}, code object v{co.code_object_version})")
+    )
     device = TargetId.parse(device_arch)
     target = find_target(device.processor)
     ok = target is not None and why_not(co.target_id, co.target, device, target) is None
-    checks.append(Check("target", ok, f"{path.name} is built for {co.target_id}; the device is {device}"
-                        + ("" if ok else " — HIP would refuse to load it")))
+    checks.append(
+        Check(
+            "target",
+            ok,
+            f"{path.name} is built for {co.target_id}; the device is {device}"
+            + ("" if ok else " — HIP would refuse to load it"),
+        )
+    )
     names = {k.name: k for k in co.kernels}
     names.update({k.symbol[:-3]: k for k in co.kernels if k.symbol.endswith(".kd")})
     k = names.get(kernel.knl_name)
-    checks.append(Check("symbol", k is not None,
-                        f"{kernel.knl_name} {'found' if k else 'not found'} in {path.name}"
-                        + ("" if k else f" (it has {', '.join(sorted(x.name for x in co.kernels)) or 'no kernels'})")))
+    checks.append(
+        Check(
+            "symbol",
+            k is not None,
+            f"{kernel.knl_name} {'found' if k else 'not found'} in {path.name}"
+            + ("" if k else f" (it has {', '.join(sorted(x.name for x in co.kernels)) or 'no kernels'})"),
+        )
+    )
     if k is None or not ok:
-        return checks, None            # no occupancy where the code cannot run
+        return checks, None  # no occupancy where the code cannot run
     limit = lds_bytes if lds_bytes is not None else (target.lds_per_workgroup if target else None)
     lds = k.resources.lds or 0
-    checks.append(Check("lds", limit is not None and lds <= limit,
-                        f"static LDS {lds} B against the device's {limit} B per workgroup"))
+    checks.append(
+        Check(
+            "lds",
+            limit is not None and lds <= limit,
+            f"static LDS {lds} B against the device's {limit} B per workgroup",
+        )
+    )
     reqd = k.meta("reqd_workgroup_size")
     block = block_size or (reqd[0] * reqd[1] * reqd[2] if isinstance(reqd, list) and len(reqd) == 3 else None)
     if block is None or target is None:
@@ -250,18 +317,40 @@ def validate_asm_kernel(kernel: AsmKernel, device_arch: str, *, lds_bytes: int |
         return checks, None
     occ = amdocc.occupancy(k, target=device_arch, block_size=block)
     fits = occ.error is None and (occ.blocks_per_cu or 0) >= 1
-    checks.append(Check("occupancy", fits, f"{occ.blocks_per_cu} block(s) of {block} threads per {occ.unit} "
-                        f"(limited by {occ.limiter})" if occ.error is None else f"HIP would answer {occ.error}"))
+    checks.append(
+        Check(
+            "occupancy",
+            fits,
+            f"{occ.blocks_per_cu} block(s) of {block} threads per {occ.unit} (limited by {occ.limiter})"
+            if occ.error is None
+            else f"HIP would answer {occ.error}",
+        )
+    )
     return checks, occ.blocks_per_cu
 
 
 # -- the decision ----------------------------------------------------------------------------
 
-def decide(*, arch: str, qo_len: int, kv_len: int, dtype: str = "bf16", head_dim_qk: int = 128,
-           head_dim_v: int = 128, logits_soft_cap: float = 0.0, window_left: int = -1,
-           causal: bool = False, group_mode: bool = False, bf16_cvt: int = 0, capturing: bool = False,
-           env: Mapping[str, str] | None = None, asm_dir: str | None = None, cu_count: int | None = None,
-           lds_bytes: int | None = None) -> GateDecision:
+
+def decide(
+    *,
+    arch: str,
+    qo_len: int,
+    kv_len: int,
+    dtype: str = "bf16",
+    head_dim_qk: int = 128,
+    head_dim_v: int = 128,
+    logits_soft_cap: float = 0.0,
+    window_left: int = -1,
+    causal: bool = False,
+    group_mode: bool = False,
+    bf16_cvt: int = 0,
+    capturing: bool = False,
+    env: Mapping[str, str] | None = None,
+    asm_dir: str | None = None,
+    cu_count: int | None = None,
+    lds_bytes: int | None = None,
+) -> GateDecision:
     """FlashInfer's asm-prefill gate plus amdocc's static validation of the kernel AITER would load.
 
     ``arch`` is the device's gcnArchName (features allowed); ``capturing`` whether the stream is
@@ -270,7 +359,7 @@ def decide(*, arch: str, qo_len: int, kv_len: int, dtype: str = "bf16", head_dim
     """
     from ..targets import get_target
 
-    get_target(arch)                 # a processor the tables do not know is an error, not "never asm"
+    get_target(arch)  # a processor the tables do not know is an error, not "never asm"
     env = os.environ if env is None else env
     names = _table()["env"]
     proc = processor_name(arch)
@@ -283,24 +372,50 @@ def decide(*, arch: str, qo_len: int, kv_len: int, dtype: str = "bf16", head_dim
     else:
         add(Check("threshold", qo_len >= threshold, f"qo_len {qo_len} against {proc}'s threshold {threshold}"))
     switch = env.get(names["kill_switch"])
-    add(Check("kill switch", switch != "0", f"{names['kill_switch']} is "
-              + ("unset" if switch is None else f"{switch!r}") + (" (pins CK Tile)" if switch == "0" else "")))
-    add(Check("graph capture", not capturing, "the stream is capturing: AITER would load a module mid-capture"
-              if capturing else "not capturing"))
+    add(
+        Check(
+            "kill switch",
+            switch != "0",
+            f"{names['kill_switch']} is "
+            + ("unset" if switch is None else f"{switch!r}")
+            + (" (pins CK Tile)" if switch == "0" else ""),
+        )
+    )
+    add(
+        Check(
+            "graph capture",
+            not capturing,
+            "the stream is capturing: AITER would load a module mid-capture" if capturing else "not capturing",
+        )
+    )
     window = normalize_window(window_left, kv_len)
-    problems = [text for bad, text in (
-        (dtype != "bf16", f"dtype {dtype} (asm v3 takes bf16 only)"),
-        (head_dim_qk != 128 or head_dim_v != 128, f"head dims {head_dim_qk}/{head_dim_v} (asm v3 takes 128/128)"),
-        (bool(logits_soft_cap), f"logits soft cap {logits_soft_cap}"),
-        (window >= 0, f"sliding window {window_left} (narrower than kv_len {kv_len})")) if bad]
+    problems = [
+        text
+        for bad, text in (
+            (dtype != "bf16", f"dtype {dtype} (asm v3 takes bf16 only)"),
+            (head_dim_qk != 128 or head_dim_v != 128, f"head dims {head_dim_qk}/{head_dim_v} (asm v3 takes 128/128)"),
+            (bool(logits_soft_cap), f"logits soft cap {logits_soft_cap}"),
+            (window >= 0, f"sliding window {window_left} (narrower than kv_len {kv_len})"),
+        )
+        if bad
+    ]
     add(Check("eligible", not problems, "; ".join(problems) or "bf16, head dims 128/128, no soft cap, no window"))
     directory = asm_dir if asm_dir is not None else env.get(names["asm_dir"], "")
     add(Check("AITER_ASM_DIR", bool(directory), f"AITER_ASM_DIR={directory!r}"))
 
-    if directory and not problems:   # an ineligible shape has no asm kernel to look for
+    if directory and not problems:  # an ineligible shape has no asm kernel to look for
         try:
-            kernel = find_asm_kernel(directory, proc, dtype=dtype, hdim_q=head_dim_qk, hdim_v=head_dim_v,
-                                     causal=causal, group_mode=group_mode, bf16_cvt=bf16_cvt, cu_count=cu_count)
+            kernel = find_asm_kernel(
+                directory,
+                proc,
+                dtype=dtype,
+                hdim_q=head_dim_qk,
+                hdim_v=head_dim_v,
+                causal=causal,
+                group_mode=group_mode,
+                bf16_cvt=bf16_cvt,
+                cu_count=cu_count,
+            )
         except NotFound as exc:
             add(Check("kernel lookup", False, str(exc)))
         else:

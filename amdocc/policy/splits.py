@@ -5,6 +5,7 @@ object (amdocc's HIP-exact model: it works before the first launch and inside gr
 then HIP when usable, then a recorded table, then the conservative default of 2 — and the source
 of the number travels with the answer.
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,7 +20,7 @@ from ..targets import processor_name
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
 
-DEFAULT_OCCUPANCY = 2   # AITER: under-estimating costs some parallelism, over-estimating a whole wave
+DEFAULT_OCCUPANCY = 2  # AITER: under-estimating costs some parallelism, over-estimating a whole wave
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +41,10 @@ class SplitPolicy:
 def _policies() -> tuple[dict[str, SplitPolicy], str, int]:
     table = load_table("split_policies.toml")
     rows = {k: v for k, v in table.items() if isinstance(v, dict)}
-    out = {name: SplitPolicy(name, **{k: row[k] for k in SplitPolicy.__dataclass_fields__ if k not in ("arch",)})
-           for name, row in rows.items()}
+    out = {
+        name: SplitPolicy(name, **{k: row[k] for k in SplitPolicy.__dataclass_fields__ if k not in ("arch",)})
+        for name, row in rows.items()
+    }
     return out, table["default"], int(table["max_split_search"])
 
 
@@ -62,8 +65,10 @@ def policy_fallback(arch: str) -> str | None:
     proc = processor_name(arch)
     if proc in policies:
         return None
-    return (f"no split policy for {proc}: AITER falls back to {default}'s "
-            f"(tables/split_policies.toml has {', '.join(policies)})")
+    return (
+        f"no split policy for {proc}: AITER falls back to {default}'s "
+        f"(tables/split_policies.toml has {', '.join(policies)})"
+    )
 
 
 def streaming_case(seq_len: int, seq_len_kv: int, num_heads: int | None, aggressive: bool | None) -> bool:
@@ -74,8 +79,9 @@ def streaming_case(seq_len: int, seq_len_kv: int, num_heads: int | None, aggress
     return num_heads is not None and num_heads <= 32 and seq_len_kv > 2 * seq_len
 
 
-def unused_inputs(arch: str, seq_len: int, seq_len_kv: int, *, num_heads: int | None = None,
-                  aggressive: bool | None = None) -> dict[str, str]:
+def unused_inputs(
+    arch: str, seq_len: int, seq_len_kv: int, *, num_heads: int | None = None, aggressive: bool | None = None
+) -> dict[str, str]:
     """The inputs of :func:`auto_num_splits` that ``arch``'s policy row does not use for this
     launch, each with why: "num_heads", "aggressive", and "occupancy" (a given number or the
     kernel to take it from). An occupancy-aware row has no streaming low-head case; a
@@ -95,9 +101,11 @@ def unused_inputs(arch: str, seq_len: int, seq_len_kv: int, *, num_heads: int | 
     if not policy.streaming_lowh_residency:
         out["occupancy"] = f"{row} keeps a fixed oversubscription counted in CUs: it never uses occupancy"
     elif not streaming_case(seq_len, seq_len_kv, num_heads, aggressive):
-        out["occupancy"] = (f"{row} keeps a fixed oversubscription and uses occupancy only in the streaming "
-                            "low-head case (forced, or at most 32 heads over a KV length above twice the query "
-                            "length), which this launch is not")
+        out["occupancy"] = (
+            f"{row} keeps a fixed oversubscription and uses occupancy only in the streaming "
+            "low-head case (forced, or at most 32 heads over a KV length above twice the query "
+            "length), which this launch is not"
+        )
     return out
 
 
@@ -109,8 +117,7 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def splits_by_wave_cost(grid_x: int, effective_cus: int, window_tiles: int, max_splits: int,
-                        overhead: int) -> int:
+def splits_by_wave_cost(grid_x: int, effective_cus: int, window_tiles: int, max_splits: int, overhead: int) -> int:
     """The split count s minimising ceil(grid_x*s / effective_cus) * (ceil(W/s) + overhead) over
     s in [1, min(max_splits, 64)], ties to fewer splits (less duplicated KV traffic)."""
     values = [grid_x, effective_cus, window_tiles, max_splits, overhead]
@@ -126,21 +133,28 @@ def splits_by_wave_cost(grid_x: int, effective_cus: int, window_tiles: int, max_
     def cost(s: int) -> int:
         return _ceil_div(grid_x * s, effective_cus) * (_ceil_div(window_tiles, s) + overhead)
 
-    return min(range(1, min(max_splits, max_split_search()) + 1), key=cost)   # the first (fewest) of equals
+    return min(range(1, min(max_splits, max_split_search()) + 1), key=cost)  # the first (fewest) of equals
 
 
 @dataclass(frozen=True, slots=True)
 class OccupancyAnswer:
     blocks_per_cu: int
-    source: str                 # "given", "model", "hip", "recorded" or "default"
+    source: str  # "given", "model", "hip", "recorded" or "default"
     detail: str = ""
-    unit: str = "CU"            # "WGP" when the model counted per WGP (RDNA kernels in WGP mode)
+    unit: str = "CU"  # "WGP" when the model counted per WGP (RDNA kernels in WGP mode)
 
 
-def resolve_occupancy(*, occupancy: int | None = None, kernel: Kernel | None = None, block_size: int | None = None,
-                      dynamic_lds: int = 0, hip: Callable[[], int | None] | None = None,
-                      recorded: Callable[[], int | None] | None = None, arch: str | None = None,
-                      what_if: bool = False) -> OccupancyAnswer:
+def resolve_occupancy(
+    *,
+    occupancy: int | None = None,
+    kernel: Kernel | None = None,
+    block_size: int | None = None,
+    dynamic_lds: int = 0,
+    hip: Callable[[], int | None] | None = None,
+    recorded: Callable[[], int | None] | None = None,
+    arch: str | None = None,
+    what_if: bool = False,
+) -> OccupancyAnswer:
     """Blocks per CU from the first source that answers, in this order: a value the caller gives;
     the static HIP model on the kernel's code object (evaluated on ``arch`` when given: an
     AmdoccError when the code object cannot run there, unless ``what_if``); HIP itself when
@@ -156,9 +170,13 @@ def resolve_occupancy(*, occupancy: int | None = None, kernel: Kernel | None = N
         occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **where)
         if occ.error is None and occ.blocks_per_cu:
             label = " (what-if: its code object cannot run there)" if occ.what_if else ""
-            return OccupancyAnswer(occ.blocks_per_cu, "model",
-                                   f"hip model ({occ.profile}) on {getattr(kernel, 'name', 'the kernel')}, "
-                                   f"limited by {occ.limiter}{label}", occ.unit)
+            return OccupancyAnswer(
+                occ.blocks_per_cu,
+                "model",
+                f"hip model ({occ.profile}) on {getattr(kernel, 'name', 'the kernel')}, "
+                f"limited by {occ.limiter}{label}",
+                occ.unit,
+            )
     for source, ask in (("hip", hip), ("recorded", recorded)):
         if ask is not None:
             value = ask()
@@ -169,6 +187,7 @@ def resolve_occupancy(*, occupancy: int | None = None, kernel: Kernel | None = N
 
 class _Common(TypedDict):
     """The fields of :class:`SplitDecision` every path of :func:`auto_num_splits` fills alike."""
+
     arch_policy: str
     grid_x: int
     cu_count: int
@@ -185,32 +204,48 @@ class SplitDecision:
     arch_policy: str
     grid_x: int
     cu_count: int
-    cu_source: str              # "given" or "fallback"
+    cu_source: str  # "given" or "fallback"
     max_splits: int
     occupancy: OccupancyAnswer | None = None
-    target: int | None = None   # fixed path: the oversubscription target in blocks
+    target: int | None = None  # fixed path: the oversubscription target in blocks
     effective_cus: int | None = None
     window_tiles: int | None = None
     notes: tuple[str, ...] = field(default=())
-    policy_fallback: bool = False   # the arch has no policy row: AITER's fallback to the default row
-    warnings: tuple[str, ...] = field(default=())   # every fallback taken, in words
+    policy_fallback: bool = False  # the arch has no policy row: AITER's fallback to the default row
+    warnings: tuple[str, ...] = field(default=())  # every fallback taken, in words
 
     def as_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in self.__slots__}
         if self.occupancy is not None:
-            out["occupancy"] = {"blocks_per_cu": self.occupancy.blocks_per_cu, "unit": self.occupancy.unit,
-                                "source": self.occupancy.source, "detail": self.occupancy.detail}
+            out["occupancy"] = {
+                "blocks_per_cu": self.occupancy.blocks_per_cu,
+                "unit": self.occupancy.unit,
+                "source": self.occupancy.source,
+                "detail": self.occupancy.detail,
+            }
         out["notes"] = list(self.notes)
         out["warnings"] = list(self.warnings)
         return out
 
 
-def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv: int, *, arch: str,
-                    cu_count: int | None = None, num_heads: int | None = None,
-                    aggressive: bool | None = None, occupancy: int | None = None, kernel: Kernel | None = None,
-                    block_size: int | None = None, dynamic_lds: int = 0,
-                    hip: Callable[[], int | None] | None = None,
-                    recorded: Callable[[], int | None] | None = None, what_if: bool = False) -> SplitDecision:
+def auto_num_splits(
+    seq_len: int,
+    seq_len_kv: int,
+    rows_per_block: int,
+    block_kv: int,
+    *,
+    arch: str,
+    cu_count: int | None = None,
+    num_heads: int | None = None,
+    aggressive: bool | None = None,
+    occupancy: int | None = None,
+    kernel: Kernel | None = None,
+    block_size: int | None = None,
+    dynamic_lds: int = 0,
+    hip: Callable[[], int | None] | None = None,
+    recorded: Callable[[], int | None] | None = None,
+    what_if: bool = False,
+) -> SplitDecision:
     """AITER's _auto_num_splits, with occupancy from amdocc (see resolve_occupancy).
 
     ``aggressive`` is the streaming low-head case; when not given it is derived as AITER does:
@@ -228,17 +263,31 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
     if cu_source == "fallback":
         warnings.append(f"CU count not given: the {policy.arch} policy's fallback of {cus} CUs is used")
     max_splits = max(1, (seq_len_kv // block_kv) // policy.min_tiles_per_split)
-    common = _Common(arch_policy=policy.arch, grid_x=grid_x, cu_count=cus, cu_source=cu_source,
-                     max_splits=max_splits, policy_fallback=bool(policy_fallback(arch)), warnings=tuple(warnings))
+    common = _Common(
+        arch_policy=policy.arch,
+        grid_x=grid_x,
+        cu_count=cus,
+        cu_source=cu_source,
+        max_splits=max_splits,
+        policy_fallback=bool(policy_fallback(arch)),
+        warnings=tuple(warnings),
+    )
     if grid_x == 0:
         return SplitDecision(1, "empty grid", **common)
     if seq_len_kv < policy.min_seq_len_kv:
-        return SplitDecision(1, f"seq_len_kv {seq_len_kv} below the policy's minimum {policy.min_seq_len_kv}",
-                             **common)
+        return SplitDecision(1, f"seq_len_kv {seq_len_kv} below the policy's minimum {policy.min_seq_len_kv}", **common)
 
     def occupancy_answer() -> OccupancyAnswer:
-        return resolve_occupancy(occupancy=occupancy, kernel=kernel, block_size=block_size, dynamic_lds=dynamic_lds,
-                                 hip=hip, recorded=recorded, arch=arch, what_if=what_if)
+        return resolve_occupancy(
+            occupancy=occupancy,
+            kernel=kernel,
+            block_size=block_size,
+            dynamic_lds=dynamic_lds,
+            hip=hip,
+            recorded=recorded,
+            arch=arch,
+            what_if=what_if,
+        )
 
     if not policy.occupancy_aware:
         target = policy.cu_oversub * cus
@@ -251,26 +300,43 @@ def auto_num_splits(seq_len: int, seq_len_kv: int, rows_per_block: int, block_kv
                 streaming = policy.streaming_lowh_residency * occ.blocks_per_cu * cus
             else:
                 streaming = policy.streaming_lowh_cu_oversub * cus
-            target = max(target, streaming)   # never below the conservative target
+            target = max(target, streaming)  # never below the conservative target
         if grid_x >= target:
-            return SplitDecision(1, f"grid of {grid_x} blocks already reaches the target {target}",
-                                 occupancy=occ, target=target, **common)
+            return SplitDecision(
+                1,
+                f"grid of {grid_x} blocks already reaches the target {target}",
+                occupancy=occ,
+                target=target,
+                **common,
+            )
         splits = min(max(_ceil_div(target, grid_x), 1), max_splits)
-        return SplitDecision(splits, "fixed oversubscription" + (" (streaming low-head)" if aggressive else ""),
-                             occupancy=occ, target=target, **common)
+        return SplitDecision(
+            splits,
+            "fixed oversubscription" + (" (streaming low-head)" if aggressive else ""),
+            occupancy=occ,
+            target=target,
+            **common,
+        )
     occ = occupancy_answer()
     common = _noting_default(common, occ)
     effective = cus * occ.blocks_per_cu
     window = max(1, seq_len_kv // block_kv)
     splits = splits_by_wave_cost(grid_x, effective, window, max_splits, policy.block_overhead_tiles)
-    return SplitDecision(splits, "wave-quantized cost over CUs x occupancy", occupancy=occ,
-                         effective_cus=effective, window_tiles=window, **common)
+    return SplitDecision(
+        splits,
+        "wave-quantized cost over CUs x occupancy",
+        occupancy=occ,
+        effective_cus=effective,
+        window_tiles=window,
+        **common,
+    )
 
 
 def _noting_default(common: _Common, occ: OccupancyAnswer) -> _Common:
     """Add a warning when the occupancy is the conservative default rather than an answer."""
     if occ.source != "default":
         return common
-    text = (f"occupancy unknown ({occ.detail}): AITER's conservative default of {occ.blocks_per_cu} blocks "
-            "per CU is used")
+    text = (
+        f"occupancy unknown ({occ.detail}): AITER's conservative default of {occ.blocks_per_cu} blocks per CU is used"
+    )
     return {**common, "warnings": (*common["warnings"], text)}

@@ -6,6 +6,7 @@ inside graph capture. Here HIP answers when the runtime is usable and the stream
 capturing; otherwise the static ``hip`` model answers from the code object. The answer carries
 its source, and every disagreement between the two is logged and counted, never resolved quietly.
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,8 +21,19 @@ if TYPE_CHECKING:
     from ..containers.model import Source
     from ..devices import Device
 
-__all__ = ["BlocksPerCU", "DeviceInfo", "Hip", "HipError", "HipUnavailable", "ProfileChoice", "choose_profile",
-           "max_blocks_per_cu", "runtime", "stats", "unavailable_reason"]
+__all__ = [
+    "BlocksPerCU",
+    "DeviceInfo",
+    "Hip",
+    "HipError",
+    "HipUnavailable",
+    "ProfileChoice",
+    "choose_profile",
+    "max_blocks_per_cu",
+    "runtime",
+    "stats",
+    "unavailable_reason",
+]
 
 log = logging.getLogger("amdocc.runtime")
 _lock = threading.Lock()
@@ -32,10 +44,11 @@ stats = {"hip": 0, "model": 0, "compared": 0, "disagreements": 0}
 
 class ProfileChoice(NamedTuple):
     """The HIP profile the static model reproduces, and why."""
-    profile: str | None          # None: the default profile
+
+    profile: str | None  # None: the default profile
     runtime_version: int | None  # hipRuntimeGetVersion(), when it was read
     reason: str
-    warning: str | None = None   # the version is no release amdocc knows, or could not be read
+    warning: str | None = None  # the version is no release amdocc knows, or could not be read
 
 
 def choose_profile(rt: Hip | None, profile: str | None = None) -> ProfileChoice:
@@ -47,13 +60,17 @@ def choose_profile(rt: Hip | None, profile: str | None = None) -> ProfileChoice:
         return ProfileChoice(profile, None, "profile given")
     if rt is None:
         return ProfileChoice(None, None, "no HIP runtime: the default profile")
-    if not hasattr(rt, "runtime_version"):      # a stand-in runtime that only answers occupancy
+    if not hasattr(rt, "runtime_version"):  # a stand-in runtime that only answers occupancy
         return ProfileChoice(None, None, "the runtime reports no version: the default profile")
     try:
         version = rt.runtime_version()
     except (HipError, HipUnavailable) as exc:
-        return ProfileChoice(None, None, "the default profile", f"could not read the HIP runtime's version ({exc}); "
-                             "comparing with the default profile")
+        return ProfileChoice(
+            None,
+            None,
+            "the default profile",
+            f"could not read the HIP runtime's version ({exc}); comparing with the default profile",
+        )
     chosen = profile_for_runtime(version)
     return ProfileChoice(chosen.profile.name, version, f"hipRuntimeGetVersion() = {version}", chosen.warning)
 
@@ -71,15 +88,24 @@ class BlocksPerCU(int):
             no runtime was asked).
     """
 
-    source: str            # "hip" or "model"
-    model: int | None      # the static model's answer
-    hip: int | None        # HIP's answer, when asked
-    reason: str            # why this source
-    profile: str | None    # the HIP runtime profile the model reproduced
-    runtime_version: int | None   # hipRuntimeGetVersion() the profile was chosen from
+    source: str  # "hip" or "model"
+    model: int | None  # the static model's answer
+    hip: int | None  # HIP's answer, when asked
+    reason: str  # why this source
+    profile: str | None  # the HIP runtime profile the model reproduced
+    runtime_version: int | None  # hipRuntimeGetVersion() the profile was chosen from
 
-    def __new__(cls, value: int, *, source: str, model: int | None = None, hip: int | None = None, reason: str = "",
-                profile: str | None = None, runtime_version: int | None = None) -> BlocksPerCU:
+    def __new__(
+        cls,
+        value: int,
+        *,
+        source: str,
+        model: int | None = None,
+        hip: int | None = None,
+        reason: str = "",
+        profile: str | None = None,
+        runtime_version: int | None = None,
+    ) -> BlocksPerCU:
         obj = super().__new__(cls, value)
         obj.source, obj.model, obj.hip, obj.reason, obj.profile = source, model, hip, reason, profile
         obj.runtime_version = runtime_version
@@ -109,15 +135,24 @@ def _kernel_and_image(obj: Kernel | CodeObject | Source, kernel_name: str | None
         kernel = co.kernels[0]
     else:
         names = ", ".join(k.name for k in co.kernels[:8]) + (", ..." if len(co.kernels) > 8 else "")
-        raise UsageError(f"{co.origin} holds {len(co.kernels)} kernels; choose one with kernel_name= "
-                         f"({names or 'none'})")
+        raise UsageError(
+            f"{co.origin} holds {len(co.kernels)} kernels; choose one with kernel_name= ({names or 'none'})"
+        )
     return kernel, kernel.image or co.data or None
 
 
-def max_blocks_per_cu(code_object_or_kernel: Kernel | CodeObject | Source, block_size: int, dynamic_lds: int = 0,
-                      *, stream: Any = None, device: str | Device | None = None, kernel_name: str | None = None,
-                      profile: str | None = None,
-                      hip: Hip | None = None, what_if: bool = False) -> BlocksPerCU:
+def max_blocks_per_cu(
+    code_object_or_kernel: Kernel | CodeObject | Source,
+    block_size: int,
+    dynamic_lds: int = 0,
+    *,
+    stream: Any = None,
+    device: str | Device | None = None,
+    kernel_name: str | None = None,
+    profile: str | None = None,
+    hip: Hip | None = None,
+    what_if: bool = False,
+) -> BlocksPerCU:
     """Workgroups of the kernel resident per CU at this block size and dynamic LDS; the
     implementation of :func:`amdocc.max_blocks_per_cu` (whose docstring has the details).
 
@@ -139,6 +174,7 @@ def max_blocks_per_cu(code_object_or_kernel: Kernel | CodeObject | Source, block
     target_kwargs: dict[str, Any] = {}
     if device is not None:
         from ..targets import find_target
+
         is_processor = not hasattr(device, "compute_units") and find_target(str(device)) is not None
         target_kwargs = {"target" if is_processor else "device": device, "what_if": what_if}
     elif what_if:
@@ -171,14 +207,30 @@ def max_blocks_per_cu(code_object_or_kernel: Kernel | CodeObject | Source, block
                 stats["compared"] += 1
                 if model != answer:
                     stats["disagreements"] += 1
-                    log.warning("amdocc model says %s blocks/CU for %s at block %d, dynamic LDS %d, HIP says %s "
-                                "(profile %s, limiter %s)", model, kernel.name, block_size, dynamic_lds, answer,
-                                occ.profile, occ.limiter)
-            return BlocksPerCU(answer, source="hip", model=model, hip=answer, reason="HIP runtime",
-                               profile=occ.profile, runtime_version=choice.runtime_version)
+                    log.warning(
+                        "amdocc model says %s blocks/CU for %s at block %d, dynamic LDS %d, HIP says %s "
+                        "(profile %s, limiter %s)",
+                        model,
+                        kernel.name,
+                        block_size,
+                        dynamic_lds,
+                        answer,
+                        occ.profile,
+                        occ.limiter,
+                    )
+            return BlocksPerCU(
+                answer,
+                source="hip",
+                model=model,
+                hip=answer,
+                reason="HIP runtime",
+                profile=occ.profile,
+                runtime_version=choice.runtime_version,
+            )
     if model is None:
         why = f": {occ.warnings[-1]}" if occ.warnings else ""
         raise UsageError(f"{kernel.name}: no answer ({reason}; the model ({occ.profile}) says {occ.error}{why})")
     stats["model"] += 1
-    return BlocksPerCU(model, source="model", model=model, reason=reason, profile=occ.profile,
-                       runtime_version=choice.runtime_version)
+    return BlocksPerCU(
+        model, source="model", model=model, reason=reason, profile=occ.profile, runtime_version=choice.runtime_version
+    )

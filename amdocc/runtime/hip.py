@@ -5,6 +5,7 @@ garbage when the call failed (code-object-sources.md §4 shows an uninitialised 
 the code is checked before any value is used. Without ROCm, hip-python imports but every call
 raises RuntimeError("failed to dlopen ..."); that, and a missing hip-python, become HipUnavailable.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,7 +29,7 @@ class HipError(AmdoccError):
         self.call, self.code = call, name
 
 
-def import_hip() -> Any:      # hip-python has no type information: its module and handles are Any
+def import_hip() -> Any:  # hip-python has no type information: its module and handles are Any
     """hip-python's ``hip`` module, or HipUnavailable with the reason."""
     try:
         from hip import hip  # hip-python: 7.x ships hip.hip, 10.x aliases rocm.bindings.hip
@@ -41,8 +42,8 @@ def import_hip() -> Any:      # hip-python has no type information: its module a
 class DeviceInfo:
     index: int
     name: str
-    gcn_arch_name: str          # e.g. "gfx942:sramecc+:xnack-"
-    compute_units: int          # multiProcessorCount (WGPs on RDNA in WGP mode)
+    gcn_arch_name: str  # e.g. "gfx942:sramecc+:xnack-"
+    compute_units: int  # multiProcessorCount (WGPs on RDNA in WGP mode)
     shared_mem_per_block: int
     max_threads_per_cu: int
     warp_size: int
@@ -72,7 +73,7 @@ class Hip:
             raise HipUnavailable(f"{name} is not in this hip-python")
         try:
             result = fn(*args)
-        except RuntimeError as exc:        # hip-python could not dlopen libamdhip64
+        except RuntimeError as exc:  # hip-python could not dlopen libamdhip64
             raise HipUnavailable(f"{name}: {exc}") from None
         if not isinstance(result, tuple):
             result = (result,)
@@ -98,9 +99,17 @@ class Hip:
         arch = arch.decode() if isinstance(arch, bytes) else str(arch)
         name = props.name
         name = name.decode() if isinstance(name, bytes) else str(name)
-        return DeviceInfo(index, name, arch, int(props.multiProcessorCount), int(props.sharedMemPerBlock),
-                          int(props.maxThreadsPerMultiProcessor), int(props.warpSize),
-                          self.runtime_version(), int(self._call("hipDriverGetVersion")))
+        return DeviceInfo(
+            index,
+            name,
+            arch,
+            int(props.multiProcessorCount),
+            int(props.sharedMemPerBlock),
+            int(props.maxThreadsPerMultiProcessor),
+            int(props.warpSize),
+            self.runtime_version(),
+            int(self._call("hipDriverGetVersion")),
+        )
 
     def runtime_version(self) -> int:
         """hipRuntimeGetVersion(): major * 10_000_000 + minor * 100_000 + patch (e.g. 60443482 for 6.4.43482)."""
@@ -121,10 +130,14 @@ class Hip:
 
     def max_active_blocks(self, function: Any, block_size: int, dynamic_lds: int = 0, flags: int | None = None) -> int:
         if flags is None:
-            return int(self._call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", function, block_size,
-                                  dynamic_lds))
-        return int(self._call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", function, block_size,
-                              dynamic_lds, flags))
+            return int(
+                self._call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", function, block_size, dynamic_lds)
+            )
+        return int(
+            self._call(
+                "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", function, block_size, dynamic_lds, flags
+            )
+        )
 
     def occupancy_of(self, image: bytes, kernel: str, block_size: int, dynamic_lds: int = 0) -> int:
         """Load ``image``, ask HIP, unload (what FlyDSL's max_blocks_per_cu wrapper does)."""
@@ -141,7 +154,7 @@ class Hip:
         as capturing (FlashInfer's rule): loading a module mid-capture is what must not happen."""
         try:
             result = self.hip.hipStreamIsCapturing(stream)
-        except Exception:                  # no library, or a garbage status the enum rejects
+        except Exception:  # no library, or a garbage status the enum rejects
             return True
         if not isinstance(result, tuple) or len(result) < 2 or not self._ok(result[0]):
             return True

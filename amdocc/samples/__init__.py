@@ -4,6 +4,7 @@
 gfx1201) built by ``python tools/fixtures sample`` from tools/fixture_src/sample.hip: a saxpy with 16 KiB
 of static LDS, a register-heavy kernel, and on CDNA targets an MFMA kernel using AGPRs.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -7,6 +7,7 @@ and HIP's occupancy query on it reads exactly the chosen .vgpr_count, .agpr_coun
 .group_segment_fixed_size, .wavefront_size and .workgroup_processor_mode. The descriptor allocates
 what the metadata claims (a kernel that does nothing but end).
 """
+
 from __future__ import annotations
 
 import os
@@ -39,13 +40,13 @@ def find_llvm_tool(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SynthSpec:
-    target: str                       # processor, e.g. "gfx942"
-    vgpr_count: int                   # .vgpr_count (the unified total on gfx90a/gfx942/gfx950)
-    agpr_count: int = 0               # .agpr_count (unified: the last agpr_count registers are AGPRs)
-    sgpr_count: int = 16              # .sgpr_count
-    lds: int = 0                      # .group_segment_fixed_size
-    wave: int | None = None           # .wavefront_size (default: the target's)
-    wgp: bool | None = None           # .workgroup_processor_mode (gfx10+; default WGP)
+    target: str  # processor, e.g. "gfx942"
+    vgpr_count: int  # .vgpr_count (the unified total on gfx90a/gfx942/gfx950)
+    agpr_count: int = 0  # .agpr_count (unified: the last agpr_count registers are AGPRs)
+    sgpr_count: int = 16  # .sgpr_count
+    lds: int = 0  # .group_segment_fixed_size
+    wave: int | None = None  # .wavefront_size (default: the target's)
+    wgp: bool | None = None  # .workgroup_processor_mode (gfx10+; default WGP)
     max_flat_workgroup_size: int = 1024
     name: str = "synth"
     code_object_version: int = 5
@@ -67,9 +68,12 @@ def assembly(spec: SynthSpec) -> str:
     """The assembly text for one kernel."""
     t, wave, wgp = spec.resolved()
     v, a = spec.vgpr_count, spec.agpr_count
-    directives = [f".amdhsa_group_segment_fixed_size {spec.lds}",
-                  ".amdhsa_private_segment_fixed_size 0", ".amdhsa_kernarg_size 0",
-                  ".amdhsa_user_sgpr_kernarg_segment_ptr 0"]
+    directives = [
+        f".amdhsa_group_segment_fixed_size {spec.lds}",
+        ".amdhsa_private_segment_fixed_size 0",
+        ".amdhsa_kernarg_size 0",
+        ".amdhsa_user_sgpr_kernarg_segment_ptr 0",
+    ]
     if t.register_file == "unified":
         arch = v - a if a else v
         if a and (arch % 4 or arch < 4):
@@ -80,30 +84,56 @@ def assembly(spec: SynthSpec) -> str:
     # VCC is not reserved; xnack and flat-scratch reserves follow the target id, so the
     # descriptor may allocate a few SGPRs more than .sgpr_count says (never fewer).
     directives.append(".amdhsa_reserve_vcc 0")
-    if t.descriptor_layout in GFX10_PLUS:      # the descriptor has the wave32 bit
+    if t.descriptor_layout in GFX10_PLUS:  # the descriptor has the wave32 bit
         directives.append(f".amdhsa_wavefront_size32 {int(wave == 32)}")
         if t.wgp:
             directives.append(f".amdhsa_workgroup_processor_mode {int(wgp)}")
-    md = [f"  - .name: {spec.name}", f"    .symbol: {spec.name}.kd", "    .args: []",
-          f"    .vgpr_count: {v}", f"    .sgpr_count: {spec.sgpr_count}",
-          f"    .group_segment_fixed_size: {spec.lds}", "    .private_segment_fixed_size: 0",
-          "    .kernarg_segment_size: 0", "    .kernarg_segment_align: 8",
-          f"    .wavefront_size: {wave}", f"    .max_flat_workgroup_size: {spec.max_flat_workgroup_size}"]
+    md = [
+        f"  - .name: {spec.name}",
+        f"    .symbol: {spec.name}.kd",
+        "    .args: []",
+        f"    .vgpr_count: {v}",
+        f"    .sgpr_count: {spec.sgpr_count}",
+        f"    .group_segment_fixed_size: {spec.lds}",
+        "    .private_segment_fixed_size: 0",
+        "    .kernarg_segment_size: 0",
+        "    .kernarg_segment_align: 8",
+        f"    .wavefront_size: {wave}",
+        f"    .max_flat_workgroup_size: {spec.max_flat_workgroup_size}",
+    ]
     if t.has_agprs:
         md.append(f"    .agpr_count: {a}")
     if t.wgp and spec.code_object_version >= 5:
         md.append(f"    .workgroup_processor_mode: {int(wgp)}")
     version = {4: "[1, 1]", 5: "[1, 2]", 6: "[1, 2]"}[spec.code_object_version]
-    return "\n".join([
-        f'.amdgcn_target "amdgcn-amd-amdhsa--{t.name}"',
-        f".amdhsa_code_object_version {spec.code_object_version}",
-        ".text", f".globl {spec.name}", ".p2align 8", f".type {spec.name},@function", f"{spec.name}:",
-        "  s_endpgm", "",
-        ".rodata", ".p2align 6", f".amdhsa_kernel {spec.name}", *("  " + d for d in directives),
-        ".end_amdhsa_kernel", "",
-        ".amdgpu_metadata", "---", f"amdhsa.version: {version}",
-        f"amdhsa.target: amdgcn-amd-amdhsa--{t.name}", "amdhsa.kernels:", *md, "...",
-        ".end_amdgpu_metadata", ""])
+    return "\n".join(
+        [
+            f'.amdgcn_target "amdgcn-amd-amdhsa--{t.name}"',
+            f".amdhsa_code_object_version {spec.code_object_version}",
+            ".text",
+            f".globl {spec.name}",
+            ".p2align 8",
+            f".type {spec.name},@function",
+            f"{spec.name}:",
+            "  s_endpgm",
+            "",
+            ".rodata",
+            ".p2align 6",
+            f".amdhsa_kernel {spec.name}",
+            *("  " + d for d in directives),
+            ".end_amdhsa_kernel",
+            "",
+            ".amdgpu_metadata",
+            "---",
+            f"amdhsa.version: {version}",
+            f"amdhsa.target: amdgcn-amd-amdhsa--{t.name}",
+            "amdhsa.kernels:",
+            *md,
+            "...",
+            ".end_amdgpu_metadata",
+            "",
+        ]
+    )
 
 
 def synthesize(spec: SynthSpec, out: str | os.PathLike[str] | None = None) -> bytes:
@@ -112,13 +142,24 @@ def synthesize(spec: SynthSpec, out: str | os.PathLike[str] | None = None) -> by
     with tempfile.TemporaryDirectory(prefix="amdocc-synth-") as tmp:
         src, obj, co = Path(tmp, "k.s"), Path(tmp, "k.o"), Path(tmp, "k.co")
         src.write_text(assembly(spec))
-        for cmd in ([find_llvm_tool("llvm-mc"), "-triple=amdgcn-amd-amdhsa", f"-mcpu={t.name}",
-                     "-filetype=obj", str(src), "-o", str(obj)],
-                    [find_llvm_tool("ld.lld"), "-shared", str(obj), "-o", str(co)]):
+        for cmd in (
+            [
+                find_llvm_tool("llvm-mc"),
+                "-triple=amdgcn-amd-amdhsa",
+                f"-mcpu={t.name}",
+                "-filetype=obj",
+                str(src),
+                "-o",
+                str(obj),
+            ],
+            [find_llvm_tool("ld.lld"), "-shared", str(obj), "-o", str(co)],
+        ):
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode:
-                raise UsageError(f"{Path(cmd[0]).name} rejected the synthesized kernel: "
-                                 f"{proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else proc.returncode}")
+                raise UsageError(
+                    f"{Path(cmd[0]).name} rejected the synthesized kernel: "
+                    f"{proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else proc.returncode}"
+                )
         data = co.read_bytes()
     if out is not None:
         Path(out).write_bytes(data)

@@ -3,6 +3,7 @@
 Used by the fixture tier, the fresh-object tier and the real-corpus test. Every code object
 must be a bare AMDGPU ELF file (containers are checked separately against extracted entries).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -18,8 +19,8 @@ ABI_TO_CO = {0: 2, 1: 3, 2: 4, 3: 5, 4: 6}
 class Report:
     files: int = 0
     kernels: int = 0
-    metadata_fields: int = 0            # values compared, all that LLVM printed (else a mismatch)
-    descriptor_fields: int = 0          # directives compared, all that encode something
+    metadata_fields: int = 0  # values compared, all that LLVM printed (else a mismatch)
+    descriptor_fields: int = 0  # directives compared, all that encode something
     mismatches: list[str] = field(default_factory=list)
     # Processors whose descriptors LLVM cannot decode (llvm-objdump has no disassembler for them),
     # and how many kernels that left without a descriptor oracle (counted apart, never as passed).
@@ -49,7 +50,7 @@ def check_files(paths: list[str], chunk: int = 400) -> Report:
     # 1. Header and metadata, from llvm-readelf (any mix of processors per run).
     names = list(parsed)
     for i in range(0, len(names), chunk):
-        group = names[i:i + chunk]
+        group = names[i : i + chunk]
         for name, seen in llvm22.readelf(group).items():
             co = parsed[name]
             hdr = seen["header"]
@@ -58,8 +59,9 @@ def check_files(paths: list[str], chunk: int = 400) -> Report:
                 report.mismatches.append(f"{name}: CO version LLVM {co_version}, amdocc {co.code_object_version}")
             if hdr["processor"] != co.processor:
                 report.mismatches.append(f"{name}: processor LLVM {hdr['processor']}, amdocc {co.processor}")
-            report.mismatches += [f"{name}: {m}" for m in
-                                  feature_mismatches(co.target_id, hdr["features"], co_version or 0)]
+            report.mismatches += [
+                f"{name}: {m}" for m in feature_mismatches(co.target_id, hdr["features"], co_version or 0)
+            ]
             docs = seen["metadata"]
             if len(docs) != (1 if co.metadata is not None else 0):
                 report.mismatches.append(f"{name}: LLVM shows {len(docs)} metadata notes")
@@ -70,7 +72,8 @@ def check_files(paths: list[str], chunk: int = 400) -> Report:
                 report.mismatches += [f"{name}: metadata {m}" for m in found]
                 if not found and (compared != expected or compared == 0):
                     report.mismatches.append(
-                        f"{name}: compared {compared} of the {expected} metadata values LLVM printed")
+                        f"{name}: compared {compared} of the {expected} metadata values LLVM printed"
+                    )
                 for k in docs[0].get("amdhsa.kernels") or []:
                     report.llvm_values.setdefault((name, k.get(".symbol")), {})["metadata"] = k
 
@@ -80,7 +83,7 @@ def check_files(paths: list[str], chunk: int = 400) -> Report:
         by_processor[co.processor].append(name)
     for processor, group_names in by_processor.items():
         for i in range(0, len(group_names), chunk):
-            group = group_names[i:i + chunk]
+            group = group_names[i : i + chunk]
             symbols = sorted({k.symbol for n in group for k in parsed[n].kernels})
             try:
                 dumped = llvm22.objdump_descriptors(group, symbols)
@@ -105,7 +108,9 @@ def check_files(paths: list[str], chunk: int = 400) -> Report:
                     report.descriptor_fields += compared
                     report.mismatches += [f"{name}: {k.symbol}: {m}" for m in found]
                     if not found and (compared != expected or compared == 0):
-                        report.mismatches.append(f"{name}: {k.symbol}: compared {compared} of the {expected} "
-                                                 "descriptor fields llvm-objdump printed")
+                        report.mismatches.append(
+                            f"{name}: {k.symbol}: compared {compared} of the {expected} "
+                            "descriptor fields llvm-objdump printed"
+                        )
                     report.llvm_values.setdefault((name, k.symbol), {})["descriptor"] = seen[k.symbol]
     return report

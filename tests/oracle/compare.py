@@ -1,4 +1,5 @@
 """Compare amdocc's view of a kernel with LLVM's, field by field; return readable mismatches."""
+
 from __future__ import annotations
 
 import math
@@ -73,8 +74,12 @@ def compare_metadata(amdocc_metadata, llvm_metadata, path: str = "") -> tuple[li
                 more, n = compare_metadata(amdocc_metadata[k], llvm_metadata[k], f"{path}{k}.")
                 out += more
                 compared += n
-    elif (isinstance(amdocc_metadata, list) and isinstance(llvm_metadata, list)
-            and len(amdocc_metadata) == len(llvm_metadata) and llvm_metadata):
+    elif (
+        isinstance(amdocc_metadata, list)
+        and isinstance(llvm_metadata, list)
+        and len(amdocc_metadata) == len(llvm_metadata)
+        and llvm_metadata
+    ):
         for i, (x, y) in enumerate(zip(amdocc_metadata, llvm_metadata, strict=True)):
             more, n = compare_metadata(x, y, f"{path}[{i}].")
             out += more
@@ -98,7 +103,7 @@ def target_features_from_readelf(features: list[str], co_version: int) -> dict:
     for word in features:
         base = word.rstrip("+-")
         if base in ("xnack", "sramecc"):
-            suffix = word[len(base):]
+            suffix = word[len(base) :]
             out[base] = "on" if co_version == 3 and not suffix else LLVM_FEATURE_STATE[suffix]
     return out
 
@@ -111,8 +116,11 @@ def feature_mismatches(target_id, features: list[str], co_version: int) -> list[
     beyond the xnack bit, and llvm-readelf prints none."""
     if co_version == 2:
         return []
-    mine = {k: v for k, v in (("xnack", target_id.xnack), ("sramecc", target_id.sramecc))
-            if v and (co_version != 3 or v == "on")}
+    mine = {
+        k: v
+        for k, v in (("xnack", target_id.xnack), ("sramecc", target_id.sramecc))
+        if v and (co_version != 3 or v == "on")
+    }
     llvm = target_features_from_readelf(features, co_version)
     return [] if mine == llvm else [f"features: LLVM {features}, amdocc {mine}"]
 
@@ -120,5 +128,6 @@ def feature_mismatches(target_id, features: list[str], co_version: int) -> list[
 def isa_version_from_readelf(text: str):
     """The (major, minor, stepping) of a v2 NT_AMD_HSA_ISA_VERSION note as llvm-readelf shows it."""
     import re
+
     m = re.search(r"Major: (\d+), Minor: (\d+), Stepping: (\d+)", text)
     return tuple(int(x) for x in m.groups()) if m else None

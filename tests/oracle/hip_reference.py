@@ -3,6 +3,7 @@ the 16-SGPR trap-handler reserve, WGP mode parsed), for the processors of §12's
 
 An oracle for tests, written from the research note's steps, independent of amdocc's models.
 """
+
 from __future__ import annotations
 
 # VGPRs per SIMD and granule (wave32 units on gfx10+), SGPRs per SIMD (None: never limits),
@@ -15,11 +16,12 @@ def align_up_bitmask(value: int, alignment: int) -> int:
     return (value + alignment - 1) & ~(alignment - 1)
 
 
-def hip_blocks(processor: str, vgprs: int, block: int, sgprs: int = 0, lds: int = 0, wave: int = 64,
-               wgp: bool = False) -> int | None:
+def hip_blocks(
+    processor: str, vgprs: int, block: int, sgprs: int = 0, lds: int = 0, wave: int = 64, wgp: bool = False
+) -> int | None:
     """Blocks per CU (per WGP in WGP mode) by §4 steps 2-8; None where HIP answers hipErrorUnknown."""
     vmax, gran, sgpr_file, simds, lds_bytes, max_waves = DEVICES[processor]
-    if wave == 64 and processor != "gfx942":           # wave64 on gfx10+: both halved (step 3)
+    if wave == 64 and processor != "gfx942":  # wave64 on gfx10+: both halved (step 3)
         vmax, gran = vmax >> 1, gran >> 1
     vgpr_waves = vmax // align_up_bitmask(vgprs, gran) if vgprs else max_waves
     if vgpr_waves == 0:

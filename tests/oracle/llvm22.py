@@ -6,6 +6,7 @@ Nothing here imports amdocc: these readers turn LLVM's text into plain Python va
   objdump decodes every file with the processor of the FIRST file it is given, so callers must
   group files by processor (see ``objdump_descriptors``).
 """
+
 from __future__ import annotations
 
 import re
@@ -31,6 +32,7 @@ def run(cmd: list[str], **kw) -> str:
 
 # -- YAML as LLVM writes it (YAML 1.2 core booleans only) -------------------------------------
 
+
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     pass
 
@@ -41,8 +43,9 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
-                              re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 def parse_yaml(text: str):
@@ -75,10 +78,12 @@ def header_flags(text: str) -> dict:
     abi = re.search(r"ABI Version:\s+(\d+)", text)
     flags = re.search(r"Flags:\s+(0x[0-9a-fA-F]+)(.*)$", text, re.M)
     names = [p.strip() for p in flags.group(2).split(",") if p.strip()] if flags else []
-    return {"abi_version": int(abi.group(1)) if abi else None,
-            "e_flags": int(flags.group(1), 16) if flags else None,
-            "processor": names[0] if names else None,
-            "features": names[1:]}
+    return {
+        "abi_version": int(abi.group(1)) if abi else None,
+        "e_flags": int(flags.group(1), 16) if flags else None,
+        "processor": names[0] if names else None,
+        "features": names[1:],
+    }
 
 
 def readelf(files: list[str]) -> dict[str, dict]:
@@ -92,8 +97,9 @@ def readelf(files: list[str]) -> dict[str, dict]:
 
 # -- llvm-objdump descriptors ------------------------------------------------------------------
 
-_KD_BLOCK = re.compile(r"^[0-9a-f]+ <(?P<sym>[^>]+)>:\n(?P<body>.*?)(?=^[0-9a-f]+ <|^\S+:\s+file format|\Z)",
-                       re.M | re.S)
+_KD_BLOCK = re.compile(
+    r"^[0-9a-f]+ <(?P<sym>[^>]+)>:\n(?P<body>.*?)(?=^[0-9a-f]+ <|^\S+:\s+file format|\Z)", re.M | re.S
+)
 _DIRECTIVE = re.compile(r"^\s*\.amdhsa_(\w+)\s+(-?(?:0x[0-9a-fA-F]+|\d+))\s*$", re.M)
 _FORMAT = re.compile(r"^(?P<file>.+?):\s+file format ", re.M)
 
@@ -104,7 +110,7 @@ def parse_descriptor_dump(text: str) -> dict[str, dict[str, dict[str, int]]]:
     out: dict[str, dict] = {}
     starts = [(m.start(), m.group("file")) for m in _FORMAT.finditer(text)]
     for i, (pos, name) in enumerate(starts):
-        chunk = text[pos:starts[i + 1][0] if i + 1 < len(starts) else len(text)]
+        chunk = text[pos : starts[i + 1][0] if i + 1 < len(starts) else len(text)]
         syms = {}
         for block in _KD_BLOCK.finditer(chunk):
             body = block.group("body")
@@ -123,8 +129,12 @@ class OracleUnavailable(Exception):
 
 def objdump_descriptors(files: list[str], symbols: list[str]) -> dict[str, dict]:
     """Descriptors of ``symbols`` (names ending in .kd) in ``files``, which must share a processor."""
-    proc = subprocess.run([OBJDUMP, "-D", "--disassemble-symbols=" + ",".join(symbols), *files],
-                          capture_output=True, text=True, errors="replace")
+    proc = subprocess.run(
+        [OBJDUMP, "-D", "--disassemble-symbols=" + ",".join(symbols), *files],
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
     if proc.returncode != 0:
         if "disassembly not yet supported for subtarget" in proc.stderr:
             raise OracleUnavailable(proc.stderr.strip().splitlines()[0])

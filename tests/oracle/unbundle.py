@@ -10,6 +10,7 @@ id read from the bundle"), so such an entry is cut out by ``entry_bytes`` below,
 uncompressed bundle header as LLVM's ClangOffloadBundler documents it (magic, u64 entry count,
 then per entry u64 offset, u64 size, u64 id length, id). Nothing here imports amdocc.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,7 +23,7 @@ BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 AMDGPU_ENTRY = "-amdgcn-amd-amdhsa-"
 
 
-UNBUNDLED_BY_HAND: list[str] = []   # entries the bundler refused, cut out by entry_bytes
+UNBUNDLED_BY_HAND: list[str] = []  # entries the bundler refused, cut out by entry_bytes
 
 
 def entry_bytes(bundle: bytes, entry_id: str) -> bytes:
@@ -31,11 +32,11 @@ def entry_bytes(bundle: bytes, entry_id: str) -> bytes:
     count = int.from_bytes(bundle[24:32], "little")
     pos = 32
     for _ in range(count):
-        offset, size, length = (int.from_bytes(bundle[pos + i:pos + i + 8], "little") for i in (0, 8, 16))
-        ident = bundle[pos + 24:pos + 24 + length].decode()
+        offset, size, length = (int.from_bytes(bundle[pos + i : pos + i + 8], "little") for i in (0, 8, 16))
+        ident = bundle[pos + 24 : pos + 24 + length].decode()
         pos += 24 + length
         if ident == entry_id:
-            return bundle[offset:offset + size]
+            return bundle[offset : offset + size]
     raise KeyError(entry_id)
 
 
@@ -59,8 +60,11 @@ def unbundle_library(library: Path, work: Path, section: str = ".hip_fatbin") ->
                 continue
             target = entry.split("--", 1)[1].replace(":", "_")
             co = work / f"bundle{index}-{target}.co"
-            proc = subprocess.run([BUNDLER, "--unbundle", "--type=o", f"--input={piece}", f"--targets={entry}",
-                                   f"--output={co}"], capture_output=True, text=True)
+            proc = subprocess.run(
+                [BUNDLER, "--unbundle", "--type=o", f"--input={piece}", f"--targets={entry}", f"--output={co}"],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode:
                 assert "invalid bundle id" in proc.stderr, proc.stderr
                 co.write_bytes(entry_bytes(data[lo:hi], entry))

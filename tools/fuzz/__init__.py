@@ -21,8 +21,9 @@ processes, and each distinct failure is minimized and written to ``--out`` as a 
 
 Exit status: 0 when no input failed, 1 otherwise, 2 on bad usage.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]   # the repository: tools/fuzz/ is two levels down
+ROOT = Path(__file__).resolve().parents[2]  # the repository: tools/fuzz/ is two levels down

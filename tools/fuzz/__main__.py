@@ -1,4 +1,5 @@
 """``python tools/fuzz ...`` (or ``python -m fuzz`` with tools/ on the path): the command line."""
+
 import sys
 from pathlib import Path
 
@@ -7,7 +8,7 @@ if not __package__:
     # Run as a folder, this folder is sys.path[0]; the package lives one level up.
     sys.path[0] = str(TOOLS)
 if str(TOOLS.parent) not in sys.path:
-    sys.path.insert(0, str(TOOLS.parent))    # this checkout's amdocc, before any installed one
+    sys.path.insert(0, str(TOOLS.parent))  # this checkout's amdocc, before any installed one
 
 from fuzz.cli import main  # noqa: E402
 

@@ -6,6 +6,7 @@ records a hang and carries on with a fresh worker, so a hang cannot stall the ca
 input is timed twice and the faster run counts. Failures are grouped by signature (exception
 type and the innermost amdocc frame).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -61,8 +62,22 @@ def _worker(conn, slot, seed, as_limit_mib, stack_file, time_limit):
                 again = run_one(case.data, case.mode)
                 elapsed, wall = min(elapsed, again[1]), min(wall, again[2])
             slot[1] = 0.0
-            conn.send(("result", index, case.fixture, case.layer_kind, case.mutators, outcome, elapsed,
-                       wall, maxrss_mib(), per_input, len(case.data), failure))
+            conn.send(
+                (
+                    "result",
+                    index,
+                    case.fixture,
+                    case.layer_kind,
+                    case.mutators,
+                    outcome,
+                    elapsed,
+                    wall,
+                    maxrss_mib(),
+                    per_input,
+                    len(case.data),
+                    failure,
+                )
+            )
             del case
             # Memory the allocator keeps after a big input would be charged to the next ones:
             # hand the rest of the chunk back and let a fresh worker take over.
@@ -93,9 +108,9 @@ class Stats:
     layer_kinds: Counter = field(default_factory=Counter)
     fixtures: Counter = field(default_factory=Counter)
     failures: list = field(default_factory=list)
-    slowest: tuple = (0.0, -1)                       # CPU seconds, input index
+    slowest: tuple = (0.0, -1)  # CPU seconds, input index
     slowest_wall: float = 0.0
-    slow_list: list = field(default_factory=list)    # the five slowest: (seconds, index, mutators)
+    slow_list: list = field(default_factory=list)  # the five slowest: (seconds, index, mutators)
     largest_input: int = 0
     peak_rss_mib: float = 0.0
     peak_rss_index: int = -1
@@ -106,25 +121,44 @@ class Stats:
 
     def summary(self) -> dict:
         groups = Counter(f["signature"] for f in self.failures)
-        return {"seed": self.seed, "inputs": self.inputs, "jobs": self.jobs, "wall_seconds": round(self.wall, 2),
-                "outcomes": dict(self.outcomes), "mutators": dict(sorted(self.mutators.items())),
-                "layer_kinds": dict(sorted(self.layer_kinds.items())), "failures": len(self.failures),
-                "failure_kinds": dict(Counter(f["kind"] for f in self.failures)),
-                "failure_signatures": dict(groups),
-                "slowest_seconds": round(self.slowest[0], 4), "slowest_index": self.slowest[1],
-                "slowest_five": [[round(t, 4), i, list(m)] for t, i, m in self.slow_list],
-                "slowest_wall_seconds": round(self.slowest_wall, 4),
-                "largest_input_bytes": self.largest_input,
-                "peak_rss_mib": round(self.peak_rss_mib, 1), "peak_rss_index": self.peak_rss_index,
-                "time_limit_seconds": self.time_limit, "rss_limit_mib": self.rss_limit_mib}
+        return {
+            "seed": self.seed,
+            "inputs": self.inputs,
+            "jobs": self.jobs,
+            "wall_seconds": round(self.wall, 2),
+            "outcomes": dict(self.outcomes),
+            "mutators": dict(sorted(self.mutators.items())),
+            "layer_kinds": dict(sorted(self.layer_kinds.items())),
+            "failures": len(self.failures),
+            "failure_kinds": dict(Counter(f["kind"] for f in self.failures)),
+            "failure_signatures": dict(groups),
+            "slowest_seconds": round(self.slowest[0], 4),
+            "slowest_index": self.slowest[1],
+            "slowest_five": [[round(t, 4), i, list(m)] for t, i, m in self.slow_list],
+            "slowest_wall_seconds": round(self.slowest_wall, 4),
+            "largest_input_bytes": self.largest_input,
+            "peak_rss_mib": round(self.peak_rss_mib, 1),
+            "peak_rss_index": self.peak_rss_index,
+            "time_limit_seconds": self.time_limit,
+            "rss_limit_mib": self.rss_limit_mib,
+        }
 
 
-def run_campaign(seed, inputs: int, jobs: int = 2, *, time_limit: float = TIME_LIMIT,
-                 hang_timeout: float = HANG_TIMEOUT, rss_limit_mib: float = RSS_LIMIT_MIB,
-                 as_limit_mib: int = AS_LIMIT_MIB, chunk: int = 64, progress=None) -> Stats:
+def run_campaign(
+    seed,
+    inputs: int,
+    jobs: int = 2,
+    *,
+    time_limit: float = TIME_LIMIT,
+    hang_timeout: float = HANG_TIMEOUT,
+    rss_limit_mib: float = RSS_LIMIT_MIB,
+    as_limit_mib: int = AS_LIMIT_MIB,
+    chunk: int = 64,
+    progress=None,
+) -> Stats:
     """Run inputs 0..inputs-1 of ``seed`` on ``jobs`` watched worker processes."""
     seed = str(seed)
-    fixtures()                       # parse the fixtures once, before forking
+    fixtures()  # parse the fixtures once, before forking
     _warm_up()
     ctx = mp.get_context("fork")
     stats = Stats(seed, jobs=jobs, time_limit=time_limit, rss_limit_mib=rss_limit_mib)
@@ -142,8 +176,7 @@ def run_campaign(seed, inputs: int, jobs: int = 2, *, time_limit: float = TIME_L
         slot = ctx.Array("d", [-1.0, 0.0], lock=False)
         spawned += 1
         stack_file = os.path.join(tmp, f"stack-{spawned}.txt")
-        proc = ctx.Process(target=_worker, args=(child, slot, seed, as_limit_mib, stack_file, time_limit),
-                           daemon=True)
+        proc = ctx.Process(target=_worker, args=(child, slot, seed, as_limit_mib, stack_file, time_limit), daemon=True)
         proc.start()
         child.close()
         w = Worker(proc, parent, slot, stack_file)
@@ -168,11 +201,20 @@ def run_campaign(seed, inputs: int, jobs: int = 2, *, time_limit: float = TIME_L
         index = int(w.slot[0]) if w.slot[1] else None
         if index is not None:
             case = generate(seed, index)
-            stats.failures.append({"index": index, "kind": kind, "signature": f"{kind}: {detail}",
-                                   "exception": kind, "message": detail, "traceback": stack,
-                                   "elapsed": time.monotonic() - w.slot[1] if kind == "hang" else None,
-                                   "fixture": case.fixture, "layer": case.layer_path,
-                                   "mutations": case.mutations})
+            stats.failures.append(
+                {
+                    "index": index,
+                    "kind": kind,
+                    "signature": f"{kind}: {detail}",
+                    "exception": kind,
+                    "message": detail,
+                    "traceback": stack,
+                    "elapsed": time.monotonic() - w.slot[1] if kind == "hang" else None,
+                    "fixture": case.fixture,
+                    "layer": case.layer_path,
+                    "mutations": case.mutations,
+                }
+            )
             stats.inputs += 1
             w.done.add(index)
         rest = [i for i in w.chunk if i not in w.done]
@@ -226,20 +268,33 @@ def run_campaign(seed, inputs: int, jobs: int = 2, *, time_limit: float = TIME_L
             if failure is not None:
                 stats.failures.append({**base, **failure})
             if elapsed > time_limit:
-                stats.failures.append({**base, "kind": "slow", "signature": "slow: over the time limit",
-                                       "exception": "slow",
-                                       "message": f"{elapsed:.3f} s of CPU ({wall:.3f} s wall) > {time_limit} s",
-                                       "traceback": ""})
+                stats.failures.append(
+                    {
+                        **base,
+                        "kind": "slow",
+                        "signature": "slow: over the time limit",
+                        "exception": "slow",
+                        "message": f"{elapsed:.3f} s of CPU ({wall:.3f} s wall) > {time_limit} s",
+                        "traceback": "",
+                    }
+                )
             if rss > rss_limit_mib and not w.retire:
-                stats.failures.append({**base, "kind": "rss", "signature": "rss: peak RSS over the bound",
-                                       "exception": "rss", "message": f"peak RSS {rss:.0f} MiB > {rss_limit_mib} MiB",
-                                       "traceback": ""})
+                stats.failures.append(
+                    {
+                        **base,
+                        "kind": "rss",
+                        "signature": "rss: peak RSS over the bound",
+                        "exception": "rss",
+                        "message": f"peak RSS {rss:.0f} MiB > {rss_limit_mib} MiB",
+                        "traceback": "",
+                    }
+                )
                 # Without a per-input reset the peak stays high: finish the chunk, then a fresh worker.
                 w.retire = not per_input
         now = time.monotonic()
         for w in list(workers):
             if w.slot[1] and now - w.slot[1] > hang_timeout:
-                os.kill(w.proc.pid, signal.SIGUSR1)   # faulthandler writes the stuck stack
+                os.kill(w.proc.pid, signal.SIGUSR1)  # faulthandler writes the stuck stack
                 time.sleep(0.3)
                 stack = Path(w.stack_file).read_text(errors="replace") if os.path.exists(w.stack_file) else ""
                 where = _innermost_amdocc(stack)
@@ -250,7 +305,7 @@ def run_campaign(seed, inputs: int, jobs: int = 2, *, time_limit: float = TIME_L
             next_report += 2000
             progress(stats)
     stats.wall = time.monotonic() - started
-    overall = max(maxrss_mib(), maxrss_mib(resource.RUSAGE_CHILDREN))   # the parent; workers' lifetimes
+    overall = max(maxrss_mib(), maxrss_mib(resource.RUSAGE_CHILDREN))  # the parent; workers' lifetimes
     if overall > stats.peak_rss_mib:
         stats.peak_rss_mib, stats.peak_rss_index = overall, -1
     for f in stats.failures:
@@ -262,7 +317,7 @@ def _innermost_amdocc(stack: str) -> str:
     hits = re.findall(r'File "([^"]*amdocc[^"]*)", line (\d+) in (\w+)', stack)
     if not hits:
         return ""
-    path, line, fn = hits[0]   # faulthandler prints the innermost frame first
+    path, line, fn = hits[0]  # faulthandler prints the innermost frame first
     return f"{os.path.relpath(path, ROOT)}:{line} in {fn}"
 
 

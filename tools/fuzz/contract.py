@@ -5,6 +5,7 @@ returns (``report.code_object_record`` + ``report.dumps`` and ``cli.inspect.rend
 must not raise at all; every error must name its file and an offset in it. Most inputs reach
 amdocc as a buffer; one in eight through a file read by mmap, one in eight loaded strictly.
 """
+
 from __future__ import annotations
 
 import os
@@ -112,10 +113,15 @@ def run_one(data: bytes, mode: str = "bytes") -> tuple[str, float, float, dict |
         raise
     except BaseException as exc:  # any escape is what we are looking for
         outcome = "crash"
-        failure = {"kind": "crash", "signature": signature(exc), "exception": type(exc).__name__,
-                   "message": _clip(str(exc), 400), "traceback": _clip(traceback.format_exc(), 6000)}
+        failure = {
+            "kind": "crash",
+            "signature": signature(exc),
+            "exception": type(exc).__name__,
+            "message": _clip(str(exc), 400),
+            "traceback": _clip(traceback.format_exc(), 6000),
+        }
     return outcome, time.process_time() - cpu_start, time.perf_counter() - start, failure
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit // 2] + " ... " + text[-limit // 2:]
+    return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2 :]

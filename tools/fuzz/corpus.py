@@ -3,6 +3,7 @@
 Bare code objects, offload bundles, CCOB v1-v3 with zlib and zstd, OffloadBinary, host ELF
 ``.so``/``.o``, PE ``.dll`` and COFF ``.obj``: real files, read once per process.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ FIXTURES = ROOT / "tests" / "data" / "fixtures"
 @dataclass
 class Fixture:
     """One fixture file: its path below tests/data/fixtures, its bytes, and its layers."""
+
     name: str
     data: bytes
     layers: list[Layer]

@@ -4,6 +4,7 @@ Input ``i`` of seed ``S`` depends on (S, i) only, so it can be regenerated whate
 of jobs. Each mutation records the random state it started from, so the minimizer can replay
 any subset of them with the same choices.
 """
+
 from __future__ import annotations
 
 import random
@@ -19,6 +20,7 @@ from .mutators import ANY, MUTATORS, Context
 @dataclass
 class Case:
     """One generated input and how it was made."""
+
     seed: str
     index: int
     fixture: str
@@ -30,7 +32,7 @@ class Case:
     layer_before: bytes
     layer_after: bytes
     wrap: Callable[[bytes], bytes] = field(repr=False)
-    steps: list = field(default_factory=list, repr=False)   # (mutator, random state) per mutation
+    steps: list = field(default_factory=list, repr=False)  # (mutator, random state) per mutation
 
     @property
     def mutators(self) -> tuple[str, ...]:
@@ -39,8 +41,17 @@ class Case:
 
 # How often each kind of layer is picked, relative to the others in the same fixture: the code
 # objects inside a container are many, the container headers few but just as worth breaking.
-LAYER_WEIGHTS = {"co": 1.0, "region": 1.5, "bundle": 2.0, "ccob": 3.0, "offload": 2.0, "host-elf": 1.5,
-                 "coff": 3.0, "bitcode": 0.2, "raw": 0.2}
+LAYER_WEIGHTS = {
+    "co": 1.0,
+    "region": 1.5,
+    "bundle": 2.0,
+    "ccob": 3.0,
+    "offload": 2.0,
+    "host-elf": 1.5,
+    "coff": 3.0,
+    "bitcode": 0.2,
+    "raw": 0.2,
+}
 
 
 def generate(seed, index: int) -> Case:
@@ -49,12 +60,16 @@ def generate(seed, index: int) -> Case:
     return mutate(rng, seed=str(seed), index=index)
 
 
-def mutate(rng: random.Random, *, seed: str = "-", index: int = -1, fixture: str | None = None,
-           only: str | None = None) -> Case:
+def mutate(
+    rng: random.Random, *, seed: str = "-", index: int = -1, fixture: str | None = None, only: str | None = None
+) -> Case:
     """Pick a fixture and a layer, mutate the layer one to four times, put it back."""
     all_fixtures = fixtures()
-    usable = (lambda layer: True) if only is None else \
-        (lambda layer: ANY in MUTATORS[only].kinds or layer.kind in MUTATORS[only].kinds)
+    usable = (
+        (lambda layer: True)
+        if only is None
+        else (lambda layer: ANY in MUTATORS[only].kinds or layer.kind in MUTATORS[only].kinds)
+    )
     if fixture is not None:
         fx = next(f for f in all_fixtures if f.name == fixture)
     else:
@@ -67,7 +82,7 @@ def mutate(rng: random.Random, *, seed: str = "-", index: int = -1, fixture: str
         case = _mutate_layer(rng, fx, layer, seed, index, only)
         if case.mutations or only is None or fixture is not None:
             return case
-        fx = rng.choices(pool, weights=[1.0] * len(pool))[0]   # that mutator found nothing here
+        fx = rng.choices(pool, weights=[1.0] * len(pool))[0]  # that mutator found nothing here
     return case
 
 
@@ -76,8 +91,11 @@ def _mutate_layer(rng, fx: Fixture, layer: Layer, seed: str, index: int, only: s
     count = 1 if rng.random() < 0.6 else rng.randint(2, 4)
     data, applied, steps = layer.data, [], []
     for _ in range(count):
-        candidates = [m for m in MUTATORS.values() if (ANY in m.kinds or layer.kind in m.kinds)
-                      and (only is None or m.name == only)]
+        candidates = [
+            m
+            for m in MUTATORS.values()
+            if (ANY in m.kinds or layer.kind in m.kinds) and (only is None or m.name == only)
+        ]
         for _attempt in range(8):
             m = rng.choices(candidates, [c.weight for c in candidates])[0]
             state = rng.getstate()
@@ -102,8 +120,7 @@ def _mutate_layer(rng, fx: Fixture, layer: Layer, seed: str, index: int, only: s
             break
     out = layer.wrap(data)
     mode = rng.choices(list(MODES), list(MODES.values()))[0]
-    return Case(seed, index, fx.name, layer.path, layer.kind, applied, mode, out, layer.data, data, layer.wrap,
-                steps)
+    return Case(seed, index, fx.name, layer.path, layer.kind, applied, mode, out, layer.data, data, layer.wrap, steps)
 
 
 _CONTEXT: Context | None = None

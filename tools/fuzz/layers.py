@@ -5,6 +5,7 @@ entry, an OffloadBinary's image: every nested piece is a layer. ``wrap`` rebuild
 around a layer (sizes, offsets, the compressed stream and its MD5), so one mutated layer becomes
 a whole input again.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,7 +27,8 @@ _NON_ZERO = re.compile(rb"[^\x00]")
 @dataclass
 class Layer:
     """One nested piece of a fixture, and how to put a changed copy of it back into the file."""
-    kind: str            # co, host-elf, bundle, ccob, offload, coff, region, bitcode, raw
+
+    kind: str  # co, host-elf, bundle, ccob, offload, coff, region, bitcode, raw
     data: bytes
     wrap: Callable[[bytes], bytes]
     path: str
@@ -75,11 +77,16 @@ def _discover(data, wrap, path, depth, out):
             for s in elf.sections:
                 if s.f["sh_type"] == SHT_NOBITS or not s.f["sh_size"]:
                     continue
-                if not (s.name in FATBIN_SECTIONS or s.f["sh_type"] == SHT_LLVM_OFFLOADING
-                        or s.name.startswith(BUNDLE_SECTION_PREFIX)):
+                if not (
+                    s.name in FATBIN_SECTIONS
+                    or s.f["sh_type"] == SHT_LLVM_OFFLOADING
+                    or s.name.startswith(BUNDLE_SECTION_PREFIX)
+                ):
                     continue
+
                 def w(new, i=s.index):
                     return wrap(elf_replace_section(data, i, new))
+
                 if s.name.startswith(BUNDLE_SECTION_PREFIX):
                     _discover(elf.content(s), w, f"{path} > section {s.name}", depth + 1, out)
                 else:
@@ -89,29 +96,43 @@ def _discover(data, wrap, path, depth, out):
             for s in sections:
                 if s.name in FATBIN_SECTIONS and s.f["raw_size"]:
                     size = min(s.f["virtual_size"], s.f["raw_size"]) if s.f["virtual_size"] else s.f["raw_size"]
+
                     def w(new, i=s.index):
                         return wrap(coff_replace_section(data, i, new))
-                    _discover_region(data[s.f["raw_offset"]:s.f["raw_offset"] + size], w,
-                                     f"{path} > section {s.name}", depth + 1, out)
+
+                    _discover_region(
+                        data[s.f["raw_offset"] : s.f["raw_offset"] + size],
+                        w,
+                        f"{path} > section {s.name}",
+                        depth + 1,
+                        out,
+                    )
         elif kind == "bundle":
             entries, _ = bundle_entries(data)
             for e in entries:
                 if e.f["size"]:
+
                     def w(new, i=e.index):
                         return wrap(bundle_replace_entry(data, i, new))
-                    _discover(data[e.f["offset"]:e.f["offset"] + e.f["size"]], w, f"{path} > {e.name}",
-                              depth + 1, out)
+
+                    _discover(
+                        data[e.f["offset"] : e.f["offset"] + e.f["size"]], w, f"{path} > {e.name}", depth + 1, out
+                    )
         elif kind == "ccob":
             version, method, payload, _ = ccob_parse(data)
+
             def w(new, v=version, m=method):
                 return wrap(build_ccob(v, m, new))
+
             _discover(payload, w, f"{path} > CCOB v{version} {'zstd' if method else 'zlib'}", depth + 1, out)
         elif kind == "offload":
             info = offload_parse(data)
             e = info["e"]
-            image = data[e["image_offset"]:e["image_offset"] + e["image_size"]]
+            image = data[e["image_offset"] : e["image_offset"] + e["image_size"]]
+
             def w(new):
                 return wrap(offload_replace_image(data, new))
+
             _discover(image, w, f"{path} > image", depth + 1, out)
     except (Inapplicable, struct.error, ValueError):
         pass
@@ -147,6 +168,8 @@ def _discover_region(region, wrap, path, depth, out):
     except (Inapplicable, struct.error, ValueError):
         return
     for start, end in pieces:
+
         def w(new, s=start, e=end):
             return wrap(region[:s] + new + region[e:])
+
         _discover(region[start:end], w, f"{path} > @{start:#x}", depth + 1, out)

@@ -5,19 +5,20 @@ Time is CPU time measured in the worker, so other load on the machine does not f
 /proc/self/clear_refs and read from ``ru_maxrss`` after it; address space is capped so a
 runaway allocation becomes a reported MemoryError instead of the machine swapping.
 """
+
 from __future__ import annotations
 
 import os
 import resource
 
-TIME_LIMIT = 1.0          # seconds per input
-HANG_TIMEOUT = 10.0       # the watchdog kills a worker stuck this long on one input
-RSS_LIMIT_MIB = 1024      # peak resident set size of any campaign process
-AS_LIMIT_MIB = 4096       # address-space cap of a worker: runaway allocations raise MemoryError
+TIME_LIMIT = 1.0  # seconds per input
+HANG_TIMEOUT = 10.0  # the watchdog kills a worker stuck this long on one input
+RSS_LIMIT_MIB = 1024  # peak resident set size of any campaign process
+AS_LIMIT_MIB = 4096  # address-space cap of a worker: runaway allocations raise MemoryError
 
 
 def maxrss_mib(who=resource.RUSAGE_SELF) -> float:
-    return resource.getrusage(who).ru_maxrss / 1024.0   # KiB on Linux
+    return resource.getrusage(who).ru_maxrss / 1024.0  # KiB on Linux
 
 
 def current_rss_mib() -> float:

@@ -5,6 +5,7 @@ workers: mutations dropped while the failure persists, mutated bytes reverted, t
 containers dropped, the tail cut. It is written as ``<n>-<signature>.bin`` with a ``.txt`` that
 says what was changed, what was still needed, the traceback, and how to replay and check it.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -20,8 +21,9 @@ from .layers import identity
 from .limits import AS_LIMIT_MIB, RSS_LIMIT_MIB, limit_address_space, maxrss_mib, reset_peak_rss
 
 
-def _check_in_child(data: bytes, timeout: float, mode: str = "bytes",
-                    as_limit_mib: int = AS_LIMIT_MIB) -> tuple[str | None, float, float]:
+def _check_in_child(
+    data: bytes, timeout: float, mode: str = "bytes", as_limit_mib: int = AS_LIMIT_MIB
+) -> tuple[str | None, float, float]:
     """The failure signature of ``data`` (None if it passes), its time and its peak RSS (MiB),
     in a forked child limited like a campaign worker."""
     ctx = mp.get_context("fork")
@@ -53,8 +55,16 @@ def _check_in_child(data: bytes, timeout: float, mode: str = "bytes",
 class Minimizer:
     """Shrinks one failing input while the failure keeps its signature (time- and step-bounded)."""
 
-    def __init__(self, failure: dict, time_limit: float, hang_timeout: float, budget_seconds: float = 60.0,
-                 mode: str = "bytes", rss_limit_mib: float = RSS_LIMIT_MIB, as_limit_mib: int = AS_LIMIT_MIB):
+    def __init__(
+        self,
+        failure: dict,
+        time_limit: float,
+        hang_timeout: float,
+        budget_seconds: float = 60.0,
+        mode: str = "bytes",
+        rss_limit_mib: float = RSS_LIMIT_MIB,
+        as_limit_mib: int = AS_LIMIT_MIB,
+    ):
         self.mode = mode
         self.rss_limit_mib = rss_limit_mib
         self.as_limit_mib = as_limit_mib
@@ -87,7 +97,7 @@ class Minimizer:
             size = max(1, len(keep) // granularity)
             shrunk = False
             for start in range(0, len(keep), size):
-                trial = keep[:start] + keep[start + size:]
+                trial = keep[:start] + keep[start + size :]
                 if trial != keep and self.fails(wrap(_apply(before, trial))):
                     keep, shrunk = trial, True
                     granularity = max(granularity - 1, 2)
@@ -101,8 +111,8 @@ class Minimizer:
     def truncate(self, data: bytes) -> bytes:
         step = len(data) // 2
         while step >= 16 and time.monotonic() < self.deadline:
-            if len(data) - step > 0 and self.fails(data[:len(data) - step]):
-                data = data[:len(data) - step]
+            if len(data) - step > 0 and self.fails(data[: len(data) - step]):
+                data = data[: len(data) - step]
             else:
                 step //= 2
         return data
@@ -131,7 +141,7 @@ def _hunks(before: bytes, after: bytes) -> list[tuple[int, int, bytes]]:
     suffix = 0
     while suffix < limit - prefix and before[-1 - suffix] == after[-1 - suffix]:
         suffix += 1
-    old, new = before[prefix:len(before) - suffix], after[prefix:len(after) - suffix]
+    old, new = before[prefix : len(before) - suffix], after[prefix : len(after) - suffix]
     if len(old) * len(new) > 4_000_000:
         return [(prefix, len(before) - suffix, new)]
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
@@ -148,21 +158,33 @@ def _apply(before: bytes, hunks) -> bytes:
     return b"".join(out)
 
 
-def minimize(failure: dict, seed: str, time_limit: float, hang_timeout: float,
-             budget_seconds: float = 60.0, rss_limit_mib: float = RSS_LIMIT_MIB,
-             as_limit_mib: int = AS_LIMIT_MIB) -> dict:
+def minimize(
+    failure: dict,
+    seed: str,
+    time_limit: float,
+    hang_timeout: float,
+    budget_seconds: float = 60.0,
+    rss_limit_mib: float = RSS_LIMIT_MIB,
+    as_limit_mib: int = AS_LIMIT_MIB,
+) -> dict:
     """A smaller input with the same failure, and a description of what in it matters."""
     case = generate(seed, failure["index"])
     m = Minimizer(failure, time_limit, hang_timeout, budget_seconds, case.mode, rss_limit_mib, as_limit_mib)
     data, context = case.data, f"{case.fixture} [{case.layer_path}]"
     if not m.fails(data):
-        return {"data": data, "context": context, "changes": [], "reproduced": False, "checks": m.checks,
-                "mutations": case.mutations}
+        return {
+            "data": data,
+            "context": context,
+            "changes": [],
+            "reproduced": False,
+            "checks": m.checks,
+            "mutations": case.mutations,
+        }
     # Fewer mutations first: each one alone, then all but one, replayed with their own dice.
     after, mutations = case.layer_after, case.mutations
     steps = case.steps
     while len(steps) > 1 and time.monotonic() < m.deadline:
-        for subset in [[s] for s in steps] + [steps[:k] + steps[k + 1:] for k in range(len(steps))]:
+        for subset in [[s] for s in steps] + [steps[:k] + steps[k + 1 :] for k in range(len(steps))]:
             replayed = replay_steps(case.layer_before, subset)
             if replayed is not None and m.fails(case.wrap(replayed[0])):
                 (after, mutations), steps = replayed, subset
@@ -178,16 +200,28 @@ def minimize(failure: dict, seed: str, time_limit: float, hang_timeout: float,
     changes = [(start, before[start:end], new) for start, end, new in _hunks(before, layer)][:32]
     if wrap is identity and not changes:
         data = m.truncate(data)
-    return {"data": data, "context": context, "changes": changes, "reproduced": True, "checks": m.checks,
-            "mutations": mutations}
+    return {
+        "data": data,
+        "context": context,
+        "changes": changes,
+        "reproduced": True,
+        "checks": m.checks,
+        "mutations": mutations,
+    }
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:80]
 
 
-def write_reproducers(stats: Stats, out_dir: Path, minimize_seconds: float, hang_timeout: float,
-                      total_seconds: float = 300.0, as_limit_mib: int = AS_LIMIT_MIB) -> list[Path]:
+def write_reproducers(
+    stats: Stats,
+    out_dir: Path,
+    minimize_seconds: float,
+    hang_timeout: float,
+    total_seconds: float = 300.0,
+    as_limit_mib: int = AS_LIMIT_MIB,
+) -> list[Path]:
     """One reproducer per distinct failure: minimized within ``minimize_seconds`` each, and
     written as generated once ``total_seconds`` of minimizing are spent."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -200,19 +234,23 @@ def write_reproducers(stats: Stats, out_dir: Path, minimize_seconds: float, hang
         first = min(items, key=lambda f: f["index"])
         case = generate(stats.seed, first["index"])
         budget = min(minimize_seconds, max(0.0, stop - time.monotonic()))
-        result = minimize(first, stats.seed, stats.time_limit, hang_timeout, budget, stats.rss_limit_mib,
-                          as_limit_mib)
+        result = minimize(first, stats.seed, stats.time_limit, hang_timeout, budget, stats.rss_limit_mib, as_limit_mib)
         stem = out_dir / f"{n:02d}-{_slug(sig)}"
         stem.with_suffix(".bin").write_bytes(result["data"])
-        lines = [f"signature:  {sig}", f"inputs:     {len(items)} (first: index {first['index']})",
-                 f"seed:       {stats.seed}", f"replay:     python tools/fuzz --replay {stats.seed}:{first['index']}",
-                 f"check:      python tools/fuzz --check {stem.with_suffix('.bin')} --mode {case.mode}",
-                 f"fixture:    {case.fixture}", f"layer:      {case.layer_path} ({case.layer_kind})",
-                 f"mode:       {case.mode}",
-                 "mutations:  " + "; ".join(f"{name}: {detail}" for name, detail in case.mutations),
-                 f"minimized:  {len(result['data'])} bytes ({result['context']}), "
-                 f"{'reproduced' if result['reproduced'] else 'NOT reproduced in a fresh process'}, "
-                 f"{result['checks']} checks"]
+        lines = [
+            f"signature:  {sig}",
+            f"inputs:     {len(items)} (first: index {first['index']})",
+            f"seed:       {stats.seed}",
+            f"replay:     python tools/fuzz --replay {stats.seed}:{first['index']}",
+            f"check:      python tools/fuzz --check {stem.with_suffix('.bin')} --mode {case.mode}",
+            f"fixture:    {case.fixture}",
+            f"layer:      {case.layer_path} ({case.layer_kind})",
+            f"mode:       {case.mode}",
+            "mutations:  " + "; ".join(f"{name}: {detail}" for name, detail in case.mutations),
+            f"minimized:  {len(result['data'])} bytes ({result['context']}), "
+            f"{'reproduced' if result['reproduced'] else 'NOT reproduced in a fresh process'}, "
+            f"{result['checks']} checks",
+        ]
         if result["mutations"] != case.mutations:
             lines.append("needed:     " + "; ".join(f"{name}: {detail}" for name, detail in result["mutations"]))
         if result["changes"]:

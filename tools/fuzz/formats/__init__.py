@@ -5,6 +5,7 @@ OffloadBinary, PE/COFF): tolerant readers that find the fields a mutator edits, 
 that put a changed piece back with its sizes and offsets right. Which host sections carry
 device code ties the host formats to the containers inside them.
 """
+
 from __future__ import annotations
 
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")

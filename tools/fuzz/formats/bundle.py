@@ -1,4 +1,5 @@
 """Uncompressed clang offload bundles: the entry table, a builder, and entry replacement."""
+
 from __future__ import annotations
 
 import struct
@@ -20,8 +21,14 @@ def bundle_entries(data: bytes, start: int = 0) -> tuple[list[Rec], int]:
         offset, size, id_len = get(data, pos, 8), get(data, pos + 8, 8), get(data, pos + 16, 8)
         if id_len > 4096 or pos + 24 + id_len > len(data):
             raise Inapplicable("implausible bundle entry id")
-        out.append(Rec(i, pos, {"offset": offset, "size": size, "id_length": id_len},
-                       data[pos + 24:pos + 24 + id_len].decode("latin-1")))
+        out.append(
+            Rec(
+                i,
+                pos,
+                {"offset": offset, "size": size, "id_length": id_len},
+                data[pos + 24 : pos + 24 + id_len].decode("latin-1"),
+            )
+        )
         pos += 24 + id_len
         if size and start + offset + size > len(data):
             raise Inapplicable("bundle entry past the end")
@@ -49,7 +56,7 @@ def bundle_replace_entry(data: bytes, index: int, new: bytes) -> bytes:
     e = entries[index]
     out = bytearray(data)
     if len(new) <= e.f["size"]:
-        out[e.f["offset"]:e.f["offset"] + e.f["size"]] = new + b"\0" * (e.f["size"] - len(new))
+        out[e.f["offset"] : e.f["offset"] + e.f["size"]] = new + b"\0" * (e.f["size"] - len(new))
     else:
         put(out, e.at, 8, align(len(out), 8))
         out += b"\0" * (align(len(out), 8) - len(out)) + new

@@ -3,6 +3,7 @@
 Rebuilding recompresses the payload and recomputes the hash, so a mutation deep inside a
 compressed bundle still reaches the parser behind the hash check.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,10 +20,8 @@ CCOB_MAGIC = b"CCOB"
 CCOB_HEADER = {1: ("<4sHHIQ", 20), 2: ("<4sHHIIQ", 24), 3: ("<4sHHQQQ", 32)}
 CCOB_FIELDS = {  # field -> (offset, size) per version
     1: {"version": (4, 2), "method": (6, 2), "uncompressed_size": (8, 4), "hash": (12, 8)},
-    2: {"version": (4, 2), "method": (6, 2), "total_size": (8, 4), "uncompressed_size": (12, 4),
-        "hash": (16, 8)},
-    3: {"version": (4, 2), "method": (6, 2), "total_size": (8, 8), "uncompressed_size": (16, 8),
-        "hash": (24, 8)},
+    2: {"version": (4, 2), "method": (6, 2), "total_size": (8, 4), "uncompressed_size": (12, 4), "hash": (16, 8)},
+    3: {"version": (4, 2), "method": (6, 2), "total_size": (8, 8), "uncompressed_size": (16, 8), "hash": (24, 8)},
 }
 
 
@@ -34,8 +33,16 @@ def md5_low64(payload: bytes) -> int:
     return int.from_bytes(hashlib.md5(payload).digest()[:8], "little")
 
 
-def build_ccob(version: int, method: int, payload: bytes, *, declared: int | None = None,
-               digest: int | None = None, total_delta: int = 0, stream: bytes | None = None) -> bytes:
+def build_ccob(
+    version: int,
+    method: int,
+    payload: bytes,
+    *,
+    declared: int | None = None,
+    digest: int | None = None,
+    total_delta: int = 0,
+    stream: bytes | None = None,
+) -> bytes:
     body = compress(method, payload) if stream is None else stream
     declared = len(payload) if declared is None else declared
     digest = md5_low64(payload) if digest is None else digest
@@ -44,8 +51,9 @@ def build_ccob(version: int, method: int, payload: bytes, *, declared: int | Non
     if version == 1:
         head = struct.pack(fmt, CCOB_MAGIC, 1, method, declared & mask, digest)
     else:
-        head = struct.pack(fmt, CCOB_MAGIC, version, method, (size + len(body) + total_delta) & mask,
-                           declared & mask, digest)
+        head = struct.pack(
+            fmt, CCOB_MAGIC, version, method, (size + len(body) + total_delta) & mask, declared & mask, digest
+        )
     return head + body
 
 
@@ -62,7 +70,7 @@ def ccob_parse(data: bytes, start: int = 0) -> tuple[int, int, bytes, int]:
         stream_end = start + fields[3]
         if stream_end > len(data) or fields[3] < size:
             raise Inapplicable("CCOB total size lies")
-    stream = data[start + size:stream_end]
+    stream = data[start + size : stream_end]
     try:
         if method == 0:
             d = zlib.decompressobj()

@@ -4,6 +4,7 @@ Layouts are (offset, size) per field and ELF class, so a mutator can name the fi
 Builders replace a section's contents, rebuild a note region, swap a note's descriptor, and
 append a new section-header table (for inputs that add thousands of sections).
 """
+
 from __future__ import annotations
 
 import struct
@@ -17,42 +18,128 @@ SHT_SYMTAB, SHT_STRTAB, SHT_NOTE, SHT_NOBITS, SHT_DYNSYM = 2, 3, 7, 8, 11
 SHT_LLVM_OFFLOADING = 0x6FFF4C0B
 
 EHDR = {  # field -> (offset, size)
-    2: {"e_type": (0x10, 2), "e_machine": (0x12, 2), "e_version": (0x14, 4), "e_entry": (0x18, 8),
-        "e_phoff": (0x20, 8), "e_shoff": (0x28, 8), "e_flags": (0x30, 4), "e_ehsize": (0x34, 2),
-        "e_phentsize": (0x36, 2), "e_phnum": (0x38, 2), "e_shentsize": (0x3A, 2),
-        "e_shnum": (0x3C, 2), "e_shstrndx": (0x3E, 2)},
-    1: {"e_type": (0x10, 2), "e_machine": (0x12, 2), "e_version": (0x14, 4), "e_entry": (0x18, 4),
-        "e_phoff": (0x1C, 4), "e_shoff": (0x20, 4), "e_flags": (0x24, 4), "e_ehsize": (0x28, 2),
-        "e_phentsize": (0x2A, 2), "e_phnum": (0x2C, 2), "e_shentsize": (0x2E, 2),
-        "e_shnum": (0x30, 2), "e_shstrndx": (0x32, 2)},
+    2: {
+        "e_type": (0x10, 2),
+        "e_machine": (0x12, 2),
+        "e_version": (0x14, 4),
+        "e_entry": (0x18, 8),
+        "e_phoff": (0x20, 8),
+        "e_shoff": (0x28, 8),
+        "e_flags": (0x30, 4),
+        "e_ehsize": (0x34, 2),
+        "e_phentsize": (0x36, 2),
+        "e_phnum": (0x38, 2),
+        "e_shentsize": (0x3A, 2),
+        "e_shnum": (0x3C, 2),
+        "e_shstrndx": (0x3E, 2),
+    },
+    1: {
+        "e_type": (0x10, 2),
+        "e_machine": (0x12, 2),
+        "e_version": (0x14, 4),
+        "e_entry": (0x18, 4),
+        "e_phoff": (0x1C, 4),
+        "e_shoff": (0x20, 4),
+        "e_flags": (0x24, 4),
+        "e_ehsize": (0x28, 2),
+        "e_phentsize": (0x2A, 2),
+        "e_phnum": (0x2C, 2),
+        "e_shentsize": (0x2E, 2),
+        "e_shnum": (0x30, 2),
+        "e_shstrndx": (0x32, 2),
+    },
 }
-IDENT = {"ei_mag0": 0, "ei_mag3": 3, "ei_class": 4, "ei_data": 5, "ei_version": 6, "ei_osabi": 7,
-         "ei_abiversion": 8}
+IDENT = {"ei_mag0": 0, "ei_mag3": 3, "ei_class": 4, "ei_data": 5, "ei_version": 6, "ei_osabi": 7, "ei_abiversion": 8}
 SHDR = {
-    2: (64, {"sh_name": (0, 4), "sh_type": (4, 4), "sh_flags": (8, 8), "sh_addr": (16, 8),
-             "sh_offset": (24, 8), "sh_size": (32, 8), "sh_link": (40, 4), "sh_info": (44, 4),
-             "sh_addralign": (48, 8), "sh_entsize": (56, 8)}),
-    1: (40, {"sh_name": (0, 4), "sh_type": (4, 4), "sh_flags": (8, 4), "sh_addr": (12, 4),
-             "sh_offset": (16, 4), "sh_size": (20, 4), "sh_link": (24, 4), "sh_info": (28, 4),
-             "sh_addralign": (32, 4), "sh_entsize": (36, 4)}),
+    2: (
+        64,
+        {
+            "sh_name": (0, 4),
+            "sh_type": (4, 4),
+            "sh_flags": (8, 8),
+            "sh_addr": (16, 8),
+            "sh_offset": (24, 8),
+            "sh_size": (32, 8),
+            "sh_link": (40, 4),
+            "sh_info": (44, 4),
+            "sh_addralign": (48, 8),
+            "sh_entsize": (56, 8),
+        },
+    ),
+    1: (
+        40,
+        {
+            "sh_name": (0, 4),
+            "sh_type": (4, 4),
+            "sh_flags": (8, 4),
+            "sh_addr": (12, 4),
+            "sh_offset": (16, 4),
+            "sh_size": (20, 4),
+            "sh_link": (24, 4),
+            "sh_info": (28, 4),
+            "sh_addralign": (32, 4),
+            "sh_entsize": (36, 4),
+        },
+    ),
 }
 PHDR = {
-    2: (56, {"p_type": (0, 4), "p_flags": (4, 4), "p_offset": (8, 8), "p_vaddr": (16, 8),
-             "p_paddr": (24, 8), "p_filesz": (32, 8), "p_memsz": (40, 8), "p_align": (48, 8)}),
-    1: (32, {"p_type": (0, 4), "p_offset": (4, 4), "p_vaddr": (8, 4), "p_paddr": (12, 4),
-             "p_filesz": (16, 4), "p_memsz": (20, 4), "p_flags": (24, 4), "p_align": (28, 4)}),
+    2: (
+        56,
+        {
+            "p_type": (0, 4),
+            "p_flags": (4, 4),
+            "p_offset": (8, 8),
+            "p_vaddr": (16, 8),
+            "p_paddr": (24, 8),
+            "p_filesz": (32, 8),
+            "p_memsz": (40, 8),
+            "p_align": (48, 8),
+        },
+    ),
+    1: (
+        32,
+        {
+            "p_type": (0, 4),
+            "p_offset": (4, 4),
+            "p_vaddr": (8, 4),
+            "p_paddr": (12, 4),
+            "p_filesz": (16, 4),
+            "p_memsz": (20, 4),
+            "p_flags": (24, 4),
+            "p_align": (28, 4),
+        },
+    ),
 }
 SYM = {
-    2: (24, {"st_name": (0, 4), "st_info": (4, 1), "st_other": (5, 1), "st_shndx": (6, 2),
-             "st_value": (8, 8), "st_size": (16, 8)}),
-    1: (16, {"st_name": (0, 4), "st_value": (4, 4), "st_size": (8, 4), "st_info": (12, 1),
-             "st_other": (13, 1), "st_shndx": (14, 2)}),
+    2: (
+        24,
+        {
+            "st_name": (0, 4),
+            "st_info": (4, 1),
+            "st_other": (5, 1),
+            "st_shndx": (6, 2),
+            "st_value": (8, 8),
+            "st_size": (16, 8),
+        },
+    ),
+    1: (
+        16,
+        {
+            "st_name": (0, 4),
+            "st_value": (4, 4),
+            "st_size": (8, 4),
+            "st_info": (12, 1),
+            "st_other": (13, 1),
+            "st_shndx": (14, 2),
+        },
+    ),
 }
 
 
 @dataclass
 class Rec:
     """One table row: where its header sits and its decoded fields."""
+
     index: int
     at: int
     f: dict
@@ -83,7 +170,7 @@ class ElfView:
             for s in self.sections:
                 end = names.find(b"\0", s.f["sh_name"])
                 if 0 <= s.f["sh_name"] < len(names) and end >= 0:
-                    s.name = names[s.f["sh_name"]:end].decode("latin-1")
+                    s.name = names[s.f["sh_name"] : end].decode("latin-1")
         size, fields = PHDR[self.cls]
         self.segments: list[Rec] = []
         if self.h["e_phoff"] and self.h["e_phentsize"] == size and self.h["e_phnum"] <= 4096:
@@ -101,7 +188,7 @@ class ElfView:
         off, size = s.f["sh_offset"], s.f["sh_size"]
         if s.f["sh_type"] == SHT_NOBITS or off + size > len(self.data):
             raise Inapplicable(f"section {s.index} has no bytes in the file")
-        return self.data[off:off + size]
+        return self.data[off : off + size]
 
     def named(self, name: str) -> Rec | None:
         return next((s for s in self.sections if s.name == name), None)
@@ -149,11 +236,21 @@ class ElfView:
             desc_at = name_at + align(namesz, step)
             if desc_at + descsz > len(body):
                 raise Inapplicable("note runs past its section")
-            out.append(Rec(len(out), section.f["sh_offset"] + pos,
-                           {"namesz": namesz, "descsz": descsz, "type": ntype,
-                            "name": body[name_at:name_at + namesz], "desc": body[desc_at:desc_at + descsz],
-                            "desc_at": section.f["sh_offset"] + desc_at},
-                           body[name_at:name_at + namesz].rstrip(b"\0").decode("latin-1")))
+            out.append(
+                Rec(
+                    len(out),
+                    section.f["sh_offset"] + pos,
+                    {
+                        "namesz": namesz,
+                        "descsz": descsz,
+                        "type": ntype,
+                        "name": body[name_at : name_at + namesz],
+                        "desc": body[desc_at : desc_at + descsz],
+                        "desc_at": section.f["sh_offset"] + desc_at,
+                    },
+                    body[name_at : name_at + namesz].rstrip(b"\0").decode("latin-1"),
+                )
+            )
             pos = desc_at + align(descsz, step)
         return out
 
@@ -173,7 +270,7 @@ def elf_replace_section(data: bytes, index: int, new: bytes) -> bytes:
     out = bytearray(data)
     off, size = s.f["sh_offset"], s.f["sh_size"]
     if len(new) <= size and off + size <= len(data):
-        out[off:off + size] = new + b"\0" * (size - len(new))
+        out[off : off + size] = new + b"\0" * (size - len(new))
     else:
         off = align(len(out), 16)
         out += b"\0" * (off - len(out)) + new
@@ -233,7 +330,7 @@ def section_header(data: bytes, **fields) -> bytes:
 def append_section_table(data: bytes, elf: ElfView, extra_headers: list[bytes]) -> bytes:
     """The ELF with a new section header table: the old headers, then ``extra_headers``."""
     size, layout = SHDR[elf.cls]
-    table = b"".join(data[s.at:s.at + size] for s in elf.sections) + b"".join(extra_headers)
+    table = b"".join(data[s.at : s.at + size] for s in elf.sections) + b"".join(extra_headers)
     count = len(elf.sections) + len(extra_headers)
     out = bytearray(data)
     at = align(len(out), 16)

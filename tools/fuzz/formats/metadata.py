@@ -3,6 +3,7 @@
 ``Raw`` fragments are spliced in as they are (deep nesting, lying lengths, bad UTF-8, reserved
 bytes); ``Pairs`` is a map whose keys may be anything, even unhashable fragments.
 """
+
 from __future__ import annotations
 
 import msgpack
@@ -31,7 +32,7 @@ def mp_array_header(n: int) -> bytes:
 def mp_encode(obj) -> bytes:
     if isinstance(obj, Raw):
         return bytes(obj)
-    if isinstance(obj, (msgpack.ExtType, msgpack.Timestamp)):   # ExtType is a tuple: before lists
+    if isinstance(obj, (msgpack.ExtType, msgpack.Timestamp)):  # ExtType is a tuple: before lists
         return msgpack.packb(obj)
     if isinstance(obj, Pairs):
         return mp_map_header(len(obj)) + b"".join(mp_encode(k) + mp_encode(v) for k, v in obj)

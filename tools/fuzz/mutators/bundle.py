@@ -1,4 +1,5 @@
 """Offload bundle mutators: header, entry table, entry ids, layout, and shared payloads."""
+
 from __future__ import annotations
 
 import struct
@@ -15,10 +16,18 @@ def mut_bundle_header(rng, data, ctx):
     n = len(entries)
     if rng.random() < 0.15:
         at = rng.randrange(24)
-        out = data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1:]
+        out = data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1 :]
         return out, f"magic byte {at} changed"
-    return with_field(rng, data, 24, 8, n, None, [0, 1, n - 1, n + 1, 2 * n, 0xFFFF, 1 << 16, (1 << 16) + 1,
-                                                  1 << 32, (1 << 64) - 1], "entry count")
+    return with_field(
+        rng,
+        data,
+        24,
+        8,
+        n,
+        None,
+        [0, 1, n - 1, n + 1, 2 * n, 0xFFFF, 1 << 16, (1 << 16) + 1, 1 << 32, (1 << 64) - 1],
+        "entry count",
+    )
 
 
 @mutator("bundle.entry", ("bundle",), 4.0)
@@ -30,21 +39,53 @@ def mut_bundle_entry(rng, data, ctx):
     name = rng.choice(["offset", "size", "id_length"])
     off = {"offset": 0, "size": 8, "id_length": 16}[name]
     others = [x.f["offset"] for x in entries]
-    extra = {"offset": [*others, 0, 1, 24, 31, 32, len(data), len(data) - e.f["size"], len(data) - e.f["size"] + 1,
-                        e.f["offset"] + 1, (1 << 64) - 1, (1 << 64) - e.f["size"]],
-             "size": [0, 1, 63, 64, e.f["size"] - 1, e.f["size"] + 1, len(data) - e.f["offset"],
-                      len(data) - e.f["offset"] + 1, (1 << 64) - 1],
-             "id_length": [0, 1, e.f["id_length"] - 1, e.f["id_length"] + 1, 4096, 4097, len(data),
-                           (1 << 64) - 1]}[name]
+    extra = {
+        "offset": [
+            *others,
+            0,
+            1,
+            24,
+            31,
+            32,
+            len(data),
+            len(data) - e.f["size"],
+            len(data) - e.f["size"] + 1,
+            e.f["offset"] + 1,
+            (1 << 64) - 1,
+            (1 << 64) - e.f["size"],
+        ],
+        "size": [
+            0,
+            1,
+            63,
+            64,
+            e.f["size"] - 1,
+            e.f["size"] + 1,
+            len(data) - e.f["offset"],
+            len(data) - e.f["offset"] + 1,
+            (1 << 64) - 1,
+        ],
+        "id_length": [0, 1, e.f["id_length"] - 1, e.f["id_length"] + 1, 4096, 4097, len(data), (1 << 64) - 1],
+    }[name]
     return with_field(rng, data, e.at + off, 8, e.f[name], len(data), extra, f"entry {e.index} ({e.name}) {name}")
 
 
-ENTRY_IDS = [b"host-x86_64-unknown-linux-gnu-", b"hipv4-amdgcn-amd-amdhsa--gfx942",
-             b"hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
-             b"hipv4-amdgcn-amd-amdhsa--gfx9999", b"openmp-amdgcn-amd-amdhsa--gfx90a", b"hipv4-amdgcn-amd-amdhsa-",
-             b"hipv4-nvptx64-nvidia-cuda--sm_90", b"amdgcn-amd-amdhsa", b"", b"-", b"\xff\xfe",
-             b"hipv4-amdgcn-amd-amdhsa--\xff",
-             b"hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-:xnack+", b"host-amdgcn-amd-amdhsa--gfx942"]
+ENTRY_IDS = [
+    b"host-x86_64-unknown-linux-gnu-",
+    b"hipv4-amdgcn-amd-amdhsa--gfx942",
+    b"hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+    b"hipv4-amdgcn-amd-amdhsa--gfx9999",
+    b"openmp-amdgcn-amd-amdhsa--gfx90a",
+    b"hipv4-amdgcn-amd-amdhsa-",
+    b"hipv4-nvptx64-nvidia-cuda--sm_90",
+    b"amdgcn-amd-amdhsa",
+    b"",
+    b"-",
+    b"\xff\xfe",
+    b"hipv4-amdgcn-amd-amdhsa--\xff",
+    b"hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-:xnack+",
+    b"host-amdgcn-amd-amdhsa--gfx942",
+]
 
 
 @mutator("bundle.id", ("bundle",), 2.0)
@@ -52,7 +93,7 @@ def mut_bundle_id(rng, data, ctx):
     entries, _ = bundle_entries(data)
     if not entries:
         raise Inapplicable("no entries")
-    pairs = [(e.name.encode("latin-1"), data[e.f["offset"]:e.f["offset"] + e.f["size"]]) for e in entries]
+    pairs = [(e.name.encode("latin-1"), data[e.f["offset"] : e.f["offset"] + e.f["size"]]) for e in entries]
     i = rng.randrange(len(pairs))
     new_id = rng.choice(ENTRY_IDS)
     pairs[i] = (new_id, pairs[i][1])
@@ -62,7 +103,7 @@ def mut_bundle_id(rng, data, ctx):
 @mutator("bundle.layout", ("bundle",), 2.0)
 def mut_bundle_layout(rng, data, ctx):
     entries, _ = bundle_entries(data)
-    pairs = [(e.name.encode("latin-1"), data[e.f["offset"]:e.f["offset"] + e.f["size"]]) for e in entries]
+    pairs = [(e.name.encode("latin-1"), data[e.f["offset"] : e.f["offset"] + e.f["size"]]) for e in entries]
     op = rng.choice(["drop", "dup", "swap", "overlap", "empty", "many", "junk-tail", "nested"])
     if op == "drop" and pairs:
         del pairs[rng.randrange(len(pairs))]
@@ -99,7 +140,7 @@ def mut_bundle_amplify(rng, data, ctx):
     if not full:
         raise Inapplicable("no payloads")
     e = rng.choice(full)
-    payload = data[e.f["offset"]:e.f["offset"] + e.f["size"]]
+    payload = data[e.f["offset"] : e.f["offset"] + e.f["size"]]
     entry_id = e.name.encode("latin-1")
     count = rng.choice([100, 1000, 10000, 65536])
     count = min(count, (4 << 20) // (24 + len(entry_id)))

@@ -3,6 +3,7 @@
 Decompression bombs are bounded by ``Limits.max_decompressed`` (1 GiB by default, seconds to
 inflate by design), so the bomb stays at 16 MiB and measures the cost per byte instead.
 """
+
 from __future__ import annotations
 
 import struct
@@ -23,10 +24,13 @@ def mut_ccob_header(rng, data, ctx):
         return b"CCOC" + data[4:], "magic=CCOC"
     off, size = fields[name]
     orig = get(data, off, size)
-    extra = {"version": [0, 1, 2, 3, 4, 0xFFFF], "method": [0, 1, 2, 3, 0xFFFF],
-             "total_size": [0, 1, 8, 19, 20, 23, 24, 31, 32, len(data), len(data) + 1, len(data) - 1],
-             "uncompressed_size": [0, 1, orig - 1, orig + 1, 2 * orig, 1 << 30, (1 << 30) + 1, 1 << 31],
-             "hash": [0, orig ^ 1, orig ^ (1 << 63)]}[name]
+    extra = {
+        "version": [0, 1, 2, 3, 4, 0xFFFF],
+        "method": [0, 1, 2, 3, 0xFFFF],
+        "total_size": [0, 1, 8, 19, 20, 23, 24, 31, 32, len(data), len(data) + 1, len(data) - 1],
+        "uncompressed_size": [0, 1, orig - 1, orig + 1, 2 * orig, 1 << 30, (1 << 30) + 1, 1 << 31],
+        "hash": [0, orig ^ 1, orig ^ (1 << 63)],
+    }[name]
     return with_field(rng, data, off, size, orig, len(data), extra, name)
 
 
@@ -43,13 +47,13 @@ def mut_ccob_stream(rng, data, ctx):
             at = rng.randrange(start, len(out))
             out[at] ^= 1 << rng.randrange(8)
     elif op == "truncate":
-        out = out[:rng.randrange(start, len(out))]
+        out = out[: rng.randrange(start, len(out))]
     elif op == "zero":
         at = rng.randrange(start, len(out))
         n = min(rng.randint(1, 64), len(out) - at)
-        out[at:at + n] = bytes(n)
+        out[at : at + n] = bytes(n)
     else:
-        out += rng.choice([b"\0" * 8, b"\x01\x02\x03", bytes(data[start:start + 32])])
+        out += rng.choice([b"\0" * 8, b"\x01\x02\x03", bytes(data[start : start + 32])])
     return bytes(out), f"stream {op}"
 
 
@@ -61,8 +65,13 @@ def mut_ccob_rewrap(rng, data, ctx):
     op = rng.choice(["plain", "declared", "total", "hash", "payload", "stream-of-other"])
     kwargs, detail = {}, ""
     if op == "declared":
-        kwargs["declared"] = interesting(rng, 8 if version == 3 else 4, len(payload), None,
-                                         [0, 1, len(payload) - 1, len(payload) + 1, len(payload) * 2])
+        kwargs["declared"] = interesting(
+            rng,
+            8 if version == 3 else 4,
+            len(payload),
+            None,
+            [0, 1, len(payload) - 1, len(payload) + 1, len(payload) * 2],
+        )
         detail = f" declared={kwargs['declared']:#x}"
     elif op == "total" and version > 1:
         kwargs["total_delta"] = rng.choice([-1, 1, -8, 8, -(1 << 20), 1 << 20])
@@ -71,9 +80,18 @@ def mut_ccob_rewrap(rng, data, ctx):
         kwargs["digest"] = md5_low64(payload) ^ (1 << rng.randrange(64))
     elif op == "payload":
         # A payload that is not exactly one bundle, with a correct hash: reaches the region scanner.
-        payload = rng.choice([payload + b"\0" * rng.randint(1, 64) + payload, payload[:rng.randrange(len(payload))],
-                              b"\0" * 16 + payload, payload + b"junk", b"", b"CCOB" + payload,
-                              build_ccob(version, method, payload), ELF_MAGIC + payload[4:]])
+        payload = rng.choice(
+            [
+                payload + b"\0" * rng.randint(1, 64) + payload,
+                payload[: rng.randrange(len(payload))],
+                b"\0" * 16 + payload,
+                payload + b"junk",
+                b"",
+                b"CCOB" + payload,
+                build_ccob(version, method, payload),
+                ELF_MAGIC + payload[4:],
+            ]
+        )
         detail = f" payload of {len(payload)} bytes"
     elif op == "stream-of-other":
         kwargs["stream"] = compress(1 - method, payload)

@@ -1,4 +1,5 @@
 """PE/COFF mutators: file header, section table, long names, and many sections over one."""
+
 from __future__ import annotations
 
 from ..fields import Inapplicable, align, get, interesting, put, with_field
@@ -21,11 +22,13 @@ def mut_coff_header(rng, data, ctx):
         return bytes(out), "PE signature"
     name = rng.choice(list(COFF_HEADER))
     off, size = COFF_HEADER[name]
-    extra = {"sections": [0, 1, len(sections) - 1, len(sections) + 1, 0xFFFF, 4095, 4096],
-             "symbol_table": [0, len(data), len(data) - 1, 0xFFFFFFFF, h["symbol_table"] + 18],
-             "symbols": [0, 1, h["symbols"] + 1, 0xFFFFFFFF, 0x0FFFFFFF],
-             "optional_header_size": [0, 1, 224, 240, 0xFFFF, h["optional_header_size"] + 1],
-             "machine": [0, 0x14C, 0x8664, 0xAA64, 0x1C0, 0xFFFF]}.get(name, ())
+    extra = {
+        "sections": [0, 1, len(sections) - 1, len(sections) + 1, 0xFFFF, 4095, 4096],
+        "symbol_table": [0, len(data), len(data) - 1, 0xFFFFFFFF, h["symbol_table"] + 18],
+        "symbols": [0, 1, h["symbols"] + 1, 0xFFFFFFFF, 0x0FFFFFFF],
+        "optional_header_size": [0, 1, 224, 240, 0xFFFF, h["optional_header_size"] + 1],
+        "machine": [0, 0x14C, 0x8664, 0xAA64, 0x1C0, 0xFFFF],
+    }.get(name, ())
     return with_field(rng, data, at + off, size, h[name], len(data), extra, name)
 
 
@@ -39,9 +42,20 @@ def mut_coff_section(rng, data, ctx):
     out = bytearray(data)
     name = rng.choice(["name", "virtual_size", "raw_size", "raw_offset", "strtab"])
     if name == "name":
-        new = rng.choice([b".hip_fat", b"/99999999", b"/0", b"/", b"/-1", b"/abc", b"/" + str(len(data)).encode(),
-                          b".hip_fa\xff", b"\0" * 8])
-        out[s.at:s.at + 8] = new[:8].ljust(8, b"\0")
+        new = rng.choice(
+            [
+                b".hip_fat",
+                b"/99999999",
+                b"/0",
+                b"/",
+                b"/-1",
+                b"/abc",
+                b"/" + str(len(data)).encode(),
+                b".hip_fa\xff",
+                b"\0" * 8,
+            ]
+        )
+        out[s.at : s.at + 8] = new[:8].ljust(8, b"\0")
         return bytes(out), f"section {s.index} name={new!r}"
     if name == "strtab":
         strings = h["symbol_table"] + 18 * h["symbols"]
@@ -53,8 +67,13 @@ def mut_coff_section(rng, data, ctx):
         return bytes(out), "long-name string table unterminated"
     off, size = COFF_SECTION[name]
     orig = s.f[name]
-    value = interesting(rng, size, orig, len(data), [0, len(data), len(data) - 1, len(data) - s.f["raw_offset"] + 1,
-                                                     0xFFFFFFFF, 0x7FFFFFFF])
+    value = interesting(
+        rng,
+        size,
+        orig,
+        len(data),
+        [0, len(data), len(data) - 1, len(data) - s.f["raw_offset"] + 1, 0xFFFFFFFF, 0x7FFFFFFF],
+    )
     put(out, s.at + off, size, value)
     return bytes(out), f"section {s.index} ({s.name}) {name}={value:#x}"
 
@@ -69,8 +88,8 @@ def mut_coff_amplify(rng, data, ctx):
     s = rng.choice(fat)
     count = rng.choice([100, 1000, 4000])
     table = at + 20 + h["optional_header_size"]
-    rows = data[table:table + 40 * h["sections"]]
-    row = bytearray(data[s.at:s.at + 40])
+    rows = data[table : table + 40 * h["sections"]]
+    row = bytearray(data[s.at : s.at + 40])
     if rng.random() < 0.5:  # long names: "/<offset>" into a string of 4 KiB that ends far away
         strings = h["symbol_table"] + 18 * h["symbols"] if h["symbol_table"] else len(data)
         long_at = len(data)
@@ -85,6 +104,6 @@ def mut_coff_amplify(rng, data, ctx):
     if data[:2] != b"MZ" and at == 0:
         # A bare COFF object keeps its section table right after the header: move the header too.
         raise Inapplicable("bare COFF object: section table cannot move")
-    put(out, at + 16, 2, new_table - at - 20)          # optional header grows to reach the new table
+    put(out, at + 16, 2, new_table - at - 20)  # optional header grows to reach the new table
     put(out, at + 2, 2, min(0xFFFF, h["sections"] + count))
     return bytes(out), f"{count} more sections over {s.name} ({how})"

@@ -3,6 +3,7 @@
 They apply to code objects and host ELFs alike (``ELF_KINDS``), except the note mutator, which
 aims at the AMDGPU notes of code objects (the v2 ISA note's inner sizes included).
 """
+
 from __future__ import annotations
 
 from ..fields import Inapplicable, get, interesting, put, with_field
@@ -29,9 +30,15 @@ from .registry import ELF_KINDS, mutator
 @mutator("elf.ident", ELF_KINDS, 1.5)
 def mut_elf_ident(rng, data, ctx):
     name = rng.choice(list(IDENT))
-    values = {"ei_class": [0, 1, 2, 3, 0xFF], "ei_data": [0, 1, 2, 0xFF], "ei_version": [0, 1, 2, 0xFF],
-              "ei_osabi": [0, 3, 63, 64, 65, 66, 67, 0xFF], "ei_abiversion": [0, 1, 2, 3, 4, 5, 6, 7, 0xFF],
-              "ei_mag0": [0, 0x7E], "ei_mag3": [0, ord("G")]}[name]
+    values = {
+        "ei_class": [0, 1, 2, 3, 0xFF],
+        "ei_data": [0, 1, 2, 0xFF],
+        "ei_version": [0, 1, 2, 0xFF],
+        "ei_osabi": [0, 3, 63, 64, 65, 66, 67, 0xFF],
+        "ei_abiversion": [0, 1, 2, 3, 4, 5, 6, 7, 0xFF],
+        "ei_mag0": [0, 0x7E],
+        "ei_mag3": [0, ord("G")],
+    }[name]
     if len(data) <= IDENT[name]:
         raise Inapplicable("too short")
     value = rng.choice(values)
@@ -55,8 +62,7 @@ def mut_elf_header(rng, data, ctx):
         "e_shentsize": [0, 1, 40, 56, 63, 64, 65, 0xFFFF],
         "e_phentsize": [0, 1, 32, 55, 56, 57, 0xFFFF],
         "e_phnum": [0, 1, 0xFFFF, len(elf.segments) + 1],
-        "e_flags": [orig & ~0xFF | rng.randrange(0x100), orig ^ 0x300, orig ^ 0xC00, orig | 0xFF000000,
-                    orig & 0xFF, 0],
+        "e_flags": [orig & ~0xFF | rng.randrange(0x100), orig ^ 0x300, orig ^ 0xC00, orig | 0xFF000000, orig & 0xFF, 0],
         "e_machine": [0, 3, 62, 224, 0xFFFF],
         "e_type": [0, 1, 2, 3, 4, 0xFE00, 0xFFFF],
     }.get(name, ())
@@ -70,18 +76,23 @@ def mut_elf_header(rng, data, ctx):
     if name == "e_shstrndx" and value == 0xFFFF and elf.sections and rng.random() < 0.6:
         out = elf_set(data, 0, layout, name, 0xFFFF)
         link = interesting(rng, 4, elf.h["e_shstrndx"], None, [n, n - 1, 0, 0xFFFFFFFF])
-        return elf_set(out, elf.sections[0].at, SHDR[elf.cls][1], "sh_link", link), \
-            f"e_shstrndx=SHN_XINDEX sh_link[0]={link:#x}"
+        return elf_set(
+            out, elf.sections[0].at, SHDR[elf.cls][1], "sh_link", link
+        ), f"e_shstrndx=SHN_XINDEX sh_link[0]={link:#x}"
     return elf_set(data, 0, layout, name, value), f"{name}={value:#x}"
 
 
 def _pick_section(rng, elf: ElfView) -> Rec:
     if not elf.sections:
         raise Inapplicable("no sections")
-    special = [s for s in elf.sections
-               if s.f["sh_type"] in (SHT_NOTE, SHT_SYMTAB, SHT_DYNSYM, SHT_STRTAB, SHT_LLVM_OFFLOADING)
-               or s.name in FATBIN_SECTIONS or s.name.startswith(BUNDLE_SECTION_PREFIX)
-               or s.name in (".rodata", ".text", ".dynamic")]
+    special = [
+        s
+        for s in elf.sections
+        if s.f["sh_type"] in (SHT_NOTE, SHT_SYMTAB, SHT_DYNSYM, SHT_STRTAB, SHT_LLVM_OFFLOADING)
+        or s.name in FATBIN_SECTIONS
+        or s.name.startswith(BUNDLE_SECTION_PREFIX)
+        or s.name in (".rodata", ".text", ".dynamic")
+    ]
     return rng.choice(special) if special and rng.random() < 0.75 else rng.choice(elf.sections)
 
 
@@ -96,8 +107,17 @@ def mut_elf_shdr(rng, data, ctx):
     offsets = [x.f["sh_offset"] for x in elf.sections]
     extra = {
         "sh_offset": [*offsets, 0, len(data), len(data) - 1, len(data) - s.f["sh_size"] + 1],
-        "sh_size": [0, 1, len(data), len(data) - s.f["sh_offset"], len(data) - s.f["sh_offset"] + 1,
-                    orig - 1, orig + 1, (1 << 64) - 1, 1 << 40],
+        "sh_size": [
+            0,
+            1,
+            len(data),
+            len(data) - s.f["sh_offset"],
+            len(data) - s.f["sh_offset"] + 1,
+            orig - 1,
+            orig + 1,
+            (1 << 64) - 1,
+            1 << 40,
+        ],
         "sh_link": [0, n, n - 1, n + 1, 0xFFFFFFFF, elf.h["e_shstrndx"]] + [x.index for x in elf.sections],
         "sh_entsize": [0, 1, 16, 23, 24, 25, 48, (1 << 64) - 1],
         "sh_type": [0, 1, 2, 3, 4, 7, 8, 11, SHT_LLVM_OFFLOADING, 0xFFFFFFFF],
@@ -117,8 +137,11 @@ def mut_elf_phdr(rng, data, ctx):
     p = rng.choice(elf.segments)
     _, layout = PHDR[elf.cls]
     name = rng.choice(list(layout))
-    extra = {"p_type": [0, 1, 4, 0x6474E550], "p_align": [0, 1, 4, 8, 16, (1 << 64) - 1],
-             "p_filesz": [0, (1 << 64) - 1, len(data), len(data) - p.f["p_offset"] + 1]}.get(name, ())
+    extra = {
+        "p_type": [0, 1, 4, 0x6474E550],
+        "p_align": [0, 1, 4, 8, 16, (1 << 64) - 1],
+        "p_filesz": [0, (1 << 64) - 1, len(data), len(data) - p.f["p_offset"] + 1],
+    }.get(name, ())
     value = interesting(rng, layout[name][1], p.f[name], len(data), extra)
     out = elf_set(data, p.at, layout, name, value)
     if rng.random() < 0.3:  # notes come from PT_NOTE only when there are no section headers
@@ -145,28 +168,48 @@ def mut_elf_note(rng, data, ctx):
     what = rng.choice(["namesz", "descsz", "type", "name", "align", "region", "v2-isa"])
     if what in ("namesz", "descsz", "type"):
         off = {"namesz": 0, "descsz": 4, "type": 8}[what]
-        extra = {"namesz": [0, 1, 3, 4, 5, 7, 8, 9, 0x7FFFFFFF, 0xFFFFFFFF, section.f["sh_size"]],
-                 "descsz": [0, 1, 3, note.f["descsz"] - 1, note.f["descsz"] + 1, 0x7FFFFFF0, 0xFFFFFFFF,
-                            section.f["sh_size"]],
-                 "type": [0, 1, 2, 3, 4, 5, 10, 11, 32, 33, 0xFFFFFFFF]}[what]
-        return with_field(rng, data, note.at + off, 4, note.f[what], section.f["sh_size"], extra,
-                          f"note {note.index} ({note.name}) {what}")
+        extra = {
+            "namesz": [0, 1, 3, 4, 5, 7, 8, 9, 0x7FFFFFFF, 0xFFFFFFFF, section.f["sh_size"]],
+            "descsz": [
+                0,
+                1,
+                3,
+                note.f["descsz"] - 1,
+                note.f["descsz"] + 1,
+                0x7FFFFFF0,
+                0xFFFFFFFF,
+                section.f["sh_size"],
+            ],
+            "type": [0, 1, 2, 3, 4, 5, 10, 11, 32, 33, 0xFFFFFFFF],
+        }[what]
+        return with_field(
+            rng,
+            data,
+            note.at + off,
+            4,
+            note.f[what],
+            section.f["sh_size"],
+            extra,
+            f"note {note.index} ({note.name}) {what}",
+        )
     if what == "name":
-        name = rng.choice([b"AMD\0", b"AMDGPU\0", b"AMDGPU", b"AMDGPUX", b"\xff\xfe\0", b"", b"GNU\0",
-                           b"AMDGPU\0\0\0\0\0\0\0\0\0"])
+        name = rng.choice(
+            [b"AMD\0", b"AMDGPU\0", b"AMDGPU", b"AMDGPUX", b"\xff\xfe\0", b"", b"GNU\0", b"AMDGPU\0\0\0\0\0\0\0\0\0"]
+        )
         rebuilt = [(name if n is note else n.f["name"], n.f["type"], n.f["desc"]) for n in notes]
         step = 8 if section.f["sh_addralign"] == 8 else 4
-        return elf_replace_section(data, section.index, build_notes(rebuilt, step)), \
-            f"note {note.index} name={name!r}"
+        return elf_replace_section(data, section.index, build_notes(rebuilt, step)), f"note {note.index} name={name!r}"
     if what == "align":
         value = rng.choice([0, 1, 4, 8, 16])
-        return elf_set(data, section.at, SHDR[elf.cls][1], "sh_addralign", value), \
-            f"note section {section.index} sh_addralign={value}"
+        return elf_set(
+            data, section.at, SHDR[elf.cls][1], "sh_addralign", value
+        ), f"note section {section.index} sh_addralign={value}"
     if what == "region":
         cut = rng.randint(1, 16)
         value = max(0, section.f["sh_size"] - cut)
-        return elf_set(data, section.at, SHDR[elf.cls][1], "sh_size", value), \
-            f"note section {section.index} sh_size={value:#x} (cut {cut})"
+        return elf_set(
+            data, section.at, SHDR[elf.cls][1], "sh_size", value
+        ), f"note section {section.index} sh_size={value:#x} (cut {cut})"
     # CO v2 ISA note: vendor and architecture name sizes
     isa = [n for n in notes if n.f["type"] == 3 and n.name == "AMD"]
     if not isa:

@@ -1,5 +1,6 @@
 """Byte mutators for any layer: flips, set bytes, words, insertions, deletions, truncation,
 splices from other fixtures, repeats."""
+
 from __future__ import annotations
 
 from ..fields import Inapplicable, get, with_field
@@ -59,7 +60,7 @@ def mut_bytes_insert(rng, data, ctx):
 def mut_bytes_delete(rng, data, ctx):
     at = _position(rng, data)
     n = rng.choice([1, 2, 4, 8, 64, 256, 4096])
-    return data[:at] + data[at + n:], f"{n} bytes deleted at {at:#x}"
+    return data[:at] + data[at + n :], f"{n} bytes deleted at {at:#x}"
 
 
 @mutator("bytes.truncate", (ANY,), 1.0)
@@ -76,12 +77,12 @@ def mut_bytes_splice(rng, data, ctx):
     n = rng.choice([8, 64, 512, 4096])
     src = rng.randrange(max(1, len(donor) - n))
     at = rng.randrange(len(data) + 1)
-    return data[:at] + donor[src:src + n] + data[at + n:], f"{n} bytes of another fixture at {at:#x}"
+    return data[:at] + donor[src : src + n] + data[at + n :], f"{n} bytes of another fixture at {at:#x}"
 
 
 @mutator("bytes.repeat", (ANY,), 0.5)
 def mut_bytes_repeat(rng, data, ctx):
     at = _position(rng, data)
     n = rng.choice([4, 16, 64, 1024])
-    chunk = data[at:at + n]
+    chunk = data[at : at + n]
     return data[:at] + chunk * rng.choice([2, 4, 16]) + data[at:], f"{n} bytes at {at:#x} repeated"

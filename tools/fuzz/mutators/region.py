@@ -1,4 +1,5 @@
 """Fat-binary region mutators: containers back to back, padded, cut, repeated, or followed by junk."""
+
 from __future__ import annotations
 
 from ..fields import Inapplicable
@@ -26,9 +27,9 @@ def mut_region_layout(rng, data, ctx):
     elif op == "drop":
         out = data[:start] + data[end:]
     elif op == "cut":
-        out = data[:rng.randrange(start, end)]
+        out = data[: rng.randrange(start, end)]
     elif op == "tail":
-        out = data + piece[:rng.randrange(1, len(piece) + 1)]
+        out = data + piece[: rng.randrange(1, len(piece) + 1)]
     elif op == "bitcode":
         out = data + BITCODE_MAGICS[0] + b"\0" * 60
     elif op == "elf":
