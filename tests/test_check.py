@@ -575,6 +575,14 @@ def test_config_errors_exit_2_with_one_line(capsys, tmp_path, config, flags, wor
     assert code == 2 and words in err and err.count("\n") == 1, err
 
 
+def test_a_config_that_is_not_utf8_exits_2_with_one_line(capsys, tmp_path):
+    project = tmp_path / "pyproject.toml"
+    project.write_bytes(b"[tool.amdocc.check]\nmax-scratch = 0 # \xff\n")  # TOML is UTF-8 by definition
+    code = main(["check", "--config", str(project), str(LIB1)])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not valid TOML" in err and err.count("\n") == 1, err
+
+
 @pytest.mark.parametrize(
     "flags, words",
     [

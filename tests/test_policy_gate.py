@@ -166,3 +166,18 @@ def test_a_malformed_codegen_entry_is_a_reason_not_a_crash(tmp_path):
         find_asm_kernel(tmp_path, "gfx950")
     d = decide(**PASSING, asm_dir=str(tmp_path))
     assert d.route == "ck_tile" and [c.rule for c in d.checks if not c.ok] == ["kernel lookup"]
+
+
+def test_a_codegen_selector_with_words_for_numbers_is_a_reason_not_a_crash(tmp_path):
+    # int("true") used to escape as a ValueError traceback; the gate must route to CK Tile instead.
+    folder = tmp_path / "gfx950" / "fmha_v3_fwd"
+    folder.mkdir(parents=True)
+    selector = "fmha_fwd_kernel_selector<FmhaFwdBf16, true, 0, 0, 0, 0, GPUArch::gfx950>"
+    entry = f'template<> struct FmhaFwdV3Name<{selector}> {{ static constexpr auto name = "k"; }};\n'
+    (folder / "codegen.py").write_text(entry)
+    from amdocc.policy.prefill_gate import NotFound
+
+    with pytest.raises(NotFound, match=r"has no whole number for hdim 'true'"):
+        find_asm_kernel(tmp_path, "gfx950")
+    d = decide(**PASSING, asm_dir=str(tmp_path))
+    assert d.route == "ck_tile" and [c.rule for c in d.checks if not c.ok] == ["kernel lookup"]

@@ -151,7 +151,7 @@ def _section(config: Path) -> dict[str, Any] | None:
             doc = tomllib.load(f)
     except OSError as exc:
         raise UsageError(f"{config} cannot be read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{config} is not valid TOML: {exc}") from None
     tool = doc.get("tool")
     table: dict[str, Any] | None = tool.get("amdocc", {}).get("check") if isinstance(tool, dict) else None

@@ -126,6 +126,25 @@ def _quoted(pattern: str, body: str, what: str) -> str:
     return found.group(1)
 
 
+def _selector_row(args: list[str]) -> dict[str, Any]:
+    """A codegen.py selector's fields; a number that is not one is a malformed manifest (NotFound)."""
+    numbers = (("hdim", 1), ("mask", 2), ("lse", 5)) + ((("bf16_cvt", 7),) if len(args) > 7 else ())
+    bad = [f"{name} {args[i]!r}" for name, i in numbers if not args[i].isdigit()]
+    if bad:
+        raise NotFound(
+            f"the codegen.py manifest's selector <{', '.join(args)}> has no whole number for {', '.join(bad)}"
+        )
+    return {
+        "dtype": args[0].replace("FmhaFwd", "").lower(),
+        "hdim": int(args[1]),
+        "mask": int(args[2]),
+        "lse": int(args[5]),
+        "arch": args[6].split("::")[-1],
+        "bf16_cvt": int(args[7]) if len(args) > 7 else None,
+        "mode": 1 if len(args) > 8 and args[8] == "true" else 0,
+    }
+
+
 def _codegen_rows(text: str) -> list[dict[str, Any]]:
     """The kernel table that older AITER wheels keep as C++ specialisations in codegen.py:
     selector (dtype, hdim, mask, seq pad, hd pad, store LSE, arch[, bf16 cvt[, group]]) →
@@ -139,18 +158,9 @@ def _codegen_rows(text: str) -> list[dict[str, Any]]:
             if len(args) < 7:
                 continue
             key = tuple(args)
-            row = rows.setdefault(
-                key,
-                {
-                    "dtype": args[0].replace("FmhaFwd", "").lower(),
-                    "hdim": int(args[1]),
-                    "mask": int(args[2]),
-                    "lse": int(args[5]),
-                    "arch": args[6].split("::")[-1],
-                    "bf16_cvt": int(args[7]) if len(args) > 7 else None,
-                    "mode": 1 if len(args) > 8 and args[8] == "true" else 0,
-                },
-            )
+            if key not in rows:
+                rows[key] = _selector_row(args)
+            row = rows[key]
             body, what = m.group("body"), m.group("what")
             if what == "Name":
                 row["knl_name"] = mangled(_quoted(r'"([^"]+)"', body, what))
