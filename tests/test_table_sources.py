@@ -31,10 +31,15 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10, which the package supports: the same parser under its old name
+    import tomli as tomllib
 
 from amdocc.tabledata import tables_dir
 from conftest import TESTS
