@@ -50,7 +50,7 @@ REPORT_KINDS = ("csv", "parquet")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
     from .compare import KINDS
-    from .selection import add_target_arguments
+    from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -77,18 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
     )
-    parser.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="only kernels whose name (mangled or demangled) or symbol matches",
-    )
+    add_kernel_argument(parser)
     add_target_arguments(parser)
-    parser.add_argument(
-        "--mangled",
-        action="store_true",
-        help="show kernel names as stored, not demangled (text and HTML; CSV and JSON carry both)",
-    )
+    add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
     parser.add_argument(
         "--top", type=a.integer(1), default=25, metavar="N", help="spillers listed in the report (default 25)"
     )
@@ -99,12 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KIND,...",
         help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, all or none (default none)",
     )
-    parser.add_argument(
-        "--jobs",
-        type=a.integer(1),
-        metavar="N",
-        help="processes reading files (default: one per CPU for 32 files or more)",
-    )
+    add_jobs_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

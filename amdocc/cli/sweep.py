@@ -17,7 +17,7 @@ from .occupancy import (
     selection_of,
 )
 from .render import table
-from .selection import add_target_arguments
+from .selection import add_kernel_argument, add_mangled_argument, add_target_arguments
 
 if TYPE_CHECKING:
     from ..codeobject import Kernel
@@ -35,13 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH")
     parser.add_argument("--json", action="store_true", help='print {"grid": [...]} with one record per cell')
-    parser.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="the kernel, by its name (mangled or demangled) or symbol; must select exactly one",
-    )
-    parser.add_argument("--mangled", action="store_true", help="show the kernel's name as stored, not demangled")
+    add_kernel_argument(parser, "the kernel, by its name (mangled or demangled) or symbol; must select exactly one")
+    add_mangled_argument(parser)
     parser.add_argument(
         "--blocks",
         type=a.integers(1),
