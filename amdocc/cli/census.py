@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .render import table
@@ -329,8 +329,6 @@ def _note(args: argparse.Namespace) -> str:
 
 
 def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
-    from ..demangle import display
-
     lines = [f"{path}: {s['files']} file(s), {s['code_objects']} code object(s), {s['kernels']} kernel(s)"]
     rows = []
     for name, t in s["targets"].items():
@@ -366,45 +364,40 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                 ],
             )
         )
-    if s["top_spillers"]:
-        lines.append("top spillers:")
-        lines.append(
-            table(
-                [
-                    [
-                        display(r["kernel"], mangled),
-                        r["target"],
-                        r["member"] or "-",
-                        str(r["vgpr_spills"] or 0),
-                        str(r["sgpr_spills"] or 0),
-                    ]
-                    for r in s["top_spillers"]
-                ],
-                ["kernel", "target", "member", "VGPR spills", "SGPR spills"],
-                "    ",
-            )
-        )
-    if s["cannot_launch"]:
-        lines.append("cannot launch at their declared size:")
-        lines.append(
-            table(
-                [
-                    [
-                        display(r["kernel"], mangled),
-                        r["target"],
-                        r["member"] or "-",
-                        f"{r['block_size']} ({r['block_source']})",
-                        r["cannot_launch"],
-                    ]
-                    for r in s["cannot_launch"]
-                ],
-                ["kernel", "target", "member", "block", "models fitting 0"],
-                "    ",
-            )
-        )
+    lines += _kernel_list(
+        "top spillers:",
+        s["top_spillers"],
+        {"VGPR spills": lambda r: str(r["vgpr_spills"] or 0), "SGPR spills": lambda r: str(r["sgpr_spills"] or 0)},
+        mangled,
+    )
+    lines += _kernel_list(
+        "cannot launch at their declared size:",
+        s["cannot_launch"],
+        {
+            "block": lambda r: f"{r['block_size']} ({r['block_source']})",
+            "models fitting 0": lambda r: r["cannot_launch"],
+        },
+        mangled,
+    )
     if s["skipped"]:
         lines.append("skipped: " + "; ".join(f"{n} {k}" for k, n in s["skipped"].items()))
     return "\n".join(lines)
+
+
+def _kernel_list(
+    heading: str, records: list[dict[str, Any]], columns: dict[str, Callable[[dict[str, Any]], str]], mangled: bool
+) -> list[str]:
+    """``heading`` and an indented table of ``records``: the kernel, its target and member, then
+    ``columns`` (header: cell of a record); nothing when there are no records."""
+    from ..demangle import display
+
+    if not records:
+        return []
+    rows = [
+        [display(r["kernel"], mangled), r["target"], r["member"] or "-", *(c(r) for c in columns.values())]
+        for r in records
+    ]
+    return [heading, table(rows, ["kernel", "target", "member", *columns], "    ")]
 
 
 # --------------------------------------------------------------------------- two releases
