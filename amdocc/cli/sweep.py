@@ -176,7 +176,7 @@ def _plot(
     """The plot, with its star where `amdocc occupancy` evaluates the kernel."""
     from ..targets import MAX_WORKGROUP_SIZE
     from .occupancy import block_for
-    from .plot import plot_sweep
+    from .plot import Point, plot_sweep
 
     if kernel is not None:
         block, source = block_for(kernel, args.block, args.model)
@@ -191,17 +191,7 @@ def _plot(
         "given": "--block",
     }.get(source, source)
     dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
-    plot_sweep(
-        args.plot,
-        usage,
-        args.model,
-        options,
-        block=block,
-        dynamic_lds=dynamic_lds,
-        device=args.device,
-        title=title,
-        block_source=source,
-    )
+    plot_sweep(args.plot, Point(usage, args.model, options, block, dynamic_lds, args.device), title, source)
     print(f"plot written to {args.plot}", file=sys.stderr)
 
 
