@@ -61,9 +61,7 @@ def read_panels(fig) -> dict:
 
 
 def figure_of(usage, model="hip", options=None, block=None, dynamic_lds=0, device=None):
-    return plot.build_figure(
-        usage, model, options or {}, block=block, dynamic_lds=dynamic_lds, device=device, title="t"
-    )
+    return plot.build_figure(plot.Point(usage, model, options or {}, block, dynamic_lds, device), title="t")
 
 
 def sweep_figure(monkeypatch, tmp_path, *argv):

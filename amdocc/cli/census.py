@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .render import table
@@ -50,7 +50,7 @@ REPORT_KINDS = ("csv", "parquet")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
     from .compare import KINDS
-    from .selection import add_target_arguments
+    from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -77,18 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
     )
-    parser.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="only kernels whose name (mangled or demangled) or symbol matches",
-    )
+    add_kernel_argument(parser)
     add_target_arguments(parser)
-    parser.add_argument(
-        "--mangled",
-        action="store_true",
-        help="show kernel names as stored, not demangled (text and HTML; CSV and JSON carry both)",
-    )
+    add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
     parser.add_argument(
         "--top", type=a.integer(1), default=25, metavar="N", help="spillers listed in the report (default 25)"
     )
@@ -99,12 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KIND,...",
         help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, all or none (default none)",
     )
-    parser.add_argument(
-        "--jobs",
-        type=a.integer(1),
-        metavar="N",
-        help="processes reading files (default: one per CPU for 32 files or more)",
-    )
+    add_jobs_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -343,8 +329,6 @@ def _note(args: argparse.Namespace) -> str:
 
 
 def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
-    from ..demangle import display
-
     lines = [f"{path}: {s['files']} file(s), {s['code_objects']} code object(s), {s['kernels']} kernel(s)"]
     rows = []
     for name, t in s["targets"].items():
@@ -380,45 +364,40 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                 ],
             )
         )
-    if s["top_spillers"]:
-        lines.append("top spillers:")
-        lines.append(
-            table(
-                [
-                    [
-                        display(r["kernel"], mangled),
-                        r["target"],
-                        r["member"] or "-",
-                        str(r["vgpr_spills"] or 0),
-                        str(r["sgpr_spills"] or 0),
-                    ]
-                    for r in s["top_spillers"]
-                ],
-                ["kernel", "target", "member", "VGPR spills", "SGPR spills"],
-                "    ",
-            )
-        )
-    if s["cannot_launch"]:
-        lines.append("cannot launch at their declared size:")
-        lines.append(
-            table(
-                [
-                    [
-                        display(r["kernel"], mangled),
-                        r["target"],
-                        r["member"] or "-",
-                        f"{r['block_size']} ({r['block_source']})",
-                        r["cannot_launch"],
-                    ]
-                    for r in s["cannot_launch"]
-                ],
-                ["kernel", "target", "member", "block", "models fitting 0"],
-                "    ",
-            )
-        )
+    lines += _kernel_list(
+        "top spillers:",
+        s["top_spillers"],
+        {"VGPR spills": lambda r: str(r["vgpr_spills"] or 0), "SGPR spills": lambda r: str(r["sgpr_spills"] or 0)},
+        mangled,
+    )
+    lines += _kernel_list(
+        "cannot launch at their declared size:",
+        s["cannot_launch"],
+        {
+            "block": lambda r: f"{r['block_size']} ({r['block_source']})",
+            "models fitting 0": lambda r: r["cannot_launch"],
+        },
+        mangled,
+    )
     if s["skipped"]:
         lines.append("skipped: " + "; ".join(f"{n} {k}" for k, n in s["skipped"].items()))
     return "\n".join(lines)
+
+
+def _kernel_list(
+    heading: str, records: list[dict[str, Any]], columns: dict[str, Callable[[dict[str, Any]], str]], mangled: bool
+) -> list[str]:
+    """``heading`` and an indented table of ``records``: the kernel, its target and member, then
+    ``columns`` (header: cell of a record); nothing when there are no records."""
+    from ..demangle import display
+
+    if not records:
+        return []
+    rows = [
+        [display(r["kernel"], mangled), r["target"], r["member"] or "-", *(c(r) for c in columns.values())]
+        for r in records
+    ]
+    return [heading, table(rows, ["kernel", "target", "member", *columns], "    ")]
 
 
 # --------------------------------------------------------------------------- two releases

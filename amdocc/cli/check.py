@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..policy import check_config as cfg
     from ..policy.checks import DEFAULT_RULES, RULE_GROUPS, RULES
     from . import args as a
-    from .selection import add_target_arguments
+    from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -84,12 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)",
     )
     s = parser.add_argument_group("selection")
-    s.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="only kernels whose name (mangled or demangled) or symbol matches",
-    )
+    add_kernel_argument(s)
     add_target_arguments(s)
     b = parser.add_argument_group("baseline")
     b.add_argument("--baseline", type=a.OutputFile(), metavar="FILE", help="accepted violations (JSON)")
@@ -125,15 +120,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument(
         "--sarif", metavar="FILE", type=a.OutputFile(stdout=True), help="also write SARIF 2.1.0 ('-': stdout)"
     )
-    o.add_argument(
-        "--mangled", action="store_true", help="show kernel names as stored, not demangled (text and --github)"
-    )
-    parser.add_argument(
-        "--jobs",
-        type=a.integer(1),
-        metavar="N",
-        help="processes reading files (default: one per CPU for 32 files or more)",
-    )
+    add_mangled_argument(o, "text and --github")
+    add_jobs_argument(parser)
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:

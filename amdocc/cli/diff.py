@@ -22,6 +22,7 @@ unreadable input: a gate for kernel-library CI."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
+    from .selection import add_kernel_argument, add_mangled_argument
 
     parser.description = DESCRIPTION
     parser.add_argument("old", metavar="OLD")
@@ -35,13 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KIND,...",
         help=f"regressions that fail the gate: {', '.join(KINDS)}, all or none (default: occupancy)",
     )
-    parser.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="only kernels whose name (mangled or demangled) or symbol matches",
-    )
-    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
+    add_kernel_argument(parser)
+    add_mangled_argument(parser)
     parser.add_argument("--json", action="store_true")
 
 

@@ -36,6 +36,7 @@ SEVERITY_SHOWN: dict[str, set[str]] = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
+    from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
@@ -68,25 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which findings the table shows: all (info too), warnings (and errors; the "
         "default), errors, none. JSON always has all",
     )
-    parser.add_argument(
-        "--target",
-        metavar="GFX",
-        type=a.Processor(),
-        help="only code objects that can run on this processor (or target id)",
-    )
-    parser.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="only kernels whose name (mangled or demangled) or symbol matches",
-    )
-    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
-    parser.add_argument(
-        "--jobs",
-        type=a.integer(1),
-        metavar="N",
-        help="processes reading files (default: one per CPU for 32 files or more)",
-    )
+    add_target_arguments(parser, "only code objects that can run on this processor (or target id)", device=False)
+    add_kernel_argument(parser)
+    add_mangled_argument(parser)
+    add_jobs_argument(parser)
 
 
 def _kernel_fields() -> list[str]:

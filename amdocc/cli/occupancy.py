@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import args as a
 from .render import fmt, table
-from .selection import add_target_arguments
+from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
@@ -180,20 +180,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)",
     )
-    parser.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="only kernels whose name (mangled or demangled) or symbol matches",
-    )
-    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled")
+    add_kernel_argument(parser)
+    add_mangled_argument(parser)
     parser.add_argument("--list-profiles", action="store_true", help="list the HIP runtime profiles and exit")
-    parser.add_argument(
-        "--jobs",
-        type=a.integer(1),
-        metavar="N",
-        help="processes reading files (default: one per CPU for 32 files or more)",
-    )
+    add_jobs_argument(parser)
     add_target_arguments(parser)
     add_model_arguments(parser)
     add_manual_arguments(parser)

@@ -62,6 +62,28 @@ class Panel:
     reference: Occupancy | None = None  # llvm without a block: the flat-range answer, as a line
 
 
+@dataclass(frozen=True)
+class Point:
+    """The kernel and where ``amdocc occupancy`` evaluates it: the star drawn on the panels, and
+    the inputs each curve holds while it varies one. ``block`` None is the llvm model's flat
+    workgroup range."""
+
+    usage: KernelUsage
+    model: str
+    options: dict[str, Any]
+    block: int | None
+    dynamic_lds: int = 0
+    device: str | None = None
+
+    def at(self, usage: KernelUsage, block: int | None, dynamic_lds: int) -> Occupancy:
+        """The model's answer for ``usage`` at ``block`` and ``dynamic_lds`` on this device."""
+        from ..models import occupancy
+
+        return occupancy(
+            usage, device=self.device, block_size=block, dynamic_lds=dynamic_lds, model=self.model, **self.options
+        )
+
+
 def check_plot_path(path: str) -> str:
     """The image format for ``path``; a UsageError before any work when it cannot be written
     (no matplotlib, an unknown extension, a missing or unwritable directory)."""
@@ -110,24 +132,12 @@ def _key(occ: Occupancy) -> tuple[int | None, float | None, str | None, str | No
     return occ.blocks_per_cu, occ.waves_per_simd, occ.limiter, occ.error
 
 
-def curves(
-    usage: KernelUsage,
-    model: str,
-    options: dict[str, Any],
-    *,
-    block: int | None,
-    dynamic_lds: int = 0,
-    device: str | None = None,
-) -> list[Panel]:
-    """The three panels' data. ``block`` None is the llvm model's flat workgroup range."""
-    from ..models import occupancy
+def curves(point: Point) -> list[Panel]:
+    """The three panels' data."""
     from ..targets import MAX_WORKGROUP_SIZE
 
+    usage, model, block, dynamic_lds, at = point.usage, point.model, point.block, point.dynamic_lds, point.at
     t = usage.target
-
-    def at(u: KernelUsage, b: int | None, d: int) -> Occupancy:
-        return occupancy(u, device=device, block_size=b, dynamic_lds=d, model=model, **options)
-
     star = at(usage, block, dynamic_lds)
     vfield = _vgpr_field(usage, model)
     vgprs: int = getattr(usage, vfield)  # not None: _vgpr_field picks an allocation only when known
@@ -195,18 +205,9 @@ def max_waves_per_simd(usage: KernelUsage, occ: Occupancy) -> int:
     return occ.max_waves_per_cu // simds if occ.max_waves_per_cu else usage.target.max_waves_per_simd
 
 
-def build_figure(
-    usage: KernelUsage,
-    model: str,
-    options: dict[str, Any],
-    *,
-    block: int | None,
-    dynamic_lds: int = 0,
-    device: str | None = None,
-    title: str = "",
-    block_source: str = "given",
-) -> Figure:
-    """The occupancy figure (a matplotlib Figure, not yet written anywhere)."""
+def build_figure(point: Point, title: str = "", block_source: str = "given") -> Figure:
+    """The occupancy figure (a matplotlib Figure, not yet written anywhere); ``block_source``
+    says where the star's block size comes from."""
     try:
         from matplotlib.figure import Figure
         from matplotlib.patches import Patch
@@ -214,7 +215,8 @@ def build_figure(
     except ImportError:
         raise UsageError(f"--plot needs matplotlib (pip install '{PLOT_EXTRA}')") from None
 
-    panels = curves(usage, model, options, block=block, dynamic_lds=dynamic_lds, device=device)
+    panels = curves(point)
+    usage = point.usage
     star = panels[1].star  # the dynamic-LDS panel always holds the kernel's point
     assert star is not None, "curves() puts the kernel's point on the dynamic-LDS panel"
     top = max_waves_per_simd(usage, star)
@@ -304,34 +306,14 @@ def build_figure(
     handles += [line for line in axes[0].lines if line.get_gid() == "flat-range"]
     handles += list(shaded.values())
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6), fontsize=8, frameon=False)
-    fig.suptitle(_suptitle(usage, star, title, block, block_source, dynamic_lds), fontsize=10)
+    fig.suptitle(_suptitle(point, star, title, block_source), fontsize=10)
     return fig
 
 
-def plot_sweep(
-    path: str,
-    usage: KernelUsage,
-    model: str,
-    options: dict[str, Any],
-    *,
-    block: int | None,
-    dynamic_lds: int = 0,
-    device: str | None = None,
-    title: str = "",
-    block_source: str = "given",
-) -> None:
+def plot_sweep(path: str, point: Point, title: str = "", block_source: str = "given") -> None:
     """Write the occupancy figure to ``path`` (its extension picks the format)."""
     ext = check_plot_path(path)
-    fig = build_figure(
-        usage,
-        model,
-        options,
-        block=block,
-        dynamic_lds=dynamic_lds,
-        device=device,
-        title=title,
-        block_source=block_source,
-    )
+    fig = build_figure(point, title, block_source)
     try:
         fig.savefig(path, format=ext, dpi=DPI)
     except OSError as exc:
@@ -384,9 +366,8 @@ def _star_text(occ: Occupancy, unit: str) -> str:
     return f"{blocks}limited by {occ.limiter or '-'}\n{occ.waves_per_simd:g} waves/SIMD{pct}"
 
 
-def _suptitle(
-    usage: KernelUsage, star: Occupancy, title: str, block: int | None, block_source: str, dynamic_lds: int
-) -> str:
+def _suptitle(point: Point, star: Occupancy, title: str, block_source: str) -> str:
+    usage, block = point.usage, point.block
     profile = f" ({star.profile})" if star.profile else ""
     wgp = ", WGP mode" if star.per_wgp else ""
     source = f" ({block_source})" if block is not None else ""
@@ -394,5 +375,5 @@ def _suptitle(
         f"{title} — {star.model} model{profile}; as compiled: VGPRs {usage.vgprs}, SGPRs {usage.sgprs}, "
         f"static LDS {usage.lds} B, wave{usage.wave}{wgp}\n"
         f"the star is where `amdocc occupancy` evaluates it: {_block_text(usage, block)}{source}, "
-        f"dynamic LDS {dynamic_lds} B"
+        f"dynamic LDS {point.dynamic_lds} B"
     )

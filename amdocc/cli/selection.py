@@ -7,6 +7,9 @@ has no --what-if, so the hint is left out of the messages). ``--kernel`` matches
 stored (mangled) name, the symbol or the demangled name. A selection remembers what it passed
 over, so an empty result can name the processors that are there and the nearest kernel names.
 Summaries are plain dicts: worker processes send theirs back to be merged.
+
+The options of a command that picks kernels out of PATHs (--target/--device/--what-if,
+--kernel, --mangled, --jobs) are declared here once, so that they read alike in every command.
 """
 
 from __future__ import annotations
@@ -28,15 +31,21 @@ if TYPE_CHECKING:
 MAX_NAMES = 20_000  # kernel names remembered for suggestions (bounded memory on huge trees)
 
 
-def add_target_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--target, --device and --what-if: the processor a Selection keeps code objects for."""
-    parser.add_argument(
-        "--target",
-        metavar="GFX",
-        type=a.Processor(),
-        help="processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (with a PATH: "
-        "only code objects that can run on it; with --device, its xnack/sramecc modes)",
-    )
+TARGET_HELP = (
+    "processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (with a PATH: "
+    "only code objects that can run on it; with --device, its xnack/sramecc modes)"
+)
+KERNEL_HELP = "only kernels whose name (mangled or demangled) or symbol matches"
+
+Parser = argparse.ArgumentParser | argparse._ArgumentGroup
+
+
+def add_target_arguments(parser: Parser, target_help: str = TARGET_HELP, *, device: bool = True) -> None:
+    """--target, and unless ``device`` is False --device and --what-if: the processor a Selection
+    keeps code objects for."""
+    parser.add_argument("--target", metavar="GFX", type=a.Processor(), help=target_help)
+    if not device:
+        return
     parser.add_argument(
         "--device",
         metavar="NAME",
@@ -47,6 +56,27 @@ def add_target_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGro
         "--what-if",
         action="store_true",
         help="also evaluate code objects that cannot run on --target/--device, labelled what-if",
+    )
+
+
+def add_kernel_argument(parser: Parser, text: str = KERNEL_HELP) -> None:
+    """--kernel, the pattern a Selection matches kernel names against."""
+    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(), help=text)
+
+
+def add_mangled_argument(parser: Parser, applies_to: str = "") -> None:
+    """--mangled; ``applies_to`` names the outputs it shapes where others carry both names."""
+    where = f" ({applies_to})" if applies_to else ""
+    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled" + where)
+
+
+def add_jobs_argument(parser: Parser) -> None:
+    """--jobs, the processes reading the PATHs (see parallel.jobs_for)."""
+    parser.add_argument(
+        "--jobs",
+        type=a.integer(1),
+        metavar="N",
+        help="processes reading files (default: one per CPU for 32 files or more)",
     )
 
 

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
+from .selection import add_kernel_argument
 
 if TYPE_CHECKING:
     from ..codeobject import Kernel
@@ -40,9 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shape.add_argument("--aggressive", action="store_const", const=True, help="force the streaming low-head case")
     occ = parser.add_argument_group("occupancy")
     occ.add_argument("--occupancy", type=a.integer(1), help="blocks per CU, if known (instead of a PATH)")
-    occ.add_argument(
-        "--kernel", metavar="REGEX", type=a.Pattern(), help="the kernel in PATH (name, demangled name or symbol)"
-    )
+    add_kernel_argument(occ, "the kernel in PATH (name, demangled name or symbol)")
     occ.add_argument("--block", type=a.integer(1), help="threads per block of the kernel")
     occ.add_argument("--dynamic-lds", type=a.byte_size(), default=0, help="dynamic LDS bytes per block")
     occ.add_argument(

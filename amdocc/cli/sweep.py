@@ -17,7 +17,7 @@ from .occupancy import (
     selection_of,
 )
 from .render import table
-from .selection import add_target_arguments
+from .selection import add_kernel_argument, add_mangled_argument, add_target_arguments
 
 if TYPE_CHECKING:
     from ..codeobject import Kernel
@@ -35,13 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH")
     parser.add_argument("--json", action="store_true", help='print {"grid": [...]} with one record per cell')
-    parser.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="the kernel, by its name (mangled or demangled) or symbol; must select exactly one",
-    )
-    parser.add_argument("--mangled", action="store_true", help="show the kernel's name as stored, not demangled")
+    add_kernel_argument(parser, "the kernel, by its name (mangled or demangled) or symbol; must select exactly one")
+    add_mangled_argument(parser)
     parser.add_argument(
         "--blocks",
         type=a.integers(1),
@@ -181,7 +176,7 @@ def _plot(
     """The plot, with its star where `amdocc occupancy` evaluates the kernel."""
     from ..targets import MAX_WORKGROUP_SIZE
     from .occupancy import block_for
-    from .plot import plot_sweep
+    from .plot import Point, plot_sweep
 
     if kernel is not None:
         block, source = block_for(kernel, args.block, args.model)
@@ -196,17 +191,7 @@ def _plot(
         "given": "--block",
     }.get(source, source)
     dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
-    plot_sweep(
-        args.plot,
-        usage,
-        args.model,
-        options,
-        block=block,
-        dynamic_lds=dynamic_lds,
-        device=args.device,
-        title=title,
-        block_source=source,
-    )
+    plot_sweep(args.plot, Point(usage, args.model, options, block, dynamic_lds, args.device), title, source)
     print(f"plot written to {args.plot}", file=sys.stderr)
 
 

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
+from .selection import add_kernel_argument
 
 if TYPE_CHECKING:
     from ..models.hip_profiles import HipProfile
@@ -31,12 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH")
     parser.add_argument("--blocks", type=a.integers(1), default=[64, 128, 256, 512, 1024], metavar="N,N,...")
     parser.add_argument("--dynamic-lds", type=a.byte_sizes(), default=[0, 16384], metavar="B,B,...")
-    parser.add_argument(
-        "--kernel",
-        metavar="REGEX",
-        type=a.Pattern(),
-        help="only kernels whose name (mangled or demangled) or symbol matches",
-    )
+    add_kernel_argument(parser)
     parser.add_argument(
         "--hip-profile",
         metavar="NAME",
