@@ -49,8 +49,8 @@ REPORT_KINDS = ("csv", "parquet")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
+    from . import selection as shared
     from .compare import KINDS
-    from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -68,18 +68,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the report as one self-contained HTML page ('-': stdout)",
     )
     parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
-    parser.add_argument(
-        "--block",
-        type=a.integer(1),
-        metavar="N",
-        help="block size for occupancy (default: each kernel's declared size)",
-    )
+    shared.add_block_argument(parser, "block size for occupancy (default: each kernel's declared size)")
     parser.add_argument(
         "--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
     )
-    add_kernel_argument(parser)
-    add_target_arguments(parser)
-    add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
+    shared.add_kernel_argument(parser)
+    shared.add_target_arguments(parser)
+    shared.add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
     parser.add_argument(
         "--top", type=a.integer(1), default=25, metavar="N", help="spillers listed in the report (default 25)"
     )
@@ -90,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KIND,...",
         help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, all or none (default none)",
     )
-    add_jobs_argument(parser)
+    shared.add_jobs_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..policy import check_config as cfg
     from ..policy.checks import DEFAULT_RULES, RULE_GROUPS, RULES
     from . import args as a
-    from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
+    from . import selection as shared
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -65,11 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="W",
         help="occupancy floor in waves per SIMD (turns the occupancy rule on)",
     )
-    r.add_argument(
-        "--block",
-        type=a.integer(1, cfg.MAX_BLOCK),
-        metavar="N",
-        help="block size for the occupancy floor (default: the kernel's declared size)",
+    shared.add_block_argument(
+        r, "block size for the occupancy floor (default: the kernel's declared size)", cfg.MAX_BLOCK
     )
     r.add_argument(
         "--model",
@@ -84,8 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)",
     )
     s = parser.add_argument_group("selection")
-    add_kernel_argument(s)
-    add_target_arguments(s)
+    shared.add_kernel_argument(s)
+    shared.add_target_arguments(s)
     b = parser.add_argument_group("baseline")
     b.add_argument("--baseline", type=a.OutputFile(), metavar="FILE", help="accepted violations (JSON)")
     b.add_argument(
@@ -120,8 +117,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument(
         "--sarif", metavar="FILE", type=a.OutputFile(stdout=True), help="also write SARIF 2.1.0 ('-': stdout)"
     )
-    add_mangled_argument(o, "text and --github")
-    add_jobs_argument(parser)
+    shared.add_mangled_argument(o, "text and --github")
+    shared.add_jobs_argument(parser)
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:

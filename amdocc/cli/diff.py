@@ -22,12 +22,12 @@ unreadable input: a gate for kernel-library CI."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
-    from .selection import add_kernel_argument, add_mangled_argument
+    from .selection import add_block_argument, add_kernel_argument, add_mangled_argument
 
     parser.description = DESCRIPTION
     parser.add_argument("old", metavar="OLD")
     parser.add_argument("new", metavar="NEW")
-    parser.add_argument("--block", type=a.integer(1), help="threads per block for the occupancy comparison")
+    add_block_argument(parser, "threads per block for the occupancy comparison")
     parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0)
     parser.add_argument(
         "--fail-on",

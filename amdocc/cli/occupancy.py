@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import args as a
 from .render import fmt, table
-from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
+from .selection import (
+    add_block_argument,
+    add_jobs_argument,
+    add_kernel_argument,
+    add_mangled_argument,
+    add_target_arguments,
+)
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
@@ -166,11 +172,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help='print {"results": [...], "skipped": [...], "errors": [...]}'
     )
-    parser.add_argument(
-        "--block",
-        type=a.integer(1),
-        metavar="N",
-        help="workgroup size in threads, >= 1 (file mode "
+    add_block_argument(
+        parser,
+        "workgroup size in threads, >= 1 (file mode "
         "default: the kernel's .reqd_workgroup_size, else its .max_flat_workgroup_size)",
     )
     parser.add_argument(

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
-from .selection import add_kernel_argument
+from .selection import add_block_argument, add_kernel_argument
 
 if TYPE_CHECKING:
     from ..codeobject import Kernel
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     occ = parser.add_argument_group("occupancy")
     occ.add_argument("--occupancy", type=a.integer(1), help="blocks per CU, if known (instead of a PATH)")
     add_kernel_argument(occ, "the kernel in PATH (name, demangled name or symbol)")
-    occ.add_argument("--block", type=a.integer(1), help="threads per block of the kernel")
+    add_block_argument(occ, "threads per block of the kernel")
     occ.add_argument("--dynamic-lds", type=a.byte_size(), default=0, help="dynamic LDS bytes per block")
     occ.add_argument(
         "--what-if",

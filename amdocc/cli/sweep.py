@@ -17,7 +17,7 @@ from .occupancy import (
     selection_of,
 )
 from .render import table
-from .selection import add_kernel_argument, add_mangled_argument, add_target_arguments
+from .selection import add_block_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
 if TYPE_CHECKING:
     from ..codeobject import Kernel
@@ -63,10 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "amdocc[plot]); the star marks the kernel where `amdocc occupancy` evaluates "
         "it: --block (default as there), the first --dynamic-lds size (default 0)",
     )
-    parser.add_argument(
-        "--block",
-        type=a.integer(1),
-        help="the kernel's block size, marked on the plot "
+    add_block_argument(
+        parser,
+        "the kernel's block size, marked on the plot "
         "(default: .reqd_workgroup_size, else .max_flat_workgroup_size, as `amdocc occupancy`)",
     )
 
