@@ -58,8 +58,7 @@ if TYPE_CHECKING:
     from .loader import Loaded
     from .models.record import Occupancy
     from .models.usage import KernelUsage
-    from .runtime import BlocksPerCU
-    from .runtime.hip import Hip
+    from .runtime import max_blocks_per_cu
 
 __version__ = "0.1.0"
 __all__ = [
@@ -81,13 +80,15 @@ __all__ = [
     "samples_path",
 ]
 
-# Result types, imported on first access so that `import amdocc` stays light.
+# Result types and the runtime's entry point, imported on first access so that `import amdocc`
+# stays light.
 _LAZY = {
     "CodeObject": "codeobject.model",
     "Kernel": "codeobject.model",
     "Resources": "codeobject.model",
     "Finding": "codeobject.model",
     "Occupancy": "models.record",
+    "max_blocks_per_cu": "runtime",
 }
 
 
@@ -209,66 +210,6 @@ def occupancy(
 
 
 _occupancy: Callable[..., Occupancy] | None = None
-
-
-def max_blocks_per_cu(
-    code_object_or_kernel: Kernel | CodeObject | Source,
-    block_size: int,
-    dynamic_lds: int = 0,
-    *,
-    stream: Any = None,
-    device: str | Device | None = None,
-    kernel_name: str | None = None,
-    profile: str | None = None,
-    hip: Hip | None = None,
-    what_if: bool = False,
-) -> BlocksPerCU:
-    """Workgroups of one kernel resident per CU: HIP's own answer when it can give one, else the model's.
-
-    The drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``, usable inside HIP graph
-    capture: with hip-python and a ROCm GPU it loads the code object and asks
-    hipModuleOccupancyMaxActiveBlocksPerMultiprocessor (cached); when the stream is capturing,
-    without a device or without ROCm, amdocc's static hip model answers. When both answer they
-    are compared; a disagreement is logged (logger "amdocc.runtime") and counted
-    (``amdocc.runtime.stats``).
-
-    Args:
-        code_object_or_kernel: a :class:`Kernel`, a :class:`CodeObject`, bytes or a path
-            (holding one code object).
-        block_size: workgroup size in threads.
-        dynamic_lds: dynamic LDS bytes per workgroup.
-        stream: the HIP stream the kernel will be launched on (its capture status is checked).
-        device: a product or processor for the static model, e.g. "MI300X" or "gfx942"; one
-            the kernel's code object cannot run on is an error naming both, unless ``what_if``.
-        kernel_name: which kernel of a code object: its name or symbol ("<name>.kd"), mangled
-            or demangled; may be omitted when the code object holds one kernel.
-        profile: the HIP runtime era the model reproduces (default: the newest).
-        hip: a runtime object to ask instead of the real one (tests pass a fake).
-        what_if: evaluate on ``device`` even where the code object cannot run (the model's
-            answer, labelled what-if).
-
-    Returns:
-        A ``BlocksPerCU``: an int that also carries ``.source`` ("hip" or "model"), ``.model``,
-        ``.hip``, ``.reason`` and ``.profile``.
-
-    Raises:
-        UsageError: no kernel or several match, ``kernel_name`` does not name the kernel
-            passed, or neither HIP nor the model can answer.
-        UnknownTargetError: an unknown device, processor or profile.
-    """
-    from .runtime import max_blocks_per_cu as _max_blocks_per_cu
-
-    return _max_blocks_per_cu(
-        code_object_or_kernel,
-        block_size,
-        dynamic_lds,
-        stream=stream,
-        device=device,
-        kernel_name=kernel_name,
-        profile=profile,
-        hip=hip,
-        what_if=what_if,
-    )
 
 
 def samples_path() -> Path:

@@ -7,6 +7,7 @@ added, removed and occupancy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -63,6 +64,22 @@ def name(row: dict[str, Any], mangled: bool) -> str:
     """A kernel's name as people read it: demangled unless ``mangled``."""
     shown: str = row["kernel"] if mangled else (row.get("demangled") or row["kernel"])
     return shown
+
+
+def charted_kernels(
+    rows: list[dict[str, Any]],
+    columns: list[str],
+    mangled: bool,
+    chart: Callable[[], str],
+    *,
+    css: str,
+    if_none: str,
+) -> list[str]:
+    """A chart and a table of the kernels in ``rows`` (the columns named), or the note
+    ``if_none`` when there are none."""
+    if not rows:
+        return [f'<p class="note">{if_none}</p>']
+    return [chart(), table(columns, kernel_rows(rows, columns, mangled), css)]
 
 
 def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bool = True) -> str:
@@ -138,21 +155,18 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
     )
     spill_cols = ["kernel", "target", "member", "vgpr_spills", "sgpr_spills", "scratch", "vgprs"]
     top = summary["top_spillers"]
-    spills = (
-        [
-            svg.rows(
-                f"Top {len(top)} spillers (VGPR + SGPR spills)",
-                [
-                    (f"{name(r, mangled)} [{r['target']}]", (r["vgpr_spills"] or 0) + (r["sgpr_spills"] or 0))
-                    for r in top
-                ],
-                css="spills",
-                x_label="spills",
-            ),
-            table(spill_cols, kernel_rows(top, spill_cols, mangled), "spills"),
-        ]
-        if top
-        else ['<p class="note">No kernel reports spills.</p>']
+    spills = charted_kernels(
+        top,
+        spill_cols,
+        mangled,
+        lambda: svg.rows(
+            f"Top {len(top)} spillers (VGPR + SGPR spills)",
+            [(f"{name(r, mangled)} [{r['target']}]", (r["vgpr_spills"] or 0) + (r["sgpr_spills"] or 0)) for r in top],
+            css="spills",
+            x_label="spills",
+        ),
+        css="spills",
+        if_none="No kernel reports spills.",
     )
     if unknown_spills:
         spills.append(
@@ -161,19 +175,19 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
         )
     launch_cols = ["kernel", "target", "member", "block_size", "block_source", "vgprs", "lds", "cannot_launch"]
     blocked = summary["cannot_launch"]
-    launch = (
-        [
-            svg.columns(
-                "Kernels that cannot launch at their declared size, per target",
-                list(targets),
-                {"cannot launch": [t["cannot_launch"] for t in targets.values()]},
-                css="launch",
-                x_label="target",
-            ),
-            table(launch_cols, kernel_rows(blocked, launch_cols, mangled), "launch"),
-        ]
-        if blocked
-        else ['<p class="note">Every kernel checked fits at least one workgroup of its declared size on a CU.</p>']
+    launch = charted_kernels(
+        blocked,
+        launch_cols,
+        mangled,
+        lambda: svg.columns(
+            "Kernels that cannot launch at their declared size, per target",
+            list(targets),
+            {"cannot launch": [t["cannot_launch"] for t in targets.values()]},
+            css="launch",
+            x_label="target",
+        ),
+        css="launch",
+        if_none="Every kernel checked fits at least one workgroup of its declared size on a CU.",
     )
     if unchecked:
         launch.append(

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgpack
-
 from ..binary import Layout
 from ..elf import Note
 from ..errors import FormatError, Origin
+from ..msgpack_value import unpack
 from . import yaml_subset
 
 NT_AMDGPU_METADATA = 32
@@ -25,14 +24,6 @@ V2_ISA = Layout(
     "IsaVersion", [("vendor_size", "H"), ("arch_size", "H"), ("major", "I"), ("minor", "I"), ("stepping", "I")]
 )
 
-_MSGPACK_ERRORS = (
-    ValueError,
-    TypeError,
-    UnicodeDecodeError,
-    OverflowError,
-    msgpack.exceptions.UnpackException,
-    RecursionError,
-)
 # Real metadata nests five levels (map, kernel list, kernel map, argument list, argument map);
 # MessagePack allows a thousand. Walking every note to bound that would cost more than decoding
 # it, so the consumers that recurse (JSON, repr in findings) bound their own depth instead.
@@ -40,16 +31,8 @@ _MSGPACK_ERRORS = (
 
 def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict[Any, Any], list[str]]:
     """The metadata map of an NT_AMDGPU_METADATA note, and any problems met while decoding it."""
-    problems = []
-    try:
-        value = msgpack.unpackb(note.desc, raw=False, strict_map_key=False)
-    except msgpack.exceptions.ExtraData as extra:
-        value = extra.unpacked
-        problems.append(f"{len(extra.extra)} bytes after the metadata map were ignored")
-    except _MSGPACK_ERRORS as exc:
-        raise FormatError(
-            f"malformed MessagePack in the AMDGPU metadata note: {exc}", origin, note.desc_offset
-        ) from None
+    value, extra = unpack(note.desc, origin, note.desc_offset, "AMDGPU metadata note", strict_map_key=False)
+    problems = [f"{extra} bytes after the metadata map were ignored"] if extra else []
     if not isinstance(value, dict):
         raise FormatError(f"AMDGPU metadata note holds a {type(value).__name__}, not a map", origin, note.desc_offset)
     return value, problems

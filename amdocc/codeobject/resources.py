@@ -82,6 +82,35 @@ def _pick(metadata_value: int | None, other_value: int | None, other_source: str
     return None, None
 
 
+# The segment sizes both the metadata and the descriptor state: metadata key → (descriptor word,
+# the finding when they differ, its message with the metadata's and the descriptor's values).
+_SEGMENTS = {
+    ".group_segment_fixed_size": (
+        "group_segment_fixed_size",
+        "lds-mismatch",
+        "metadata static LDS {} B but the descriptor says {} B (HIP uses the metadata value)",
+    ),
+    ".private_segment_fixed_size": (
+        "private_segment_fixed_size",
+        "scratch-mismatch",
+        "metadata scratch {} B per work-item but the descriptor says {} B",
+    ),
+}
+
+
+def _segment_size(
+    md: dict[str, Any], key: str, w: dict[str, Any], findings: list[Finding]
+) -> tuple[int | None, str | None]:
+    """A segment size and its source: the metadata's, else the descriptor's; a warning when
+    both state one and they differ."""
+    word, code, message = _SEGMENTS[key]
+    from_metadata = _int(md, key, findings)
+    from_descriptor = w.get(word)
+    if from_metadata is not None and from_descriptor is not None and from_metadata != from_descriptor:
+        findings.append(Finding(code, WARNING, message.format(from_metadata, from_descriptor)))
+    return _pick(from_metadata, from_descriptor, "descriptor")
+
+
 def resolve(
     target: Target | None,
     co_version: int,
@@ -236,25 +265,8 @@ def resolve(
             add("sgpr-padding", INFO, f"descriptor allocates {sgprs_allocated} SGPRs for .sgpr_count {md_sgprs}")
 
     # -- memory, kernargs, stack ----------------------------------------------------------------
-    lds, lds_source = _pick(
-        _int(md, ".group_segment_fixed_size", findings), w.get("group_segment_fixed_size"), "descriptor"
-    )
-    if md.get(".group_segment_fixed_size") is not None and w and lds != w["group_segment_fixed_size"]:
-        add(
-            "lds-mismatch",
-            WARNING,
-            f"metadata static LDS {lds} B but the descriptor says "
-            f"{w['group_segment_fixed_size']} B (HIP uses the metadata value)",
-        )
-    scratch, scratch_source = _pick(
-        _int(md, ".private_segment_fixed_size", findings), w.get("private_segment_fixed_size"), "descriptor"
-    )
-    if md.get(".private_segment_fixed_size") is not None and w and scratch != w["private_segment_fixed_size"]:
-        add(
-            "scratch-mismatch",
-            WARNING,
-            f"metadata scratch {scratch} B per work-item but the descriptor says {w['private_segment_fixed_size']} B",
-        )
+    lds, lds_source = _segment_size(md, ".group_segment_fixed_size", w, findings)
+    scratch, scratch_source = _segment_size(md, ".private_segment_fixed_size", w, findings)
     kernarg = _int(md, ".kernarg_segment_size", findings)
     if kernarg is not None and w and kernarg != w["kernarg_size"]:
         add(

@@ -23,10 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
-
 from ..binary import Buffer, Layout, need_bytes
 from ..errors import FormatError, LimitError, Origin
+from ..msgpack_value import unpack
 from .bundle import decompress_bounded
 from .model import Limits
 
@@ -36,14 +35,6 @@ REF_SECTIONS = (".rocm_kpack_ref", ".kpackrf")  # ELF, PE
 HEADER = Layout("KpackHeader", [("magic", "4s"), ("version", "I"), ("toc_offset", "Q")])
 U32 = Layout("U32", [("value", "I")])
 SCHEMES = ("none", "zstd-per-kernel")
-_MSGPACK_ERRORS = (
-    ValueError,
-    TypeError,
-    UnicodeDecodeError,
-    OverflowError,
-    msgpack.exceptions.UnpackException,
-    RecursionError,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,12 +175,7 @@ def _blob_spans(
 
 
 def _unpack(data: bytes, origin: Origin, what: str) -> dict[Any, Any]:
-    try:
-        value = msgpack.unpackb(data, raw=False)
-    except msgpack.exceptions.ExtraData as extra:  # a stub section may be padded after the map
-        value = extra.unpacked
-    except _MSGPACK_ERRORS as exc:
-        raise FormatError(f"malformed MessagePack in the {what}: {exc}", origin, 0) from None
+    value, _ = unpack(data, origin, 0, what)  # bytes after the map: a stub section may be padded
     if not isinstance(value, dict):
         raise FormatError(f"the {what} holds a {type(value).__name__}, not a map", origin, 0)
     return value

@@ -17,6 +17,7 @@ gfx9: a 9-wave kernel is printed as 8). VGPRs are padded the same way, but getMi
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..binary import align_up
@@ -147,22 +148,21 @@ def llvm_occupancy(
     rules = choice.rules
     t = rules.target_view(u.target)
     wave, wgp = u.wave, u.wgp_mode and t.wgp
+    eus = t.simds(wgp)
+    # The record of this kernel on this target at this launch: what every answer below shares.
+    record = partial(
+        build,
+        "llvm",
+        rules.name,
+        t.name,
+        block_size,
+        dynamic_lds,
+        simds=eus,
+        max_waves_per_simd=t.max_waves_per_simd,
+        per_wgp=wgp,
+    )
     if block_size is not None and block_size < 1:  # no such launch: nothing to evaluate
-        return build(
-            "llvm",
-            rules.name,
-            t.name,
-            block_size,
-            dynamic_lds,
-            {"block_size": 0},
-            blocks=0,
-            waves_per_block=None,
-            simds=t.simds(wgp),
-            max_waves_per_simd=t.max_waves_per_simd,
-            per_wgp=wgp,
-            allocated={},
-            warnings=list(choice.warnings),
-        )
+        return record({"block_size": 0}, blocks=0, waves_per_block=None, allocated={}, warnings=list(choice.warnings))
     wg_max = u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE
     wg_min, wg_hi = (block_size, block_size) if block_size else (1, wg_max)
     lds = u.lds + dynamic_lds
@@ -171,7 +171,6 @@ def llvm_occupancy(
     by_sgpr = sgpr_waves(t, padded, rules.sgpr_occupancy)
     by_vgpr = vgpr_waves(t, wave, u.vgprs)
     waves = min(by_lds, by_sgpr, by_vgpr)
-    eus = t.simds(wgp)
     per_wg = -(-block_size // wave) if block_size else None
     # Waves per EU each resource alone allows, reported the way LLVM counts them.
     waves_limits = {"lds": by_lds, "sgpr": by_sgpr, "vgpr": by_vgpr, "waves": t.max_waves_per_simd}
@@ -215,18 +214,10 @@ def llvm_occupancy(
             )
     else:
         limits = dict(waves_limits)
-    return build(
-        "llvm",
-        rules.name,
-        t.name,
-        block_size,
-        dynamic_lds,
+    return record(
         limits,
         blocks=blocks,
         waves_per_block=per_wg,
-        simds=eus,
-        max_waves_per_simd=t.max_waves_per_simd,
-        per_wgp=wgp,
         allocated={
             "vgprs_per_wave": align_up(max(u.vgprs, 1), t.vgpr_alloc_granule[wave]),
             "sgprs_per_wave": u.sgprs,

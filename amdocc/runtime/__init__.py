@@ -153,15 +153,41 @@ def max_blocks_per_cu(
     hip: Hip | None = None,
     what_if: bool = False,
 ) -> BlocksPerCU:
-    """Workgroups of the kernel resident per CU at this block size and dynamic LDS; the
-    implementation of :func:`amdocc.max_blocks_per_cu` (whose docstring has the details).
+    """Workgroups of one kernel resident per CU: HIP's own answer when it can give one, else the model's.
+    Public as :func:`amdocc.max_blocks_per_cu` (re-exported lazily).
 
-    ``kernel_name`` picks the kernel from a code object (name or symbol, mangled or demangled);
-    ``device`` names a product (tables/devices.toml) or a processor / target id for the static
-    model when no runtime is present: an AmdoccError naming both processors when the kernel's
-    code object cannot run there, unless ``what_if``. ``hip`` overrides the runtime (tests pass
-    a fake); ``profile`` the HIP release the model reproduces (default: the runtime's own, from
-    hipRuntimeGetVersion(); without a runtime, the default profile).
+    The drop-in for FlyDSL's ``CompiledFunction.max_blocks_per_cu()``, usable inside HIP graph
+    capture: with hip-python and a ROCm GPU it loads the code object and asks
+    hipModuleOccupancyMaxActiveBlocksPerMultiprocessor (cached); when the stream is capturing,
+    without a device or without ROCm, amdocc's static hip model answers. When both answer they
+    are compared; a disagreement is logged (logger "amdocc.runtime") and counted
+    (``amdocc.runtime.stats``).
+
+    Args:
+        code_object_or_kernel: a :class:`Kernel`, a :class:`CodeObject`, bytes or a path
+            (holding one code object).
+        block_size: workgroup size in threads.
+        dynamic_lds: dynamic LDS bytes per workgroup.
+        stream: the HIP stream the kernel will be launched on (its capture status is checked).
+        device: a product (tables/devices.toml) or a processor / target id for the static
+            model, e.g. "MI300X" or "gfx942"; one the kernel's code object cannot run on is an
+            error naming both, unless ``what_if``.
+        kernel_name: which kernel of a code object: its name or symbol ("<name>.kd"), mangled
+            or demangled; may be omitted when the code object holds one kernel.
+        profile: the HIP runtime era the model reproduces (default: the runtime's own release,
+            from hipRuntimeGetVersion(); without a runtime, the default profile).
+        hip: a runtime object to ask instead of the real one (tests pass a fake).
+        what_if: evaluate on ``device`` even where the code object cannot run (the model's
+            answer, labelled what-if).
+
+    Returns:
+        A ``BlocksPerCU``: an int that also carries ``.source`` ("hip" or "model"), ``.model``,
+        ``.hip``, ``.reason`` and ``.profile``.
+
+    Raises:
+        UsageError: no kernel or several match, ``kernel_name`` does not name the kernel
+            passed, or neither HIP nor the model can answer.
+        UnknownTargetError: an unknown device, processor or profile.
     """
     import amdocc
 
