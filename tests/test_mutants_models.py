@@ -283,11 +283,18 @@ def test_hip_block_size_search_uses_the_given_lds():
 
 
 def test_hip_defaults_to_no_dynamic_lds_and_warns_only_above_the_workgroup_limit():
+    from amdocc.models import compute
     from amdocc.models.hip import hip_occupancy
 
     occ = hip_occupancy(manual(GFX942, vgprs=8), 256)
     assert occ.allocated["lds_per_block"] == 0 and occ.limits["lds"] is None
-    at_limit = hip_occupancy(manual(GFX942, vgprs=8, lds=65536), 256)
-    assert at_limit.blocks_per_cu == 1 and not any("exceed" in w for w in at_limit.warnings)
-    over = hip_occupancy(manual(GFX942, vgprs=8, lds=65536), 256, 1)
-    assert any("65537 B of LDS exceed the 65536 B" in w for w in over.warnings)
+    # gfx942: 64 KiB of LDS per workgroup (LLVM's getAddressableLocalMemorySize; CLR's sharedMemPerBlock).
+    for model in ("hip", "llvm", "hw"):
+        at_limit = compute(manual(GFX942, vgprs=8, lds=65536), model, 256)
+        assert at_limit.launchable and not any("exceed" in w for w in at_limit.warnings), model
+        assert at_limit.blocks_per_cu == 1, model
+        over = compute(manual(GFX942, vgprs=8, lds=65536), model, 256, 1)
+        assert not over.launchable and over.blocks_per_cu == 0, model
+        assert [w for w in over.warnings if "exceed" in w] == [
+            "65537 B of LDS exceed the 65536 B one workgroup may use: a launch fails"
+        ], model

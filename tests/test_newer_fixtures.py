@@ -202,3 +202,18 @@ def test_objdump_reads_the_unpatched_fields_of_dynamic_vgpr_kernels():
                 assert kernel.descriptor.fields[directive] == value, (fixture["target"], directive)
                 compared += 1
     assert compared >= 20
+
+
+def test_a_wgp_mode_workgroup_may_use_more_lds_on_gfx13():
+    # Triton's LLVM 24 compiled lds150000_wgp (150,000 B of static LDS, WGP mode) for gfx1310:
+    # the compiler itself admits more than the 98,304 B a CU-mode workgroup may use, so the
+    # launch check must not call it unlaunchable; the same LDS in CU mode cannot launch.
+    co = amdocc.load(NEWER / "amdgpu_gfx1310.hsaco")[0]
+    k = co.kernel("lds150000_wgp")
+    assert k.resources.lds == 150000 and k.resources.wgp_mode
+    occ = amdocc.occupancy(k, model="llvm", block_size=64)
+    assert occ.launchable and not any("exceed" in w for w in occ.warnings), occ.warnings
+    cu_mode = amdocc.models.manual(co.target, vgprs=8, lds=150000, wgp=False)
+    refused = amdocc.models.compute(cu_mode, "llvm", 64)
+    assert not refused.launchable and refused.blocks_per_cu == 0
+    assert "150000 B of LDS exceed the 98304 B one workgroup may use: a launch fails" in refused.warnings

@@ -293,8 +293,6 @@ def hip_occupancy(
     details["aluThreads"] = (
         b.simds * b.wave * min(b.max_waves, b.vgpr_waves, b.sgpr_waves if b.sgpr_waves is not None else INT_MAX)
     )
-    if lds > t.lds_per_workgroup:
-        warnings.append(f"{lds} B of LDS exceed the {t.lds_per_workgroup} B one workgroup may use")
     return build(**common, limits=limits, blocks=smallest(limits), warnings=warnings, **shape)
 
 

@@ -56,8 +56,6 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, trap_
         limits["waves"] = simds * max_waves // waves_per_block
     if lds:
         limits["lds"] = pool // lds_alloc if lds <= t.lds_per_workgroup else 0
-        if lds > t.lds_per_workgroup:
-            warnings.append(f"{lds} B of LDS exceed the {t.lds_per_workgroup} B one workgroup may use")
     if waves_per_block > 1:
         limits["barriers"] = t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu
     unconfirmed = []

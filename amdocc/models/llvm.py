@@ -206,8 +206,11 @@ def llvm_occupancy(
         }
         if block_size > MAX_WORKGROUP_SIZE or (u.max_flat_workgroup_size and block_size > u.max_flat_workgroup_size):
             limits["block_size"] = 0
+        if lds > t.max_lds_per_workgroup(wgp):  # LLVM refuses such a kernel; the warning is launch_check's
+            limits["lds"] = 0
         blocks = smallest(limits)
-        if blocks == 0 and waves and limits.get("block_size") is None:
+        # (A block size or LDS no workgroup may have is launch_check's warning, not this one.)
+        if blocks == 0 and waves and limits.get("block_size") is None and limits.get("lds") != 0:
             warnings.append(
                 f"LLVM prints Occupancy {waves} for this workgroup size (its per-wave limit), but "
                 f"no workgroup of {per_wg} waves fits on the {eus} SIMDs: 0 workgroups, 0 waves"

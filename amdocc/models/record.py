@@ -215,17 +215,26 @@ def build(
 
 
 def launch_check(u: KernelUsage, occ: Occupancy) -> Occupancy:
-    """Mark a block size that cannot launch the kernel, the same way for every model: the
-    record says ``launchable: false`` and carries one warning. Models that know the kernel's
-    limit answer 0 workgroups there; HIP's occupancy API does not read it and answers anyway."""
+    """Mark a launch that cannot happen, the same way for every model: a block size the kernel
+    or the processor does not allow, or more LDS (static + dynamic) than one workgroup may use.
+    The record says ``launchable: false`` and carries one warning per reason. Models that know
+    the limit answer 0 workgroups there; HIP's occupancy API may answer anyway, and then the
+    warning says so."""
+    problems = [text for text in (_block_problem(u, occ), _lds_problem(u, occ)) if text]
+    if not problems:
+        return occ
+    return occ._replace(launchable=False, warnings=(*occ.warnings, *problems))
+
+
+def _block_problem(u: KernelUsage, occ: Occupancy) -> str | None:
     from ..targets import MAX_WORKGROUP_SIZE
 
     block = occ.block_size
     if block is None:
-        return occ
+        return None
     limit = min(u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
     if 1 <= block <= limit:
-        return occ
+        return None
     if block < 1:
         text = f"a block of {block} threads cannot launch"
     elif u.max_flat_workgroup_size is not None and block > u.max_flat_workgroup_size:
@@ -237,4 +246,15 @@ def launch_check(u: KernelUsage, occ: Occupancy) -> Occupancy:
         text = f"block size {block} exceeds the largest workgroup, {MAX_WORKGROUP_SIZE}: a launch fails"
     if occ.blocks_per_cu:
         text += "; HIP's occupancy API does not read .max_flat_workgroup_size and answers anyway"
-    return occ._replace(launchable=False, warnings=(*occ.warnings, text))
+    return text
+
+
+def _lds_problem(u: KernelUsage, occ: Occupancy) -> str | None:
+    lds = u.lds + occ.dynamic_lds
+    limit = u.target.max_lds_per_workgroup(u.wgp_mode)
+    if lds <= limit:
+        return None
+    text = f"{lds} B of LDS exceed the {limit} B one workgroup may use: a launch fails"
+    if occ.blocks_per_cu and occ.model == "hip":
+        text += "; HIP's occupancy API compares LDS with the device's, not a workgroup's, and answers anyway"
+    return text
