@@ -8,6 +8,7 @@ the hardware allocates) side by side; each model picks the one it is about.
 from __future__ import annotations
 
 import difflib
+import inspect
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -154,8 +155,11 @@ def manual(
     )
 
 
-_MANUAL_DEFAULTS = manual.__kwdefaults__
-assert _MANUAL_DEFAULTS is not None  # manual() takes its numbers by keyword
+# manual()'s keyword parameters and their defaults, read from its signature (which a wrapper
+# such as mutmut's trampoline keeps; __kwdefaults__ it does not).
+_MANUAL_DEFAULTS = {
+    name: p.default for name, p in inspect.signature(manual).parameters.items() if p.kind is p.KEYWORD_ONLY
+}
 MANUAL_KEYS = tuple(_MANUAL_DEFAULTS)  # the keys a dict of manual resources may use
 # The types each key takes: counts are ints, optional where manual() defaults them to None.
 _MANUAL_TYPES: dict[str, tuple[type, ...]] = {
