@@ -58,6 +58,10 @@ def test_a_kernel_pattern_that_matches_nothing_names_the_nearest(capsys):
     for command in (["inspect"], ["sweep"], ["diff", GFX942]):
         code, _, err = cli(capsys, *command, "--kernel", "saxpi_lds", GFX942)
         assert code == 2 and readable in err
+    # A pattern that is the start of a name, typed with a slip, still finds it; the other
+    # kernels of the file (reg_heavy, mfma_agpr) are not near it.
+    code, _, err = cli(capsys, "inspect", "--kernel", "saxpi", GFX942)
+    assert code == 2 and f"nearest: {readable}" in one_line(err)
 
 
 def test_a_target_that_selects_nothing_names_the_processors_there(capsys):

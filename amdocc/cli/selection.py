@@ -228,9 +228,19 @@ class Selection:
         by_base: dict[str, list[str]] = {}
         for name in sorted(self.names):
             by_base.setdefault(base_name(name), []).append(name)
-        lowered = {b.lower(): b for b in by_base}
-        picks = difflib.get_close_matches(self.pattern.lower(), list(lowered), n=n, cutoff=0.6)
-        return [by_base[lowered[p]][0] for p in picks]
+        pattern = self.pattern.lower()
+
+        def likeness(base: str) -> float:
+            # A pattern is often the start of a name typed with a slip ("saxpi" for saxpy_lds):
+            # compare it with the whole name and with the name's start of the same length.
+            lowered = base.lower()
+            return max(
+                difflib.SequenceMatcher(None, pattern, lowered).ratio(),
+                difflib.SequenceMatcher(None, pattern, lowered[: len(pattern)]).ratio(),
+            )
+
+        scored = sorted(((likeness(b), b) for b in by_base), key=lambda pair: (-pair[0], pair[1]))
+        return [by_base[b][0] for score, b in scored[:n] if score >= 0.6]
 
 
 def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
