@@ -19,6 +19,7 @@ from amdocc import UsageError
 from amdocc.models import manual
 from amdocc.models.nextstep import next_step
 from amdocc.targets import get_target
+from conftest import FIXTURES
 
 GFX942 = get_target("gfx942")
 
@@ -298,3 +299,40 @@ def test_hip_defaults_to_no_dynamic_lds_and_warns_only_above_the_workgroup_limit
         assert [w for w in over.warnings if "exceed" in w] == [
             "65537 B of LDS exceed the 65536 B one workgroup may use: a launch fails"
         ], model
+
+
+def test_a_one_thread_block_launches_and_hw_defaults_to_no_dynamic_lds():
+    from amdocc.models import compute
+    from amdocc.models.hw import hw_occupancy
+
+    # One thread is the smallest workgroup HIP launches (hipModuleLaunchKernel takes block
+    # dimensions >= 1); a .max_flat_workgroup_size of 1 admits exactly it.
+    usage = manual(GFX942, vgprs=8, lds=1024, max_flat_workgroup_size=1)
+    for model in ("hip", "llvm", "hw"):
+        occ = compute(usage, model, 1)
+        assert occ.launchable and occ.warnings == () and occ.blocks_per_cu, (model, occ.warnings)
+    # Without dynamic LDS the hw model allocates the static 1,024 B, a whole number of gfx942's
+    # LDS granules (tables/targets.toml lds_granule, held to its source by test_table_sources).
+    assert hw_occupancy(usage, 1).allocated["lds_per_block"] == 1024
+
+
+def test_an_ordinary_evaluation_carries_no_what_if_words():
+    kernel = amdocc.load(amdocc.samples_path())[3].kernels[0]  # saxpy_lds for gfx942
+    assert str(kernel.target_id) == "gfx942"
+    for model in ("hip", "llvm", "hw"):
+        occ = amdocc.occupancy(kernel, block_size=256, model=model)
+        assert not occ.what_if and not any(w.startswith("what-if") for w in occ.warnings), occ.warnings
+    asked = amdocc.occupancy(kernel, block_size=256, target="gfx950", what_if=True)
+    assert asked.what_if and any(w.startswith("what-if: ") for w in asked.warnings)
+    # Generic code on a member of its family is no what-if: the record names what it was built for.
+    generic = amdocc.load(FIXTURES / "elf" / "gfx9-4-generic_cov6.hsaco")[0].kernels[0]
+    member = amdocc.occupancy(generic, block_size=64, target="gfx942")
+    assert str(member.built_for) == "gfx9-4-generic" and not member.what_if
+    assert not any(w.startswith("what-if") for w in member.warnings), member.warnings
+
+
+def test_compute_refuses_a_model_it_does_not_have():
+    from amdocc.models import compute
+
+    with pytest.raises(UsageError, match=r"unknown model 'hw2' \(choose from hip, llvm, hw\)"):
+        compute(manual(GFX942, vgprs=8), "hw2", 256)

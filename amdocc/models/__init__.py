@@ -205,6 +205,8 @@ def compute(
     **options: Any,
 ) -> Occupancy:
     """The uncached computation (the models themselves are pure functions)."""
+    if model not in MODELS:  # any other name would fall through to the hw model below
+        raise UsageError(f"unknown model {model!r} (choose from {', '.join(MODELS)})")
     check_applicable(usage, model)
     if model == "llvm":
         occ = llvm_occupancy(usage, block_size, dynamic_lds, llvm_version=options.get("llvm_version"))
