@@ -181,3 +181,13 @@ def test_a_codegen_selector_with_words_for_numbers_is_a_reason_not_a_crash(tmp_p
         find_asm_kernel(tmp_path, "gfx950")
     d = decide(**PASSING, asm_dir=str(tmp_path))
     assert d.route == "ck_tile" and [c.rule for c in d.checks if not c.ok] == ["kernel lookup"]
+
+
+def test_the_threshold_admits_qo_len_equal_to_it():
+    # FlashInfer's gate is `qo_len >= threshold` (research notes, consumers-and-anchors: Gate),
+    # with gfx950's threshold 2048: 2048 passes the threshold rule, 2047 fails it.
+    def threshold(qo_len):
+        d = decide(**{**PASSING, "qo_len": qo_len})
+        return next(c.ok for c in d.checks if c.rule == "threshold")
+
+    assert threshold(2048) is True and threshold(2047) is False
