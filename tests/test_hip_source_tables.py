@@ -1,0 +1,130 @@
+"""tables/hip_profiles.toml against HIP's own source, value by value (issues 11, 12).
+
+tests/data/hip_source_tables.json is what tools/hip_source_tables.py read from CLR at each ROCm
+release's tags or commits (ROCm/clr, smajidzahedi/clr, jeffdaily/clr, and the rocm-systems
+develop commits in NautRobot/Eze-P, those pinned by ROCm/TheRock's tags included): per processor
+the runtime runs (device.cpp's ROC column), the VGPRs per SIMD and granule rocdevice.cpp gives it
+(its ISA-version switch run for that processor), and the SGPR divisor of hip_platform.cpp's
+occupancy function (granule and trap reserve). The tool does not import amdocc; the numbers carry
+their repository, revision and file. From rocm-systems 7fd322a the VGPR values come from comgr,
+whose source is not read here: for those releases only the processor list and the SGPR divisor
+are compared. develop-2025 and develop cite copies and PRs not in any mirror: not compared.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from amdocc.models.hip import profiles
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = json.loads((ROOT / "tests" / "data" / "hip_source_tables.json").read_text())
+RELEASES = DATA["releases"]
+OWN = {name: p for name, p in profiles().items() if p.name == name}
+NOT_READ = {"develop-2025", "develop"}
+
+# Values compared per profile: 2 per processor whose VGPR file the source sets (switch releases),
+# plus the SGPR granule and trap reserve. rocm-5.6: 30 processors; 5.7: 33; 6.0, 6.1: 35; 6.2: 37;
+# 6.3: 34 (gfx700-702 gone); 6.4: 36; 7.0: 35 (gfx950 in, gfx940/941 out); 7.x from comgr: 2.
+EXPECTED_COUNTS = {
+    "rocm-5.6": 62,
+    "rocm-5.7": 68,
+    "rocm-6.0": 72,
+    "rocm-6.1": 72,
+    "rocm-6.2": 76,
+    "rocm-6.3": 70,
+    "rocm-6.4": 74,
+    "rocm-7.0": 72,
+    "rocm-7.1": 2,
+    "rocm-7.2": 2,
+    "rocm-7.9": 2,
+    "rocm-7.10": 2,
+    "rocm-7.11": 2,
+    "rocm-7.12": 2,
+    "rocm-7.13": 2,
+    "rocm-7.14": 2,
+}
+
+
+def table_rows(profile):
+    return {k: v for k, v in profile.vgpr_table.items() if k != "base"}
+
+
+def compare(name):
+    """(mismatches, number of values compared) for one profile."""
+    profile, read = OWN[name], RELEASES[name]
+    rows, wrong, count = table_rows(profile), [], 0
+    for processor, source in read["processors"].items():
+        if "vgprs_per_simd" not in source:
+            continue  # comgr's value: not in these mirrors
+        cite = source["source"]
+        for what, table_value, source_value in (
+            ("VGPRs per SIMD", rows[processor][0], source["vgprs_per_simd"]),
+            ("granule", rows[processor][1], source["granule"]),
+        ):
+            count += 1
+            if int(table_value) != source_value:
+                wrong.append(
+                    f"{name} {processor} {what}: table {table_value}, source {source_value} "
+                    f"({cite['repo']} {cite['revision']} {cite['file']}:{cite['lines']})"
+                )
+    sgpr = read["sgpr"]
+    cite = f"({sgpr['source']['repo']} {sgpr['source']['revision']} {sgpr['source']['file']})"
+    count += 2
+    if profile.sgpr_trap_reserve != sgpr["trap_reserve"]:
+        wrong.append(
+            f"{name} sgpr_trap_reserve: table {profile.sgpr_trap_reserve}, source {sgpr['trap_reserve']} {cite}"
+        )
+    if profile.sgpr_granule != str(sgpr["granule"]):
+        wrong.append(f"{name} sgpr_granule: table {profile.sgpr_granule!r}, source {sgpr['granule']} {cite}")
+    return wrong, count
+
+
+def test_every_profile_is_read_or_named_as_not_read():
+    assert set(OWN) == set(RELEASES) | NOT_READ
+    assert not NOT_READ & set(RELEASES)
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_source_read_is_the_one_the_profile_cites(name):
+    # Inferred profiles name the develop commits they are inferred from in `source`/`evidence`.
+    profile = OWN[name]
+    cited = f"{profile.source} {profile.evidence or ''}"
+    for read in RELEASES[name]["read"]:
+        revision = read["revision"].split(" ")[0]
+        assert revision in cited or read["commit"][:9] in cited, (name, read)
+    for missing in RELEASES[name]["unreadable"]:
+        assert missing["pins_rocm_systems"][:7] in cited, (name, missing)
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_processors_run_are_the_table_rows(name):
+    listed, rows = set(RELEASES[name]["processors"]), set(table_rows(OWN[name]))
+    assert listed - rows == set(), f"{name}: the source runs these, the table lacks them"
+    assert rows - listed == set(), f"{name}: the table has these, the source does not run them"
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_values_match_the_source(name):
+    wrong, count = compare(name)
+    assert wrong == []
+    assert count == EXPECTED_COUNTS[name] > 0
+
+
+def test_total_values_compared():
+    total = sum(compare(name)[1] for name in RELEASES)
+    assert total == sum(EXPECTED_COUNTS.values()) == 582
+
+
+def test_json_is_what_the_tool_reads_from_the_mirrors():
+    if not Path("/work/.mirror/ROCm+clr/repo").is_dir():
+        pytest.skip("no CLR git mirrors here (the JSON is checked in, like the LLVM probe data)")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "hip_source_tables.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
