@@ -67,6 +67,8 @@ TABLE_TIER = [
     "tests/test_devices.py",
     "tests/test_occupancy_hip.py",
     "tests/test_hip_observed.py",
+    "tests/test_hip_releases.py",
+    "tests/test_hip_source_tables.py",
     "tests/test_policy_splits.py",
     "tests/test_policy_gate.py",
     "tests/test_mutants_models.py",
