@@ -144,3 +144,15 @@ def test_comgr_releases_match_comgrs_isa_table(name):
         if [int(v) for v in value] != [comgr[processor]["total_vgprs"], comgr[processor]["vgpr_alloc_granule"]]
     ]
     assert wrong == [] and len(rows) >= 35, name
+
+
+def test_the_comgr_table_rows_are_comgrs():
+    # [vgpr_tables.comgr] (develop's VGPR source) lists by hand only where comgr's ISA table differs
+    # from LLVM's values (gfx10.3's granule); each such row must be comgr's.
+    from amdocc.tabledata import load_table
+
+    written = {k: v for k, v in load_table("hip_profiles.toml")["vgpr_tables"]["comgr"].items() if k != "base"}
+    comgr = COMGR["processors"]
+    assert len(written) >= 8
+    for processor, (total, granule) in written.items():
+        assert [total, granule] == [comgr[processor]["total_vgprs"], comgr[processor]["vgpr_alloc_granule"]], processor
