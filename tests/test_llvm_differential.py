@@ -31,32 +31,14 @@ from collections import Counter
 import pytest
 
 import amdocc
+import kernelgen
 from amdocc.models import compute, from_kernel
 from amdocc.models import llvm as llvm_model
 from conftest import REQUIRE
 
 pytestmark = [pytest.mark.llvm22, pytest.mark.slow]
 
-TARGETS = (
-    "gfx803",
-    "gfx900",
-    "gfx906",
-    "gfx908",
-    "gfx90a",
-    "gfx942",
-    "gfx950",
-    "gfx1010",
-    "gfx1030",
-    "gfx1100",
-    "gfx1101",
-    "gfx1102",
-    "gfx1151",
-    "gfx1200",
-    "gfx1201",
-    "gfx9-4-generic",
-    "gfx11-generic",
-    "gfx12-generic",
-)
+TARGETS = kernelgen.DEFAULT_TARGETS  # the processors llc-22 compiles for, every generation
 # Triton's LLVM also knows the processors LLVM 22 does not.
 TRITON_TARGETS = (
     *TARGETS,
@@ -106,8 +88,6 @@ def _missing(reason):
 
 
 def _draw(compiler, targets, n, prefix):
-    import kernelgen
-
     rng = random.Random(f"{SEED}-{compiler.name}")
     specs = kernelgen.random_specs(rng, targets, n, prefix=prefix, compiler=compiler)
     # The note keeps only the range's maximum, so a range must start at 1 or be one fixed size.
@@ -117,8 +97,6 @@ def _draw(compiler, targets, n, prefix):
 def _barrier_edges(targets):
     """Fixed blocks of two and three waves in both modes on RDNA parts: where up to 32 groups fit a
     WGP, so the WGP's barrier limit (32, not a CU's 16) binds (getMaxWorkGroupsPerCU)."""
-    import kernelgen
-
     out = []
     for target in [t for t in targets if kernelgen.target_caps(t).wgp][:4]:
         for wave in (32, 64):
@@ -133,8 +111,6 @@ def _barrier_edges(targets):
 
 
 def _compile_and_compare(compiler, targets, n, tmp_path):
-    import kernelgen
-
     if not compiler.available():
         _missing(f"{compiler.name} cannot run (is triton 3.9 installed?)")
     specs = _draw(compiler, targets, n, prefix="k") + _barrier_edges(targets)
@@ -199,8 +175,6 @@ def _mutant_kills(compared, monkeypatch) -> dict[str, int]:
 
 
 def test_llvm_model_equals_llc22_occupancy_on_random_kernels(tmp_path, monkeypatch):
-    import kernelgen
-
     wanted = int(os.environ.get("AMDOCC_DIFF_KERNELS", 1200))
     compared, per_target, rules = _compile_and_compare(kernelgen.LLC22, TARGETS, wanted, tmp_path)
     assert len(compared) >= 0.8 * wanted and len(per_target) >= 15, (len(compared), per_target)
@@ -212,8 +186,6 @@ def test_llvm_model_equals_llc22_occupancy_on_random_kernels(tmp_path, monkeypat
 
 
 def test_llvm_model_equals_triton_llvm_occupancy_on_random_kernels(tmp_path, monkeypatch):
-    import kernelgen
-
     wanted = int(os.environ.get("AMDOCC_DIFF_TRITON", 800))
     compared, per_target, rules = _compile_and_compare(kernelgen.TRITON_LLVM, TRITON_TARGETS, wanted, tmp_path)
     assert len(compared) >= 0.8 * wanted and len(per_target) >= 20, (len(compared), per_target)
@@ -225,8 +197,6 @@ def test_llvm_model_equals_triton_llvm_occupancy_on_random_kernels(tmp_path, mon
 
 def test_subarch_triples_are_the_ones_triton_asks_for():
     """kernelgen's amdgpu<subarch> spelling against Triton's own (amd.get_target_triple)."""
-    import kernelgen
-
     try:
         from triton._C.libtriton import amd
     except ImportError as exc:
