@@ -25,6 +25,8 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FIXTURES = TESTS / "data" / "fixtures"
+# The attention shape the split tests ask about (README's `amdocc split` example).
+SPLIT_SHAPE = ("--seq-len", "256", "--seq-len-kv", "65536", "--rows-per-block", "4", "--block-kv", "128")
 sys.path.insert(0, str(TESTS))  # the oracle package
 sys.path.insert(0, str(ROOT / "tools"))  # kernelgen and friends
 

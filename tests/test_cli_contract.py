@@ -16,7 +16,7 @@ import pytest
 
 from amdocc.cli.args import ArgType
 from amdocc.cli.main import COMMANDS, build_parser, main
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, SPLIT_SHAPE
 
 GFX942 = str(FIXTURES / "elf" / "gfx942_cov4.hsaco")
 
@@ -207,14 +207,7 @@ def test_split_refuses_options_it_would_ignore(capsys):
     shape = [
         "--arch",
         "gfx942",
-        "--seq-len",
-        "256",
-        "--seq-len-kv",
-        "65536",
-        "--rows-per-block",
-        "4",
-        "--block-kv",
-        "128",
+        *SPLIT_SHAPE,
     ]
     code, err = _err(
         capsys, "split", *shape, "--occupancy", "2", "--block", "512", str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco")
@@ -248,14 +241,7 @@ def test_split_refuses_what_the_policy_row_ignores(capsys):
     import json
 
     launch = [
-        "--seq-len",
-        "256",
-        "--seq-len-kv",
-        "65536",
-        "--rows-per-block",
-        "4",
-        "--block-kv",
-        "128",
+        *SPLIT_SHAPE,
         "--cu-count",
         "256",
     ]

@@ -16,7 +16,7 @@ import pytest
 
 import amdocc
 from amdocc.cli.main import main
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, SPLIT_SHAPE
 
 ELF = FIXTURES / "elf"
 GFX942 = ELF / "gfx942_cov4.hsaco"  # xnack any, sramecc any (e_flags 0x54c)
@@ -193,14 +193,7 @@ def test_sweep_and_split_refuse_a_processor_the_code_cannot_run_on(capsys):
     doc = json.loads(out)
     assert code == 0 and doc["what_if"] is True and doc["grid"][0]["blocks_per_cu"] == 8
     shape = [
-        "--seq-len",
-        "256",
-        "--seq-len-kv",
-        "65536",
-        "--rows-per-block",
-        "4",
-        "--block-kv",
-        "128",
+        *SPLIT_SHAPE,
         "--block",
         "512",
         ELF / "hand_aiter_gfx942.hsaco",
