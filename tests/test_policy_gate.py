@@ -152,32 +152,25 @@ def test_gfx942_needs_the_cu_count_to_pick_a_folder(tmp_path):
     assert find_asm_kernel(tmp_path, "gfx942", cu_count=80).path.parent.name == "MI308"
 
 
-def test_a_malformed_codegen_entry_is_a_reason_not_a_crash(tmp_path):
-    # A FmhaFwdV3Name specialisation without the quoted kernel name used to raise AttributeError
-    # (re.search(...) was None); the gate must route to CK Tile and say which entry is broken.
-    folder = tmp_path / "gfx950" / "fmha_v3_fwd"
-    folder.mkdir(parents=True)
-    selector = "fmha_fwd_kernel_selector<FmhaFwdBf16, 128, 0, 0, 0, 0, GPUArch::gfx950>"
-    entry = f"template<> struct FmhaFwdV3Name<{selector}> {{ static constexpr int name = 0; }};\n"
-    (folder / "codegen.py").write_text(entry)
+@pytest.mark.parametrize(
+    "selector_args, body, reason",
+    [
+        # A FmhaFwdV3Name specialisation without the quoted kernel name used to raise AttributeError
+        # (re.search(...) was None).
+        ("128, 0, 0, 0, 0", "static constexpr int name = 0;", r"FmhaFwdV3Name entry .* does not match"),
+        # A word where a number belongs used to escape int() as a ValueError.
+        ("true, 0, 0, 0, 0", 'static constexpr auto name = "k";', r"has no whole number for hdim 'true'"),
+    ],
+)
+def test_a_malformed_codegen_entry_is_a_reason_not_a_crash(tmp_path, selector_args, body, reason):
+    # The gate must route to CK Tile and say which entry is broken.
     from amdocc.policy.prefill_gate import NotFound
 
-    with pytest.raises(NotFound, match=r"FmhaFwdV3Name entry .* does not match"):
-        find_asm_kernel(tmp_path, "gfx950")
-    d = decide(**PASSING, asm_dir=str(tmp_path))
-    assert d.route == "ck_tile" and [c.rule for c in d.checks if not c.ok] == ["kernel lookup"]
-
-
-def test_a_codegen_selector_with_words_for_numbers_is_a_reason_not_a_crash(tmp_path):
-    # int("true") used to escape as a ValueError traceback; the gate must route to CK Tile instead.
     folder = tmp_path / "gfx950" / "fmha_v3_fwd"
     folder.mkdir(parents=True)
-    selector = "fmha_fwd_kernel_selector<FmhaFwdBf16, true, 0, 0, 0, 0, GPUArch::gfx950>"
-    entry = f'template<> struct FmhaFwdV3Name<{selector}> {{ static constexpr auto name = "k"; }};\n'
-    (folder / "codegen.py").write_text(entry)
-    from amdocc.policy.prefill_gate import NotFound
-
-    with pytest.raises(NotFound, match=r"has no whole number for hdim 'true'"):
+    selector = f"fmha_fwd_kernel_selector<FmhaFwdBf16, {selector_args}, GPUArch::gfx950>"
+    (folder / "codegen.py").write_text(f"template<> struct FmhaFwdV3Name<{selector}> {{ {body} }};\n")
+    with pytest.raises(NotFound, match=reason):
         find_asm_kernel(tmp_path, "gfx950")
     d = decide(**PASSING, asm_dir=str(tmp_path))
     assert d.route == "ck_tile" and [c.rule for c in d.checks if not c.ok] == ["kernel lookup"]
