@@ -108,3 +108,45 @@ def test_occupancy_source_is_reported_in_order():
     # §1.1 by hand: grid_x 256/4 = 64, W 65536/128 = 512, max_splits 512 // 8 = 64, effective
     # CUs 304 · 1; cost(s) = ceil(64s/304) · (ceil(512/s) + 8) is least (130) at s = 9.
     assert d.splits == 9
+
+
+@pytest.mark.llvm22
+def test_the_occupancy_source_names_the_kernel_as_source_spells_it(capsys):
+    import subprocess
+
+    from amdocc.cli.main import main
+
+    kernel = amdocc.load(amdocc.samples_path())[3].kernels[0]
+    (readable,) = subprocess.run(
+        ["llvm-cxxfilt-22", kernel.name], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    answer = resolve_occupancy(kernel=kernel, block_size=256, arch="gfx942")
+    assert f"on {readable}, limited by" in answer.detail and kernel.name not in answer.detail
+    # The text says workgroups per CU, singular for one: 16 KiB of static LDS plus 48 KiB of
+    # dynamic LDS fill gfx942's 64 KiB, so one workgroup fits (the hip model's LDS limit).
+    code = main(
+        [
+            "split",
+            "--arch",
+            "gfx942",
+            "--seq-len",
+            "256",
+            "--seq-len-kv",
+            "65536",
+            "--rows-per-block",
+            "4",
+            "--block-kv",
+            "128",
+            "--cu-count",
+            "304",
+            "--block",
+            "256",
+            "--dynamic-lds",
+            "49152",
+            "--kernel",
+            "saxpy",
+            str(amdocc.samples_path()),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and f"occupancy: 1 workgroup per CU from model — hip model (develop) on {readable}" in out

@@ -121,8 +121,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"splits: {out['splits']} ({out['reason']})")
         if occ:
             print(
-                f"occupancy: {occ['blocks_per_cu']} blocks/{occ['unit']} from {occ['source']}"
-                + (f" — {occ['detail']}" if occ["detail"] else "")
+                f"occupancy: {occ['blocks_per_cu']} workgroup{'' if occ['blocks_per_cu'] == 1 else 's'} "
+                f"per {occ['unit']} from {occ['source']}" + (f" — {occ['detail']}" if occ["detail"] else "")
             )
         for key in (
             "arch_policy",

@@ -173,8 +173,7 @@ def resolve_occupancy(
             return OccupancyAnswer(
                 occ.blocks_per_cu,
                 "model",
-                f"hip model ({occ.profile}) on {getattr(kernel, 'name', 'the kernel')}, "
-                f"limited by {occ.limiter}{label}",
+                f"hip model ({occ.profile}) on {_kernel_label(kernel)}, limited by {occ.limiter}{label}",
                 occ.unit,
             )
     for source, ask in (("hip", hip), ("recorded", recorded)):
@@ -183,6 +182,15 @@ def resolve_occupancy(
             if value:
                 return OccupancyAnswer(int(value), source)
     return OccupancyAnswer(DEFAULT_OCCUPANCY, "default", "no code object, runtime or record answered")
+
+
+def _kernel_label(kernel: Kernel) -> str:
+    """The kernel as C++ source names it (as the CLI's text shows kernels), else as stored."""
+    name = getattr(kernel, "name", None)
+    if name is None:
+        return "the kernel"
+    readable = getattr(kernel, "demangled_name", None)
+    return str(readable or name)
 
 
 class _Common(TypedDict):
