@@ -71,6 +71,20 @@ def pytest_sessionstart(session):
             del sys.modules[name]
 
 
+@pytest.fixture(autouse=os.environ.get("MUTANT_UNDER_TEST") == "stats")
+def _mutmut_sees_every_table_load():
+    # mutmut's stats pass records which tests reach each function, and runs only those against its
+    # mutants. Tables are read once and cached (lru_cache), so the code that builds them would be
+    # credited to the first test alone; emptying the caches before each test credits every test
+    # that uses a table. Only in that pass: a normal run keeps its caches.
+    for name, module in list(sys.modules.items()):
+        if name == "amdocc" or name.startswith("amdocc."):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", "") == name:
+                    value.cache_clear()
+    yield
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     # Before Hypothesis's own hook reads the option: one reproducible seed for the session.
