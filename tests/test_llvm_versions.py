@@ -130,20 +130,23 @@ def test_new_processors_refuse_what_no_source_pins():
 
 
 @pytest.mark.parametrize(
-    "text,arch,processor,rest",
+    "text,arch,processor,environment,rest",
     [
-        ("amdgpu9.42-amd-amdhsa-unknown-gfx942", "amdgpu9.42", "gfx942", "gfx942"),
-        ("hipv4-amdgpu9.00-amd-amdhsa--gfx900:xnack+", "amdgpu9.00", "gfx900", "gfx900:xnack+"),
-        ("amdgpu12.50s-amd-amdhsa", "amdgpu12.50s", "gfx1250-strict", ""),
-        ("amdgpu9.4-amd-amdhsa-unknown-gfx942", "amdgpu9.4", "gfx9-4-generic", "gfx942"),
-        ("amdgpu10-amd-amdhsa-unknown-gfx10-1-generic", "amdgpu10", "gfx10-1-generic", "gfx10-1-generic"),
-        ("amdgpu8-amd-amdhsa", "amdgpu8", "gfx801", ""),
-        ("hip-amdgcn-amd-amdhsa-gfx906", "amdgcn", None, "gfx906"),
+        ("amdgpu9.42-amd-amdhsa-unknown-gfx942", "amdgpu9.42", "gfx942", "unknown", "gfx942"),
+        ("hipv4-amdgpu9.00-amd-amdhsa--gfx900:xnack+", "amdgpu9.00", "gfx900", "", "gfx900:xnack+"),
+        ("amdgpu12.50s-amd-amdhsa", "amdgpu12.50s", "gfx1250-strict", "", ""),
+        ("amdgpu9.4-amd-amdhsa-unknown-gfx942", "amdgpu9.4", "gfx9-4-generic", "unknown", "gfx942"),
+        ("amdgpu10-amd-amdhsa-unknown-gfx10-1-generic", "amdgpu10", "gfx10-1-generic", "unknown", "gfx10-1-generic"),
+        ("amdgpu8-amd-amdhsa", "amdgpu8", "gfx801", "", ""),
+        ("hip-amdgcn-amd-amdhsa-gfx906", "amdgcn", None, "", "gfx906"),
+        # The 3-field bundle id of older HIP: a feature's "-" is not an environment separator.
+        ("hip-amdgcn-amd-amdhsa-gfx906:xnack-", "amdgcn", None, "", "gfx906:xnack-"),
+        ("hipv4-amdgcn-amd-amdhsa--gfx10-3-generic", "amdgcn", None, "", "gfx10-3-generic"),
     ],
 )
-def test_triples(text, arch, processor, rest):
+def test_triples(text, arch, processor, environment, rest):
     found = find_triple(text)
-    assert (found.arch, found.subarch_processor, found.rest) == (arch, processor, rest)
+    assert (found.arch, found.subarch_processor, found.environment, found.rest) == (arch, processor, environment, rest)
 
 
 def test_bundle_entry_kinds():
