@@ -14,9 +14,9 @@ TG_SPLIT waves count against a CU), the result lists it in ``details["unconfirme
 from __future__ import annotations
 
 from ..binary import align_up
-from ..targets import MAX_WORKGROUP_SIZE, TRAP_HANDLER_SGPRS
+from ..targets import TRAP_HANDLER_SGPRS
 from .hip import default_profile_name, hip_limits
-from .record import Occupancy, build, smallest
+from .record import Occupancy, block_fits, build, lds_fits, smallest
 from .usage import KernelUsage
 
 
@@ -43,11 +43,7 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, trap_
     pool = (t.lds_per_wgp or 2 * t.lds_per_cu) if wgp else t.lds_per_cu
 
     limits: dict[str, int | None] = {}
-    if (
-        block_size <= 0
-        or block_size > MAX_WORKGROUP_SIZE
-        or (u.max_flat_workgroup_size is not None and block_size > u.max_flat_workgroup_size)
-    ):
+    if not block_fits(u, block_size):
         limits["block_size"] = 0  # the warning is launch_check's, the same for every model
     if waves_per_block:
         limits["vgpr"] = simds * waves_by_vgpr // waves_per_block
@@ -55,7 +51,7 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, trap_
             limits["sgpr"] = simds * waves_by_sgpr // waves_per_block
         limits["waves"] = simds * max_waves // waves_per_block
     if lds:
-        limits["lds"] = pool // lds_alloc if lds <= t.lds_per_workgroup else 0
+        limits["lds"] = pool // lds_alloc if lds_fits(u, lds) else 0
     if waves_per_block > 1:
         limits["barriers"] = t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu
     unconfirmed = []

@@ -24,7 +24,7 @@ from ..binary import align_up
 from ..errors import UsageError
 from ..targets import MAX_WORKGROUP_SIZE, TRAP_HANDLER_SGPRS, Target
 from .llvm_rules import RulesChoice, parse_version, rules_for_producer, rules_for_version
-from .record import Occupancy, build, smallest
+from .record import Occupancy, block_fits, build, lds_fits, smallest
 from .usage import KernelUsage
 
 
@@ -204,9 +204,9 @@ def llvm_occupancy(
             "lds": groups_lds if lds else None,
             "barriers": max_workgroups_per_cu(t, wave, wgp, block_size) if per_wg > 1 else None,
         }
-        if block_size > MAX_WORKGROUP_SIZE or (u.max_flat_workgroup_size and block_size > u.max_flat_workgroup_size):
+        if not block_fits(u, block_size):
             limits["block_size"] = 0
-        if lds > t.max_lds_per_workgroup(wgp):  # LLVM refuses such a kernel; the warning is launch_check's
+        if not lds_fits(u, lds):  # LLVM refuses such a kernel; the warning is launch_check's
             limits["lds"] = 0
         blocks = smallest(limits)
         # (A block size or LDS no workgroup may have is launch_check's warning, not this one.)

@@ -226,14 +226,25 @@ def launch_check(u: KernelUsage, occ: Occupancy) -> Occupancy:
     return occ._replace(launchable=False, warnings=(*occ.warnings, *problems))
 
 
+def block_fits(u: KernelUsage, block: int) -> bool:
+    """Whether a workgroup of ``block`` threads may launch the kernel: at least one thread, at most
+    its .max_flat_workgroup_size and the largest workgroup any processor runs. Every model and the
+    launch check ask this one question."""
+    from ..targets import MAX_WORKGROUP_SIZE
+
+    return 1 <= block <= min(u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
+
+
+def lds_fits(u: KernelUsage, lds: int) -> bool:
+    """Whether ``lds`` bytes (static + dynamic) fit what one workgroup may use in the kernel's mode."""
+    return lds <= u.target.max_lds_per_workgroup(u.wgp_mode)
+
+
 def _block_problem(u: KernelUsage, occ: Occupancy) -> str | None:
     from ..targets import MAX_WORKGROUP_SIZE
 
     block = occ.block_size
-    if block is None:
-        return None
-    limit = min(u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
-    if 1 <= block <= limit:
+    if block is None or block_fits(u, block):
         return None
     if block < 1:
         text = f"a block of {block} threads cannot launch"
@@ -251,9 +262,9 @@ def _block_problem(u: KernelUsage, occ: Occupancy) -> str | None:
 
 def _lds_problem(u: KernelUsage, occ: Occupancy) -> str | None:
     lds = u.lds + occ.dynamic_lds
-    limit = u.target.max_lds_per_workgroup(u.wgp_mode)
-    if lds <= limit:
+    if lds_fits(u, lds):
         return None
+    limit = u.target.max_lds_per_workgroup(u.wgp_mode)
     text = f"{lds} B of LDS exceed the {limit} B one workgroup may use: a launch fails"
     if occ.blocks_per_cu and occ.model == "hip":
         text += "; HIP's occupancy API compares LDS with the device's, not a workgroup's, and answers anyway"
