@@ -128,19 +128,21 @@ def _quoted(pattern: str, body: str, what: str) -> str:
 
 def _selector_row(args: list[str]) -> dict[str, Any]:
     """A codegen.py selector's fields; a number that is not one is a malformed manifest (NotFound)."""
-    numbers = (("hdim", 1), ("mask", 2), ("lse", 5)) + ((("bf16_cvt", 7),) if len(args) > 7 else ())
-    bad = [f"{name} {args[i]!r}" for name, i in numbers if not args[i].isdigit()]
+    positions = {"hdim": 1, "mask": 2, "lse": 5, "bf16_cvt": 7}  # the selector's whole-number arguments
+    given = {name: args[i] for name, i in positions.items() if i < len(args)}
+    bad = [f"{name} {text!r}" for name, text in given.items() if not text.isdigit()]
     if bad:
         raise NotFound(
             f"the codegen.py manifest's selector <{', '.join(args)}> has no whole number for {', '.join(bad)}"
         )
+    number = {name: int(text) for name, text in given.items()}
     return {
         "dtype": args[0].replace("FmhaFwd", "").lower(),
-        "hdim": int(args[1]),
-        "mask": int(args[2]),
-        "lse": int(args[5]),
+        "hdim": number["hdim"],
+        "mask": number["mask"],
+        "lse": number["lse"],
         "arch": args[6].split("::")[-1],
-        "bf16_cvt": int(args[7]) if len(args) > 7 else None,
+        "bf16_cvt": number.get("bf16_cvt"),
         "mode": 1 if len(args) > 8 and args[8] == "true" else 0,
     }
 

@@ -186,11 +186,7 @@ def resolve_occupancy(
 
 def _kernel_label(kernel: Kernel) -> str:
     """The kernel as C++ source names it (as the CLI's text shows kernels), else as stored."""
-    name = getattr(kernel, "name", None)
-    if name is None:
-        return "the kernel"
-    readable = getattr(kernel, "demangled_name", None)
-    return str(readable or name)
+    return str(getattr(kernel, "demangled_name", None) or kernel.name)  # a KernelUsage has no demangled name
 
 
 class _Common(TypedDict):
