@@ -90,6 +90,13 @@ def pytest_configure(config):
     # Before Hypothesis's own hook reads the option: one reproducible seed for the session.
     if config.pluginmanager.hasplugin("hypothesispytest") and config.getoption("hypothesis_seed", None) is None:
         config.option.hypothesis_seed = os.environ.get("AMDOCC_HYPOTHESIS_SEED") or str(random.randrange(1 << 32))
+        # Hypothesis loads its "ci" profile when it sees a CI variable (CI, GITHUB_ACTIONS, ...), and
+        # that profile derandomizes: every seed would draw the same examples and the printed seed
+        # would replay nothing. Keep the rest of whichever profile is active, but let the seed rule.
+        from hypothesis import settings
+
+        settings.register_profile("amdocc-seeded", parent=settings.default, derandomize=False)
+        settings.load_profile("amdocc-seeded")
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT, TESTS
 
 PROBE = """
@@ -40,8 +41,10 @@ def _run(tmp_path, **env):
         "needs, pytest_configure, pytest_terminal_summary = project.needs, project.pytest_configure, "
         "project.pytest_terminal_summary\n"
     )
-    full = {k: v for k, v in os.environ.items() if k not in ("AMDOCC_REQUIRE_ORACLES", "AMDOCC_HYPOTHESIS_SEED")}
-    full.update(env, PYTHONPATH=str(ROOT))
+    ours = ("AMDOCC_REQUIRE_ORACLES", "AMDOCC_HYPOTHESIS_SEED", "CI")
+    full = {k: v for k, v in os.environ.items() if k not in ours}
+    # An empty value means "not set" (Hypothesis counts a CI variable that is present at all).
+    full.update({k: v for k, v in env.items() if v}, PYTHONPATH=str(ROOT))
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-rs", str(tmp_path)],
         capture_output=True,
@@ -59,15 +62,17 @@ def test_a_missing_package_skips_locally_and_fails_when_oracles_are_required(tmp
     assert "amdocc_no_such_package is required (AMDOCC_REQUIRE_ORACLES=1)" in required.stdout
 
 
-def test_the_hypothesis_seed_is_printed_and_replays_the_same_examples(tmp_path):
-    first = _run(tmp_path, AMDOCC_HYPOTHESIS_SEED="12345")
-    again = _run(tmp_path, AMDOCC_HYPOTHESIS_SEED="12345")
-    other = _run(tmp_path, AMDOCC_HYPOTHESIS_SEED="54321")
+@pytest.mark.parametrize("ci", ["", "true"], ids=["local", "CI=true"])
+def test_the_hypothesis_seed_is_printed_and_replays_the_same_examples(tmp_path, ci):
+    # CI=true makes Hypothesis load its derandomizing "ci" profile; CI machines set it.
+    first = _run(tmp_path, AMDOCC_HYPOTHESIS_SEED="12345", CI=ci)
+    again = _run(tmp_path, AMDOCC_HYPOTHESIS_SEED="12345", CI=ci)
+    other = _run(tmp_path, AMDOCC_HYPOTHESIS_SEED="54321", CI=ci)
     assert "hypothesis seed 12345 (AMDOCC_HYPOTHESIS_SEED=12345 replays this run)" in first.stdout
     drawn = [re.search(r"DRAWN (\[.*\])", r.stdout).group(1) for r in (first, again, other)]
     assert drawn[0] == drawn[1] != drawn[2]
     # Without the variable a seed is drawn and printed.
-    assert re.search(r"hypothesis seed \d+ \(AMDOCC_HYPOTHESIS_SEED=\d+ replays", _run(tmp_path).stdout)
+    assert re.search(r"hypothesis seed \d+ \(AMDOCC_HYPOTHESIS_SEED=\d+ replays", _run(tmp_path, CI=ci).stdout)
 
 
 def test_setup_script_stops_on_a_failed_install():
