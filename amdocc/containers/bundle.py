@@ -109,7 +109,9 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
                 pos - e.id_length - ENTRY_HEADER.size,
             )
         entries.append(BundleEntry(entry_id, e.offset, e.size))
-        extent = max(extent, pos, start + e.offset + e.size)
+        # An empty entry's offset is never checked (it owns no bytes), so it cannot extend the
+        # bundle: a lying one would carry the extent past the data (and a piece past its section).
+        extent = max(extent, pos, start + e.offset + e.size if e.size else pos)
     # Entries own their bytes: the bundler never shares them, and a table of thousands of entries
     # over one payload would have that payload parsed thousands of times.
     spans = [(e.offset, e.offset + e.size) for e in entries]
