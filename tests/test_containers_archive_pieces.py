@@ -1,0 +1,226 @@
+"""Zip archives and cutting inputs into parts: every bound at its edge, every refusal with the
+member it names, and the parts a large input is cut into.
+
+Archives are written here with ``zipfile`` (stored members keep their bytes at a file offset the
+test finds in the archive it wrote). Library pieces are checked against the fixture manifest:
+where clang-offload-bundler-22 and the translation units' own objects put each bundle
+(``offset_in_section``, ``size``, the CCOB header's sizes as ``clang-offload-bundler -verbose``
+prints them) and where llvm-readelf-22 puts the section.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import zipfile
+
+import pytest
+
+from amdocc.containers import Blob, Failed, Limits, Members, Piece, Skipped, pieces, plan, scan, scan_part
+from amdocc.errors import FormatError, LimitError, Origin
+from conftest import FIXTURES
+
+CODE_OBJECT = (FIXTURES / "elf" / "hand_aiter_gfx942.hsaco").read_bytes()
+CONTAINERS = FIXTURES / "containers"
+MANIFEST = {f["file"]: f for f in json.loads((FIXTURES / "manifest.json").read_text())["fixtures"]}
+UNREAD = "-compressed member, which amdocc does not read (only stored and deflated members are)"
+
+
+def _zip(members: dict[str, bytes], method: int = zipfile.ZIP_STORED, dirs: tuple[str, ...] = ()) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", method) as z:
+        for d in dirs:
+            z.mkdir(d)
+        for name, data in members.items():
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+def _with_method(data: bytes, method: int) -> bytes:
+    """The archive with every member's compression method field (local header at 8, central
+    directory entry at 10; PKWARE APPNOTE 4.3.7 and 4.3.12) set to ``method``."""
+    out = bytearray(data)
+    for magic, at in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        pos = out.find(magic)
+        while pos >= 0:
+            out[pos + at : pos + at + 2] = method.to_bytes(2, "little")
+            pos = out.find(magic, pos + 4)
+    return bytes(out)
+
+
+# -- archives -----------------------------------------------------------------------------------
+
+
+def test_the_member_count_limit_holds_at_its_edge_and_names_the_archive():
+    data = _zip({"a.co": CODE_OBJECT, "b.co": CODE_OBJECT, "c.txt": b"x"})
+    assert len([i for i in scan(data, Limits(max_entries=3)) if isinstance(i, Blob)]) == 2
+    with pytest.raises(LimitError) as info:
+        list(scan(data, Limits(max_entries=2)))
+    assert info.value.origin == Origin("<bytes>") and info.value.offset == 0
+    assert info.value.message == "zip archive lists 3 members (limit 2, AMDOCC_MAX_ENTRIES)"
+
+
+def test_an_unreadable_archive_is_named_at_offset_0():
+    with pytest.raises(FormatError) as info:
+        list(scan(b"PK\x03\x04" + b"\0" * 60))
+    assert info.value.offset == 0 and info.value.message.startswith("unreadable zip archive: ")
+
+
+def test_an_archive_without_code_objects_counts_its_file_members():
+    (item,) = list(scan(_zip({"a.txt": b"x" * 100, "b.py": b""}, dirs=("d",))))
+    assert isinstance(item, Skipped) and item.origin == Origin("<bytes>")
+    assert item.reason == "zip archive of 2 members, none of them a code object or a container amdocc reads"
+
+
+@pytest.mark.parametrize("method, name", [(zipfile.ZIP_BZIP2, "bzip2"), (zipfile.ZIP_LZMA, "lzma"), (99, "method-99")])
+def test_a_member_amdocc_cannot_decompress_is_named_with_its_method(method, name):
+    data = _zip({"a.co": CODE_OBJECT}, method) if method != 99 else _with_method(_zip({"a.co": CODE_OBJECT}), 99)
+    item, archive = list(scan(data))  # the member, then the archive: nothing in it was read
+    assert isinstance(item, Skipped) and item.reason == name + UNREAD
+    assert item.origin == Origin("<bytes>", ("a.co",), None)
+    assert archive.reason.startswith("zip archive of 1 members, none")
+
+
+def test_only_a_member_of_64_bytes_or_more_is_worth_naming_unread():
+    for size, named in ((63, False), (64, True)):
+        items = list(scan(_zip({"a.co": b"\x7fELF" + b"\0" * (size - 4)}, zipfile.ZIP_BZIP2)))
+        assert ["bzip2" + UNREAD in i.reason for i in items] == ([True, False] if named else [False])
+
+
+def test_the_expansion_budget_holds_at_its_edge_and_names_the_member_refused():
+    data = _zip({"a.co": CODE_OBJECT, "b.co": CODE_OBJECT})
+    size = len(CODE_OBJECT)
+    assert len([i for i in scan(data, Limits(max_archive_bytes=2 * size)) if isinstance(i, Blob)]) == 2
+    items = list(scan(data, Limits(max_archive_bytes=2 * size - 1)))
+    assert [type(i) for i in items] == [Blob, Failed]
+    second = data.index(CODE_OBJECT, data.index(CODE_OBJECT) + 1)  # b.co is stored: its bytes sit in the file
+    err = items[1].error
+    assert isinstance(err, LimitError) and err.origin == Origin("<bytes>", ("b.co",), second) and err.offset == 0
+    assert items[1].origin == err.origin
+    assert err.message == (
+        f"member declares {size} bytes, over what is left of the archive's expansion budget "
+        f"({size - 1} of {2 * size - 1} bytes, AMDOCC_MAX_ARCHIVE_BYTES)"
+    )
+
+
+def test_archives_nested_past_the_depth_limit_are_named_at_the_nested_member():
+    inner = _zip({"a.co": CODE_OBJECT})
+    data = _zip({"in.zip": inner})
+    (item,) = list(scan(data, Limits(max_depth=0)))
+    assert isinstance(item, Failed) and item.error.message == "archives nested deeper than 0 levels"
+    assert item.origin == Origin("<bytes>", ("in.zip",), data.index(inner)) == item.error.origin
+    # One level more: the nested archive opens, and its code object is one layer too deep.
+    (item,) = list(scan(data, Limits(max_depth=1)))
+    assert item.error.message == "containers nested deeper than 1 levels"
+    assert item.origin.hops == ("in.zip", "a.co")
+
+
+def test_a_member_after_a_nested_archive_has_what_the_nested_one_left_of_the_budget():
+    size = len(CODE_OBJECT)
+    data = _zip({"in.zip": _zip({"a.co": CODE_OBJECT}), "b.co": CODE_OBJECT})
+    nested = len(_zip({"a.co": CODE_OBJECT}))
+    budget = nested + size + size  # the nested archive's bytes, its member, and b.co
+    assert len([i for i in scan(data, Limits(max_archive_bytes=budget)) if isinstance(i, Blob)]) == 2
+    items = list(scan(data, Limits(max_archive_bytes=budget - 1)))
+    assert [type(i) for i in items] == [Blob, Failed] and items[1].origin.hops == ("b.co",)
+
+
+# -- wheels cut into parts ----------------------------------------------------------------------
+
+
+def _wheel(tmp_path, members: dict[str, bytes]):
+    path = tmp_path / "w.whl"
+    path.write_bytes(_zip(members))
+    return str(path)
+
+
+def _groups(parts) -> list[tuple[str, ...]]:
+    assert all(isinstance(p, Members) for p in parts)
+    return [p.names for p in parts]
+
+
+def test_a_group_of_members_closes_once_it_holds_piece_bytes(tmp_path, monkeypatch):
+    path = _wheel(tmp_path, {"a.co": CODE_OBJECT, "skip.txt": b"text", "b.co": CODE_OBJECT, "c.co": CODE_OBJECT})
+    size = len(CODE_OBJECT)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", size)  # each member fills a group exactly
+    parts = plan(path, spill_dir=str(tmp_path))
+    assert _groups(parts) == [("a.co",), ("b.co",), ("c.co",)] and [p.size for p in parts] == [size] * 3
+    monkeypatch.setattr(pieces, "PIECE_BYTES", size + 1)
+    parts = plan(path, spill_dir=str(tmp_path))
+    assert _groups(parts) == [("a.co", "b.co"), ("c.co",)] and [p.size for p in parts] == [2 * size, size]
+    # Each part gives what the serial scan gives for its members.
+    serial = [i.origin for i in scan(path)]
+    assert [i.origin for p in parts for i in scan_part(p)] == serial
+
+
+def test_a_wheel_that_makes_one_part_is_read_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    assert plan(_wheel(tmp_path, {"a.co": CODE_OBJECT, "skip.txt": b"text"}), spill_dir=str(tmp_path)) is None
+    assert plan(_wheel(tmp_path, {"skip.txt": b"text"}), spill_dir=str(tmp_path)) is None
+    two = _wheel(tmp_path, {"a.co": CODE_OBJECT, "b.co": CODE_OBJECT})
+    assert _groups(plan(two, spill_dir=str(tmp_path))) == [("a.co",), ("b.co",)]
+    assert plan(two) is None  # without a directory to spill to, a wheel is not cut
+
+
+def test_a_wheel_over_its_budget_or_with_overlapping_members_is_read_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    two = _wheel(tmp_path, {"a.co": CODE_OBJECT, "b.co": CODE_OBJECT})
+    size = len(CODE_OBJECT)
+    assert plan(two, Limits(max_archive_bytes=2 * size), spill_dir=str(tmp_path)) is not None
+    assert plan(two, Limits(max_archive_bytes=2 * size - 1), spill_dir=str(tmp_path)) is None
+
+
+# -- libraries cut into pieces ------------------------------------------------------------------
+
+
+def _section(path, name: str) -> tuple[int, int]:
+    text = subprocess.run(["llvm-readelf-22", "-S", "-W", str(path)], check=True, capture_output=True, text=True)
+    (line,) = [x for x in text.stdout.splitlines() if f"] {name} " in x]
+    fields = line.split("]", 1)[1].split()
+    return int(fields[3], 16), int(fields[4], 16)
+
+
+@pytest.mark.llvm22
+@pytest.mark.parametrize("library", ["libhip_two_tu_plain.so", "libhip_two_tu_ccob.so"])
+def test_a_library_is_cut_at_the_bundles_the_bundler_wrote(monkeypatch, library):
+    fixture = MANIFEST[f"containers/{library}"]
+    path = CONTAINERS / library
+    at, _ = _section(path, ".hip_fatbin")
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # one container per piece
+    cut = plan(str(path))
+    want = []
+    for b in fixture["bundles"]:
+        start = at + b["offset_in_section"]
+        expanded = b["ccob"]["uncompressed_size"] if "ccob" in b else b["size"]
+        want.append((start, start + b["size"], expanded))
+    assert [(p.start, p.end, p.size) for p in cut] == want
+    assert all(p.origin == Origin(str(path), ("section .hip_fatbin",)) for p in cut)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", want[0][2])  # the first piece is full after one container
+    assert len(plan(str(path))) == 2
+    monkeypatch.setattr(pieces, "PIECE_BYTES", want[0][2] + 1)  # now both fit in one
+    assert [(p.start, p.end) for p in plan(str(path))] == [(want[0][0], want[1][1])]
+
+
+def _objcopy(tmp_path, *args: str) -> str:
+    out = tmp_path / "host.so"
+    subprocess.run(["llvm-objcopy-22", *args, str(CONTAINERS / "libhip_two_tu_plain.so"), str(out)], check=True)
+    return str(out)
+
+
+@pytest.mark.llvm22
+@pytest.mark.parametrize(
+    "section", [".rocm_kpack_ref", "__CLANG_OFFLOAD_BUNDLE__hipv4-amdgcn-amd-amdhsa--gfx942"], ids=["kpack", "rdc"]
+)
+def test_a_library_with_a_kpack_reference_or_an_rdc_bundle_section_is_read_whole(tmp_path, monkeypatch, section):
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    extra = tmp_path / "extra.bin"
+    extra.write_bytes(CODE_OBJECT)
+    assert plan(_objcopy(tmp_path)) is not None  # the same library without the section is cut
+    assert plan(_objcopy(tmp_path, "--add-section", f"{section}={extra}")) is None
+    assert plan(_objcopy(tmp_path, "--remove-section", ".hip_fatbin")) is None  # nothing to cut
+
+
+def test_a_part_names_the_input_as_the_user_gave_it():
+    piece = Piece(str(CONTAINERS / "libhip_plain.so"), Origin("x"), 0, 0, 0)
+    assert pieces.part_path(piece) == "x" and pieces.part_path(Members("w.whl", (), 0)) == "w.whl"
