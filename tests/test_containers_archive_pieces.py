@@ -224,3 +224,26 @@ def test_a_library_with_a_kpack_reference_or_an_rdc_bundle_section_is_read_whole
 def test_a_part_names_the_input_as_the_user_gave_it():
     piece = Piece(str(CONTAINERS / "libhip_plain.so"), Origin("x"), 0, 0, 0)
     assert pieces.part_path(piece) == "x" and pieces.part_path(Members("w.whl", (), 0)) == "w.whl"
+
+
+@pytest.mark.llvm22
+@pytest.mark.parametrize("library", ["libhip_two_tu_plain.so", "libhip_two_tu_ccob.so"])
+def test_the_pieces_of_a_library_give_what_the_serial_scan_gives(monkeypatch, library):
+    path = str(CONTAINERS / library)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    cut = plan(path)
+    assert len(cut) == 2
+    serial = [(type(i), i.origin, getattr(i, "data", None)) for i in scan(path)]
+    assert [(type(i), i.origin, getattr(i, "data", None)) for p in cut for i in scan_part(p)] == serial
+
+
+@pytest.mark.llvm22
+def test_a_code_object_is_never_cut_even_with_a_fat_binary_section(tmp_path, monkeypatch):
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    bundle = tmp_path / "bundle.bin"
+    bundle.write_bytes((CONTAINERS / "bundle_5arch.hipfb").read_bytes())
+    out = tmp_path / "co.hsaco"
+    source = FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"
+    subprocess.run(["llvm-objcopy-22", "--add-section", f".hip_fatbin={bundle}", str(source), str(out)], check=True)
+    assert int.from_bytes(out.read_bytes()[18:20], "little") == 224  # EM_AMDGPU
+    assert plan(str(out)) is None

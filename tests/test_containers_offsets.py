@@ -439,3 +439,28 @@ def test_an_offload_string_offset_outside_the_binary_is_named_at_its_record():
     table = AT + 72
     _at(_raises(FormatError, _offload_at, _set(data, table + 16, "<Q", size)), table + 16, "string 1 key offset")
     _at(_raises(FormatError, _offload_at, _set(data, table + 8, "<Q", size)), table + 8, "string 0 value offset")
+
+
+def test_ccob_extent_names_a_truncated_prefix():
+    with pytest.raises(FormatError) as info:
+        ccob_extent(_ccob()[: AT + 6], AT, AT + 6, ORIGIN)
+    _at(info.value, AT, "compressed bundle header", "needs 8 bytes")
+
+
+def test_a_zstd_kpack_frame_must_expand_to_its_original_size():
+    frame = zstandard.ZstdCompressor(level=3).compress(CODE_OBJECT)
+    blob = _frames(frame)
+    size = len(CODE_OBJECT)
+    toc = _zstd_toc(blob)
+    for declared, error, words in (
+        (size - 1, LimitError, f"expands beyond its declared {size - 1} bytes"),
+        (size + 1, FormatError, f"zstd data expands to {size} bytes, not the declared {size + 1}"),
+    ):
+        toc["toc"]["lib.so"]["gfx942"]["original_size"] = declared
+        (exc,) = _entries(_kpack(blob, toc))
+        assert type(exc) is error
+        _at(exc, AT + 64 + 8, words)
+    toc["toc"]["lib.so"]["gfx942"]["original_size"] = size
+    bad = _frames(b"\x28\xb5\x2f\xfd" + b"\xff" * 32)  # zstd's frame magic, then nonsense
+    (exc,) = _entries(_kpack(bad, _zstd_toc(bad) | {"toc": toc["toc"]}))
+    _at(exc, AT + 64 + 8, "corrupt zstd data")

@@ -152,3 +152,16 @@ def test_a_bare_coff_object_is_recognised_by_machine_section_count_and_no_option
     head = struct.pack("<HHIIIHH", 0x8664, count, 0, 0, 0, optional, 0)[:size]
     assert looks_like_coff_object(head) is coff
     assert looks_like_coff_object(struct.pack("<HHIIIHH", 0x1234, 1, 0, 0, 0, 0, 0)) is False
+
+
+def test_a_long_section_name_is_at_most_4095_bytes_before_its_nul():
+    sections = [(b"/4", BUNDLE, None, None)]
+    size = len(_pe(sections))
+    for length, ok in ((4095, True), (4096, False)):
+        name = b"." + b"n" * (length - 1)
+        data = _pe(sections, symbols=(size, 0), strings=b"\0\0\0\0" + name + b"\0")
+        if ok:
+            (item,) = list(scan(data))  # read, and not a .hip_fat section
+            assert item.reason == "PE/COFF (x86-64) without a .hip_fat section"
+        else:
+            assert _error(data).offset == size + 4

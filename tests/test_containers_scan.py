@@ -255,6 +255,9 @@ def test_an_rdc_bundle_section_holds_one_entry_named_by_the_section(tmp_path):
     assert isinstance(item, Blob) and item.data == CODE_OBJECT
     assert item.entry_id == "hipv4-amdgcn-amd-amdhsa--gfx942"
     assert item.origin == Origin("<bytes>", (f"section {name}",), at)
+    (item,) = list(scan(data, Limits(max_depth=0)))  # the section is the one layer around it
+    assert isinstance(item, Failed) and item.error.message == "containers nested deeper than 0 levels"
+    assert item.error.offset == at
 
 
 @pytest.mark.llvm22
@@ -271,3 +274,17 @@ def test_a_kpack_reference_replaces_the_stub_fat_binary(tmp_path):
     (item,) = list(scan(data))
     assert isinstance(item, Failed) and item.error.offset == 0 and item.error.origin.base == at
     assert f"offset {at:#x} in section .rocm_kpack_ref: the kpack reference holds a list" in str(item.error)
+
+
+def test_a_stored_kpack_entry_keeps_its_file_offset():
+    data = _kpack(CODE_OBJECT, _toc())[AT:]
+    (item,) = list(scan(data))
+    assert isinstance(item, Blob) and item.entry_id == "lib.so:gfx942"
+    assert item.origin == Origin("<bytes>", ("kpack@0x0", "kpack lib.so [gfx942]"), data.index(CODE_OBJECT))
+
+
+def test_a_nested_archive_spilled_to_a_mapped_file_reads_as_one_in_memory():
+    data = _zip({"in.zip": _zip({"a.co": CODE_OBJECT}, zipfile.ZIP_DEFLATED)}, zipfile.ZIP_DEFLATED)
+    mapped = list(scan(data, Limits(mmap_threshold=1)))  # every member is spilled and mapped
+    assert [(type(i), i.origin) for i in mapped] == [(type(i), i.origin) for i in scan(data)]
+    assert isinstance(mapped[0], Blob) and mapped[0].data == CODE_OBJECT
