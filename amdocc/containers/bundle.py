@@ -273,5 +273,6 @@ def _decompress(
         raise LimitError(f"compressed bundle expands beyond its declared {declared} bytes", origin, header_at)
     if not d.eof:
         raise FormatError(f"{method} stream of compressed bundle is truncated", origin, header_at)
-    unused = len(d.unused_data) + (len(d.unconsumed_tail) if method == "zlib" else 0)
-    return bytes(out), pos - start - unused
+    # What follows the stream is in unused_data; zlib's unconsumed tail was drained above (or the
+    # output passed the declared size and was refused), so it is empty here.
+    return bytes(out), pos - start - len(d.unused_data)
