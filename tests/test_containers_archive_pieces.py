@@ -247,3 +247,45 @@ def test_a_code_object_is_never_cut_even_with_a_fat_binary_section(tmp_path, mon
     subprocess.run(["llvm-objcopy-22", "--add-section", f".hip_fatbin={bundle}", str(source), str(out)], check=True)
     assert int.from_bytes(out.read_bytes()[18:20], "little") == 224  # EM_AMDGPU
     assert plan(str(out)) is None
+
+
+def _deflated_wheel(tmp_path, members: dict[str, bytes]) -> str:
+    path = tmp_path / "lib.whl"
+    path.write_bytes(_zip(members, zipfile.ZIP_DEFLATED))
+    return str(path)
+
+
+@pytest.mark.llvm22
+def test_a_deflated_library_member_is_spilled_and_cut_from_spill_bytes_on(tmp_path, monkeypatch):
+    library = (CONTAINERS / "libhip_two_tu_plain.so").read_bytes()
+    path = _deflated_wheel(tmp_path, {"pkg/lib.so": library, "pkg/a.co": CODE_OBJECT})
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    monkeypatch.setattr(pieces, "SPILL_BYTES", len(library))  # exactly the member's size: spilled
+    parts = plan(path, spill_dir=str(spill))
+    assert [type(p).__name__ for p in parts] == ["Piece", "Piece", "Members"]
+    assert parts[0].origin == Origin(path, ("pkg/lib.so", "section .hip_fatbin"), None)
+    assert len(list(spill.iterdir())) == 1  # the spilled library, which the pieces read
+    serial = [(type(i), i.origin, getattr(i, "data", None)) for i in scan(path)]
+    assert [(type(i), i.origin, getattr(i, "data", None)) for p in parts for i in scan_part(p)] == serial
+    monkeypatch.setattr(pieces, "SPILL_BYTES", len(library) + 1)  # one byte short: read as a member
+    assert _groups(plan(path, spill_dir=str(spill))) == [("pkg/lib.so",), ("pkg/a.co",)]
+
+
+def test_a_stored_library_member_is_not_spilled(tmp_path, monkeypatch):
+    library = (CONTAINERS / "libhip_two_tu_plain.so").read_bytes()
+    path = _wheel(tmp_path, {"pkg/lib.so": library, "pkg/a.co": CODE_OBJECT})
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    monkeypatch.setattr(pieces, "SPILL_BYTES", 0)
+    assert _groups(plan(path, spill_dir=str(tmp_path))) == [("pkg/lib.so",), ("pkg/a.co",)]
+
+
+def test_a_spilled_library_that_makes_one_piece_is_read_as_a_member_and_its_spill_removed(tmp_path, monkeypatch):
+    path = _deflated_wheel(tmp_path, {"pkg/lib.so": (CONTAINERS / "libhip_plain.so").read_bytes(), "a.co": CODE_OBJECT})
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    monkeypatch.setattr(pieces, "SPILL_BYTES", 0)
+    assert _groups(plan(path, spill_dir=str(spill))) == [("pkg/lib.so",), ("a.co",)]
+    assert list(spill.iterdir()) == []

@@ -464,3 +464,19 @@ def test_a_zstd_kpack_frame_must_expand_to_its_original_size():
     bad = _frames(b"\x28\xb5\x2f\xfd" + b"\xff" * 32)  # zstd's frame magic, then nonsense
     (exc,) = _entries(_kpack(bad, _zstd_toc(bad) | {"toc": toc["toc"]}))
     _at(exc, AT + 64 + 8, "corrupt zstd data")
+
+
+def test_a_zstd_kpack_entry_without_a_usable_original_size_is_bounded_by_what_is_left():
+    frame = zstandard.ZstdCompressor(level=3).compress(CODE_OBJECT)
+    blob = _frames(frame)
+    toc = _zstd_toc(blob)
+    for size in (None, -1):  # no size, or a negative one: read up to the budget, any length
+        entry = toc["toc"]["lib.so"]["gfx942"]
+        entry.pop("original_size", None) if size is None else entry.update(original_size=size)
+        (got,) = _entries(_kpack(blob, toc))
+        assert bytes(got.buf) == CODE_OBJECT
+        (exc,) = _entries(_kpack(blob, toc), Limits(max_decompressed=len(CODE_OBJECT) - 1))
+        _at(exc, AT + 64 + 8, f"expands beyond its declared {len(CODE_OBJECT) - 1} bytes")
+    toc["toc"]["lib.so"]["gfx942"]["original_size"] = 0  # zero is a size: the frame says more
+    (exc,) = _entries(_kpack(blob, toc))
+    _at(exc, AT + 64 + 8, "expands beyond its declared 0 bytes")

@@ -288,3 +288,58 @@ def test_a_nested_archive_spilled_to_a_mapped_file_reads_as_one_in_memory():
     mapped = list(scan(data, Limits(mmap_threshold=1)))  # every member is spilled and mapped
     assert [(type(i), i.origin) for i in mapped] == [(type(i), i.origin) for i in scan(data)]
     assert isinstance(mapped[0], Blob) and mapped[0].data == CODE_OBJECT
+
+
+def test_a_stored_member_starts_past_its_utf8_name_and_its_extra_field():
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        info = zipfile.ZipInfo("ünï.co")  # 4 characters, 6 bytes of UTF-8
+        info.extra = b"\xfe\xca\x04\x00abcd"  # one extra field (id 0xcafe, 4 bytes of data)
+        z.writestr(info, CODE_OBJECT)
+    data = out.getvalue()
+    (item,) = list(scan(data))
+    assert isinstance(item, Blob) and item.origin == Origin("<bytes>", ("ünï.co",), data.index(CODE_OBJECT))
+
+
+class _Advised:
+    """A buffer that records the advice it is given instead of acting on it."""
+
+    def __init__(self):
+        self.calls = []
+
+    def madvise(self, *args):
+        self.calls.append(args)
+
+
+@pytest.mark.parametrize(
+    "lo, hi, pages",
+    [(1, 3 * 4096 + 5, (1, 2)), (0, 4095, None), (4096, 8192, (1, 1)), (0, 8192, (0, 2)), (4095, 8193, (1, 1))],
+)
+def test_only_whole_pages_inside_a_scanned_span_are_handed_back(lo, hi, pages):
+    import mmap
+
+    from amdocc.containers.scan import _release_pages
+
+    if mmap.PAGESIZE != 4096 or not hasattr(mmap, "MADV_DONTNEED"):
+        pytest.skip("the cases are worked for 4 KiB pages with madvise")
+    buf = _Advised()
+    assert _release_pages(buf, lo, hi) == hi
+    want = [] if pages is None else [(mmap.MADV_DONTNEED, pages[0] * 4096, pages[1] * 4096)]
+    assert buf.calls == want
+    assert _release_pages(b"bytes", lo, hi) == hi  # a buffer without madvise: nothing to hand back
+
+
+def test_a_mapped_region_hands_back_pages_as_it_goes_and_reads_the_same(tmp_path, monkeypatch):
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("amdocc.containers.scan"), "RELEASE_EVERY", 4096)
+    one = _bundled(CODE_OBJECT)
+    path = tmp_path / "big.hipfb"
+    with open(path, "wb") as fh:  # three bundles 512 KiB apart, in a file past SMALL_FILE
+        for i in range(3):
+            fh.seek(i * (512 << 10))
+            fh.write(one)
+        fh.truncate((1 << 20) + 4096)
+    mapped = list(scan(path, Limits(mmap_threshold=1)))
+    assert [i.origin.base for i in mapped] == [i * (512 << 10) + one.index(CODE_OBJECT) for i in range(3)]
+    assert all(isinstance(i, Blob) and i.data == CODE_OBJECT for i in mapped)
