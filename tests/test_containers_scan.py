@@ -343,3 +343,47 @@ def test_a_mapped_region_hands_back_pages_as_it_goes_and_reads_the_same(tmp_path
     mapped = list(scan(path, Limits(mmap_threshold=1)))
     assert [i.origin.base for i in mapped] == [i * (512 << 10) + one.index(CODE_OBJECT) for i in range(3)]
     assert all(isinstance(i, Blob) and i.data == CODE_OBJECT for i in mapped)
+
+
+def _second(bad: bytes) -> tuple[bytes, int]:
+    """A good bundle, zero padding, then ``bad``: the bad container starts at a known offset."""
+    first = _bundled(CODE_OBJECT)
+    pos = len(first) + 16
+    return first + b"\0" * 16 + bad, pos
+
+
+@pytest.mark.parametrize(
+    "bad, hop, offset, words",
+    [
+        (build_ccob(3, 1, _bundled(CODE_OBJECT), total_delta=10**6), "CCOB", 8, "total size"),
+        (_offload()[AT:][:8] + struct.pack("<Q", 31) + _offload()[AT:][16:], "OffloadBinary", 8, "size 31 "),
+        (build_bundle([(AMD, CODE_OBJECT)])[:40], "bundle", 32, "offload bundle entry 0"),
+    ],
+    ids=["ccob", "offload", "bundle"],
+)
+def test_a_bad_container_in_a_region_is_named_with_its_layer_and_offset(bad, hop, offset, words):
+    data, pos = _second(bad)
+    items = list(scan(data))
+    assert [type(i) for i in items] == [Blob, Failed]
+    err = items[1].error
+    assert items[1].origin == Origin("<bytes>", (), pos)
+    assert err.origin == Origin("<bytes>", (f"{hop}@{pos:#x}",), 0) and err.offset == pos + offset
+    assert words in err.message
+    assert str(err).startswith(f"<bytes>: offset {pos + offset:#x} in {hop}@{pos:#x}: ")
+
+
+def test_what_a_compressed_bundle_holds_is_named_relative_to_its_payload():
+    payload = _bundled(CODE_OBJECT)
+    data, pos = _second(build_ccob(2, 0, payload))
+    items = list(scan(data))
+    assert (
+        items[1].origin == Origin("<bytes>", (f"CCOB v2 zlib@{pos:#x}", "bundle@+0x0", AMD.decode()), None)
+        and items[1].data == CODE_OBJECT
+    )
+
+
+def test_a_kpack_entry_that_cannot_be_read_is_named_in_the_archive():
+    data = _kpack(CODE_OBJECT, _toc(toc={"lib.so": {"gfx942": {"ordinal": 3}, "gfx90a": {"ordinal": 0}}}))[AT:]
+    items = list(scan(data))
+    assert [type(i) for i in items] == [Failed, Blob]
+    assert items[0].origin == Origin("<bytes>", ("kpack@0x0",), 0) and "has ordinal 3" in items[0].error.message
