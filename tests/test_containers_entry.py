@@ -92,16 +92,16 @@ def test_a_directory_walk_passes_over_what_it_does_not_read_unless_named_like_a_
     (tmp_path / "b").mkdir()
     (tmp_path / "a.co").write_bytes(CODE_OBJECT)
     (tmp_path / "b" / "notes.txt").write_bytes(b"plain text")
-    (tmp_path / "b" / "k.hsaco").write_bytes(b"plain text")
+    (tmp_path / "b" / "k.HSACO").write_bytes(b"plain text")  # the suffix counts in any case
     (tmp_path / "c.fatbin").write_bytes(b"")
     (tmp_path / "link").symlink_to(tmp_path / "b", target_is_directory=True)
     assert list(iter_files(str(tmp_path))) == [
-        str(tmp_path / n) for n in ("a.co", "b/k.hsaco", "b/notes.txt", "c.fatbin")
+        str(tmp_path / n) for n in ("a.co", "b/k.HSACO", "b/notes.txt", "c.fatbin")
     ]
     items = list(scan(tmp_path))
     assert [type(i) for i in items] == [Blob, Failed, Failed]
     assert items[0].origin == Origin(str(tmp_path / "a.co"))
-    assert items[1].origin == Origin(str(tmp_path / "b" / "k.hsaco")) and "not a code object" in items[1].error.message
+    assert items[1].origin == Origin(str(tmp_path / "b" / "k.HSACO")) and "not a code object" in items[1].error.message
     assert items[2].origin == Origin(str(tmp_path / "c.fatbin")) and items[2].error.message == "empty file"
     # The same unreadable file named on its own is an error of the call, not an item.
     with pytest.raises(FormatError):
@@ -150,3 +150,9 @@ def test_a_large_archive_is_read_member_by_member_from_the_open_file(tmp_path):
     assert len(data) > SMALL_FILE
     (item,) = list(scan(path))
     assert isinstance(item, Blob) and item.origin == Origin(str(path), ("a.co",), data.index(CODE_OBJECT))
+
+
+@pytest.mark.parametrize("wrap", [bytes, bytearray, memoryview])
+def test_a_buffer_of_any_kind_is_scanned_as_bytes(wrap):
+    (item,) = list(scan(wrap(BUNDLE)))
+    assert isinstance(item, Blob) and item.data == CODE_OBJECT and item.origin.path == "<bytes>"

@@ -269,6 +269,11 @@ def test_a_kpack_reference_replaces_the_stub_fat_binary(tmp_path):
     (item,) = list(scan(data))
     assert isinstance(item, Skipped) and item.origin == Origin("<bytes>", ("section .rocm_kpack_ref",), at)
     assert item.reason == "device code moved to a kpack archive (TheRock packaging): 'libx.so' in x_@GFXARCH@.kpack"
+    # Device code in RDC bundle sections is still read beside the reference; only the stub goes.
+    name = "__CLANG_OFFLOAD_BUNDLE__hipv4-amdgcn-amd-amdhsa--gfx942"
+    co = FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"
+    both = _objcopy(tmp_path, "--add-section", f".rocm_kpack_ref={ref}", "--add-section", f"{name}={co}")
+    assert [type(i) for i in scan(both)] == [Skipped, Blob]
     ref.write_bytes(msgpack.packb([1]))
     data = _objcopy(tmp_path, "--add-section", f".rocm_kpack_ref={ref}")
     (item,) = list(scan(data))
