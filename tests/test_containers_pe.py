@@ -165,3 +165,9 @@ def test_a_long_section_name_is_at_most_4095_bytes_before_its_nul():
             assert item.reason == "PE/COFF (x86-64) without a .hip_fat section"
         else:
             assert _error(data).offset == size + 4
+
+
+def test_a_slash_name_is_looked_up_only_with_a_symbol_table_and_digits():
+    for name, symbols in ((b"/4", (0, 0)), (b"/x", (10**6, 0))):  # no string table; not an offset
+        (item,) = list(scan(_pe([(name, BUNDLE, None, None)], symbols=symbols)))
+        assert item.reason == "PE/COFF (x86-64) without a .hip_fat section", name
