@@ -480,3 +480,11 @@ def test_a_zstd_kpack_entry_without_a_usable_original_size_is_bounded_by_what_is
     toc["toc"]["lib.so"]["gfx942"]["original_size"] = 0  # zero is a size: the frame says more
     (exc,) = _entries(_kpack(blob, toc))
     _at(exc, AT + 64 + 8, "expands beyond its declared 0 bytes")
+
+
+def test_kpack_table_rows_that_are_not_maps_are_passed_over_or_named():
+    toc_at = AT + 64 + len(CODE_OBJECT)
+    table = {"odd.so": 5, "lib.so": {"gfx90a": "x", "gfx942": {"ordinal": 0}}}
+    bad, good = _entries(_kpack(CODE_OBJECT, _toc(toc=table)))
+    _at(bad, toc_at, "'lib.so' [gfx90a] has ordinal None")
+    assert (good.binary, good.processor) == ("lib.so", "gfx942")
