@@ -289,3 +289,28 @@ def test_a_spilled_library_that_makes_one_piece_is_read_as_a_member_and_its_spil
     monkeypatch.setattr(pieces, "SPILL_BYTES", 0)
     assert _groups(plan(path, spill_dir=str(spill))) == [("pkg/lib.so",), ("a.co",)]
     assert list(spill.iterdir()) == []
+
+
+@pytest.mark.llvm22
+def test_a_container_whose_end_only_its_decompressor_knows_runs_to_the_end_of_the_section(tmp_path, monkeypatch):
+    from fuzz.formats.bundle import build_bundle
+    from fuzz.formats.ccob import build_ccob
+
+    bundle = build_bundle([(b"hipv4-amdgcn-amd-amdhsa--gfx942", CODE_OBJECT)])
+    ccob = build_ccob(1, 1, bundle)  # CCOB v1 has no total size
+    section = tmp_path / "fatbin.bin"
+    section.write_bytes(bundle + b"\0" * 8 + ccob + b"\0" * 8)
+    path = tmp_path / "lib.so"
+    source = CONTAINERS / "libhip_plain.so"
+    subprocess.run(
+        ["llvm-objcopy-22", "--update-section", f".hip_fatbin={section}", str(source), str(path)], check=True
+    )
+    at, size = _section(path, ".hip_fatbin")
+    assert size == len(section.read_bytes())
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    cut = plan(str(path))
+    second = at + len(bundle) + 8
+    assert [(p.start, p.end, p.size) for p in cut] == [
+        (at, at + len(bundle), len(bundle)),
+        (second, at + size, max(len(bundle), at + size - second)),  # the larger of expanded and stored
+    ]
