@@ -314,3 +314,11 @@ def test_a_container_whose_end_only_its_decompressor_knows_runs_to_the_end_of_th
         (at, at + len(bundle), len(bundle)),
         (second, at + size, max(len(bundle), at + size - second)),  # the larger of expanded and stored
     ]
+
+
+def test_a_part_of_a_wheel_says_nothing_about_the_wheel_as_a_whole(tmp_path):
+    path = _wheel(tmp_path, {"a.txt": b"text", "b.co": CODE_OBJECT})
+    assert list(scan_part(Members(path, ("a.txt",), 4))) == []  # not "none of them a code object"
+    assert [i.origin.hops for i in scan_part(Members(path, ("b.co",), len(CODE_OBJECT)))] == [("b.co",)]
+    (whole,) = list(scan(_wheel(tmp_path, {"a.txt": b"text"})))
+    assert isinstance(whole, Skipped) and whole.reason.startswith("zip archive of 1 members, none")
