@@ -322,3 +322,33 @@ def test_a_part_of_a_wheel_says_nothing_about_the_wheel_as_a_whole(tmp_path):
     assert [i.origin.hops for i in scan_part(Members(path, ("b.co",), len(CODE_OBJECT)))] == [("b.co",)]
     (whole,) = list(scan(_wheel(tmp_path, {"a.txt": b"text"})))
     assert isinstance(whole, Skipped) and whole.reason.startswith("zip archive of 1 members, none")
+
+
+def _damaged(method: int, at: int) -> tuple[bytes, int]:
+    """An archive of one member (a code object and 100 kB of zeros: larger than zipfile reads at
+    once, so the first bytes can be read before a broken end is found) whose stored data has
+    bytes flipped ``at`` bytes in (negative: from its end), and where that data starts."""
+    stored = _zip({"a.co": CODE_OBJECT + bytes(100_000)}, method)
+    body = zipfile.ZipFile(io.BytesIO(stored)).infolist()[0]
+    start = body.header_offset + 30 + len("a.co") + len(body.extra)
+    flip = start + (at if at >= 0 else body.compress_size + at)
+    data = bytearray(stored)
+    data[flip : flip + 8] = bytes(b ^ 0xFF for b in data[flip : flip + 8])
+    return bytes(data), start
+
+
+@pytest.mark.parametrize(
+    "method, at, base",
+    [(zipfile.ZIP_DEFLATED, 2, None), (zipfile.ZIP_DEFLATED, -12, None), (zipfile.ZIP_STORED, -8, "start")],
+    ids=["deflate stream broken at its start", "deflated data broken at its end", "stored data fails its CRC"],
+)
+def test_an_unreadable_member_is_named_at_its_start(method, at, base):
+    # Broken at the start, the first bytes cannot be read (the peek fails); broken at the end,
+    # the peek succeeds and reading the whole member fails.
+    data, start = _damaged(method, at)
+    items = [i for i in scan(data) if isinstance(i, Failed)]
+    assert len(items) == 1
+    err = items[0].error
+    where = Origin("<bytes>", ("a.co",), start if base == "start" else None)
+    assert err.origin == where == items[0].origin and err.offset == 0
+    assert err.message.startswith("unreadable member: ")
