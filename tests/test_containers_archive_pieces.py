@@ -352,3 +352,27 @@ def test_an_unreadable_member_is_named_at_its_start(method, at, base):
     where = Origin("<bytes>", ("a.co",), start if base == "start" else None)
     assert err.origin == where == items[0].origin and err.offset == 0
     assert err.message.startswith("unreadable member: ")
+
+
+@pytest.mark.llvm22
+def test_offload_binaries_back_to_back_are_cut_at_their_8_aligned_ends(tmp_path, monkeypatch):
+    from test_containers_offsets import AT, _offload
+
+    one = _offload(CODE_OBJECT + b"x")[AT:]  # an odd size: the next starts at the 8-aligned end
+    aligned = -(-len(one) // 8) * 8
+    section = tmp_path / "fatbin.bin"
+    section.write_bytes(one + b"\0" * (aligned - len(one)) + one)
+    path = tmp_path / "lib.so"
+    subprocess.run(
+        [
+            "llvm-objcopy-22",
+            "--update-section",
+            f".hip_fatbin={section}",
+            str(CONTAINERS / "libhip_plain.so"),
+            str(path),
+        ],
+        check=True,
+    )
+    at, size = _section(path, ".hip_fatbin")
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    assert [(p.start, p.end) for p in plan(str(path))] == [(at, at + aligned), (at + aligned, at + size)]

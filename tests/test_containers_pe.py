@@ -171,3 +171,14 @@ def test_a_slash_name_is_looked_up_only_with_a_symbol_table_and_digits():
     for name, symbols in ((b"/4", (0, 0)), (b"/x", (10**6, 0))):  # no string table; not an offset
         (item,) = list(scan(_pe([(name, BUNDLE, None, None)], symbols=symbols)))
         assert item.reason == "PE/COFF (x86-64) without a .hip_fat section", name
+
+
+def test_without_a_symbol_table_a_slash_name_is_not_an_offset_even_where_one_would_resolve():
+    # "/N" with N pointing at ".hip_fat\0" in the file: only a symbol table makes it a string offset.
+    size = len(_pe([(b"/0", BUNDLE, None, None)], mz=False))
+    name = f"/{size}".encode()
+    (item,) = list(scan(_pe([(name, BUNDLE, None, None)], mz=False, strings=b".hip_fat\0")))
+    assert isinstance(item, Skipped) and item.reason == "PE/COFF (x86-64) without a .hip_fat section"
+    # With a symbol table of no symbols at that offset, the same name resolves and the section is read.
+    (blob,) = list(scan(_pe([(b"/0", BUNDLE, None, None)], symbols=(size, 0), mz=False, strings=b".hip_fat\0")))
+    assert isinstance(blob, Blob) and blob.origin.hops[0] == "section .hip_fat"
