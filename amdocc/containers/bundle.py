@@ -109,7 +109,9 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
                 pos - e.id_length - ENTRY_HEADER.size,
             )
         entries.append(BundleEntry(entry_id, e.offset, e.size))
-        extent = max(extent, pos, start + e.offset + e.size)
+        # An empty entry's offset is never checked (it owns no bytes), so it cannot extend the
+        # bundle: a lying one would carry the extent past the data (and a piece past its section).
+        extent = max(extent, pos, start + e.offset + e.size if e.size else pos)
     # Entries own their bytes: the bundler never shares them, and a table of thousands of entries
     # over one payload would have that payload parsed thousands of times.
     spans = [(e.offset, e.offset + e.size) for e in entries]
@@ -271,5 +273,6 @@ def _decompress(
         raise LimitError(f"compressed bundle expands beyond its declared {declared} bytes", origin, header_at)
     if not d.eof:
         raise FormatError(f"{method} stream of compressed bundle is truncated", origin, header_at)
-    unused = len(d.unused_data) + (len(d.unconsumed_tail) if method == "zlib" else 0)
-    return bytes(out), pos - start - unused
+    # What follows the stream is in unused_data; zlib's unconsumed tail was drained above (or the
+    # output passed the declared size and was refused), so it is empty here.
+    return bytes(out), pos - start - len(d.unused_data)

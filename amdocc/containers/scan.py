@@ -255,7 +255,7 @@ def _scan_blob(
             data = buf if (start == 0 and end == len(buf) and isinstance(buf, bytes)) else bytes(buf[start:end])
             yield Blob(data, origin.at(start), entry_id)
         else:
-            yield from _scan_host_elf(buf, start, end, origin, limits, depth)
+            yield from _scan_host_elf(buf, start, origin, limits, depth)
     elif head.startswith(_CONTAINER_MAGICS):
         yield from _scan_region(buf, start, end, origin, limits, depth)
     elif head.startswith(KPACK_MAGIC):
@@ -413,7 +413,9 @@ def _guard(items: Iterator[Item], origin: Origin) -> Iterator[Item]:
 # -- host binaries --------------------------------------------------------------------------
 
 
-def _scan_host_elf(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
+def _scan_host_elf(buf: Buffer, start: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
+    # A host binary is read only where it starts its buffer, and then from its own section table
+    # (offsets count from the buffer's start), so how far the caller's range ran does not matter.
     if start != 0:
         yield Skipped(origin.at(start), "embedded non-AMDGPU ELF")
         return
