@@ -1,0 +1,219 @@
+"""The models' edges mutation testing found unguarded: where a rule switches (one-wave workgroups
+and barriers, a block of no threads), what each refusal names, and how the rules are chosen.
+
+Expected values are worked here from the cited rules, never read back from amdocc:
+- LLVM's getMaxWorkGroupsPerCU (shared/research/llvm-amdgpu-rules.md §4.2, "1-wave WGs use no
+  barrier"; otherwise min(slots // waves, 16 per CU));
+- the version -> rule set mapping of tables/llvm_rules.toml, from LLVM's branch dates and the merge
+  dates of PRs #201342, #205637 (2026-06, gfx6-9 rules) and #222615 (2026-09, gfx13 only);
+- HIP's header template hipOccupancyMaxPotentialBlockSizeVariableSMem (hip-occupancy.md §6) and
+  its occupancy function (§4: limits = simdPerCU x wavefrontSize x waves / alignUp(block, W),
+  LDS = localMemSize / lds);
+- the code object each test builds: the processor byte (e_flags & 0xff at file offset 0x30) of a
+  fixture set to 0xfe, which no AMDGPU processor uses (EF_AMDGPU_MACH values, AMDGPUUsage.rst).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import amdocc
+from amdocc import UsageError
+from amdocc.codeobject.producer import parse_producer
+from amdocc.codeobject.target_id import TargetId
+from amdocc.models import from_kernel, manual
+from amdocc.models.compat import device_id, place
+from amdocc.models.hip import max_potential_block_size_search
+from amdocc.models.llvm_rules import rules_for_producer
+from amdocc.targets import get_target
+from conftest import FIXTURES
+
+GFX942 = get_target("gfx942")
+E_FLAGS = 0x30  # ELF64 header: e_flags, whose low byte is EF_AMDGPU_MACH
+UNUSED_MACH = 0xFE
+AGPR_GFX942 = FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco"  # kernels agpr_clobber, agpr_small (its readelf.txt)
+
+
+@pytest.fixture
+def unknown_processor_kernel(tmp_path):
+    data = bytearray(AGPR_GFX942.read_bytes())
+    assert data[E_FLAGS] == 0x4C  # EF_AMDGPU_MACH_AMDGCN_GFX942
+    data[E_FLAGS] = UNUSED_MACH
+    path = tmp_path / "unknown.hsaco"
+    path.write_bytes(bytes(data))
+    co = amdocc.load(path)
+    return co.kernels[0]
+
+
+# -- where a kernel is evaluated ----------------------------------------------------------------
+
+
+def test_a_kernel_of_an_unknown_processor_names_itself_and_the_byte(unknown_processor_kernel):
+    k = unknown_processor_kernel
+    assert k.name == "agpr_clobber" and k.target is None
+    with pytest.raises(UsageError) as err:
+        amdocc.occupancy(k, block_size=64)
+    text = str(err.value)
+    assert text.startswith("kernel agpr_clobber: its processor ")
+    assert "0xfe" in text and "not in tables/targets.toml" in text and "pass target=" in text
+
+
+@pytest.mark.parametrize("target", [GFX942, "gfx942"])
+def test_a_what_if_for_unknown_code_names_the_processor_asked_for(unknown_processor_kernel, target):
+    # The same place whether the target comes as a Target or by name.
+    occ = amdocc.occupancy(unknown_processor_kernel, target=target, block_size=64, what_if=True)
+    assert occ.what_if and occ.processor == "gfx942"
+    (why,) = [w for w in occ.warnings if w.startswith("what-if: ")]
+    assert "0xfe" in why and why.endswith("cannot be placed on gfx942")
+
+
+def test_the_device_id_of_a_target_is_that_processor_without_feature_modes():
+    assert device_id(GFX942) == (TargetId("gfx942"), GFX942)
+    assert device_id("gfx942:xnack-") == (TargetId("gfx942", None, "off"), GFX942)
+    where = place(TargetId("gfx90a"), get_target("gfx90a"), GFX942, what_if=True)
+    assert where is not None and where.device == TargetId("gfx942") and str(where.device) == "gfx942"
+
+
+@pytest.mark.parametrize(
+    "missing,words",
+    [
+        ("wavefront_size", "no wavefront size in its metadata"),
+        ("vgprs", "no VGPR count in its metadata"),
+        ("sgprs", "no SGPR count in its metadata"),
+        ("lds", "no LDS size in its metadata"),
+    ],
+)
+def test_a_kernel_missing_a_count_is_refused_naming_it(missing, words):
+    co = amdocc.load(AGPR_GFX942)
+    k = co.kernels[0]
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, **{missing: None}), memo={})
+    with pytest.raises(UsageError, match=f"^kernel agpr_clobber: {words} or descriptor$"):
+        from_kernel(k)
+
+
+# -- llvm: the per-block path's edges -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "block,barriers,limiters",
+    [
+        # 1 wave: no barrier, so no barrier limit; the 8 waves x 4 SIMDs = 32 slots bind alone.
+        (64, None, ("waves", "vgpr", "sgpr")),
+        # 2 waves: min(32 // 2, 16) = 16, as many as the slots allow: both bind.
+        (128, 16, ("waves", "barriers", "vgpr", "sgpr")),
+        # 3 waves: min(32 // 3, 16) = 10.
+        (192, 10, ("waves", "barriers", "vgpr", "sgpr")),
+    ],
+)
+def test_llvm_barrier_limit_starts_at_two_waves(block, barriers, limiters):
+    # gfx942, 8 VGPRs (512 // 8 caps at 8 waves), no SGPRs or LDS: every resource allows the slots.
+    occ = amdocc.occupancy(manual(GFX942, vgprs=8), model="llvm", block_size=block)
+    assert occ.limits["barriers"] == barriers
+    assert occ.limiters == limiters
+    assert occ.blocks_per_cu == 32 // (block // 64)
+
+
+def test_llvm_at_a_block_of_no_threads_keeps_the_choices_warnings():
+    # A block of 0 threads has no launch; the record still says which rules were chosen and why
+    # (LLVM 19 predates LLVM 21's getOccupancyWithWorkGroupSizes, the oldest modelled set).
+    occ = amdocc.occupancy(manual(GFX942, vgprs=8), model="llvm", block_size=0, llvm_version="19")
+    assert (occ.blocks_per_cu, occ.limits, occ.launchable) == (0, {"block_size": 0}, False)
+    assert "LLVM 19 predates every modelled rule set" in occ.warnings[0]
+    assert occ.warnings[-1] == "a block of 0 threads cannot launch"
+
+
+def test_llvm_keeps_its_printed_occupancy_where_no_workgroup_fits():
+    # gfx942, 256 VGPRs: 512 // 256 = 2 waves per SIMD, so LLVM prints 2 (the VGPR limit; 1024
+    # lanes are 16 waves, 2 groups by the slots). A 16-wave group needs 4 per SIMD: none fits.
+    occ = amdocc.occupancy(manual(GFX942, vgprs=256), model="llvm", block_size=1024)
+    assert (occ.details["llvm_occupancy"], occ.blocks_per_cu, occ.waves_per_simd) == (2, 0, 0)
+    assert occ.warnings == (
+        "LLVM prints Occupancy 2 for this workgroup size (its per-wave limit), but no workgroup of "
+        "16 waves fits on the 4 SIMDs: 0 workgroups, 0 waves",
+    )
+
+
+# -- llvm: which rules -------------------------------------------------------------------------
+
+
+def test_a_given_snapshot_version_is_judged_for_the_kernels_processor():
+    # 24.0.0git is main between the 24 branch and PR #222615 (gfx13 only): on gfx942 the llvm-23
+    # and llvm-24 rules agree, so the choice is exact; on gfx1310 they differ and it is warned.
+    occ = amdocc.occupancy(manual(GFX942, vgprs=8), model="llvm", llvm_version="24.0.0git")
+    assert (occ.profile, occ.warnings) == ("llvm-23", ())
+    gfx1310 = amdocc.occupancy(manual(get_target("gfx1310"), vgprs=8), model="llvm", llvm_version="24.0.0git")
+    assert gfx1310.profile == "llvm-23" and "development snapshot" in gfx1310.warnings[0]
+
+
+def test_code_from_an_llvm_older_than_its_processor_says_so():
+    # gfx1310 first appeared in LLVM 23 (targets.toml since_llvm); a code object whose .comment
+    # names LLD 22.1.8 cannot have been built by it, and the record says which LLVM was assumed.
+    producer = parse_producer("Linker: Debian LLD 22.1.8")
+    u = dataclasses.replace(manual(get_target("gfx1310"), vgprs=8), producer=producer, from_file=True)
+    occ = amdocc.occupancy(u, model="llvm")
+    assert occ.details["llvm_rules"]["chosen_by"] == "gfx1310 needs LLVM 23+"
+    assert occ.warnings[-1] == (
+        "gfx1310 first appeared in LLVM 23, so it was not built by the LLVM 22 its .comment names; llvm-23 rules used"
+    )
+    # Typed-in numbers name no compiler: only that the processor needs LLVM 23.
+    plain = amdocc.occupancy(manual(get_target("gfx1310"), vgprs=8), model="llvm")
+    assert plain.warnings[-1] == "gfx1310 first appeared in LLVM 23; llvm-23 rules used"
+
+
+def test_a_producer_line_is_named_in_the_choice_and_its_warnings():
+    old = rules_for_producer(parse_producer("clang version 19.1.7 (https://example.org abc)"), True, GFX942)
+    assert old.warnings[0].startswith("the code object's clang 19.1.7 predates every modelled rule set")
+    assert old.chosen_by == "code object: 'clang version 19.1.7 (https://example.org abc)' (clang's .comment line)"
+    lld = rules_for_producer(parse_producer("Linker: LLD 22.1.8"), True, GFX942)
+    assert lld.chosen_by == (
+        "code object: 'Linker: LLD 22.1.8' (.comment linker line (the compiler is taken to be the linker's LLVM))"
+    )
+    amd = rules_for_producer(parse_producer("AMD clang version 27.0.0git (roc)"), True, GFX942)
+    assert amd.warnings[0].startswith("the code object's clang 27.0.0git (AMD) is newer than the newest rule set")
+
+
+# -- hip ---------------------------------------------------------------------------------------
+
+
+def test_hip_pr9571_warning_names_what_it_cannot_know():
+    occ = amdocc.occupancy({"vgprs": 32, "lds": 8192}, target="gfx1100", block_size=256)
+    (w,) = [w for w in occ.warnings if "#9571" in w]
+    assert w.endswith("its formula is not known here, so the LDS limit follows the earlier rule")
+
+
+def test_hip_block_size_search_asks_lds_for_the_size_it_checks():
+    # gfx942, 8 VGPRs, 100 B of dynamic LDS per thread. Per block size bs (a multiple of 64):
+    # waves 4 x 64 x 8 // bs = 2048 // bs, LDS 65536 // (100 bs). Resident threads bs x n:
+    # 1024..704 -> 0; 640 -> 1 x 640; 576 -> 576; 320 -> 2 x 320 = 640; 128 -> 5 x 128 = 640;
+    # 64 -> min(32, 10) x 64 = 640. The first (largest) best is kept: 640, one block per CU.
+    got = max_potential_block_size_search(
+        manual(GFX942, vgprs=8), lambda bs: 100 * bs, compute_units=304, max_threads_per_cu=2048
+    )
+    assert got == {"block_size": 640, "min_grid_size": 304, "error": None}
+    # Without LDS the waves bind: 1024 lanes x 2 = 2048 threads fill the CU at the first size.
+    assert max_potential_block_size_search(manual(GFX942, vgprs=8), compute_units=304, max_threads_per_cu=2048) == {
+        "block_size": 1024,
+        "min_grid_size": 608,
+        "error": None,
+    }
+
+
+# -- the entry point ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model,takes", [("hip", "profile"), ("llvm", "llvm_version"), ("hw", "trap_reserve")])
+def test_an_option_a_model_does_not_take_names_the_one_it_does(model, takes):
+    # The options each model takes, as README's Python API section lists them.
+    with pytest.raises(UsageError, match=rf"^model {model} takes no option colour \(it takes: {takes}\)$"):
+        amdocc.occupancy(manual(GFX942, vgprs=8), model=model, block_size=64, colour=1)
+
+
+def test_a_kernel_that_is_not_a_kernel_is_refused():
+    class Memo:  # something with a kernel's cache but nothing to read
+        def __init__(self):
+            self.memo = {}
+
+    with pytest.raises(UsageError, match=r"^cannot compute occupancy of a Memo$"):
+        amdocc.occupancy(Memo(), block_size=64)
