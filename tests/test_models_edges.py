@@ -218,3 +218,75 @@ def test_a_kernel_that_is_not_a_kernel_is_refused():
 
     with pytest.raises(UsageError, match=r"^cannot compute occupancy of a Memo$"):
         amdocc.occupancy(Memo(), block_size=64)
+
+
+@pytest.mark.parametrize("name", ["block_size", "dynamic_lds"])
+def test_a_launch_number_that_is_not_whole_is_named(name):
+    args = {"block_size": 64, "dynamic_lds": 0, name: 1.5}
+    with pytest.raises(UsageError, match=rf"^{name} must be a whole number, not 1\.5$"):
+        amdocc.occupancy(manual(GFX942, vgprs=8), **args)
+
+
+def test_manual_numbers_keep_the_name_given():
+    assert manual(GFX942, vgprs=8).name == "manual"  # manual()'s documented default
+    assert manual(GFX942, vgprs=8, name="gemm_tile").name == "gemm_tile"
+
+
+# -- llvm without a block size: the record in waves per SIMD ------------------------------------
+
+
+def test_llvm_over_the_flat_range_reports_waves_per_eu_limits():
+    # gfx942, 8 VGPRs, nothing else, range 1..1024: VGPRs 512 // 8 -> capped at 8; LDS none -> 8,
+    # which is the wave cap, so getMinNumSGPRs returns 0 (no padding) and 0 SGPRs give 10, capped
+    # at 8; the wave slots 8. All four bind; 8 waves on 4 SIMDs = 32 of 32 slots.
+    occ = amdocc.occupancy(manual(GFX942, vgprs=8), model="llvm")
+    assert occ.limits == {"lds": 8, "sgpr": 8, "vgpr": 8, "waves": 8}
+    assert occ.limiters == ("waves", "lds", "vgpr", "sgpr")
+    assert (occ.waves_per_simd, occ.waves_per_cu, occ.max_waves_per_cu, occ.occupancy_fraction) == (8, 32, 32, 1.0)
+    assert "sgprs_padded_to" not in occ.details
+    # Typed-in numbers name no compiler: the oldest rule set, chosen by default, without a warning.
+    assert occ.details["llvm_rules"]["chosen_by"] == "default (no code object)" and occ.warnings == ()
+
+
+# -- hip: what a failing call leaves -----------------------------------------------------------
+
+
+def test_hip_failures_report_the_resource_that_leaves_no_wave():
+    # 600 VGPRs on gfx942 (512 per SIMD): 512 // alignUp(600, 8) = 0 waves -> hipErrorUnknown.
+    vgpr = amdocc.occupancy({"vgprs": 600}, target="gfx942", block_size=64)
+    assert (vgpr.error, vgpr.limits) == ("hipErrorUnknown", {"vgpr": 0})
+    # 801 SGPRs: alignUp(801, 16) = 816 > 800 per SIMD -> 0 waves; the grid divides by it.
+    sgpr = amdocc.occupancy({"vgprs": 8, "sgprs": 801}, target="gfx942", block_size=64)
+    assert (sgpr.error, sgpr.limits) == ("division-by-zero", {"sgpr": 0})
+
+
+@pytest.mark.parametrize(
+    "counts,label,value",
+    [
+        ({"vgprs": 2**31}, ".vgpr_count", 2**31),
+        ({"sgprs": 2**31 + 5}, ".sgpr_count", 2**31 + 5),
+        ({"lds": 2**32}, ".group_segment_fixed_size", 2**32),
+    ],
+)
+def test_hip_refuses_counts_its_int_cannot_hold(counts, label, value):
+    # HIP parses the metadata with atoi into a C int: INT_MAX = 2^31 - 1 = 2147483647.
+    with pytest.raises(UsageError) as err:
+        amdocc.occupancy(counts, target="gfx942", block_size=64)
+    assert str(err.value) == (
+        f"{label} {value} exceeds INT_MAX (2147483647): "
+        "HIP parses it with atoi into an int, so no HIP answer is defined"
+    )
+
+
+def test_every_release_reporting_one_version_that_answers_differently_is_named(monkeypatch):
+    # Whatever the table says, each release that reports the same HIP version and differs from
+    # the chosen one is named: make TheRock 7.10 (the first after ROCm 7.2 to report HIP 7.2)
+    # differ too, and the warning names it beside 7.12.
+    from amdocc.models import hip_profiles
+
+    table = hip_profiles._table()
+    changed = dict(table[0])
+    changed["rocm-7.10"] = dataclasses.replace(changed["rocm-7.10"], caller_value="unchanged")
+    monkeypatch.setattr(hip_profiles, "_table", lambda: (changed, *table[1:]))
+    warning = hip_profiles.profile_for_runtime(70200000).warning
+    assert "rocm-7.10 (caller_value unchanged)" in warning and "rocm-7.12 (caller_value unchanged)" in warning
