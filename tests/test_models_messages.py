@@ -258,3 +258,23 @@ def test_a_dynamic_vgpr_kernel_is_refused_by_every_model():
 def test_a_record_made_by_hand_has_no_next_step():
     occ = amdocc.occupancy(manual(t("gfx942"), vgprs=8), block_size=64)._replace(query=None)
     assert refusal(occ.next_step) == "this record does not say how it was asked; make it with amdocc.occupancy()"
+
+
+def test_hip_runtime_versions_that_name_no_release_say_which_profile_stands_in():
+    # hipRuntimeGetVersion() is major x 10^7 + minor x 10^5 + patch (HIP_VERSION's encoding).
+    from amdocc.models.hip_profiles import get_profile, profile_for_runtime
+
+    assert profile_for_runtime(0).warning == (
+        "hipRuntimeGetVersion() returned 0, which is no HIP version; comparing with rocm-5.6, the oldest release known"
+    )
+    # 5.5.1 predates ROCm 5.6, the oldest release with a profile; 6.5.0 follows 6.4.
+    assert profile_for_runtime(50500001).warning == (
+        "HIP runtime 5.5.1 (50500001) is not a ROCm release amdocc has a profile for; using rocm-5.6, "
+        "the oldest known release"
+    )
+    assert profile_for_runtime(60500000).warning == (
+        "HIP runtime 6.5.0 (60500000) is not a ROCm release amdocc has a profile for; using rocm-6.4, "
+        "the newest known release before it"
+    )
+    with pytest.raises(amdocc.AmdoccError, match=r"^unknown HIP profile 'rocm-9\.9' \(known: rocm-5\.6, .*; aliases: "):
+        get_profile("rocm-9.9")
