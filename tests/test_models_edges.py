@@ -290,3 +290,65 @@ def test_every_release_reporting_one_version_that_answers_differently_is_named(m
     monkeypatch.setattr(hip_profiles, "_table", lambda: (changed, *table[1:]))
     warning = hip_profiles.profile_for_runtime(70200000).warning
     assert "rocm-7.10 (caller_value unchanged)" in warning and "rocm-7.12 (caller_value unchanged)" in warning
+
+
+def _llvm_occupancy_with_workgroup_sizes(t, wave, wgp, lds, wg_min, wg_max):
+    """getOccupancyWithWorkGroupSizes as shared/research/llvm-amdgpu-rules.md §4.2 transcribes it
+    (occ_wg_lds, LLVM 22: no LDS rounding), the slot-filling steps included: (min, max) waves."""
+    eus, max_waves = t.simds_per_cu * (2 if wgp else 1), t.max_waves_per_simd
+    pool = t.lds_per_workgroup * (2 if wgp else 1)
+    wgs_lds = pool // max(lds, 1)
+    if wgs_lds == 0:
+        return 1, 1
+
+    def max_wgs_per_cu(size):
+        slots, n = max_waves * eus, -(-size // wave)
+        return slots if n == 1 else min(slots // n, t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu)
+
+    def props(s):
+        wpw = -(-s // wave)
+        g = min(max_wgs_per_cu(s), wgs_lds)
+        return wpw, g, wpw * g
+
+    min_wpw, max_g, max_wpc = props(wg_min)
+    max_wpw, min_g, min_wpc = props(wg_max)
+    if min_wpc >= max_wpc:
+        min_wpc, max_wpc = max_wpc, min_wpc
+    else:
+        slots = max_waves * eus
+        m = -(-slots // (min_g + 1)) * min_g
+        if min_wpc > m and (min_wpc - m) // min_g:
+            min_wpc -= min_g * min((min_wpc - m) // min_g, max_wpw - min_wpw)
+        left = (slots - max_g * min_wpw) // max_g
+        if left:
+            max_wpc += max_g * min(left, (wg_max - 1) // wave + 1 - min_wpw)
+
+    def clamp(x):
+        return max(1, min(x, max_waves))
+
+    return clamp(min_wpc // eus), clamp(-(-max_wpc // eus))
+
+
+def test_llvm_lds_rule_is_llvms_for_every_range_a_code_object_can_state():
+    # Every distinct processor shape of the table, both wave sizes and modes, LDS at every pool
+    # fraction, and every range the note can state: (1, N) and (N, N).
+    from amdocc.models.llvm import lds_waves
+    from amdocc.targets import all_targets
+
+    shapes = {}
+    for tgt in all_targets():
+        key = (tgt.max_waves_per_simd, tgt.simds_per_cu, tgt.wgp, tgt.wave_sizes, tgt.lds_per_workgroup,
+               tgt.max_workgroups_per_cu, tgt.max_workgroups_per_wgp)  # fmt: skip
+        shapes.setdefault(key, tgt)
+    compared = 0
+    for tgt in shapes.values():
+        for wave in tgt.wave_sizes:
+            for wgp in (False, True) if tgt.wgp else (False,):
+                pool = tgt.lds_per_workgroup * (2 if wgp else 1)
+                for lds in sorted({0, pool + 1, *(pool // k + d for k in range(1, 70, 3) for d in (0, 1))}):
+                    for hi in (*range(1, 257, 7), *range(wave, 1025, wave), 1000, 1024):
+                        for lo in (1, hi):
+                            want = _llvm_occupancy_with_workgroup_sizes(tgt, wave, wgp, lds, lo, hi)[1]
+                            assert lds_waves(tgt, wave, wgp, lds, lo, hi) == want, (tgt.name, wave, wgp, lds, lo, hi)
+                            compared += 1
+    assert len(shapes) >= 5 and compared > 50_000
