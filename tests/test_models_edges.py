@@ -352,3 +352,36 @@ def test_llvm_lds_rule_is_llvms_for_every_range_a_code_object_can_state():
                             assert lds_waves(tgt, wave, wgp, lds, lo, hi) == want, (tgt.name, wave, wgp, lds, lo, hi)
                             compared += 1
     assert len(shapes) >= 5 and compared > 50_000
+
+
+# -- hw: the record's own numbers --------------------------------------------------------------
+
+
+def test_hw_record_in_wgp_mode_worked_by_hand():
+    # gfx1100, WGP mode (2 CUs x 2 SIMDs), wave32, 64 VGPRs, 1000 B of LDS, 256 threads = 8 waves.
+    # VGPRs: alignUp(64, 24) = 72 -> 1536 // 72 = 21 waves -> 4 x 21 // 8 = 10 groups; wave slots
+    # 4 x 16 // 8 = 8; LDS rounded to 512 B = 1024 -> the WGP's 128 KiB // 1024 = 128; barriers
+    # 32 per WGP; SGPRs do not limit on gfx10+. 8 groups = 64 waves = 16 per SIMD of 64 slots.
+    gfx1100 = get_target("gfx1100")
+    occ = amdocc.occupancy(manual(gfx1100, vgprs=64, sgprs=20, lds=1000), block_size=256, model="hw")
+    assert occ.limits == {"vgpr": 10, "waves": 8, "lds": 128, "barriers": 32}
+    assert (occ.blocks_per_cu, occ.limiter, occ.per_wgp, occ.waves_per_cu, occ.max_waves_per_cu) == (
+        8,
+        "waves",
+        True,
+        64,
+        64,
+    )
+    assert occ.allocated == {"vgprs_per_wave": 72, "sgprs_per_wave": None, "lds_per_block": 1024}
+    assert occ.details == {
+        "vgprs_allocated_from": "metadata",
+        "waves_per_simd_by_vgpr": 21,
+        "waves_per_simd_by_sgpr": None,
+        "lds_pool": 131072,
+        "simds": 4,
+        "unconfirmed": [f"the 512 B LDS granule of gfx1100: {gfx1100.unconfirmed['lds_granule']}"],
+    }
+    # In CU mode: 2 SIMDs, the CU's 64 KiB and 16 barriers: 2 x 21 // 8 = 5, slots 2 x 16 // 8 = 4.
+    cu = amdocc.occupancy(manual(gfx1100, vgprs=64, lds=1000, wgp=False), block_size=256, model="hw")
+    assert cu.limits == {"vgpr": 5, "waves": 4, "lds": 64, "barriers": 16}
+    assert (cu.details["lds_pool"], cu.details["simds"], cu.per_wgp) == (65536, 2, False)

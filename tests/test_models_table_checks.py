@@ -40,6 +40,14 @@ def _gfx600(**changes):
             {"gfx601": {"like": "gfx600"}, "gfx600": _gfx600()},
             "targets.toml [gfx601] is like 'gfx600', which is not above it",
         ),
+        (
+            {"gfx600": _gfx600(wgp=True, lds_per_wgp=131072)},
+            "targets.toml [gfx600]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp",
+        ),
+        (
+            {"gfx600": _gfx600(wgp=True, max_workgroups_per_wgp=32)},
+            "targets.toml [gfx600]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp",
+        ),
     ],
 )
 def test_a_bad_targets_row_is_refused_naming_it(monkeypatch, rows, message):

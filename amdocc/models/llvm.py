@@ -66,7 +66,7 @@ def max_workgroups_per_cu(t: Target, wave: int, wgp: bool, wg_size: int) -> int:
     if waves == 1:
         return slots
     cap = t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu
-    assert cap is not None  # every targets.toml row with WGPs gives max_workgroups_per_wgp
+    assert cap is not None  # the targets loader refuses a row with WGPs without max_workgroups_per_wgp
     return min(slots // waves, cap)
 
 
