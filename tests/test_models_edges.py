@@ -385,3 +385,19 @@ def test_hw_record_in_wgp_mode_worked_by_hand():
     cu = amdocc.occupancy(manual(gfx1100, vgprs=64, lds=1000, wgp=False), block_size=256, model="hw")
     assert cu.limits == {"vgpr": 5, "waves": 4, "lds": 64, "barriers": 16}
     assert (cu.details["lds_pool"], cu.details["simds"], cu.per_wgp) == (65536, 2, False)
+
+
+# -- next step ---------------------------------------------------------------------------------
+
+
+def test_next_step_where_hip_divides_by_zero_at_no_vgprs():
+    # ROCm 5.6 guards the VGPR division by the SGPR count (hip-occupancy.md §4): with 20 SGPRs and
+    # 0 VGPRs it computes 512 // alignUp(0, 8) and dies. That does not hide the step: gfx90a,
+    # 128 VGPRs, 256 threads: 512 // 128 = 4 blocks; 5 need alignUp(v, 8) <= 102 -> v <= 96.
+    occ = amdocc.occupancy(manual(get_target("gfx90a"), vgprs=128, sgprs=20), block_size=256, profile="rocm-5.6")
+    assert (occ.blocks_per_cu, occ.limiters) == (4, ("vgpr",))
+    assert occ.next_step() == {"gain": 5, "unit": "blocks_per_cu", "shed": {"vgpr": 32}}
+    # Without SGPRs that runtime skips the VGPR limit altogether (VgprWaves = MaxWavesPerSimd = 8):
+    # 256 x 8 // 256 = 8 blocks, bound by the wave slots, which no kernel resource can relax.
+    occ = amdocc.occupancy(manual(get_target("gfx90a"), vgprs=128), block_size=256, profile="rocm-5.6")
+    assert (occ.blocks_per_cu, occ.limiter, occ.next_step()) == (8, "waves", None)
