@@ -278,3 +278,27 @@ def test_hip_runtime_versions_that_name_no_release_say_which_profile_stands_in()
     )
     with pytest.raises(amdocc.AmdoccError, match=r"^unknown HIP profile 'rocm-9\.9' \(known: rocm-5\.6, .*; aliases: "):
         get_profile("rocm-9.9")
+
+
+def test_feature_modes_that_differ_are_named_with_both_modes():
+    # Code built with xnack on (gfx90a:xnack+) cannot run where xnack is off, and the reverse;
+    # "any" (no feature in the id) runs on both. sramecc is checked the same way, first.
+    hint = "ask for a what-if (what_if=True, or --what-if) to evaluate it there anyway"
+    from amdocc.codeobject.target_id import TargetId
+    from amdocc.models.compat import place
+
+    gfx90a = t("gfx90a")
+    with pytest.raises(UsageError) as err:
+        place(TargetId("gfx90a", None, "on"), gfx90a, "gfx90a:xnack-")
+    assert str(err.value) == (
+        f"gfx90a:xnack+ code is built with xnack on; it cannot run on gfx90a:xnack-, which runs with xnack off; {hint}"
+    )
+    with pytest.raises(UsageError) as err:
+        place(TargetId("gfx90a", "off", "on"), gfx90a, "gfx90a:sramecc+:xnack-")
+    assert str(err.value).startswith("gfx90a:sramecc-:xnack+ code is built with sramecc off; it cannot run on ")
+    assert place(TargetId("gfx90a"), gfx90a, "gfx90a:sramecc+:xnack-").reason is None
+    where = place(TargetId("gfx90a", None, "on"), gfx90a, "gfx90a:xnack-", what_if=True)
+    assert (where.what_if, where.built_for, str(where.device)) == (True, "gfx90a:xnack+", "gfx90a:xnack-")
+    with pytest.raises(UsageError) as err:
+        place(TargetId("gfx942"), t("gfx942"), "gfx942", "MI355X")
+    assert str(err.value) == "device MI355X is a gfx950, not gfx942"
