@@ -302,3 +302,22 @@ def test_feature_modes_that_differ_are_named_with_both_modes():
     with pytest.raises(UsageError) as err:
         place(TargetId("gfx942"), t("gfx942"), "gfx942", "MI355X")
     assert str(err.value) == "device MI355X is a gfx950, not gfx942"
+
+
+def test_hip_divisions_by_zero_in_the_vgpr_and_wave_arithmetic():
+    from amdocc.models.hip import hip_occupancy
+
+    # ROCm 5.6 divides by alignUp(.vgpr_count, 8) whenever .sgpr_count > 0: 0 VGPRs divide by 0.
+    occ = amdocc.occupancy(manual(t("gfx90a"), sgprs=20), block_size=64, profile="rocm-5.6")
+    assert (occ.error, occ.warnings[-1]) == (
+        "division-by-zero",
+        "this runtime has 512 VGPRs in granules of 8 for gfx90a, so alignUp(0, 8) is 0 and it divides by zero "
+        "(SIGFPE); the calling process dies, so no value is returned",
+    )
+    # A .wavefront_size of 0 (which occupancy() refuses first) makes alignUp(block, 0) = 0.
+    zero = hip_occupancy(manual(t("gfx942"), vgprs=8).with_(wave=0), 64)
+    assert (zero.error, zero.warnings[-1]) == (
+        "division-by-zero",
+        "this runtime takes .wavefront_size 0 from the metadata and divides by alignUp(block, 0) = 0 (SIGFPE); "
+        "the calling process dies, so no value is returned",
+    )
