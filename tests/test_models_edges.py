@@ -401,3 +401,30 @@ def test_next_step_where_hip_divides_by_zero_at_no_vgprs():
     # 256 x 8 // 256 = 8 blocks, bound by the wave slots, which no kernel resource can relax.
     occ = amdocc.occupancy(manual(get_target("gfx90a"), vgprs=128), block_size=256, profile="rocm-5.6")
     assert (occ.blocks_per_cu, occ.limiter, occ.next_step()) == (8, "waves", None)
+
+
+def test_hip_block_size_search_within_a_limit_and_on_error():
+    # A limit of 300 threads on gfx942 (8 VGPRs, wave slots 256 x 8 = 2048 threads): from
+    # alignUp(300, 64) = 320 down: 300 -> 2048 // alignUp(300, 64) = 6 blocks = 1800 threads; 256 ->
+    # 8 blocks = 2048, the CU's maximum: the search stops there.
+    got = max_potential_block_size_search(
+        manual(GFX942, vgprs=8), block_size_limit=300, compute_units=304, max_threads_per_cu=2048
+    )
+    assert got == {"block_size": 256, "min_grid_size": 8 * 304, "error": None}
+    # 600 VGPRs leave no wave: HIP's error comes back instead of a size.
+    bad = max_potential_block_size_search(manual(GFX942, vgprs=600), compute_units=304, max_threads_per_cu=2048)
+    assert bad == {"error": "hipErrorUnknown"}
+
+
+def test_a_runtime_version_keeps_the_number_it_was_given():
+    from amdocc.models.hip_profiles import profile_for_runtime
+
+    for version in (70051831, 70200000, 60500000, 0):
+        assert profile_for_runtime(version).version == version
+
+
+def test_no_next_step_without_a_binding_limit():
+    # An error record (600 VGPRs: hipErrorUnknown) has no answer, so no limiter.
+    assert amdocc.occupancy(manual(GFX942, vgprs=600), block_size=64).next_step() is None
+    # gfx942, 8 VGPRs, 64 threads: the wave slots bind (32 blocks): a cap, no step.
+    assert amdocc.occupancy(manual(GFX942, vgprs=8), block_size=64).next_step() is None

@@ -63,9 +63,10 @@ def _largest_by_walk(gains: Callable[[int], bool], have: int, stride: int, floor
 def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, Any] | None:
     """{"gain": new value, "unit": ..., "shed": {limiter: amount}}, or None when no kernel
     resource can help (a cap binds: wave slots, barriers, block size) or there is no answer."""
-    current = _value(occ)
-    if current is None or occ.error or not occ.limiters:
+    if not occ.limiters:  # nothing binds: an error, no single answer (llvm's range), or no limit at all
         return None
+    current = _value(occ)
+    assert current is not None  # a limiter equals the record's answer (see record.build)
     if any(name not in SHEDDABLE for name in occ.limiters):
         return None
     if occ.model == "hip":
