@@ -84,12 +84,14 @@ def test_the_device_id_of_a_target_is_that_processor_without_feature_modes():
         ("vgprs", "no VGPR count in its metadata"),
         ("sgprs", "no SGPR count in its metadata"),
         ("lds", "no LDS size in its metadata"),
+        (("vgprs", "sgprs"), "no VGPR count, SGPR count in its metadata"),
     ],
 )
 def test_a_kernel_missing_a_count_is_refused_naming_it(missing, words):
     co = amdocc.load(AGPR_GFX942)
     k = co.kernels[0]
-    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, **{missing: None}), memo={})
+    gone = (missing,) if isinstance(missing, str) else missing
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, **dict.fromkeys(gone)), memo={})
     with pytest.raises(UsageError, match=f"^kernel agpr_clobber: {words} or descriptor$"):
         from_kernel(k)
 
@@ -428,3 +430,20 @@ def test_no_next_step_without_a_binding_limit():
     assert amdocc.occupancy(manual(GFX942, vgprs=600), block_size=64).next_step() is None
     # gfx942, 8 VGPRs, 64 threads: the wave slots bind (32 blocks): a cap, no step.
     assert amdocc.occupancy(manual(GFX942, vgprs=8), block_size=64).next_step() is None
+
+
+def test_hip_profile_is_also_spelled_hip_profile():
+    # The CLI's --hip-profile, as a keyword: the same answer as profile=.
+    u = manual(GFX942, vgprs=128)
+    occ = amdocc.occupancy(u, block_size=256, hip_profile="rocm-6.0")
+    assert occ.profile == "rocm-6.0" and occ == amdocc.occupancy(u, block_size=256, profile="rocm-6.0")
+
+
+def test_every_resolved_hip_vgpr_table_holds_processors_only():
+    # `like` and `drop` say how a table is built from another; they are not processors.
+    from amdocc.models.hip_profiles import profiles
+    from amdocc.targets import find_target
+
+    for p in profiles().values():
+        for key in p.vgpr_table or {}:
+            assert key == "base" or find_target(key) is not None, (p.name, key)
