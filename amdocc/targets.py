@@ -157,6 +157,8 @@ def _build(name: str, row: dict[str, Any], source: str) -> Target:
         raise ValueError(f"targets.toml [{name}]: register_file {t.register_file!r}")
     if t.descriptor_layout not in DESCRIPTOR_LAYOUTS:
         raise ValueError(f"targets.toml [{name}]: descriptor_layout {t.descriptor_layout!r}")
+    if t.wgp and (t.lds_per_wgp is None or t.max_workgroups_per_wgp is None):
+        raise ValueError(f"targets.toml [{name}]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp")
     for wave in t.wave_sizes:
         for table in (t.vgprs, t.vgpr_alloc_granule, t.vgpr_encode_granule):
             if wave not in table:

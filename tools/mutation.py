@@ -74,6 +74,8 @@ TABLE_TIER = [
     "tests/test_mutants_models.py",
     "tests/test_mutants_policy.py",
     "tests/test_fixtures.py",
+    "tests/test_tables_cited_values.py",
+    "tests/test_models_llc_listings.py",
     "-m",
     "not hip and not slow",
 ]

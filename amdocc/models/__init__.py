@@ -136,14 +136,7 @@ def occupancy(
         from ..devices import Device, get_device
 
         lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
-    if (
-        where is None
-        and not isinstance(kernel_or_resources, (KernelUsage, dict))
-        and hasattr(kernel_or_resources, "memo")
-    ):
-        usage = from_kernel(kernel_or_resources)  # memoised on the kernel
-    else:
-        usage = _usage(kernel_or_resources, where.target if where else None)
+    usage = _usage(kernel_or_resources, where.target if where else None)  # a kernel's is memoised on it
     if usage.wave not in usage.target.wave_sizes:  # a what-if cannot change the wave size
         raise UsageError(
             f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
@@ -170,8 +163,7 @@ def _model_options(model: str, options: dict[str, Any]) -> Options:
     unknown = set(options) - set(OPTIONS[model])
     if unknown:
         raise UsageError(
-            f"model {model} takes no option {', '.join(sorted(unknown))} "
-            f"(it takes: {', '.join(OPTIONS[model]) or 'none'})"
+            f"model {model} takes no option {', '.join(sorted(unknown))} (it takes: {', '.join(OPTIONS[model])})"
         )
     return tuple(sorted({**OPTIONS[model], **options}.items()))
 

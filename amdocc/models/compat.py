@@ -36,7 +36,6 @@ class Place:
     target: Target
     device: TargetId  # the processor with the feature modes the caller named
     built_for: str | None  # the code object's target id; None for numbers typed in
-    generic: bool = False  # generic code evaluated on a member of its family
     what_if: bool = False  # evaluated where the code cannot run, as asked
     reason: str | None = None  # why it cannot run there (what-ifs only)
 
@@ -100,5 +99,4 @@ def place(
     reason = why_not(code, code_target, tid, t)
     if reason is not None and not what_if:
         raise IncompatibleTarget(f"{reason}; {WHAT_IF_HINT}")
-    generic = reason is None and code_target is not None and code_target is not t
-    return Place(t, tid, str(code), generic=generic, what_if=reason is not None, reason=reason)
+    return Place(t, tid, str(code), what_if=reason is not None, reason=reason)

@@ -40,7 +40,10 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, trap_
 
     lds = u.lds + dynamic_lds
     lds_alloc = align_up(lds, t.lds_granule) if lds else 0
-    pool = (t.lds_per_wgp or 2 * t.lds_per_cu) if wgp else t.lds_per_cu
+    pool = t.lds_per_cu
+    if wgp:
+        assert t.lds_per_wgp is not None  # the targets loader refuses a row with WGPs without it
+        pool = t.lds_per_wgp
 
     limits: dict[str, int | None] = {}
     if not block_fits(u, block_size):

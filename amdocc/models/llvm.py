@@ -66,7 +66,7 @@ def max_workgroups_per_cu(t: Target, wave: int, wgp: bool, wg_size: int) -> int:
     if waves == 1:
         return slots
     cap = t.max_workgroups_per_wgp if wgp else t.max_workgroups_per_cu
-    assert cap is not None  # every targets.toml row with WGPs gives max_workgroups_per_wgp
+    assert cap is not None  # the targets loader refuses a row with WGPs without max_workgroups_per_wgp
     return min(slots // waves, cap)
 
 
@@ -79,36 +79,22 @@ def workgroups_by_lds(t: Target, wgp: bool, lds: int, granule_rounding: bool = F
 
 def lds_waves(
     t: Target, wave: int, wgp: bool, lds: int, wg_min: int, wg_max: int, granule_rounding: bool = False
-) -> tuple[int, int]:
-    """getOccupancyWithWorkGroupSizes (LLVM 21+, PR #123748): (min, max) waves per EU."""
+) -> int:
+    """getOccupancyWithWorkGroupSizes (LLVM 21+, PR #123748): the most waves per EU, its second value
+    (computeOccupancy takes that one). LLVM takes the waves of the smallest and of the largest
+    workgroups the range allows, and fills the slots the smallest leave; with a range that starts
+    at 1 or is one size, all a code object's note can say, the smallest never leave a slot to fill
+    where they give more waves (tests/test_models_edges.py checks every processor against the full
+    rule), so the answer is the larger of the two ends."""
     eus = t.simds(wgp)
     wgs_lds = workgroups_by_lds(t, wgp, lds, granule_rounding)
     if wgs_lds == 0:
-        return 1, 1
-    max_waves = t.max_waves_per_simd
+        return 1
 
-    def props(s: int) -> tuple[int, int, int]:
-        per_wg = -(-s // wave)
-        groups = min(max_workgroups_per_cu(t, wave, wgp, s), wgs_lds)
-        return per_wg, groups, per_wg * groups
+    def waves_of(size: int) -> int:
+        return -(-size // wave) * min(max_workgroups_per_cu(t, wave, wgp, size), wgs_lds)
 
-    min_wpw, max_groups, max_wpc = props(wg_min)
-    max_wpw, min_groups, min_wpc = props(wg_max)
-    if min_wpc >= max_wpc:
-        min_wpc, max_wpc = max_wpc, min_wpc
-    else:
-        slots = max_waves * eus
-        m = -(-slots // (min_groups + 1)) * min_groups
-        if min_wpc > m and (min_wpc - m) // min_groups:
-            min_wpc -= min_groups * min((min_wpc - m) // min_groups, max_wpw - min_wpw)
-        left = (slots - max_groups * min_wpw) // max_groups
-        if left:
-            max_wpc += max_groups * min(left, (wg_max - 1) // wave + 1 - min_wpw)
-
-    def clamp(x: int) -> int:
-        return max(1, min(x, max_waves))
-
-    return clamp(min_wpc // eus), clamp(-(-max_wpc // eus))
+    return max(1, min(-(-max(waves_of(wg_min), waves_of(wg_max)) // eus), t.max_waves_per_simd))
 
 
 def choose_rules(u: KernelUsage, llvm_version: str | None) -> RulesChoice:
@@ -166,7 +152,7 @@ def llvm_occupancy(
     wg_max = u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE
     wg_min, wg_hi = (block_size, block_size) if block_size else (1, wg_max)
     lds = u.lds + dynamic_lds
-    by_lds = lds_waves(t, wave, wgp, lds, wg_min, wg_hi, rules.lds_granule_rounding)[1]
+    by_lds = lds_waves(t, wave, wgp, lds, wg_min, wg_hi, rules.lds_granule_rounding)
     padded = max(u.sgprs, sgprs_padded_for(t, by_lds))
     by_sgpr = sgpr_waves(t, padded, rules.sgpr_occupancy)
     by_vgpr = vgpr_waves(t, wave, u.vgprs)

@@ -213,9 +213,7 @@ def rules_for_producer(producer: Producer | None, from_file: bool, target: Targe
     return RulesChoice(rules, f"code object: {producer.text!r} ({via})", tuple(warnings), producer.major)
 
 
-def version_option(
-    llvm_version: str | None, lds_granule_rounding: bool = False, sgpr_trap_reserve: bool = False
-) -> str | None:
+def version_option(llvm_version: str | None, lds_granule_rounding: bool, sgpr_trap_reserve: bool) -> str | None:
     """The llvm model's ``llvm_version`` from it and the old switches that are spellings of a version;
     contradicting them is an error."""
     alias = alias_version(bool(lds_granule_rounding), bool(sgpr_trap_reserve))

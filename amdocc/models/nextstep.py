@@ -52,20 +52,21 @@ def _walk_stride(occ: Occupancy, field: str) -> int | None:
     return max((granule & -granule) >> 1, 1)
 
 
-def _largest_by_walk(gains: Callable[[int], bool], have: int, stride: int) -> int:
+def _largest_by_walk(gains: Callable[[int], bool], have: int, stride: int, floor: int) -> int:
     """The largest amount below ``have`` that gains, checking the top of each constant run."""
     amount = have - 1
-    while amount > 0 and not gains(amount):
-        amount = (amount - 1) // stride * stride  # the top of the run below
-    return amount  # 0 gains: the caller checked it
+    while amount > floor and not gains(amount):
+        amount = max((amount - 1) // stride * stride, floor)  # the top of the run below
+    return amount  # the floor gains: the caller checked it
 
 
 def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, Any] | None:
     """{"gain": new value, "unit": ..., "shed": {limiter: amount}}, or None when no kernel
     resource can help (a cap binds: wave slots, barriers, block size) or there is no answer."""
-    current = _value(occ)
-    if current is None or occ.error or not occ.limiters:
+    if not occ.limiters:  # nothing binds: an error, no single answer (llvm's range), or no limit at all
         return None
+    current = _value(occ)
+    assert current is not None  # a limiter equals the record's answer (see record.build)
     if any(name not in SHEDDABLE for name in occ.limiters):
         return None
     if occ.model == "hip":
@@ -88,13 +89,16 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, A
             return value_with(**{**relaxed, field: amount}) > current
 
         have = getattr(base, field)
-        if have == 0 or not gains(0):
-            return None  # even none of it would not gain
+        # The least that can gain: none of it, or one register where HIP divides by zero at none
+        # (runtimes that guard the VGPR division by the SGPR count, hip-occupancy.md §4).
+        floor = next((amount for amount in (0, 1) if amount < have and gains(amount)), None)
+        if floor is None:
+            return None  # even (almost) none of it would not gain
         stride = _walk_stride(occ, field)
         if stride:
-            keep = _largest_by_walk(gains, have, stride)
+            keep = _largest_by_walk(gains, have, stride, floor)
         else:
-            lo, hi = 0, have - 1  # the largest amount that still gains lies in [lo, hi]
+            lo, hi = floor, have - 1  # the largest amount that still gains lies in [lo, hi]
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 if gains(mid):

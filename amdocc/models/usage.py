@@ -129,8 +129,8 @@ def manual(
         if vgprs:
             raise UsageError("give either --vgprs (the metadata total) or --arch-vgprs with --agprs, not both")
         vgprs = target.total_vgprs(arch_vgprs, agprs or 0)
-    for label, value in (("VGPRs", vgprs), ("SGPRs", sgprs), ("LDS", lds), ("AGPRs", agprs or 0)):
-        if value < 0:
+    for label, value in (("VGPRs", vgprs), ("SGPRs", sgprs), ("LDS", lds), ("AGPRs", agprs)):
+        if value is not None and value < 0:
             raise UsageError(f"{label} cannot be negative")
     if agprs and not target.has_agprs:
         raise UsageError(f"{target.name} has no AGPRs")
