@@ -1,0 +1,167 @@
+"""Decoding checked against independent readers: llvm-objdump-22 for descriptors, PyYAML for the
+v2 YAML subset, the bytes the test wrote for .comment strings and descriptor bits."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+import yaml
+
+import amdocc
+from amdocc.codeobject import yaml_subset
+from amdocc.codeobject.producer import comment_strings, producers
+from amdocc.codeobject.reader import parse_code_object
+from amdocc.errors import Origin, UsageError
+from conftest import FIXTURES
+from fuzz.formats.elf import ElfView
+from oracle.llvm22 import objdump_descriptors
+
+GFX1250 = FIXTURES / "newer" / "amdgpu_gfx1250.hsaco"
+GFX1200 = FIXTURES / "elf" / "gfx1200_w32_wgp_cov5.hsaco"
+# Offsets inside the 64-byte kernel descriptor (AMDGPUUsage.rst "Kernel Descriptor").
+RSRC2, KERNEL_CODE_PROPERTIES = 52, 56
+ENABLE_WAVEFRONT_SIZE32 = 1 << 10  # kernel_code_properties bit 10
+GFX12_ENABLE_DYNAMIC_VGPR = 1 << 6  # compute_pgm_rsrc2 bit 6 on GFX12
+
+
+def _patched_descriptor(path, symbol: str, offset: int, change) -> bytes:
+    data = bytearray(path.read_bytes())
+    elf = ElfView(bytes(data))
+    at = elf.symbol_offset(next(s for s in elf.symbols(elf.symtab()) if s.name == symbol)) + offset
+    width = 2 if offset == KERNEL_CODE_PROPERTIES else 4
+    fmt = "<H" if width == 2 else "<I"
+    struct.pack_into(fmt, data, at, change(struct.unpack_from(fmt, data, at)[0]))
+    return bytes(data)
+
+
+@pytest.mark.llvm22
+def test_a_wave_the_processor_cannot_run_leaves_the_vgpr_allocation_undecoded(tmp_path):
+    # gfx1250 runs wave32 only. As built, llvm-objdump-22 and amdocc read the same allocation.
+    (dumped,) = objdump_descriptors([str(GFX1250)], ["v200.kd"]).values()
+    (co,) = amdocc.load(GFX1250)
+    kernel = co.kernel("v200")
+    assert kernel.descriptor.fields["next_free_vgpr"] == dumped["v200.kd"]["next_free_vgpr"]
+    assert kernel.resources.vgprs_allocated == dumped["v200.kd"]["next_free_vgpr"]
+    # With ENABLE_WAVEFRONT_SIZE32 cleared the descriptor asks for wave64; objdump then decodes
+    # the VGPR field with a wave64 granule (8) that no gfx1250 row of the table has.
+    wave64 = tmp_path / "gfx1250_wave64.hsaco"
+    wave64.write_bytes(
+        _patched_descriptor(GFX1250, "v200.kd", KERNEL_CODE_PROPERTIES, lambda w: w & ~ENABLE_WAVEFRONT_SIZE32)
+    )
+    (dumped,) = objdump_descriptors([str(wave64)], ["v200.kd"]).values()
+    assert dumped["v200.kd"]["wavefront_size32"] == 0
+    (co,) = amdocc.load(wave64)
+    kernel = co.kernel("v200")
+    assert kernel.descriptor.wave_size == 64
+    assert "next_free_vgpr" not in kernel.descriptor.fields
+    assert kernel.resources.vgprs_allocated is None
+    problem = "descriptor asks for wave64, which gfx1250 does not support: its VGPR allocation is not decoded"
+    assert kernel.descriptor.problems == [problem]
+    assert ("descriptor-bits", "warning", problem) in [(f.code, f.severity, f.message) for f in kernel.findings]
+
+
+def test_gfx12_dynamic_vgprs_are_a_finding_naming_the_bit():
+    symbol = "_Z9saxpy_ldsfPKfPfi.kd"
+    co = parse_code_object(
+        _patched_descriptor(GFX1200, symbol, RSRC2, lambda w: w | GFX12_ENABLE_DYNAMIC_VGPR), Origin("x")
+    )
+    (kernel,) = [k for k in co.kernels if k.symbol == symbol]
+    (finding,) = [f for f in kernel.findings if f.code == "dynamic-vgpr"]
+    assert finding.severity == "warning"
+    assert "(ENABLE_DYNAMIC_VGPR): VGPRs are allocated in blocks" in finding.message
+    as_built = parse_code_object(GFX1200.read_bytes(), Origin("x"))
+    assert not [f for k in as_built.kernels for f in k.findings if f.code == "dynamic-vgpr"]
+
+
+# -- .comment ----------------------------------------------------------------------------------
+
+
+def test_comment_strings_keep_only_printable_utf8_text():
+    section = b"\0".join(
+        [
+            b"",
+            b"  clang version 22.1.8 (https://github.com/llvm/llvm-project x)  ",
+            b"Linker: LLD 22.1.8",
+            b"bell\x07inside",  # a control character: not text
+            b"\xff\xfe",  # not UTF-8
+            b"   ",
+            b"",
+        ]
+    )
+    assert comment_strings(section) == [
+        "clang version 22.1.8 (https://github.com/llvm/llvm-project x)",
+        "Linker: LLD 22.1.8",
+    ]
+
+
+def test_several_clang_versions_are_listed_sorted_and_the_first_is_used():
+    lines = ["clang version 22.1.8 (a)", "AMD clang version 19.0.0git (b)", "clang version 22.1.8 (c)"]
+    chosen, notes = producers(lines)
+    assert chosen is not None and chosen.text == lines[0]
+    assert notes == [".comment names 2 clang versions (19.0.0git, 22.1.8); the first, 22.1.8, is used"]
+    assert producers(lines[:1])[1] == []
+
+
+# -- CodeObject.kernel -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,kind", [(5, "int"), (None, "NoneType"), (b"saxpy", "bytes")])
+def test_a_kernel_name_that_is_not_a_string_is_a_usage_error_naming_its_type(name, kind):
+    (co,) = amdocc.load(FIXTURES / "elf" / "gfx942_cov4.hsaco")
+    with pytest.raises(UsageError) as caught:
+        co.kernel(name)
+    assert caught.value.message == f"a kernel name is a str, not {kind}"
+
+
+# -- the v2 YAML subset against PyYAML -----------------------------------------------------------
+
+# Documents in the subset LLVM's YAML writer produced (one key per line, block collections, flow
+# sequences of scalars, plain and quoted scalars); PyYAML's safe_load is the reference reading.
+DOCUMENTS = {
+    "legacy v2 shape": (
+        "---\nVersion: [ 1, 0 ]\nKernels:\n  - Name: k\n    SymbolName: 'k@kd'\n    Args:\n"
+        "      - Size: 8\n        Align: 8\n      - Size: 4\n    CodeProps:\n      NumVGPRs: 10\n...\n"
+    ),
+    "scalar items": "Printf:\n  - 1\n  - x\n  - 'quoted '' item'\n  - \"esc\\tape\"\n",
+    "dash alone, then a block": "List:\n  -\n    a: 1\n    b: [ 2, 3 ]\n  -\n    - 4\n  -\n",
+    "items at the key's indentation": "Args:\n- Name: x\n  Size: 8\n- Name: y\nAfter: 1\n",
+    "empty values and comments": "# a comment\nA:\nB: []\nC: true\nD: False\nE: 0x10\n'q key': v\n",
+}
+
+
+@pytest.mark.parametrize("name", DOCUMENTS)
+def test_the_yaml_subset_reads_as_pyyaml_does(name):
+    text = DOCUMENTS[name]
+    assert yaml_subset.loads(text) == yaml.safe_load(text)
+
+
+ERRORS = {
+    "a deeper line after a scalar": ("A: 1\n  B: 2\n", 2, "unexpected indentation"),
+    "a tab in the indentation": ("A: 1\n\tB: 2\n", 2, "tab in indentation"),
+    "a line that is not key: value": ("A: 1\nplain words\n", 2, "expected 'key: value'"),
+    "an open single quote": ("A: 1\nB: 'open\n", 2, "unterminated quoted scalar"),
+    "an open double quote": ('A: 1\nB: 2\nC: "open\n', 3, "unterminated quoted scalar"),
+    "a bad escape": ('A: "\\x"\n', 1, "bad escape in double-quoted scalar: truncated \\xXX escape"),
+    # Line n of a chain of keys is nested n - 1 deep: line 66 is the first past 64 levels.
+    "keys nested past 64 levels": ("".join(" " * d + "k:\n" for d in range(70)), 66, "nesting deeper than 64 levels"),
+    "flow sequences nested past 64 levels": (
+        "A: 1\nB: " + "[" * 70 + "]" * 70 + "\n",
+        2,
+        "flow sequences nested deeper than 64 levels",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_yaml_outside_the_subset_is_refused_at_its_line(name):
+    text, line, message = ERRORS[name]
+    with pytest.raises(yaml_subset.YamlSubsetError) as caught:
+        yaml_subset.loads(text)
+    assert caught.value.line == line
+    assert str(caught.value) == f"line {line}: {message}"
+
+
+def test_a_yaml_error_without_a_line_is_its_message_alone():
+    error = yaml_subset.YamlSubsetError("no line known")
+    assert (str(error), error.line) == ("no line known", None)
