@@ -189,3 +189,33 @@ def test_unknown_mach_and_unknown_flag_bits_are_two_findings_of_their_own_kind()
     found = [(f.code, f.severity, f.message) for f in co.findings]
     assert ("unknown-processor", "error", "EF_AMDGPU_MACH 0xff is not a known processor") in found
     assert ("e-flags", "warning", "unknown e_flags bits 0x1000 for code-object v4") in found
+
+
+# -- v2 YAML metadata: the offset of the offending byte or line inside the note ----------------
+
+
+def _v2_metadata_error(desc: bytes) -> tuple[FormatError, int]:
+    data = with_note_desc(LEGACY_V2, "AMD", NT_AMD_HSA_METADATA, desc)
+    return _refusal(data), _desc_at(data, "AMD", NT_AMD_HSA_METADATA)
+
+
+def test_v2_metadata_that_is_not_utf8_is_refused_at_the_first_bad_byte():
+    desc = b"Version: [ 1, 0 ]\nBad: \xff\n\0"
+    error, desc_at = _v2_metadata_error(desc)
+    assert "v2 metadata is not UTF-8 text" in error.message
+    bad = desc_at + desc.index(b"\xff")
+    assert f"offset {bad:#x} in NT_AMD_HSA_METADATA note" in str(error)
+
+
+def test_a_v2_yaml_error_is_refused_at_the_first_byte_of_its_line():
+    # Two-byte and three-byte UTF-8 characters before the bad line: the offset counts bytes.
+    desc = "A: 'é€'\nB: 1\n   C: 2\n".encode()
+    error, desc_at = _v2_metadata_error(desc)
+    assert error.message == "v2 metadata YAML: line 3: unexpected indentation"
+    assert f"offset {desc_at + desc.index(b'   C'):#x} in NT_AMD_HSA_METADATA note" in str(error)
+
+
+def test_v2_metadata_that_is_not_a_map_is_refused_at_the_start_of_the_note():
+    error, desc_at = _v2_metadata_error(b"- 1\n- 2\n")
+    assert error.message == "v2 metadata is not a YAML map"
+    assert f"offset {desc_at:#x} in NT_AMD_HSA_METADATA note" in str(error)
