@@ -1,0 +1,223 @@
+"""Every finding the code-object reader raises, on a fixture edited in one known place.
+
+Each case changes one thing in a code object llvm built (a note's type or descriptor, a symbol's
+size, a section's bytes) and states every finding that must follow: its code, its severity and its
+message, whose names and numbers are the ones the edit put there. What the fixture holds before
+the edit is what llvm-readelf-22 prints for it (--notes, -s, -p .comment; see the .readelf.txt and
+.symbols.txt files beside each fixture).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import msgpack
+import pytest
+
+from amdocc.codeobject.reader import parse_code_object
+from amdocc.errors import Origin
+from conftest import FIXTURES
+from fuzz.formats.elf import (
+    SHDR,
+    SYM,
+    ElfView,
+    build_notes,
+    elf_replace_section,
+    elf_set,
+    metadata_note,
+    note_desc,
+    with_note_desc,
+)
+from fuzz.formats.metadata import mp_encode
+
+GFX942 = (FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes()
+LEGACY_V2 = (FIXTURES / "elf" / "legacy_v2_gfx906.co").read_bytes()
+# llvm-readelf-22 -s gfx942_cov4.hsaco: the five kernel descriptors (64-byte OBJECTs).
+KERNELS = [
+    "_Z9saxpy_ldsfPKfPfi",
+    "_Z15scratch_privatePKiPf",
+    "_Z16uses_hidden_argsPf",
+    "_Z11dynamic_ldsPf",
+    "_Z9agpr_userPf",
+]
+NT_AMDGPU_METADATA = 32
+
+
+def _parse(data: bytes):
+    return parse_code_object(data, Origin("built.co"))
+
+
+def _triples(findings):
+    return [(f.code, f.severity, f.message) for f in findings]
+
+
+def _metadata(data=GFX942):
+    return msgpack.unpackb(note_desc(data, "AMDGPU", NT_AMDGPU_METADATA), raw=False)
+
+
+def _with_metadata(tree, data=GFX942, trailing=b"") -> bytes:
+    return with_note_desc(data, "AMDGPU", NT_AMDGPU_METADATA, mp_encode(tree) + trailing)
+
+
+def _with_note_type(data: bytes, owner: str, note_type: int, new_type: int) -> bytes:
+    note = metadata_note(ElfView(data), owner, note_type)[2]
+    out = bytearray(data)
+    struct.pack_into("<I", out, note.at + 8, new_type)  # namesz, descsz, type
+    return bytes(out)
+
+
+def test_the_fixture_as_built_has_no_code_object_findings():
+    co = _parse(GFX942)
+    assert co.findings == [] and [k.name for k in co.kernels] == KERNELS
+
+
+def test_without_a_metadata_note_kernels_come_from_their_descriptors():
+    co = _parse(_with_note_type(GFX942, "AMDGPU", NT_AMDGPU_METADATA, 0x7777))
+    assert _triples(co.findings) == [
+        ("no-metadata", "warning", "no NT_AMDGPU_METADATA note: kernels are known only from their descriptors")
+    ]
+    assert co.metadata is None and co.metadata_version is None
+    assert [(k.name, k.symbol) for k in co.kernels] == [(name, name + ".kd") for name in KERNELS]
+    for kernel in co.kernels:
+        assert (
+            "metadata-missing",
+            "warning",
+            "kernel descriptor without a metadata entry: resources come from the descriptor alone",
+        ) in _triples(kernel.findings)
+
+
+def test_a_second_metadata_note_is_a_warning_and_the_first_is_read():
+    elf = ElfView(GFX942)
+    section, notes, note = metadata_note(elf, "AMDGPU", NT_AMDGPU_METADATA)
+    second = mp_encode({"amdhsa.version": [9, 9], "amdhsa.kernels": []})
+    step = 8 if section.f["sh_addralign"] == 8 else 4
+    rebuilt = [(n.f["name"], n.f["type"], n.f["desc"]) for n in notes] + [(note.f["name"], NT_AMDGPU_METADATA, second)]
+    co = _parse(elf_replace_section(GFX942, section.index, build_notes(rebuilt, step)))
+    assert _triples(co.findings) == [("metadata-notes", "warning", "2 metadata notes; the first is used")]
+    assert co.metadata_version == (1, 1) and len(co.kernels) == len(KERNELS)
+
+
+def test_bytes_after_the_metadata_map_are_counted():
+    co = _parse(_with_metadata(_metadata(), trailing=b"\xc0\xc0\xc0"))
+    assert _triples(co.findings) == [
+        ("metadata-trailing-bytes", "warning", "3 bytes after the metadata map were ignored")
+    ]
+
+
+@pytest.mark.parametrize(
+    "version,expected",
+    [([1, 2], (1, 2)), ([1, "2"], None), ("1.2", None), (None, None)],
+    ids=["ints", "a string inside", "a string", "absent"],
+)
+def test_the_metadata_version_is_read_only_from_a_list_of_integers(version, expected):
+    tree = _metadata()
+    tree.pop("amdhsa.version")
+    if version is not None:
+        tree["amdhsa.version"] = version
+    assert _parse(_with_metadata(tree)).metadata_version == expected
+
+
+def test_kernel_lists_and_entries_of_the_wrong_type_are_errors():
+    tree = _metadata()
+    tree["amdhsa.kernels"] = {"not": "a list"}
+    co = _parse(_with_metadata(tree))
+    assert ("metadata-type", "error", "amdhsa.kernels is missing or not a list") in _triples(co.findings)
+    # Its descriptors still name the kernels.
+    assert [k.name for k in co.kernels] == KERNELS
+
+    tree = _metadata()
+    tree["amdhsa.kernels"][1] = ["not", "a", "map"]
+    co = _parse(_with_metadata(tree))
+    assert _triples(co.findings) == [("metadata-type", "error", "amdhsa.kernels[1] is not a map")]
+    # The entry is skipped; its descriptor is found without metadata, after the listed ones.
+    assert [k.name for k in co.kernels] == [*KERNELS[:1], *KERNELS[2:], KERNELS[1]]
+
+
+def test_a_declared_target_that_is_not_the_e_flags_one_is_a_warning():
+    # e_flags 0x54c: gfx942 with xnack and sramecc "any" (llvm-readelf-22 -h), so "gfx942".
+    tree = _metadata()
+    tree["amdhsa.target"] = "amdgcn-amd-amdhsa--gfx90a:xnack+"
+    co = _parse(_with_metadata(tree))
+    assert _triples(co.findings) == [
+        (
+            "target-mismatch",
+            "warning",
+            "metadata amdhsa.target says 'amdgcn-amd-amdhsa--gfx90a:xnack+' but e_flags say gfx942",
+        )
+    ]
+    # LLVM main's amdgpu<subarch> triple names a processor too ('9.0a' is gfx90a).
+    tree["amdhsa.target"] = "amdgpu9.0a-amd-amdhsa-unknown-gfx942"
+    co = _parse(_with_metadata(tree))
+    assert _triples(co.findings) == [
+        (
+            "target-mismatch",
+            "warning",
+            "metadata amdhsa.target's triple 'amdgpu9.0a' names gfx90a, but e_flags say gfx942",
+        )
+    ]
+    tree["amdhsa.target"] = "amdgpu9.42-amd-amdhsa-unknown-gfx942"
+    assert _parse(_with_metadata(tree)).findings == []
+
+
+def test_a_descriptor_symbol_of_the_wrong_size_is_a_warning_and_size_0_is_not():
+    elf = ElfView(GFX942)
+    symbol = next(s for s in elf.symbols(elf.symtab()) if s.name == KERNELS[0] + ".kd")
+    wrong = ("descriptor-size", "warning", f"descriptor symbol {symbol.name} has size 32, not 64")
+    for size, expected in ((32, [wrong]), (0, [])):
+        co = _parse(elf_set(GFX942, symbol.at, SYM[2][1], "st_size", size))
+        assert [t for t in _triples(co.kernels[0].findings) if t[0] == "descriptor-size"] == expected
+
+
+def _with_comment(data: bytes, comment: bytes) -> bytes:
+    return elf_replace_section(data, ElfView(data).named(".comment").index, comment)
+
+
+def test_several_compilers_in_comment_are_an_info_finding_and_a_damaged_section_a_warning():
+    co = _parse(_with_comment(GFX942, b"\0clang version 22.1.8 (a)\0AMD clang version 19.0.0git (b)\0"))
+    assert _triples(co.findings) == [
+        ("producer", "info", ".comment names 2 clang versions (19.0.0git, 22.1.8); the first, 22.1.8, is used")
+    ]
+    assert co.producer.version == (22, 1, 8) and co.producer.vendor == ""
+    elf = ElfView(GFX942)
+    comment = elf.named(".comment")
+    co = _parse(elf_set(GFX942, comment.at, SHDR[2][1], "sh_offset", len(GFX942) + 16))
+    assert [(f.code, f.severity) for f in co.findings] == [("comment-section", "warning")]
+    assert co.findings[0].message.startswith(".comment cannot be read: ")
+    assert co.producer is None
+
+
+# -- code-object v2 ---------------------------------------------------------------------------
+
+
+def test_a_v2_object_without_the_hsa_osabi_is_read_by_its_isa_note():
+    data = bytearray(LEGACY_V2)
+    data[7] = 0  # EI_OSABI: ELFOSABI_NONE, as early v2 objects left it
+    co = _parse(bytes(data))
+    assert co.code_object_version == 2 and co.processor == "gfx906"
+    assert _triples(co.findings) == [
+        (
+            "elf-osabi",
+            "info",
+            "EI_OSABI is 0, not HSA (64); treated as code-object v2 because it carries an AMD ISA note",
+        )
+    ]
+
+
+def _v2_metadata_text(data=LEGACY_V2) -> str:
+    return note_desc(data, "AMD", 10).rstrip(b"\0").decode()
+
+
+def test_a_v2_metadata_kernel_without_its_symbol_is_an_error_of_the_code_object():
+    # The YAML lists legacy_scale (llvm-readelf-22 --notes); one more entry names no symbol.
+    text = _v2_metadata_text().replace("...\n", "") + "  - Name: ghost\n    SymbolName: 'ghost@kd'\n"
+    co = _parse(with_note_desc(LEGACY_V2, "AMD", 10, text.encode() + b"\0"))
+    assert _triples(co.findings) == [("descriptor-missing", "error", "v2 metadata kernel ghost has no kernel symbol")]
+    assert [k.name for k in co.kernels] == ["legacy_scale"]
+
+
+def test_a_v2_kernel_is_named_by_its_metadata_name():
+    text = _v2_metadata_text().replace("- Name:            legacy_scale", "- Name:            scaled_by_name")
+    co = _parse(with_note_desc(LEGACY_V2, "AMD", 10, text.encode() + b"\0"))
+    (kernel,) = co.kernels
+    assert (kernel.name, kernel.symbol) == ("scaled_by_name", "legacy_scale")
+    assert kernel.findings == [] and kernel.resources.vgprs == 10  # CodeProps NumVGPRs: 10
