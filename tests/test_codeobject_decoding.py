@@ -10,9 +10,12 @@ import yaml
 
 import amdocc
 from amdocc.codeobject import yaml_subset
+from amdocc.codeobject.descriptor import R2, BitField, _f, _flags, decode_amd_kernel_code
 from amdocc.codeobject.producer import comment_strings, producers
 from amdocc.codeobject.reader import parse_code_object
-from amdocc.errors import Origin, UsageError
+from amdocc.codeobject.target_id import TargetId
+from amdocc.errors import FormatError, Origin, UsageError
+from amdocc.targets import DESCRIPTOR_LAYOUTS, get_target
 from conftest import FIXTURES
 from fuzz.formats.elf import ElfView
 from oracle.llvm22 import objdump_descriptors
@@ -127,6 +130,8 @@ DOCUMENTS = {
     "dash alone, then a block": "List:\n  -\n    a: 1\n    b: [ 2, 3 ]\n  -\n    - 4\n  -\n",
     "items at the key's indentation": "Args:\n- Name: x\n  Size: 8\n- Name: y\nAfter: 1\n",
     "empty values and comments": "# a comment\nA:\nB: []\nC: true\nD: False\nE: 0x10\n'q key': v\n",
+    "indented comments": "A:\n  # inside A\n  B: 1\n    # deeper still\n  C: [ 1 ]\n",
+    "empty items among items": "A:\n  -\n  - 2\n  -\n  - c: 3\nB: 1\n",
 }
 
 
@@ -139,6 +144,13 @@ def test_the_yaml_subset_reads_as_pyyaml_does(name):
 ERRORS = {
     "a deeper line after a scalar": ("A: 1\n  B: 2\n", 2, "unexpected indentation"),
     "a tab in the indentation": ("A: 1\n\tB: 2\n", 2, "tab in indentation"),
+    "a sequence item after a mapping's keys": ("A: 1\n- x\n", 2, "unexpected indentation"),
+    # "- k:" nests a mapping in a sequence item, two levels a line: line 34 is 66 levels deep.
+    "items nested past 64 levels": (
+        "".join(" " * 4 * d + "- k:\n" for d in range(40)),
+        34,
+        "nesting deeper than 64 levels",
+    ),
     "a line that is not key: value": ("A: 1\nplain words\n", 2, "expected 'key: value'"),
     "an open single quote": ("A: 1\nB: 'open\n", 2, "unterminated quoted scalar"),
     "an open double quote": ('A: 1\nB: 2\nC: "open\n', 3, "unterminated quoted scalar"),
@@ -165,3 +177,40 @@ def test_yaml_outside_the_subset_is_refused_at_its_line(name):
 def test_a_yaml_error_without_a_line_is_its_message_alone():
     error = yaml_subset.YamlSubsetError("no line known")
     assert (str(error), error.line) == ("no line known", None)
+
+
+# -- CO v2: the e_flags feature bit and the amd_kernel_code_t record ----------------------------
+
+
+@pytest.mark.parametrize("flags,xnack", [(0, "off"), (0x01, "on"), (0x02, "off"), (0x03, "on")])
+def test_v2_xnack_is_e_flags_bit_0(flags, xnack):
+    # Code-object v2 e_flags: EF_AMDGPU_XNACK_V2 = 0x01, EF_AMDGPU_TRAP_HANDLER_V2 = 0x02
+    # (AMDGPUUsage.rst, "AMDGPU ELF Header e_flags for Code Object V2"); gfx906 has XNACK.
+    data = bytearray((FIXTURES / "elf" / "legacy_v2_gfx906.co").read_bytes())
+    struct.pack_into("<I", data, 0x30, flags)
+    co = parse_code_object(bytes(data), Origin("x"))
+    assert (
+        co.target_id == TargetId("gfx906", None, xnack) and str(co.target_id) == f"gfx906:xnack{'+-'[xnack == 'off']}"
+    )
+
+
+def test_a_truncated_amd_kernel_code_t_is_refused_naming_the_record():
+    # The record is 256 bytes (AMDGPUUsage.rst "amd_kernel_code_t"); 200 are not enough.
+    with pytest.raises(FormatError) as caught:
+        decode_amd_kernel_code(bytes(300), 100, get_target("gfx906"), Origin("x"))
+    error = caught.value
+    assert error.offset == 100
+    assert error.message == (
+        "truncated or out-of-range amd_kernel_code_t: needs 256 bytes at 0x64, but only 0x12c bytes are available"
+    )
+
+
+def test_a_bit_field_declaration_keeps_its_range_and_generations():
+    # _f declares one bit range: one bit when no high bit is given, on the generations named.
+    assert _f("enable_dynamic_vgpr", R2, 6, layouts={"gfx12"}) == BitField(
+        "enable_dynamic_vgpr", R2, 6, 6, frozenset({"gfx12"})
+    )
+    assert _f("user_sgpr_count", R2, 1, 5).layouts == frozenset(DESCRIPTOR_LAYOUTS)
+    first, second = _flags(R2, 13, "enable_exception_address_watch", "enable_exception_memory")
+    assert (first.lo, first.hi, second.lo, second.hi) == (13, 13, 14, 14)
+    assert first.layouts == second.layouts == frozenset(DESCRIPTOR_LAYOUTS)

@@ -63,6 +63,27 @@ CASES = {
         None,
         [NO_AGPR_COUNT, ("out-of-range", ERR, "wave32 is not supported by gfx942")],
     ),
+    # The descriptor (gfx9 layout) selects wave64; wave32's granule gfx942 has none, so its
+    # VGPR field 6 -> 56 allocated is not judged as padding; below the count it still is.
+    "a wave the processor lacks, with an allocation": (
+        GFX942,
+        {".wavefront_size": 32, ".vgpr_count": 41, ".agpr_count": 0},
+        kd(GFX942, rsrc1=6),
+        [
+            ("out-of-range", ERR, "wave32 is not supported by gfx942"),
+            ("wave-size-mismatch", WARN, "metadata .wavefront_size 32 but the descriptor selects wave64"),
+        ],
+    ),
+    "a wave the processor lacks, allocated below the count": (
+        GFX942,
+        {".wavefront_size": 32, ".vgpr_count": 41, ".agpr_count": 0},
+        kd(GFX942, rsrc1=4),
+        [
+            ("out-of-range", ERR, "wave32 is not supported by gfx942"),
+            ("vgpr-below-used", WARN, "descriptor allocates 40 VGPRs but 41 are used"),
+            ("wave-size-mismatch", WARN, "metadata .wavefront_size 32 but the descriptor selects wave64"),
+        ],
+    ),
     "WGP mode from both views": (
         GFX1100,
         {".workgroup_processor_mode": 0, ".wavefront_size": 32},
@@ -268,3 +289,10 @@ def test_a_quoted_value_is_cut_only_beyond_80_characters(length):
     (found,) = findings(GFX942, {".sgpr_count": value, ".agpr_count": 0})
     shown = repr(value) if length <= 80 else f"{repr(value)[:77]}... (str, {length} characters)"
     assert found == ("metadata-type", ERR, f".sgpr_count is {shown}, not an integer")
+
+
+def test_a_processor_without_agprs_has_none_by_the_target():
+    # gfx906 and gfx1100 have no accumulation registers (AGPRs came with gfx908's MFMA).
+    for target in (get_target("gfx906"), GFX1100):
+        r = resolve(target, 5, {".vgpr_count": 10}, None, {}, [])
+        assert (r.agprs, r.agprs_source, r.arch_vgprs, r.arch_vgprs_source) == (0, "target", 10, "metadata")
