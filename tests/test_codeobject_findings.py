@@ -19,7 +19,7 @@ import struct
 import pytest
 
 from amdocc.codeobject.descriptor import decode_descriptor
-from amdocc.codeobject.resources import resolve
+from amdocc.codeobject.resources import note_view, resolve
 from amdocc.errors import Origin
 from amdocc.targets import get_target
 
@@ -296,3 +296,48 @@ def test_a_processor_without_agprs_has_none_by_the_target():
     for target in (get_target("gfx906"), GFX1100):
         r = resolve(target, 5, {".vgpr_count": 10}, None, {}, [])
         assert (r.agprs, r.agprs_source, r.arch_vgprs, r.arch_vgprs_source) == (0, "target", 10, "metadata")
+
+
+def test_a_value_nested_too_deep_to_print_is_named_by_its_type():
+    value: list = []
+    for _ in range(20000):  # far past the interpreter's recursion limit for repr
+        value = [value]
+    (found,) = findings(GFX942, {".sgpr_count": value, ".agpr_count": 0})
+    assert found == ("metadata-type", ERR, ".sgpr_count is a list nested too deep to show, not an integer")
+
+
+def test_v2_code_props_under_their_v3_note_names():
+    # AMDGPUUsage.rst "Code Object V2 Metadata" (CodeProps) against "Code Object V3 Metadata"
+    # (kernel keys): the same quantities under their v3 names; the rest of CodeProps is not read.
+    props = {
+        "KernargSegmentSize": 1,
+        "KernargSegmentAlign": 2,
+        "GroupSegmentFixedSize": 3,
+        "PrivateSegmentFixedSize": 4,
+        "WavefrontSize": 5,
+        "NumSGPRs": 6,
+        "NumVGPRs": 7,
+        "MaxFlatWorkGroupSize": 8,
+        "NumSpilledSGPRs": 9,
+        "NumSpilledVGPRs": 10,
+        "IsDynamicCallStack": 11,
+        "IsXNACKEnabled": 12,
+    }
+    metadata = {"Name": "k", "SymbolName": "k@kd", "CodeProps": props}
+    assert note_view(metadata, 2) == {
+        ".name": "k",
+        ".symbol": "k@kd",
+        ".kernarg_segment_size": 1,
+        ".kernarg_segment_align": 2,
+        ".group_segment_fixed_size": 3,
+        ".private_segment_fixed_size": 4,
+        ".wavefront_size": 5,
+        ".sgpr_count": 6,
+        ".vgpr_count": 7,
+        ".max_flat_workgroup_size": 8,
+        ".sgpr_spill_count": 9,
+        ".vgpr_spill_count": 10,
+        ".uses_dynamic_stack": 11,
+    }
+    assert note_view({"Name": "k", "CodeProps": "not a map"}, 2) == {".name": "k", ".symbol": None}
+    assert note_view(metadata, 3) is metadata  # v3 and later already use the note names
