@@ -341,3 +341,12 @@ def test_v2_code_props_under_their_v3_note_names():
     }
     assert note_view({"Name": "k", "CodeProps": "not a map"}, 2) == {".name": "k", ".symbol": None}
     assert note_view(metadata, 3) is metadata  # v3 and later already use the note names
+
+
+def test_without_a_processor_an_allocation_is_compared_but_no_padding_is_judged():
+    # resolve() told no processor (the reader's unknown-processor case passes an undecoded
+    # descriptor; here the descriptor was decoded for gfx942): no granule, so no padding claim.
+    assert findings(None, {".vgpr_count": 41, ".wavefront_size": 64}, kd(GFX942, rsrc1=6)) == []
+    assert findings(None, {".vgpr_count": 41, ".wavefront_size": 64}, kd(GFX942, rsrc1=4)) == [
+        ("vgpr-below-used", WARN, "descriptor allocates 40 VGPRs but 41 are used")
+    ]
