@@ -350,3 +350,17 @@ def test_without_a_processor_an_allocation_is_compared_but_no_padding_is_judged(
     assert findings(None, {".vgpr_count": 41, ".wavefront_size": 64}, kd(GFX942, rsrc1=4)) == [
         ("vgpr-below-used", WARN, "descriptor allocates 40 VGPRs but 41 are used")
     ]
+
+
+def test_an_int_subclass_is_read_by_its_value():
+    # bool is the one int subclass refused; any other (an IntEnum, say) counts as its value.
+    class Count(int):
+        pass
+
+    for value in (0, 7):
+        r = resolve(GFX942, 5, {".sgpr_count": Count(value), ".agpr_count": 0}, None, {}, found := [])
+        assert (r.sgprs, found) == (value, [])
+    r = resolve(GFX942, 5, {".sgpr_count": Count(-1), ".agpr_count": 0}, None, {}, found := [])
+    assert r.sgprs is None and [(f.code, f.message) for f in found] == [
+        ("out-of-range", ".sgpr_count is negative (-1)")
+    ]

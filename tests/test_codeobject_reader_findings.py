@@ -77,6 +77,7 @@ def test_without_a_metadata_note_kernels_come_from_their_descriptors():
         ("no-metadata", "warning", "no NT_AMDGPU_METADATA note: kernels are known only from their descriptors")
     ]
     assert co.metadata is None and co.metadata_version is None
+    assert co.metadata_plain  # no note, so certainly no floating-point value in it
     assert [(k.name, k.symbol) for k in co.kernels] == [(name, name + ".kd") for name in KERNELS]
     for kernel in co.kernels:
         assert (
