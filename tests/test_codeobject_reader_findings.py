@@ -222,3 +222,54 @@ def test_a_v2_kernel_is_named_by_its_metadata_name():
     (kernel,) = co.kernels
     assert (kernel.name, kernel.symbol) == ("scaled_by_name", "legacy_scale")
     assert kernel.findings == [] and kernel.resources.vgprs == 10  # CodeProps NumVGPRs: 10
+
+
+# -- symbols -------------------------------------------------------------------------------------
+
+
+def _readelf_symtab(path):
+    """(name, value, ndx) of the .symtab rows llvm-readelf-22 -s printed for a fixture."""
+    text = path.with_name(path.name + ".symbols.txt").read_text()
+    table = text.split("Symbol table '.symtab'", 1)[1]
+    rows = []
+    for line in table.splitlines()[2:]:
+        parts = line.split()
+        if len(parts) == 8:
+            rows.append((parts[7], int(parts[1], 16), parts[6]))
+    return rows
+
+
+def test_resource_symbols_are_the_absolute_symbols_llvm_readelf_lists_under_each_kernel():
+    compared = 0
+    for path in sorted((FIXTURES / "elf").glob("*.hsaco")):
+        if not path.with_name(path.name + ".symbols.txt").exists():
+            continue
+        co = _parse(path.read_bytes())
+        absolute = _readelf_symtab(path)
+        for kernel in co.kernels:
+            prefix = kernel.symbol.removesuffix(".kd") + "."
+            expected = {
+                name[len(prefix) :]: value for name, value, ndx in absolute if ndx == "ABS" and name.startswith(prefix)
+            }
+            assert kernel.resource_symbols == expected, (path.name, kernel.name)
+            compared += len(expected)
+    assert compared > 100  # LLVM 20+ writes eight or more per kernel
+
+
+def test_without_a_symtab_kernels_are_found_in_the_dynamic_symbols():
+    # agpr_gfx942_cov6: .dynsym holds the two kernels and their .kd objects, .symtab adds the
+    # local resource symbols (llvm-readelf-22 -s); hide .symtab and only the former remain.
+    data = (FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco").read_bytes()
+    symtab = ElfView(data).named(".symtab")
+    co = _parse(elf_set(data, symtab.at, SHDR[2][1], "sh_type", 1))  # SHT_PROGBITS
+    assert [k.symbol for k in co.kernels] == ["agpr_clobber.kd", "agpr_small.kd"]
+    assert all(k.descriptor is not None and k.resource_symbols == {} for k in co.kernels)
+    full = _parse(data)
+    assert [k.resource_symbols["num_agpr"] for k in full.kernels] == [0x40, 0xB]
+
+
+@pytest.mark.parametrize("declared", [5, "", ["gfx90a"]], ids=["an int", "empty", "a list"])
+def test_a_declared_target_that_is_not_a_string_is_not_compared(declared):
+    tree = _metadata()
+    tree["amdhsa.target"] = declared
+    assert _parse(_with_metadata(tree)).findings == []
