@@ -214,3 +214,33 @@ def test_a_bit_field_declaration_keeps_its_range_and_generations():
     first, second = _flags(R2, 13, "enable_exception_address_watch", "enable_exception_memory")
     assert (first.lo, first.hi, second.lo, second.hi) == (13, 13, 14, 14)
     assert first.layouts == second.layouts == frozenset(DESCRIPTOR_LAYOUTS)
+
+
+def test_a_v2_amd_kernel_code_t_read_at_the_offsets_amdgpuusage_gives():
+    # legacy_v2_gfx906.co: llvm-readelf-22 --notes shows CodeProps KernargSegmentSize 24,
+    # GroupSegmentFixedSize 1024, PrivateSegmentFixedSize 16, WavefrontSize 64, NumSGPRs 12,
+    # NumVGPRs 10. amd_kernel_code_t (AMDGPUUsage.rst): version_major/minor u32 at 0 and 4,
+    # compute_pgm_rsrc1/2 at 48 and 52, code_properties at 56, private/group segment sizes at 60
+    # and 64, kernarg size u64 at 72, wavefront_sgpr_count/workitem_vgpr_count u16 at 84 and 86,
+    # wavefront_size (log2) u8 at 103.
+    path = FIXTURES / "elf" / "legacy_v2_gfx906.co"
+    data = path.read_bytes()
+    elf = ElfView(data)
+    at = elf.symbol_offset(next(s for s in elf.symbols(elf.symtab()) if s.name == "legacy_scale"))
+    u32 = lambda offset: struct.unpack_from("<I", data, at + offset)[0]  # noqa: E731
+    u16 = lambda offset: struct.unpack_from("<H", data, at + offset)[0]  # noqa: E731
+    (kernel,) = parse_code_object(data, Origin("x")).kernels
+    words = kernel.descriptor.words
+    assert words["amd_kernel_code_version"] == (u32(0), u32(4)) and u32(0) == 1
+    assert (words["compute_pgm_rsrc1"], words["compute_pgm_rsrc2"]) == (u32(48), u32(52))
+    assert words["code_properties"] == u32(56) and words["kernel_code_properties"] == u32(56) & 0x7F
+    assert (words["compute_pgm_rsrc3"], words["kernarg_preload"]) == (0, 0)  # no such words in v2
+    assert (words["private_segment_fixed_size"], words["group_segment_fixed_size"], words["kernarg_size"]) == (
+        u32(60),
+        u32(64),
+        struct.unpack_from("<Q", data, at + 72)[0],
+    )
+    assert (u32(60), u32(64), words["kernarg_size"]) == (16, 1024, 24)
+    assert (words["wavefront_sgpr_count"], words["workitem_vgpr_count"]) == (u16(84), u16(86)) == (12, 10)
+    assert words["wavefront_size"] == 1 << data[at + 103] == 64 and kernel.descriptor.wave_size == 64
+    assert kernel.descriptor.problems == []
