@@ -130,6 +130,10 @@ DOCUMENTS = {
     "dash alone, then a block": "List:\n  -\n    a: 1\n    b: [ 2, 3 ]\n  -\n    - 4\n  -\n",
     "items at the key's indentation": "Args:\n- Name: x\n  Size: 8\n- Name: y\nAfter: 1\n",
     "empty values and comments": "# a comment\nA:\nB: []\nC: true\nD: False\nE: 0x10\n'q key': v\n",
+    "quoted keys and values": "'a''b': 1\n\"dq: key\": 2\nA: 'x: y'\nB: \"a\\tb\"\nC: 'it''s'\n",
+    "flow sequences": "L: [ 'a', \"b\", 3, true, False ]\nM: [1,2]\nN: [ ]\nO: [ -5, 0x1F ]\n",
+    "booleans and integers": "A: true\nB: True\nC: false\nD: False\nE: -5\nF: 0\nG: 123456789012\nH: plain text\n",
+    "flow sequences nested 65 deep": "A: " + "[" * 65 + "]" * 65 + "\n",
     "indented comments": "A:\n  # inside A\n  B: 1\n    # deeper still\n  C: [ 1 ]\n",
     "empty items among items": "A:\n  -\n  - 2\n  -\n  - c: 3\nB: 1\n",
 }
