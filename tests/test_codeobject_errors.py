@@ -14,7 +14,7 @@ import struct
 import msgpack
 import pytest
 
-from amdocc.codeobject.notes import decode_v2_isa
+from amdocc.codeobject.notes import decode_v2_isa, decode_v2_metadata
 from amdocc.codeobject.reader import NotAnHsaCodeObject, parse_code_object
 from amdocc.elf import Note
 from amdocc.errors import FormatError, Origin
@@ -219,3 +219,10 @@ def test_v2_metadata_that_is_not_a_map_is_refused_at_the_start_of_the_note():
     error, desc_at = _v2_metadata_error(b"- 1\n- 2\n")
     assert error.message == "v2 metadata is not a YAML map"
     assert f"offset {desc_at:#x} in NT_AMD_HSA_METADATA note" in str(error)
+
+
+def test_v2_metadata_loses_only_its_trailing_nuls():
+    # LLVM ends the YAML with a NUL; text that ends in other bytes keeps them.
+    desc = b"Version: [ 1, 0 ]\nName: boX\0\0\0"
+    note = Note("AMD", NT_AMD_HSA_METADATA, desc, 0)
+    assert decode_v2_metadata(note, Origin(PATH)) == {"Version": [1, 0], "Name": "boX"}
