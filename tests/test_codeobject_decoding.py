@@ -3,7 +3,9 @@ v2 YAML subset, the bytes the test wrote for .comment strings and descriptor bit
 
 from __future__ import annotations
 
+import re
 import struct
+from pathlib import Path
 
 import pytest
 import yaml
@@ -11,6 +13,7 @@ import yaml
 import amdocc
 from amdocc.codeobject import yaml_subset
 from amdocc.codeobject.descriptor import R2, BitField, _f, _flags, decode_amd_kernel_code
+from amdocc.codeobject.model import Finding
 from amdocc.codeobject.producer import comment_strings, producers
 from amdocc.codeobject.reader import parse_code_object
 from amdocc.codeobject.target_id import TargetId
@@ -134,6 +137,9 @@ DOCUMENTS = {
     "flow sequences": "L: [ 'a', \"b\", 3, true, False ]\nM: [1,2]\nN: [ ]\nO: [ -5, 0x1F ]\n",
     "booleans and integers": "A: true\nB: True\nC: false\nD: False\nE: -5\nF: 0\nG: 123456789012\nH: plain text\n",
     "flow sequences nested 65 deep": "A: " + "[" * 65 + "]" * 65 + "\n",
+    "flow sequences nested 63 deep two keys down": "A:\n  B:\n    C: " + "[" * 63 + "]" * 63 + "\n",
+    "an item's flow sequence nested 64 deep": "A:\n  - " + "[" * 64 + "]" * 64 + "\n",
+    "keys that end in a colon": "A:\nB: [ 1 ]\nC: 'x:'\n",
     "indented comments": "A:\n  # inside A\n  B: 1\n    # deeper still\n  C: [ 1 ]\n",
     "empty items among items": "A:\n  -\n  - 2\n  -\n  - c: 3\nB: 1\n",
 }
@@ -156,6 +162,19 @@ ERRORS = {
         "nesting deeper than 64 levels",
     ),
     "a line that is not key: value": ("A: 1\nplain words\n", 2, "expected 'key: value'"),
+    "an empty key": ("A: 1\n: x\n", 2, "expected 'key: value'"),
+    "a colon alone": ("A: 1\nB: 2\n:\n", 3, "expected 'key: value'"),
+    # The flow bound counts the block levels around it: a key two levels down may open 63 more.
+    "a nested key's flow sequence past 64 levels": (
+        "A:\n  B:\n    C: " + "[" * 64 + "]" * 64 + "\n",
+        3,
+        "flow sequences nested deeper than 64 levels",
+    ),
+    "an item's flow sequence past 64 levels": (
+        "A:\n  - " + "[" * 65 + "]" * 65 + "\n",
+        2,
+        "flow sequences nested deeper than 64 levels",
+    ),
     "an open single quote": ("A: 1\nB: 'open\n", 2, "unterminated quoted scalar"),
     "an open double quote": ('A: 1\nB: 2\nC: "open\n', 3, "unterminated quoted scalar"),
     "a bad escape": ('A: "\\x"\n', 1, "bad escape in double-quoted scalar: truncated \\xXX escape"),
@@ -248,3 +267,15 @@ def test_a_v2_amd_kernel_code_t_read_at_the_offsets_amdgpuusage_gives():
     assert (words["wavefront_sgpr_count"], words["workitem_vgpr_count"]) == (u16(84), u16(86)) == (12, 10)
     assert words["wavefront_size"] == 1 << data[at + 103] == 64 and kernel.descriptor.wave_size == 64
     assert kernel.descriptor.problems == []
+
+
+def test_records_carry_the_names_the_readme_and_the_producer_line_give():
+    # README's API table: "`amdocc.Finding` | `code`, `severity`, `message`".
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `amdocc.Finding` |"))
+    keys = re.findall(r"`(\w+)`", row.split("|")[2])
+    assert keys == ["code", "severity", "message"]
+    assert Finding("c", "s", "m").as_dict() == dict(zip(keys, ["c", "s", "m"], strict=True))
+    line = "Linker: AMD LLD 19.0.0git (https://github.com/RadeonOpenCompute/llvm-project roc-6.3.1)"
+    (chosen, notes) = producers([line])
+    assert notes == [] and chosen.as_dict() == {"text": line, "tool": "lld", "vendor": "AMD", "version": "19.0.0git"}

@@ -77,3 +77,17 @@ def test_repr_lists_forty_kernels_then_counts_the_rest():
     one = _with_kernels(["kernel_00"])
     assert repr(one).splitlines()[0] == "CodeObject(gfx942, v4, 1 kernel, 'built.co')"
     assert len(repr(_with_kernels([f"kernel_{i:02}" for i in range(40)])).splitlines()) == 41
+
+
+@pytest.mark.llvm22
+def test_the_spellings_of_a_kernel_are_its_names_and_the_demangled_signature():
+    # llvm-cxxfilt-22: _ZN2ns3fooEi is ns::foo(int).
+    (readable,) = subprocess.run(
+        ["llvm-cxxfilt-22"], input="_ZN2ns3fooEi", capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert readable == "ns::foo(int)"
+    (kernel,) = _with_kernels(["_ZN2ns3fooEi"]).kernels
+    assert kernel.demangled_name == readable
+    assert kernel.names() == ("_ZN2ns3fooEi", "_ZN2ns3fooEi.kd", readable, "ns::foo", "foo")
+    plain = _with_kernels(["plain_kernel"]).kernels[0]
+    assert plain.demangled_name is None and plain.names() == ("plain_kernel", "plain_kernel.kd")

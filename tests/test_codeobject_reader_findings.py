@@ -273,3 +273,12 @@ def test_a_declared_target_that_is_not_a_string_is_not_compared(declared):
     tree = _metadata()
     tree["amdhsa.target"] = declared
     assert _parse(_with_metadata(tree)).findings == []
+
+
+def test_v2_kernels_after_other_symbols_are_all_found():
+    # llvm-readelf-22 -s legacy_v2_gfx906.co: .symtab row 1 is _DYNAMIC (NOTYPE, read by no one),
+    # row 2 legacy_scale (AMDGPU_HSA_KERNEL). Make row 1 an OBJECT: it is read, and is no kernel.
+    elf = ElfView(LEGACY_V2)
+    dynamic = next(s for s in elf.symbols(elf.symtab()) if s.name == "_DYNAMIC")
+    data = elf_set(LEGACY_V2, dynamic.at, SYM[2][1], "st_info", 1)  # STB_LOCAL, STT_OBJECT
+    assert [k.name for k in _parse(data).kernels] == ["legacy_scale"]
