@@ -364,3 +364,24 @@ def test_an_int_subclass_is_read_by_its_value():
     assert r.sgprs is None and [(f.code, f.message) for f in found] == [
         ("out-of-range", ".sgpr_count is negative (-1)")
     ]
+
+
+def test_an_impossible_split_of_the_total_is_an_error():
+    # .vgpr_count 400 with ACCUM_OFFSET 44 (field 10): 400 - 44 = 356 AGPRs, past gfx942's 256.
+    found = findings(GFX942, {".vgpr_count": 400}, kd(GFX942, rsrc1=49, rsrc3=10))
+    assert ("out-of-range", ERR, "356 AGPRs exceed the 256 gfx942 has") in found
+    # Bounded by an allocation instead, the count is capped: (63 + 1) x 8 = 512 - 44 = 468 -> 256.
+    r = resolve(GFX942, 5, {".sgpr_count": 8}, kd(GFX942, rsrc1=63, rsrc3=10), {}, found := [])
+    assert (r.agprs, r.agprs_source) == (256, "descriptor") and "out-of-range" not in [f.code for f in found]
+
+
+def test_sgprs_and_the_dynamic_stack_fall_back_on_the_descriptor():
+    # No .sgpr_count: gfx942's SGPR field 3 allocates (3 + 1) x 8 = 32; KERNEL_CODE_PROPERTIES
+    # bit 11 is USES_DYNAMIC_STACK.
+    r = resolve(GFX942, 5, {".agpr_count": 0}, kd(GFX942, rsrc1=3 << 6, kcp=DYNAMIC_STACK), {}, [])
+    assert (r.sgprs, r.sgprs_source, r.sgprs_allocated, r.uses_dynamic_stack) == (32, "descriptor", 32, True)
+    r = resolve(GFX942, 5, {".agpr_count": 0}, kd(GFX942), {}, [])
+    assert r.uses_dynamic_stack is False
+    r = resolve(GFX942, 5, {".agpr_count": 0, ".uses_dynamic_stack": 1}, kd(GFX942), {}, [])
+    assert r.uses_dynamic_stack is True
+    assert resolve(GFX942, 5, {".agpr_count": 0}, None, {}, []).uses_dynamic_stack is None

@@ -10,12 +10,13 @@ the edit is what llvm-readelf-22 prints for it (--notes, -s, -p .comment; see th
 from __future__ import annotations
 
 import struct
+import subprocess
 
 import msgpack
 import pytest
 
 from amdocc.codeobject.reader import parse_code_object
-from amdocc.errors import Origin
+from amdocc.errors import FormatError, Origin
 from conftest import FIXTURES
 from fuzz.formats.elf import (
     SHDR,
@@ -282,3 +283,50 @@ def test_v2_kernels_after_other_symbols_are_all_found():
     dynamic = next(s for s in elf.symbols(elf.symtab()) if s.name == "_DYNAMIC")
     data = elf_set(LEGACY_V2, dynamic.at, SYM[2][1], "st_info", 1)  # STB_LOCAL, STT_OBJECT
     assert [k.name for k in _parse(data).kernels] == ["legacy_scale"]
+
+
+@pytest.mark.llvm22
+def test_every_kernel_carries_the_compiler_its_comment_names():
+    # llvm-readelf-22 -p .comment: "Linker: Debian LLD 22.1.8", "Debian clang version 22.1.8 (...)";
+    # clang's line is the compiler.
+    path = FIXTURES / "elf" / "gfx942_cov4.hsaco"
+    dump = subprocess.run(["llvm-readelf-22", "-p", ".comment", str(path)], capture_output=True, text=True).stdout
+    clang = next(line.split("] ", 1)[1] for line in dump.splitlines() if "clang version" in line)
+    co = _parse(path.read_bytes())
+    assert co.producer.text == clang and (co.producer.tool, co.producer.vendor) == ("clang", "Debian")
+    assert [k.producer for k in co.kernels] == [co.producer] * len(KERNELS)
+
+
+def test_v2_metadata_without_a_version_list_has_no_version():
+    text = _v2_metadata_text()
+    assert _parse(LEGACY_V2).metadata_version == (1, 0)  # "Version: [ 1, 0 ]"
+    for replacement in ("Version:         '1.0'", "Other:           [ 1, 0 ]"):
+        data = with_note_desc(
+            LEGACY_V2, "AMD", 10, text.replace("Version:         [ 1, 0 ]", replacement).encode() + b"\0"
+        )
+        assert _parse(data).metadata_version is None
+
+
+def test_a_v2_object_without_an_isa_note_is_refused_at_its_first_note():
+    elf = ElfView(LEGACY_V2)
+    section = elf.of_type(7)[0]  # SHT_NOTE
+    notes = elf.notes(section)
+    isa = next(n for n in notes if n.f["type"] == 3)
+    data = bytearray(LEGACY_V2)
+    struct.pack_into("<I", data, isa.at + 8, 0x7777)
+    with pytest.raises(FormatError) as caught:
+        _parse(bytes(data))
+    assert caught.value.offset == min(n.f["desc_at"] for n in notes)
+    assert caught.value.message == (
+        "code-object v2 without an NT_AMD_HSA_ISA_VERSION note: its processor cannot be known"
+    )
+
+
+def test_resource_symbols_of_a_kernel_whose_name_has_dots():
+    # Rename agpr_small to agpr.small everywhere (same length: string tables and metadata alike);
+    # its resource symbols are then agpr.small.num_vgpr and so on (llvm-readelf-22 -s).
+    data = (FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco").read_bytes().replace(b"agpr_small", b"agpr.small")
+    kernel = next(k for k in _parse(data).kernels if k.name == "agpr.small")
+    absolute = {name: value for name, value, _ in _readelf_symtab(FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco")}
+    assert kernel.resource_symbols["num_agpr"] == absolute["agpr_small.num_agpr"] == 0xB
+    assert kernel.resource_symbols["num_vgpr"] == absolute["agpr_small.num_vgpr"] == 0x29

@@ -298,7 +298,9 @@ def resolve(
                 ERROR,
                 f"{vgprs} VGPRs exceed the {target.addressable_vgprs} a {target.name} wave can address",
             )
-        if agprs is not None and agprs > target.agprs and agprs_source != "descriptor":
+        # An AGPR count bounded by the allocation is already capped at target.agprs; one the
+        # descriptor's ACCUM_OFFSET splits off .vgpr_count is exact, and can be impossible.
+        if agprs is not None and agprs > target.agprs:
             add("out-of-range", ERROR, f"{agprs} AGPRs exceed the {target.agprs} {target.name} has")
         lds_cap = target.max_lds_per_workgroup(bool(wgp))
         if lds is not None and lds > lds_cap:
