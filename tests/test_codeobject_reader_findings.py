@@ -135,30 +135,30 @@ def test_kernel_lists_and_entries_of_the_wrong_type_are_errors():
     assert [k.name for k in co.kernels] == [*KERNELS[:1], *KERNELS[2:], KERNELS[1]]
 
 
-def test_a_declared_target_that_is_not_the_e_flags_one_is_a_warning():
-    # e_flags 0x54c: gfx942 with xnack and sramecc "any" (llvm-readelf-22 -h), so "gfx942".
+def _declared_findings(declared):
     tree = _metadata()
-    tree["amdhsa.target"] = "amdgcn-amd-amdhsa--gfx90a:xnack+"
-    co = _parse(_with_metadata(tree))
-    assert _triples(co.findings) == [
+    tree["amdhsa.target"] = declared
+    return _triples(_parse(_with_metadata(tree)).findings)
+
+
+@pytest.mark.parametrize(
+    "declared,message",
+    [
+        # e_flags 0x54c: gfx942 with xnack and sramecc "any" (llvm-readelf-22 -h), so "gfx942".
         (
-            "target-mismatch",
-            "warning",
+            "amdgcn-amd-amdhsa--gfx90a:xnack+",
             "metadata amdhsa.target says 'amdgcn-amd-amdhsa--gfx90a:xnack+' but e_flags say gfx942",
-        )
-    ]
-    # LLVM main's amdgpu<subarch> triple names a processor too ('9.0a' is gfx90a).
-    tree["amdhsa.target"] = "amdgpu9.0a-amd-amdhsa-unknown-gfx942"
-    co = _parse(_with_metadata(tree))
-    assert _triples(co.findings) == [
+        ),
+        # LLVM main's amdgpu<subarch> triple names a processor too ('9.0a' is gfx90a, '9.42' gfx942).
         (
-            "target-mismatch",
-            "warning",
+            "amdgpu9.0a-amd-amdhsa-unknown-gfx942",
             "metadata amdhsa.target's triple 'amdgpu9.0a' names gfx90a, but e_flags say gfx942",
-        )
-    ]
-    tree["amdhsa.target"] = "amdgpu9.42-amd-amdhsa-unknown-gfx942"
-    assert _parse(_with_metadata(tree)).findings == []
+        ),
+        ("amdgpu9.42-amd-amdhsa-unknown-gfx942", None),
+    ],
+)
+def test_a_declared_target_that_is_not_the_e_flags_one_is_a_warning(declared, message):
+    assert _declared_findings(declared) == ([("target-mismatch", "warning", message)] if message else [])
 
 
 def test_a_descriptor_symbol_of_the_wrong_size_is_a_warning_and_size_0_is_not():
@@ -271,9 +271,7 @@ def test_without_a_symtab_kernels_are_found_in_the_dynamic_symbols():
 
 @pytest.mark.parametrize("declared", [5, "", ["gfx90a"]], ids=["an int", "empty", "a list"])
 def test_a_declared_target_that_is_not_a_string_is_not_compared(declared):
-    tree = _metadata()
-    tree["amdhsa.target"] = declared
-    assert _parse(_with_metadata(tree)).findings == []
+    assert _declared_findings(declared) == []
 
 
 def test_v2_kernels_after_other_symbols_are_all_found():
