@@ -378,12 +378,15 @@ def _decode_fields(target: Target, rsrc: tuple[int, ...]) -> tuple[dict[str, int
             )
 
     wave = 32 if fields.get("wavefront_size32") else 64
-    if wave not in target.wave_sizes:
-        problems.append(f"descriptor asks for wave{wave}, which {target.name} does not support")
-        granule = target.vgpr_encode_granule[target.default_wave]
+    if wave in target.wave_sizes:
+        fields["next_free_vgpr"] = (fields["granulated_workitem_vgpr_count"] + 1) * target.vgpr_encode_granule[wave]
     else:
-        granule = target.vgpr_encode_granule[wave]
-    fields["next_free_vgpr"] = (fields["granulated_workitem_vgpr_count"] + 1) * granule
+        # The VGPR granule depends on the wave size, and the table has none for a wave the
+        # processor cannot run (llvm-objdump-22 decodes gfx1250 wave64 with a granule of 8,
+        # wave32's being 16): the allocation is left undecoded rather than guessed.
+        problems.append(
+            f"descriptor asks for wave{wave}, which {target.name} does not support: its VGPR allocation is not decoded"
+        )
     fields["next_free_sgpr"] = (fields["granulated_wavefront_sgpr_count"] + 1) * SGPR_ENCODE_GRANULE
     if "accum_offset_granules" in fields:
         fields["accum_offset"] = (fields["accum_offset_granules"] + 1) * 4

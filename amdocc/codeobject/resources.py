@@ -236,11 +236,13 @@ def resolve(
             f"ACCUM_OFFSET {accum} but .vgpr_count {md_vgprs} - .agpr_count {md_agprs} = {md_vgprs - md_agprs}",
         )
 
-    if allocated is not None and vgprs is not None and vgprs_source != "descriptor" and wave:
-        granule = target.vgpr_encode_granule.get(wave, 1) if target else 1
+    if allocated is not None and vgprs is not None and vgprs_source != "descriptor":
+        # Padding is judged against the encoding granule of the wave the kernel runs; a wave the
+        # processor lacks has none (already an out-of-range finding), so no padding is claimed.
+        granule = target.vgpr_encode_granule.get(wave) if target is not None and wave else None
         if allocated < vgprs:
             add("vgpr-below-used", WARNING, f"descriptor allocates {allocated} VGPRs but {vgprs} are used")
-        elif allocated > align_up(max(vgprs, 1), granule):
+        elif granule and allocated > align_up(max(vgprs, 1), granule):
             add(
                 "vgpr-padding",
                 INFO,
@@ -296,7 +298,9 @@ def resolve(
                 ERROR,
                 f"{vgprs} VGPRs exceed the {target.addressable_vgprs} a {target.name} wave can address",
             )
-        if agprs is not None and agprs > target.agprs and agprs_source != "descriptor":
+        # An AGPR count bounded by the allocation is already capped at target.agprs; one the
+        # descriptor's ACCUM_OFFSET splits off .vgpr_count is exact, and can be impossible.
+        if agprs is not None and agprs > target.agprs:
             add("out-of-range", ERROR, f"{agprs} AGPRs exceed the {target.agprs} {target.name} has")
         lds_cap = target.max_lds_per_workgroup(bool(wgp))
         if lds is not None and lds > lds_cap:

@@ -103,11 +103,11 @@ def _split_key(content: str, number: int | None = None) -> tuple[str, str] | Non
             return None
         return _quoted(content[: end + 1], number), content[end + 2 :].strip()
     colon = content.find(": ")
-    if colon < 0:
-        if content.endswith(":"):
-            return content[:-1], ""
-        return None
-    return content[:colon], content[colon + 2 :].strip()
+    if colon > 0:
+        return content[:colon], content[colon + 2 :].strip()
+    if colon < 0 and len(content) > 1 and content.endswith(":"):
+        return content[:-1], ""
+    return None  # no key, or an empty one (": x"), which LLVM never wrote
 
 
 def _scalar(text: str, number: int | None, depth: int = 0) -> Value:
