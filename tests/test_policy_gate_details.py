@@ -1,0 +1,238 @@
+"""The asm-prefill gate's checks one by one: each check's rule name and the words of its detail,
+the manifest's tile sizes, and the defaults of decide/find_asm_kernel.
+
+Oracles: FlashInfer ROCm PR #365's rules (consumers-and-anchors.md §1.4; tables/prefill_gate.toml
+cites them: gfx950 threshold 2048, none for gfx942, FLASHINFER_AITER_ASM_PREFILL=0 pins CK Tile,
+asm v3 takes bf16 with head dims 128/128), AITER's published codegen.py (gfx950 hd128 bf16:
+ts_qo 256, ts_kv 64), the manifests and files each test writes, and the llc-22-built fixtures
+with LLVM's output stored beside them (kernel names from llvm-readelf-22 --notes, gfx942's
+65536 B LDS limit from llc-22's own refusal, the bundle's entries from clang-offload-bundler-22).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from amdocc.policy.prefill_gate import AsmKernel, Check, NotFound, decide, find_asm_kernel, validate_asm_kernel
+from conftest import FIXTURES
+from test_check import LDS, LIB1, C, kernels_of, llc_lds_limit
+
+GATE_ENV = "FLASHINFER_AITER_ASM_PREFILL"
+BUNDLE = FIXTURES / "containers" / "bundle_5arch.hipfb"
+
+
+def check(decision, rule):
+    (c,) = [c for c in decision.checks if c.rule == rule]
+    return c
+
+
+# --------------------------------------------------------------------------- decide's own checks
+
+
+def test_the_defaults_are_the_one_shape_asm_v3_takes():
+    # No dtype or head dims given: bf16 with 128/128, no soft cap, no window (PR #365's pre-filter).
+    d = decide(arch="gfx950", qo_len=4096, kv_len=4096, env={})
+    assert check(d, "eligible").ok and check(d, "eligible").detail == "bf16, head dims 128/128, no soft cap, no window"
+    d = decide(arch="gfx950", qo_len=4096, kv_len=4096, env={}, dtype="BF16")
+    assert not check(d, "eligible").ok and check(d, "eligible").detail == "dtype BF16 (asm v3 takes bf16 only)"
+
+
+def test_a_processor_without_a_threshold_says_it_never_routes_to_asm():
+    d = decide(arch="gfx942:sramecc+:xnack-", qo_len=1 << 20, kv_len=4096, env={})
+    c = check(d, "threshold")
+    assert (c.ok, c.detail) == (False, "gfx942 never routes to asm (no qo_len threshold)")
+    assert d.reasons[0] == "threshold: gfx942 never routes to asm (no qo_len threshold)"
+    assert d.as_dict()["arch"] == "gfx942"
+
+
+@pytest.mark.parametrize(
+    "env,ok,detail",
+    [
+        ({}, True, f"{GATE_ENV} is unset"),
+        ({GATE_ENV: "1"}, True, f"{GATE_ENV} is '1'"),
+        ({GATE_ENV: ""}, True, f"{GATE_ENV} is ''"),
+        ({GATE_ENV: "0"}, False, f"{GATE_ENV} is '0' (pins CK Tile)"),
+    ],
+)
+def test_the_kill_switch_detail_says_what_the_variable_holds(env, ok, detail):
+    c = check(decide(arch="gfx950", qo_len=4096, kv_len=4096, env=env), "kill switch")
+    assert (c.ok, c.detail) == (ok, detail)
+
+
+def test_the_other_checks_say_what_they_saw():
+    d = decide(arch="gfx950", qo_len=4096, kv_len=100, env={}, capturing=True, window_left=99, logits_soft_cap=30.0)
+    assert [(c.rule, c.ok) for c in d.checks] == [
+        ("threshold", True),
+        ("kill switch", True),
+        ("graph capture", False),
+        ("eligible", False),
+        ("AITER_ASM_DIR", False),
+    ]
+    assert check(d, "threshold").detail == "qo_len 4096 against gfx950's threshold 2048"
+    assert check(d, "graph capture").detail == "the stream is capturing: AITER would load a module mid-capture"
+    assert check(d, "eligible").detail == "logits soft cap 30.0; sliding window 99 (narrower than kv_len 100)"
+    assert check(d, "AITER_ASM_DIR").detail == "AITER_ASM_DIR=''"
+    d = decide(arch="gfx950", qo_len=4096, kv_len=100, env={"AITER_ASM_DIR": "/nowhere"}, head_dim_qk=192)
+    assert check(d, "graph capture").detail == "not capturing"
+    assert check(d, "eligible").detail == "head dims 192/128 (asm v3 takes 128/128)"
+    assert check(d, "AITER_ASM_DIR") == Check("AITER_ASM_DIR", True, "AITER_ASM_DIR='/nowhere'")
+    assert d.route == "ck_tile" and d.kernel is None  # an ineligible shape looks for no kernel
+
+
+# --------------------------------------------------------------------------- the manifest
+
+
+def selector(hdim, mask, bf16_cvt=None):
+    tail = "" if bf16_cvt is None else f", {bf16_cvt}"
+    return f"fmha_fwd_kernel_selector<FmhaFwdBf16, {hdim}, {mask}, false, false, 0, GPUArch::gfx950{tail}>"
+
+
+def codegen(tmp_path, *rows):
+    """A codegen.py of (hdim, mask, name, co, ts_qo, ts_kv) rows, as older AITER wheels write it."""
+    folder = tmp_path / "gfx950" / "fmha_v3_fwd"
+    folder.mkdir(parents=True)
+    lines = []
+    for hdim, mask, name, co, ts_qo, ts_kv in rows:
+        s = selector(hdim, mask)
+        lines += [
+            f'template<> struct FmhaFwdV3Name<{s}> {{ static constexpr const char * fwd_v3_name = "{name}"; }};',
+            f'template<> struct FmhaFwdV3Buf<{s}> {{ static constexpr const char * fwd_v3_buf = "{co}"; }};',
+            f"template<> struct FmhaFwdV3Ts<{s}> "
+            f"{{ static constexpr int ts_qo = {ts_qo}; static constexpr int ts_kv = {ts_kv}; }};",
+        ]
+    (folder / "codegen.py").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_codegen_tile_sizes_are_read_from_the_ts_entry(tmp_path):
+    folder = codegen(tmp_path, (128, 0, "fwd_a", "a.co", 128, 32), (128, 1, "fwd_b", "b.co", 64, 16))
+    k = find_asm_kernel(tmp_path, "gfx950")
+    assert k == AsmKernel("_ZN5aiter5fwd_aE", "a.co", folder / "a.co", 128, 32)
+    k = find_asm_kernel(tmp_path, "gfx950", causal=True)
+    assert (k.knl_name, k.ts_qo, k.ts_kv) == ("_ZN5aiter5fwd_bE", 64, 16)
+    d = decide(arch="gfx950", qo_len=4096, kv_len=4096, env={}, asm_dir=str(tmp_path))
+    assert d.as_dict()["kernel"] == {
+        "knl_name": "_ZN5aiter5fwd_aE",
+        "co_name": "a.co",
+        "path": str(folder / "a.co"),
+        "ts_qo": 128,
+        "ts_kv": 32,
+    }
+    assert d.reasons == [f"kernel file: {folder / 'a.co'} does not exist"]
+
+
+@pytest.mark.corpus
+def test_aiters_own_codegen_gives_the_hd128_tiles(aiter_hsa):
+    # hsa/gfx950/fmha_v3_fwd/codegen.py: FmhaFwdV3Ts<... FmhaFwdBf16, 128, 0 ...> { ts_qo = 256; ts_kv = 64; }
+    text = (aiter_hsa / "gfx950" / "fmha_v3_fwd" / "codegen.py").read_text()
+    entry = "template<> struct FmhaFwdV3Ts<fmha_fwd_kernel_selector<FmhaFwdBf16, 128,"
+    line = next(x for x in text.splitlines() if x.startswith(entry))
+    assert re.search(r"ts_qo = 256; .*ts_kv = 64;", line)
+    k = find_asm_kernel(aiter_hsa, "gfx950")
+    assert (k.knl_name, k.co_name, k.ts_qo, k.ts_kv) == (
+        "_ZN5aiter19fmha_fwd_hd128_bf16E",
+        "fwd_hd128_bf16.co",
+        256,
+        64,
+    )
+
+
+def test_a_ts_entry_without_ts_kv_is_a_reason(tmp_path):
+    folder = codegen(tmp_path, (128, 0, "fwd_a", "a.co", 128, 32))
+    text = (folder / "codegen.py").read_text().replace("static constexpr int ts_kv = 32;", "")
+    (folder / "codegen.py").write_text(text)
+    with pytest.raises(NotFound, match=r"FmhaFwdV3Ts entry .* does not match ts_kv"):
+        find_asm_kernel(tmp_path, "gfx950")
+
+
+# --------------------------------------------------------------------------- validating a .co
+
+
+def asm(name, path):
+    return AsmKernel(name, path.name, path)
+
+
+def test_a_missing_file_and_an_unparsable_one_are_kernel_file_failures(tmp_path):
+    missing = tmp_path / "gone.co"
+    assert validate_asm_kernel(asm("k", missing), "gfx942") == (
+        [Check("kernel file", False, f"{missing} does not exist")],
+        None,
+    )
+    junk = tmp_path / "junk.co"
+    junk.write_bytes(b"\x7fELF" + b"\0" * 12)
+    (c,), blocks = validate_asm_kernel(asm("k", junk), "gfx942")
+    assert (c.rule, c.ok, blocks) == ("kernel file", False, None)
+    assert c.detail.startswith("junk.co does not parse: ")
+
+
+@pytest.mark.llvm22
+def test_a_file_of_several_code_objects_is_refused_with_their_count(tmp_path):
+    listed = subprocess.run(
+        ["clang-offload-bundler-22", "--list", "--type=o", f"--input={BUNDLE}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    n = sum(1 for entry in listed if "amdgcn-amd-amdhsa" in entry)
+    assert n == 5
+    path = tmp_path / "fwd.co"
+    shutil.copyfile(BUNDLE, path)
+    (c,), blocks = validate_asm_kernel(asm("k", path), "gfx942")
+    assert (c.rule, c.ok, c.detail, blocks) == ("kernel file", False, f"fwd.co holds {n} code objects, not one", None)
+
+
+def test_a_symbol_the_file_lacks_names_what_it_has():
+    checks, blocks = validate_asm_kernel(asm("_ZN5aiter4nopeE", LIB1), "gfx942")
+    assert [(c.rule, c.ok) for c in checks] == [("kernel file", True), ("target", True), ("symbol", False)]
+    names = ", ".join(sorted(kernels_of(LIB1)))
+    assert checks[2].detail == f"_ZN5aiter4nopeE not found in {LIB1.name} (it has {names})"
+    # llvm-readelf-22's amdhsa.target names the processor; EI_ABIVERSION (byte 8) is the code object
+    # version less 2 (ELFABIVERSION_AMDGPU_HSA_V5 = 3).
+    target = re.search(r"amdhsa.target:\s+amdgcn-amd-amdhsa--(\S+)", (C / f"{LIB1.name}.readelf.txt").read_text())
+    version = LIB1.read_bytes()[8] + 2
+    assert checks[0].detail == f"{LIB1.name} parses ({target.group(1)}, code object v{version})"
+    assert blocks is None
+
+
+def test_a_code_object_for_another_processor_is_a_target_failure():
+    checks, blocks = validate_asm_kernel(asm("k_clean", LIB1), "gfx950")
+    assert [(c.rule, c.ok) for c in checks] == [("kernel file", True), ("target", False), ("symbol", True)]
+    assert checks[1].detail.endswith("the device is gfx950 — HIP would refuse to load it")
+    assert checks[2].detail == f"k_clean found in {LIB1.name}" and blocks is None
+
+
+@pytest.mark.parametrize("name,fits", [("k_lds_at_limit", True), ("k_lds_over", False)])
+def test_static_lds_is_held_against_the_devices_limit_inclusively(name, fits):
+    limit, lds = llc_lds_limit(), kernels_of(LDS)[name][".group_segment_fixed_size"]
+    checks, _ = validate_asm_kernel(asm(name, LDS), "gfx942", block_size=64)
+    assert [c.rule for c in checks] == ["kernel file", "target", "symbol", "lds", "occupancy"]
+    c = checks[3]
+    assert (c.ok, c.detail) == (fits, f"static LDS {lds} B against the device's {limit} B per workgroup")
+    # A smaller device LDS given by the caller wins over the processor's.
+    assert not validate_asm_kernel(asm(name, LDS), "gfx942", lds_bytes=lds - 1, block_size=64)[0][3].ok
+
+
+def test_the_block_size_comes_from_reqd_workgroup_size_else_it_is_unknown():
+    reqd = kernels_of(LIB1)["k_reqd"][".reqd_workgroup_size"]
+    block = reqd[0] * reqd[1] * reqd[2]
+    checks, blocks = validate_asm_kernel(asm("k_reqd", LIB1), "gfx942")
+    assert checks[-1].rule == "occupancy" and checks[-1].ok and blocks >= 1
+    assert f"block(s) of {block} threads per CU" in checks[-1].detail
+    checks, blocks = validate_asm_kernel(asm("k_clean", LIB1), "gfx942")  # no .reqd_workgroup_size
+    assert (checks[-1].rule, checks[-1].ok, checks[-1].detail, blocks) == (
+        "occupancy",
+        False,
+        "block size or device processor unknown",
+        None,
+    )
+
+
+def test_a_block_that_fits_nowhere_is_an_occupancy_failure():
+    # k_launch_miss at 1024 threads fits no workgroup on gfx942 (test_check: 3 waves per SIMD, 4 needed).
+    checks, blocks = validate_asm_kernel(asm("k_launch_miss", LIB1), "gfx942", block_size=1024)
+    assert (checks[-1].rule, checks[-1].ok, blocks) == ("occupancy", False, 0)
+    assert checks[-1].detail == "0 block(s) of 1024 threads per CU (limited by vgpr)"
