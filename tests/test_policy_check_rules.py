@@ -11,6 +11,7 @@ state them (a smaller occupancy is the worse one; counts are "at most").
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -195,3 +196,230 @@ def test_classify_calls_a_value_past_the_recorded_one_worse_by_the_rules_directi
     assert (statuses, stale) == (["worse", "accepted"], [])
     found = [baseline.Entry("k", "gfx942", "occupancy", 4), baseline.Entry("k", "gfx942", "scratch", 33)]
     assert baseline.classify(found, accepted, lambda e: True)[0] == ["accepted", "worse"]
+
+
+@pytest.mark.parametrize(
+    "doc,message",
+    [
+        ("[]", "is not an amdocc-check-baseline file of version 1"),
+        ('{"format": "amdocc-check-baseline", "version": 2, "entries": []}', "is not an amdocc-check-baseline file"),
+        ('{"format": "amdocc-check-baseline", "version": 1}', "'entries' must be a list"),
+        ('{"format": "amdocc-check-baseline", "version": 1, "entries": {}}', "'entries' must be a list"),
+        ('{"format": "amdocc-check-baseline", "version": 1, "entries": [3]}', "entry 0 is not an object"),
+        (
+            '{"format": "amdocc-check-baseline", "version": 1, "entries": [{"kernel": "k", "rule": "lds"}]}',
+            "entry 0 has no string 'target'",
+        ),
+        (
+            '{"format": "amdocc-check-baseline", "version": 1, "entries": [{"kernel": "k", "target": "t", "rule": 1}]}',
+            "entry 0 has no string 'rule'",
+        ),
+        (
+            '{"format": "amdocc-check-baseline", "version": 1, "entries": '
+            '[{"kernel": "k", "target": "t", "rule": "lds"}, {"kernel": "k", "target": "t", "rule": "fast"}]}',
+            f"entry 1: unknown rule 'fast' (rules: {', '.join(RULES)})",
+        ),
+    ],
+)
+def test_a_malformed_baseline_is_a_format_error_saying_what_is_wrong(tmp_path, doc, message):
+    path = tmp_path / "b.json"
+    path.write_text(doc)
+    with pytest.raises(FormatError) as exc:
+        baseline.read(path)
+    assert str(exc.value).startswith(f"baseline {path}") and message in str(exc.value)
+
+
+def test_a_baseline_that_cannot_be_read_or_written_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError) as exc:
+        baseline.read(tmp_path / "none.json")
+    assert exc.value.message == f"baseline {tmp_path / 'none.json'} does not exist (write it with --update-baseline)"
+    with pytest.raises(UsageError, match=r"cannot be read: "):
+        baseline.read(tmp_path)  # a directory
+    (tmp_path / "latin1.json").write_bytes(b'{"format": "\xff"}')
+    with pytest.raises(UsageError, match=r"latin1\.json cannot be read: "):
+        baseline.read(tmp_path / "latin1.json")
+    (tmp_path / "empty.json").write_text("")
+    with pytest.raises(FormatError, match=r"empty\.json is not JSON: "):
+        baseline.read(tmp_path / "empty.json")
+    with pytest.raises(UsageError, match=r"cannot be written: "):
+        baseline.write(tmp_path, [])
+
+
+def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path):
+    # Sorted by target, then kernel, then the rules' report order (RULES), whatever the input order.
+    entries = [
+        baseline.Entry("b", "gfx942", "scratch", 16),
+        baseline.Entry("a", "gfx950", "vgpr-spills", 1),
+        baseline.Entry("b", "gfx942", "vgpr-spills", 2),
+        baseline.Entry("a", "gfx942", "mode", "dynamic-vgpr"),
+        baseline.Entry("b", "gfx942", "occupancy", 1.5),
+    ]
+    text = baseline.dumps(entries)
+    lines = text.splitlines()
+    assert lines[0] == '{"format": "amdocc-check-baseline", "version": 1,'
+    assert lines[1] == ' "entries": ['
+    assert lines[-1] == " ]}" and len(lines) == 2 + len(entries) + 1
+    body = [json.loads(line.strip().rstrip(",")) for line in lines[2:-1]]
+    assert [(e["target"], e["kernel"], e["rule"]) for e in body] == [
+        ("gfx942", "a", "mode"),
+        ("gfx942", "b", "vgpr-spills"),
+        ("gfx942", "b", "scratch"),
+        ("gfx942", "b", "occupancy"),
+        ("gfx950", "a", "vgpr-spills"),
+    ]
+    assert list(body[0]) == ["kernel", "target", "rule", "value"]
+    path = tmp_path / "b.json"
+    baseline.write(path, entries)
+    assert path.read_text() == text and text.endswith("\n")
+    assert sorted(baseline.read(path), key=str) == sorted(entries, key=str)
+    baseline.write(path, [])
+    assert json.loads(path.read_text()) == {"format": "amdocc-check-baseline", "version": 1, "entries": []}
+    assert baseline.read(path) == []
+
+
+def test_stale_entries_are_the_ones_in_scope_that_nothing_matched():
+    gfx942 = lambda e: e.target == "gfx942"  # noqa: E731
+    entries = [
+        baseline.Entry("k", "gfx942", "scratch", 8),
+        baseline.Entry("gone", "gfx942", "lds", 70000),
+        baseline.Entry("other", "gfx950", "lds", 70000),
+    ]
+    found = [baseline.Entry("k", "gfx942", "scratch", 8), baseline.Entry("new", "gfx942", "mode", "dynamic-vgpr")]
+    statuses, stale = baseline.classify(found, entries, gfx942)
+    assert statuses == ["accepted", "new"] and stale == [entries[1]]
+    # Updating keeps what this run did not look at (gfx950) and drops the stale gfx942 entry.
+    assert sorted(e.kernel for e in baseline.updated(found, entries, gfx942)) == ["k", "new", "other"]
+    # A string value (mode, launch) is never "worse": it is the same violation.
+    statuses, _ = baseline.classify(
+        [baseline.Entry("m", "t", "mode", "b")], [baseline.Entry("m", "t", "mode", "a")], gfx942
+    )
+    assert statuses == ["accepted"]
+
+
+# --------------------------------------------------------------------------- the project file
+
+
+@pytest.mark.parametrize("given,parsed", [("2", 2), ("1.5", 1.5), (4, 4), (0.25, 0.25), (3.0, 3)])
+def test_a_floor_is_any_positive_number_of_waves(given, parsed):
+    value = check_config.floor(given, "--min-occupancy")
+    assert value == parsed and type(value) is type(parsed)
+
+
+@pytest.mark.parametrize("given", ["0", 0, -1, "x", True, float("inf"), "nan", None])
+def test_anything_else_is_not_a_floor(given):
+    with pytest.raises(UsageError) as exc:
+        check_config.floor(given, "min-occupancy in p.toml")
+    assert exc.value.message == f"min-occupancy in p.toml must be a number of waves per SIMD above 0, not {given!r}"
+
+
+def test_the_other_parsers_refuse_with_what_is_valid():
+    assert check_config.model("llvm", "m") == "llvm"
+    with pytest.raises(UsageError) as exc:
+        check_config.model("HIP", "model in p.toml")
+    assert exc.value.message == "model in p.toml must be one of hip, llvm, hw, not 'HIP'"
+    assert check_config.boolean(False, "f") is False
+    with pytest.raises(UsageError) as exc:
+        check_config.boolean("true", "fail-on-stale in p.toml")
+    assert exc.value.message == "fail-on-stale in p.toml must be true or false, not 'true'"
+    assert str(check_config.path("a/b.json", "b")) == "a/b.json"
+    for bad in ("", 3):
+        with pytest.raises(UsageError) as exc:
+            check_config.path(bad, "baseline in p.toml")
+        assert exc.value.message == f"baseline in p.toml must be a file name, not {bad!r}"
+
+
+def project(tmp_path, body, name="pyproject.toml"):
+    path = tmp_path / name
+    path.write_text(body)
+    return path
+
+
+def test_find_walks_up_to_the_nearest_file_with_the_table(tmp_path):
+    project(tmp_path, "[tool.amdocc.check]\nmax-scratch = 8\n")
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    project(tmp_path / "a", "[tool.other]\nx = 1\n")  # nearer, but without the table
+    assert check_config.find(deep) == tmp_path / "pyproject.toml"
+    project(deep, "[tool.amdocc.check]\n")
+    assert check_config.find(deep) == deep / "pyproject.toml"
+
+
+def test_read_parses_each_setting_and_places_a_relative_baseline_beside_the_file(tmp_path):
+    config = project(tmp_path, '[tool.amdocc.check]\nrules = "spills"\nmax-vgpr-spills = "3"\nbaseline = "ci/b.json"\n')
+    assert check_config.read(config) == {
+        "rules": ("vgpr-spills", "sgpr-spills"),
+        "max-vgpr-spills": 3,
+        "baseline": tmp_path / "ci" / "b.json",
+    }
+    absolute = project(tmp_path, f'[tool.amdocc.check]\nbaseline = "{tmp_path / "x.json"}"\n', "abs.toml")
+    assert check_config.read(absolute) == {"baseline": tmp_path / "x.json"}
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ("[tool.other]\n", "{config} has no [tool.amdocc.check] table"),
+        ("[tool]\namdocc = {check = 3}\n", "{config}: [tool.amdocc.check] must be a table"),
+        ("[tool.amdocc.check]\nspeed = 1\n", "{config}: [tool.amdocc.check] has no setting 'speed' (settings: "),
+        ("[tool.amdocc.check]\nmax-scratch = -1\n", "max-scratch in {config} must be an integer >= 0, not -1"),
+        ("[tool.amdocc.check\n", "{config} is not valid TOML: "),
+    ],
+)
+def test_read_refuses_a_file_naming_it(tmp_path, body, message):
+    config = project(tmp_path, body)
+    with pytest.raises(UsageError) as exc:
+        check_config.read(config)
+    assert exc.value.message.startswith(message.format(config=config))
+    with pytest.raises(UsageError, match=r"cannot be read: "):
+        check_config.read(tmp_path / "missing.toml")
+
+
+def test_resolve_merges_the_flags_and_the_file():
+    settings, rest = check_config.resolve({"max-scratch": 8}, {"baseline": Path("b.json"), "fail-on-stale": True}, "p")
+    assert settings.rules == ("vgpr-spills", "sgpr-spills", "scratch", "launch", "lds", "mode")
+    assert settings.max_scratch == 8 and rest == {"baseline": Path("b.json"), "fail_on_stale": True}
+    # A floor alone turns the occupancy rule on, in report order.
+    settings, _ = check_config.resolve({"min-occupancy": 2}, {}, None)
+    assert settings.rules == RULES and settings.min_occupancy == 2
+    # The same value in both places agrees; a baseline is compared as the file it names.
+    settings, _ = check_config.resolve({"max-scratch": 8}, {"max-scratch": 8}, "p")
+    assert settings.max_scratch == 8
+    check_config.resolve({"baseline": Path("x/../b.json")}, {"baseline": Path("b.json").resolve()}, "p")
+
+
+@pytest.mark.parametrize(
+    "flags,config,message",
+    [
+        (
+            {"rules": ("scratch", "lds")},
+            {"rules": ("lds",)},
+            "--rules scratch,lds contradicts rules = lds in p.toml (change one, or run with --no-config)",
+        ),
+        (
+            {"baseline": Path("a.json")},
+            {"baseline": Path("b.json")},
+            "--baseline a.json contradicts baseline = b.json in p.toml (change one, or run with --no-config)",
+        ),
+        (
+            {},
+            {"rules": ("scratch",), "dynamic-lds": 4},
+            "dynamic-lds in p.toml applies to the occupancy and launch and lds rule, which is off by rules in "
+            "p.toml (rules on: scratch)",
+        ),
+        (
+            {"model": "llvm"},
+            {},
+            "--model applies to the occupancy rule, which is off (rules on: vgpr-spills, sgpr-spills, scratch, "
+            "launch, lds, mode)",
+        ),
+        (
+            {},
+            {"rules": ("occupancy",)},
+            "the occupancy rule (rules in p.toml) needs a floor: --min-occupancy W (waves per SIMD)",
+        ),
+    ],
+)
+def test_resolve_refuses_contradictions_and_ignored_thresholds(flags, config, message):
+    with pytest.raises(UsageError) as exc:
+        check_config.resolve(flags, config, "p.toml")
+    assert exc.value.message == message
