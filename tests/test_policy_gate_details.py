@@ -236,3 +236,162 @@ def test_a_block_that_fits_nowhere_is_an_occupancy_failure():
     checks, blocks = validate_asm_kernel(asm("k_launch_miss", LIB1), "gfx942", block_size=1024)
     assert (checks[-1].rule, checks[-1].ok, blocks) == ("occupancy", False, 0)
     assert checks[-1].detail == "0 block(s) of 1024 threads per CU (limited by vgpr)"
+
+
+# --------------------------------------------------------------------------- AITER's own manifests
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    "causal,group,cvt,name",
+    [
+        # hsa/gfx942/fmha_v3_fwd/codegen.py: BF16Cvt 0 rtne, 1 rtna, 2 rtz; kIsGroupMode_ true adds _group.
+        (False, False, 0, "fmha_fwd_hd128_bf16_rtne"),
+        (False, False, 1, "fmha_fwd_hd128_bf16_rtna"),
+        (False, False, 2, "fmha_fwd_hd128_bf16_rtz"),
+        (True, False, 0, "fmha_fwd_hd128_bf16_causal_rtne"),
+        (True, False, 2, "fmha_fwd_hd128_bf16_causal_rtz"),
+        (False, True, 1, "fmha_fwd_hd128_bf16_rtna_group"),
+        (True, True, 0, "fmha_fwd_hd128_bf16_causal_rtne_group"),
+    ],
+)
+def test_gfx942_picks_the_kernel_of_the_rounding_mode_and_mode(aiter_hsa, causal, group, cvt, name):
+    k = find_asm_kernel(aiter_hsa, "gfx942", causal=causal, group_mode=group, bf16_cvt=cvt, cu_count=304)
+    assert k.knl_name == f"_ZN5aiter{len(name)}{name}E"
+    assert k.path.parent == aiter_hsa / "gfx942" / "fmha_v3_fwd" / "MI300"
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    "causal,group,name",
+    [
+        (False, False, "fmha_fwd_hd128_bf16"),
+        (True, False, "fmha_fwd_hd128_bf16_causal"),
+        (False, True, "fmha_fwd_hd128_bf16_group"),
+        (True, True, "fmha_fwd_hd128_bf16_causal_group"),
+    ],
+)
+def test_gfx950_ignores_the_rounding_mode(aiter_hsa, causal, group, name):
+    # gfx950 has no per-SKU folders, so its rows' BF16Cvt does not pick (PR #365: "get_kernel_name_key
+    # ignores it entirely on gfx950").
+    for cvt in (0, 1, 2):
+        k = find_asm_kernel(aiter_hsa, "gfx950", causal=causal, group_mode=group, bf16_cvt=cvt)
+        assert k.knl_name == f"_ZN5aiter{len(name)}{name}E"
+        assert k.path.parent == aiter_hsa / "gfx950" / "fmha_v3_fwd"
+
+
+@pytest.mark.corpus
+def test_hd192_kernels_pair_a_192_query_head_with_a_128_value_head(aiter_hsa):
+    k = find_asm_kernel(aiter_hsa, "gfx950", hdim_q=192, hdim_v=128)
+    assert k.co_name == "fwd_hd192_hd128_bf16.co"
+    with pytest.raises(NotFound, match=r"^codegen\.py lists no bf16 hd192/192 non-causal batch kernel$"):
+        find_asm_kernel(aiter_hsa, "gfx950", hdim_q=192, hdim_v=192)
+
+
+# --------------------------------------------------------------------------- manifests it builds
+
+
+def csv_manifest(tmp_path, rows, arch="gfx950"):
+    folder = tmp_path / arch / "fmha_v3_fwd"
+    folder.mkdir(parents=True)
+    header = "dtype,hdim_q,hdim_v,mask,mode,bf16_cvt,ts_qo,ts_kv,knl_name,co_name\n"
+    (folder / "fmha_fwd.csv").write_text(header + "".join(r + "\n" for r in rows))
+    return folder
+
+
+def test_the_csv_manifest_rows_and_blanks(tmp_path):
+    folder = csv_manifest(
+        tmp_path,
+        [
+            "BF16, 128, 128, 0, 0, , , , k_plain , plain.co ",
+            "bf16,128,128,2,0,1,256,64,k_causal,causal.co",
+            "bf16,128,128,0,1,0,128,32,k_group,group.co",
+            "fp16,128,128,0,0,0,128,32,k_fp16,fp16.co",
+        ],
+    )
+    assert find_asm_kernel(tmp_path, "gfx950") == AsmKernel("k_plain", "plain.co", folder / "plain.co", None, None)
+    assert find_asm_kernel(tmp_path, "gfx950", causal=True) == AsmKernel(
+        "k_causal", "causal.co", folder / "causal.co", 256, 64
+    )
+    assert find_asm_kernel(tmp_path, "gfx950", group_mode=True).knl_name == "k_group"
+    assert find_asm_kernel(tmp_path, "gfx950", dtype="fp16").knl_name == "k_fp16"
+    with pytest.raises(NotFound) as exc:
+        find_asm_kernel(tmp_path, "gfx950", dtype="fp16", causal=True, group_mode=True)
+    assert str(exc.value) == "fmha_fwd.csv lists no fp16 hd128/128 causal group kernel"
+
+
+@pytest.mark.parametrize(
+    "row", ["bf16,128,128,zero,0,0,1,1,k,k.co", "bf16,128,128,0,0,0,x,1,k,k.co", "bf16,128,128,0,0,0,1,1"]
+)
+def test_a_csv_row_that_does_not_read_is_a_reason(tmp_path, row):
+    folder = csv_manifest(tmp_path, [row])
+    with pytest.raises(NotFound, match=rf"^{re.escape(str(folder / 'fmha_fwd.csv'))} is not a usable fmha_fwd.csv"):
+        find_asm_kernel(tmp_path, "gfx950")
+
+
+def test_codegen_entries_that_are_not_entries(tmp_path):
+    folder = codegen(tmp_path, (128, 0, "fwd_a", "a.co", 128, 32))
+    s = selector(128, 0)
+    text = (folder / "codegen.py").read_text()
+    # A commented-out entry, a selector of fewer than 7 arguments and a name without a .co are skipped.
+    text = (
+        f'// template<> struct FmhaFwdV3Name<{s}> {{ static constexpr const char * fwd_v3_name = "fwd_x"; }};\n'
+        "template<> struct FmhaFwdV3Name<fmha_fwd_kernel_selector<FmhaFwdBf16, 128, 0, false, false, 0>> "
+        '{ static constexpr const char * fwd_v3_name = "fwd_short"; };\n'
+        + text
+        + f'template<> struct FmhaFwdV3Name<{selector(64, 0)}> {{ static constexpr const char * n = "fwd_noco"; }};\n'
+    )
+    (folder / "codegen.py").write_text(text)
+    assert find_asm_kernel(tmp_path, "gfx950").knl_name == "_ZN5aiter5fwd_aE"
+    with pytest.raises(NotFound, match=r"^codegen\.py lists no bf16 hd64/64 non-causal batch kernel$"):
+        find_asm_kernel(tmp_path, "gfx950", hdim_q=64, hdim_v=64)
+
+
+def test_a_kernel_directory_without_a_manifest_or_a_folder(tmp_path):
+    with pytest.raises(NotFound) as exc:
+        find_asm_kernel(tmp_path, "gfx950")
+    assert (
+        str(exc.value)
+        == f"no fmha_v3_fwd directory for gfx950 in AITER_ASM_DIR ({tmp_path / 'gfx950' / 'fmha_v3_fwd'})"
+    )
+    (tmp_path / "gfx950" / "fmha_v3_fwd").mkdir(parents=True)
+    with pytest.raises(NotFound) as exc:
+        find_asm_kernel(tmp_path, "gfx950:xnack-")
+    assert str(exc.value) == (
+        f"no kernel manifest (fmha_fwd.csv or codegen.py) in {tmp_path / 'gfx950' / 'fmha_v3_fwd'}"
+    )
+
+
+def test_gfx942_picks_the_folder_of_the_devices_cu_count(tmp_path):
+    # tables/prefill_gate.toml from AITER's gfx942 codegen.py: 304 CUs MI300, 80 and 64 MI308.
+    folder = csv_manifest(tmp_path, ["bf16,128,128,0,0,0,256,32,k,k.co"], arch="gfx942")
+    for cus, sub in ((304, "MI300"), (80, "MI308"), (64, "MI308")):
+        assert find_asm_kernel(tmp_path, "gfx942", cu_count=cus).path == folder / sub / "k.co"
+    with pytest.raises(NotFound) as exc:
+        find_asm_kernel(tmp_path, "gfx942")
+    assert str(exc.value) == (
+        "gfx942 keeps one kernel folder per SKU (MI300, MI308), chosen by CU count, and the device's CU count "
+        "is not known"
+    )
+    # The rounding mode picks the row there: only bf16_cvt 0 is listed.
+    with pytest.raises(NotFound, match="lists no bf16 hd128/128 non-causal batch kernel"):
+        find_asm_kernel(tmp_path, "gfx942", cu_count=304, bf16_cvt=1)
+
+
+def test_a_row_for_another_processor_is_not_used(tmp_path):
+    folder = codegen(tmp_path, (128, 0, "fwd_a", "a.co", 128, 32))
+    (folder / "codegen.py").write_text(
+        (folder / "codegen.py").read_text().replace("GPUArch::gfx950", "GPUArch::gfx942")
+    )
+    with pytest.raises(NotFound, match=r"^codegen\.py lists no bf16 hd128/128 non-causal batch kernel$"):
+        find_asm_kernel(tmp_path, "gfx950")
+
+
+def test_a_short_csv_row_is_named_by_its_line(tmp_path):
+    # It used to escape as an AttributeError (DictReader fills missing cells with None).
+    folder = csv_manifest(tmp_path, ["bf16,128,128,0,0,0,256,64,k,k.co", "bf16,128,128,2,0,0,256,64"])
+    with pytest.raises(NotFound) as exc:
+        find_asm_kernel(tmp_path, "gfx950")
+    assert str(exc.value) == f"{folder / 'fmha_fwd.csv'} is not a usable fmha_fwd.csv manifest (line 3 is short)"
+    d = decide(arch="gfx950", qo_len=4096, kv_len=4096, env={}, asm_dir=str(tmp_path))
+    assert d.route == "ck_tile" and d.reasons == [f"kernel lookup: {exc.value}"]

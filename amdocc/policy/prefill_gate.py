@@ -184,7 +184,10 @@ def _csv_rows(path: Path) -> list[dict[str, Any]]:
     """fmha_fwd.csv: dtype, hdim_q, hdim_v, mask, mode, bf16_cvt, ts_qo, ts_kv, knl_name, co_name."""
     out = []
     with open(path, newline="") as fh:
-        for row in csv.DictReader(fh):
+        reader = csv.DictReader(fh)
+        for row in reader:
+            if None in row.values():  # DictReader fills a short row's missing cells with None
+                raise NotFound(f"{path} is not a usable fmha_fwd.csv manifest (line {reader.line_num} is short)")
             try:
                 out.append(
                     {
@@ -193,9 +196,9 @@ def _csv_rows(path: Path) -> list[dict[str, Any]]:
                         "hdim_v": int(row["hdim_v"]),
                         "mask": int(row["mask"]),
                         "mode": int(row["mode"]),
-                        "bf16_cvt": int(row["bf16_cvt"]) if row.get("bf16_cvt", "").strip() else None,
-                        "ts_qo": int(row["ts_qo"]) if row.get("ts_qo") else None,
-                        "ts_kv": int(row["ts_kv"]) if row.get("ts_kv") else None,
+                        "bf16_cvt": _optional_int(row.get("bf16_cvt")),
+                        "ts_qo": _optional_int(row.get("ts_qo")),
+                        "ts_kv": _optional_int(row.get("ts_kv")),
                         "knl_name": row["knl_name"].strip(),
                         "co_name": row["co_name"].strip(),
                         "manifest": "csv",
@@ -204,6 +207,11 @@ def _csv_rows(path: Path) -> list[dict[str, Any]]:
             except (KeyError, ValueError) as exc:
                 raise NotFound(f"{path} is not a usable fmha_fwd.csv manifest ({exc})") from None
     return out
+
+
+def _optional_int(cell: str | None) -> int | None:
+    """A CSV cell that may be absent or blank (spaces included)."""
+    return int(cell) if cell is not None and cell.strip() else None
 
 
 def find_asm_kernel(
