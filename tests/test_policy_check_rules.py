@@ -10,6 +10,7 @@ state them (a smaller occupancy is the worse one; counts are "at most").
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -423,3 +424,126 @@ def test_resolve_refuses_contradictions_and_ignored_thresholds(flags, config, me
     with pytest.raises(UsageError) as exc:
         check_config.resolve(flags, config, "p.toml")
     assert exc.value.message == message
+
+
+# --------------------------------------------------------------------------- each rule's words
+
+
+def meta(name: str) -> dict:
+    from test_check import kernels_of
+
+    return kernels_of(LIB1)[name]
+
+
+@pytest.mark.parametrize("allowed", [15, 16])
+def test_a_spill_count_is_held_against_the_allowance_at_most(allowed):
+    from amdocc.policy.checks import spill_rule
+
+    n = meta("k_vgpr_spill")[".vgpr_spill_count"]  # 16 by llvm-readelf-22
+    v = spill_rule(kernel("k_vgpr_spill"), "vgpr-spills", allowed)
+    if allowed >= n:
+        assert v is None
+    else:
+        assert (v.rule, v.value, v.limit, v.message) == (
+            "vgpr-spills",
+            n,
+            allowed,
+            f"{n} VGPR spills (allowed: {allowed})",
+        )
+    s = meta("k_sgpr_spill")[".sgpr_spill_count"]  # 28
+    v = spill_rule(kernel("k_sgpr_spill"), "sgpr-spills", s - 1)
+    assert (v.rule, v.value, v.limit, v.message) == ("sgpr-spills", s, s - 1, f"{s} SGPR spills (allowed: {s - 1})")
+    assert spill_rule(kernel("k_sgpr_spill"), "vgpr-spills", 0) is None  # it spills SGPRs only
+
+
+def test_one_spill_is_singular():
+    from amdocc.policy.checks import spill_rule
+
+    v = spill_rule(kernel("k_vgpr_spill"), "vgpr-spills", 0)
+    assert v.message.startswith("16 VGPR spills")
+    one = dataclasses_replace_spills(kernel("k_vgpr_spill"), (0, 1))
+    assert spill_rule(one, "vgpr-spills", 0).message == "1 VGPR spill (allowed: 0)"
+
+
+def dataclasses_replace_spills(k, spills):
+    """The kernel with other spill counts (sgpr, vgpr), as a code object without them would give."""
+    return dataclasses.replace(k, resources=dataclasses.replace(k.resources, spills=spills))
+
+
+def test_spill_counts_a_code_object_does_not_carry_are_not_evaluated():
+    from amdocc.policy.checks import spill_rule
+
+    k = dataclasses_replace_spills(kernel("k_clean"), (None, None))
+    assert spill_rule(k, "vgpr-spills", 0) == NotEvaluated("vgpr-spills", "no .vgpr_spill_count in the metadata")
+    assert spill_rule(k, "sgpr-spills", 0) == NotEvaluated("sgpr-spills", "no .sgpr_spill_count in the metadata")
+
+
+def test_scratch_is_held_against_its_allowance_and_a_dynamic_stack_always_fails():
+    from amdocc.policy.checks import scratch_rule
+
+    n = meta("k_scratch")[".private_segment_fixed_size"]  # 260
+    assert scratch_rule(kernel("k_scratch"), n) is None
+    v = scratch_rule(kernel("k_scratch"), n - 1)
+    assert (v.rule, v.value, v.limit, v.message) == (
+        "scratch",
+        n,
+        n - 1,
+        f"{n} B of scratch per work-item (allowed: {n - 1} B)",
+    )
+    d = meta("k_dynamic_stack")[".private_segment_fixed_size"]  # 16, and .uses_dynamic_stack: true
+    v = scratch_rule(kernel("k_dynamic_stack"), 1 << 20)
+    assert (v.value, v.message) == (
+        d,
+        f"{d} B of scratch per work-item and a dynamic stack, whose size is known only at run time "
+        f"(allowed: {1 << 20} B)",
+    )
+
+
+def test_lds_is_held_against_the_processors_workgroup_limit():
+    from amdocc.policy.checks import lds_rule
+    from amdocc.targets import get_target
+    from test_check import LDS, kernels_of, llc_lds_limit
+
+    limit, gfx942 = llc_lds_limit(), get_target("gfx942")
+    at = kernel("k_lds_at_limit", LDS)
+    assert kernels_of(LDS)["k_lds_at_limit"][".group_segment_fixed_size"] == limit
+    assert lds_rule(at, gfx942, 0) is None
+    v = lds_rule(at, gfx942, 1)
+    assert (v.rule, v.value, v.limit) == ("lds", limit + 1, limit)
+    assert v.message == f"{limit} B static LDS + 1 B dynamic exceeds the {limit} B a gfx942 workgroup may use"
+    v = lds_rule(kernel("k_lds_over", LDS), gfx942, 0)
+    assert v.message == f"98304 B static LDS exceeds the {limit} B a gfx942 workgroup may use"
+
+
+def test_the_occupancy_message_names_the_model_its_limiter_and_the_floor():
+    from amdocc.policy.checks import occupancy_rule
+
+    k = kernel("k_launch_miss")  # 3 waves per SIMD by LLVM; no 1024-thread workgroup fits
+    occ = amdocc.occupancy(k, block_size=256, model="llvm")
+    assert occ.waves_per_simd == 3
+    assert occupancy_rule(occ, 3, 256, "given") is None
+    v = occupancy_rule(occ, 3.5, 256, "given")
+    assert (v.rule, v.value, v.limit) == ("occupancy", 3, 3.5)
+    assert v.message == "3 waves per SIMD at 256 threads (given; llvm model, limited by vgpr), below the floor of 3.5"
+    zero = amdocc.occupancy(k, block_size=1024, model="hip")
+    v = occupancy_rule(zero, 1, 1024, ".max_flat_workgroup_size")
+    assert v.value == 0 and v.message.startswith(
+        "0 waves per SIMD at 1024 threads (.max_flat_workgroup_size; hip model"
+    )
+
+
+@pytest.mark.parametrize(
+    "reqd,expected",
+    [([64, 4, 1], (256, ".reqd_workgroup_size")), ([], None), ([64, 0, 1], None), ([64.0, 4, 1], None), ("64", None)],
+)
+def test_the_declared_block_is_the_product_of_a_valid_reqd_size_else_the_max_flat_size(reqd, expected):
+    from amdocc.policy.checks import declared_block
+
+    k = kernel("k_reqd")  # .reqd_workgroup_size [64, 4, 1], .max_flat_workgroup_size 1024 (llvm-readelf-22)
+    assert declared_block(k) == (256, ".reqd_workgroup_size")
+    fake = dataclasses.replace(k, metadata={**k.metadata, ".reqd_workgroup_size": reqd})
+    assert declared_block(fake) == (expected or (1024, ".max_flat_workgroup_size"))
+    none = dataclasses.replace(
+        fake, metadata={}, resources=dataclasses.replace(k.resources, max_flat_workgroup_size=None)
+    )
+    assert declared_block(none) == (None, "no .reqd_workgroup_size or .max_flat_workgroup_size in the metadata")
