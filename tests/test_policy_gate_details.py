@@ -395,3 +395,12 @@ def test_a_short_csv_row_is_named_by_its_line(tmp_path):
     assert str(exc.value) == f"{folder / 'fmha_fwd.csv'} is not a usable fmha_fwd.csv manifest (line 3 is short)"
     d = decide(arch="gfx950", qo_len=4096, kv_len=4096, env={}, asm_dir=str(tmp_path))
     assert d.route == "ck_tile" and d.reasons == [f"kernel lookup: {exc.value}"]
+
+
+def test_a_quoted_csv_cell_keeps_the_line_break_inside_it(tmp_path):
+    # The csv module reads a file opened with newline="" so that a quoted cell keeps "\r\n" as
+    # written (Python's csv docs, footnote to csv.reader); universal newlines would make it "\n".
+    folder = csv_manifest(tmp_path, [])
+    header = (folder / "fmha_fwd.csv").read_bytes()
+    (folder / "fmha_fwd.csv").write_bytes(header + b'bf16,128,128,0,0,0,256,64,"k\r\nx",k.co\r\n')
+    assert find_asm_kernel(tmp_path, "gfx950").knl_name == "k\r\nx"
