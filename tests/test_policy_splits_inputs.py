@@ -24,6 +24,7 @@ from amdocc.policy.splits import (
     streaming_case,
     unused_inputs,
 )
+from conftest import FIXTURES
 
 BAD_SHAPE = "rows_per_block and block_kv must be positive, sequence lengths non-negative"
 
@@ -158,3 +159,66 @@ def test_a_legacy_streaming_row_counts_cus_not_occupancy(monkeypatch):
     assert set(out) == {"occupancy"} and out["occupancy"].endswith("counted in CUs: it never uses occupancy")
     d = auto_num_splits(64, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=8, occupancy=7)
     assert (d.target, d.splits, d.occupancy) == (3072, 48, None)
+
+
+# --------------------------------------------------------------------------- occupancy from a kernel
+
+HAND_AITER = FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"  # 256 VGPRs, 64 KiB LDS, 512 threads (llvm-readelf-22)
+
+
+def hand_aiter():
+    import amdocc
+
+    (co,) = amdocc.load(HAND_AITER)
+    return co.kernels[0]
+
+
+def test_a_kernel_that_fits_no_block_gives_way_to_the_next_source():
+    # 65536 B static LDS + 1 B dynamic exceeds gfx942's 65536 B (llc-22's LDS limit): 0 blocks.
+    k = hand_aiter()
+    assert resolve_occupancy(kernel=k, block_size=512, dynamic_lds=1, recorded=lambda: 4) == OccupancyAnswer(
+        4, "recorded"
+    )
+    answer = resolve_occupancy(kernel=k, block_size=512, dynamic_lds=0, recorded=lambda: 4)
+    assert (answer.blocks_per_cu, answer.source, answer.unit) == (1, "model", "CU")
+    # Both the VGPRs and the LDS allow exactly one block on gfx942; the name is llvm-readelf-22's .name.
+    assert answer.detail.startswith("hip model (") and ") on aiter_like_fwd, limited by " in answer.detail
+
+
+def test_a_what_if_says_so_and_without_it_another_processor_is_refused():
+    from amdocc import AmdoccError
+
+    k = hand_aiter()
+    with pytest.raises(AmdoccError, match="gfx950"):
+        resolve_occupancy(kernel=k, block_size=512, arch="gfx950")
+    answer = resolve_occupancy(kernel=k, block_size=512, arch="gfx950", what_if=True)
+    # On gfx950 (160 KiB LDS) the 256 VGPRs still allow 2 waves per SIMD: 8 waves, one 512-thread block.
+    assert answer.blocks_per_cu == 1
+    assert answer.detail.endswith(", limited by vgpr (what-if: its code object cannot run there)")
+    d = auto_num_splits(
+        256, 65536, 4, 128, arch="gfx950", cu_count=256, num_heads=8, kernel=k, block_size=512, what_if=True
+    )
+    # gfx950 streaming (8 heads, KV > 2 x 256): target max(4 x 256, 4 x 1 x 256) = 1024 over grid 64 -> 16.
+    assert (d.target, d.splits, d.occupancy.source) == (1024, 16, "model")
+
+
+def test_the_decision_as_json():
+    d = auto_num_splits(64, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=8, occupancy=3)
+    out = d.as_dict()
+    assert out == {
+        "splits": 48,
+        "reason": "fixed oversubscription (streaming low-head)",
+        "arch_policy": "gfx950",
+        "grid_x": 64,
+        "cu_count": 256,
+        "cu_source": "given",
+        "max_splits": (1 << 20) // 64 // 2,
+        "occupancy": {"blocks_per_cu": 3, "unit": "CU", "source": "given", "detail": ""},
+        "target": 3072,
+        "effective_cus": None,
+        "window_tiles": None,
+        "notes": [],
+        "policy_fallback": False,
+        "warnings": [],
+    }
+    assert auto_num_splits(0, 0, 1, 1, arch="gfx950", cu_count=256).as_dict()["occupancy"] is None
