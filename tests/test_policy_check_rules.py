@@ -547,3 +547,59 @@ def test_the_declared_block_is_the_product_of_a_valid_reqd_size_else_the_max_fla
         fake, metadata={}, resources=dataclasses.replace(k.resources, max_flat_workgroup_size=None)
     )
     assert declared_block(none) == (None, "no .reqd_workgroup_size or .max_flat_workgroup_size in the metadata")
+
+
+# --------------------------------------------------------------------------- the mode rule
+
+DYNAMIC_VGPR = (
+    "the descriptor enables dynamic-VGPR mode: waves allocate VGPRs at run time, so no static occupancy applies"
+)
+
+
+def test_each_reason_a_kernel_cannot_be_modelled_is_named():
+    from amdocc.policy.checks import mode_problems, mode_rule
+    from amdocc.targets import get_target
+
+    # COMPUTE_PGM_RSRC2 bit 6 set after linking (tests/data/fixtures/check/manifest.json).
+    dvgpr = kernel("k_dynamic_vgpr", C / "check_dvgpr_gfx1200.hsaco")
+    assert mode_problems(dvgpr, get_target("gfx1200")) == [("dynamic-vgpr", DYNAMIC_VGPR)]
+    # gfx942 (CDNA3) runs wave64 only; llvm-readelf-22 gives this gfx1030 kernel .wavefront_size 32.
+    (co,) = amdocc.load(FIXTURES / "elf" / "gfx1030_w32_wgp_cov4.hsaco")
+    wave32 = co.kernels[0]
+    assert wave32.resources.wavefront_size == 32
+    assert mode_problems(wave32, get_target("gfx942")) == [
+        ("unsupported-wave", "wave32 does not run on gfx942 (it runs wave64)")
+    ]
+    assert mode_problems(wave32, get_target("gfx1030")) == []
+    assert mode_problems(kernel("k_clean"), None) == [
+        ("unknown-processor", "processor gfx942 is not in tables/targets.toml")
+    ]
+    # Two reasons: both codes, both explanations.
+    v = mode_rule(mode_problems(dvgpr, get_target("gfx942")))
+    assert (v.rule, v.value, v.limit) == ("mode", "dynamic-vgpr,unsupported-wave", None)
+    assert v.message == f"{DYNAMIC_VGPR}; wave32 does not run on gfx942 (it runs wave64)"
+    assert mode_rule([]) is None
+
+
+def test_rule_names_and_shorthands():
+    from amdocc.policy.checks import expand_rules, worse
+
+    assert expand_rules(["mode", "spills", "lds", "vgpr-spills"]) == ("vgpr-spills", "sgpr-spills", "lds", "mode")
+    assert expand_rules(["all"]) == RULES
+    with pytest.raises(UsageError) as exc:
+        expand_rules(["lds", "speed"])
+    assert exc.value.message == f"unknown rule 'speed' (rules: {', '.join(RULES)}; or spills, all)"
+    # Only numbers compare; a bool is not a count.
+    assert worse("scratch", 9, 8) and not worse("scratch", 8, 8) and not worse("scratch", True, 0)
+    assert worse("occupancy", 1.5, 2) and not worse("occupancy", 2, 2)
+    assert not worse("scratch", "9", 8) and not worse("scratch", 9, None)
+    assert Settings().as_dict() == {
+        "rules": ("vgpr-spills", "sgpr-spills", "scratch", "launch", "lds", "mode"),
+        "max_vgpr_spills": 0,
+        "max_sgpr_spills": 0,
+        "max_scratch": 0,
+        "min_occupancy": None,
+        "block": None,
+        "dynamic_lds": 0,
+        "model": "hip",
+    }
