@@ -404,3 +404,58 @@ def test_a_quoted_csv_cell_keeps_the_line_break_inside_it(tmp_path):
     header = (folder / "fmha_fwd.csv").read_bytes()
     (folder / "fmha_fwd.csv").write_bytes(header + b'bf16,128,128,0,0,0,256,64,"k\r\nx",k.co\r\n')
     assert find_asm_kernel(tmp_path, "gfx950").knl_name == "k\r\nx"
+
+
+# --------------------------------------------------------------------------- a whole decision
+
+
+@pytest.mark.corpus
+def test_a_decision_that_routes_to_asm_as_json(aiter_hsa):
+    # asm_dir given overrides AITER_ASM_DIR; AITER launches hd128 with 512 threads (mha_fwd.cu bdx),
+    # and 256 unified VGPRs allow 2 waves per SIMD: 8 waves, one block per CU (§1.3).
+    folder = aiter_hsa / "gfx950" / "fmha_v3_fwd"
+    d = decide(
+        arch="gfx950:sramecc+:xnack-",
+        qo_len=2048,
+        kv_len=4096,
+        env={"AITER_ASM_DIR": "/nowhere"},
+        asm_dir=str(aiter_hsa),
+    )
+    out = d.as_dict()
+    assert (out["route"], out["arch"], out["reasons"], out["blocks_per_cu"]) == ("asm", "gfx950", [], 1)
+    assert out["kernel"] == {
+        "knl_name": "_ZN5aiter19fmha_fwd_hd128_bf16E",
+        "co_name": "fwd_hd128_bf16.co",
+        "path": str(folder / "fwd_hd128_bf16.co"),
+        "ts_qo": 256,
+        "ts_kv": 64,
+    }
+    assert [c["rule"] for c in out["checks"]] == [
+        "threshold",
+        "kill switch",
+        "graph capture",
+        "eligible",
+        "AITER_ASM_DIR",
+        "kernel lookup",
+        "kernel file",
+        "target",
+        "symbol",
+        "lds",
+        "occupancy",
+    ]
+    assert all(c["ok"] for c in out["checks"])
+    assert out["checks"][4]["detail"] == f"AITER_ASM_DIR={str(aiter_hsa)!r}"
+    assert out["checks"][5]["detail"] == f"_ZN5aiter19fmha_fwd_hd128_bf16E in {folder / 'fwd_hd128_bf16.co'}"
+    assert out["checks"][-1]["detail"].startswith("1 block(s) of 512 threads per CU (limited by ")
+    # The device's LDS, when given, is what the kernel's static LDS (163840 B, llvm-readelf-22) must fit.
+    small = decide(arch="gfx950", qo_len=2048, kv_len=4096, env={}, asm_dir=str(aiter_hsa), lds_bytes=163839)
+    assert small.route == "ck_tile" and small.reasons == [
+        "lds: static LDS 163840 B against the device's 163839 B per workgroup"
+    ]
+
+
+def test_an_unknown_processor_is_an_error_not_never():
+    from amdocc import UnknownTargetError
+
+    with pytest.raises(UnknownTargetError):
+        decide(arch="gfx1234", qo_len=4096, kv_len=4096, env={})
