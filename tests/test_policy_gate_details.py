@@ -459,3 +459,25 @@ def test_an_unknown_processor_is_an_error_not_never():
 
     with pytest.raises(UnknownTargetError):
         decide(arch="gfx1234", qo_len=4096, kv_len=4096, env={})
+
+
+@pytest.mark.parametrize(
+    "args,bad",
+    [
+        ("FmhaFwdBf16, 128, 0, false, false, x, GPUArch::gfx950", "lse 'x'"),
+        ("FmhaFwdBf16, h, m, false, false, 0, GPUArch::gfx950", "hdim 'h', mask 'm'"),
+        ("FmhaFwdBf16, 128, 0, false, false, 0, GPUArch::gfx942, rtz", "bf16_cvt 'rtz'"),
+    ],
+)
+def test_a_selector_names_every_argument_that_is_not_a_whole_number(tmp_path, args, bad):
+    folder = tmp_path / "gfx950" / "fmha_v3_fwd"
+    folder.mkdir(parents=True)
+    (folder / "codegen.py").write_text(
+        f'template<> struct FmhaFwdV3Name<fmha_fwd_kernel_selector<{args}>> {{ static constexpr auto n = "k"; }};\n'
+    )
+    with pytest.raises(NotFound) as exc:
+        find_asm_kernel(tmp_path, "gfx950")
+    assert str(exc.value) == (
+        f"the codegen.py manifest's selector <{', '.join(a.strip() for a in args.split(','))}> "
+        f"has no whole number for {bad}"
+    )

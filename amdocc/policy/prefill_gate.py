@@ -128,7 +128,9 @@ def _quoted(pattern: str, body: str, what: str) -> str:
 
 def _selector_row(args: list[str]) -> dict[str, Any]:
     """A codegen.py selector's fields; a number that is not one is a malformed manifest (NotFound)."""
-    positions = {"hdim": 1, "mask": 2, "lse": 5, "bf16_cvt": 7}  # the selector's whole-number arguments
+    # The selector's whole-number arguments. kStoreLSE (5) picks no kernel (AITER names the same
+    # kernel for both values) but a manifest where it is not a number is malformed all the same.
+    positions = {"hdim": 1, "mask": 2, "lse": 5, "bf16_cvt": 7}
     given = {name: args[i] for name, i in positions.items() if i < len(args)}
     bad = [f"{name} {text!r}" for name, text in given.items() if not text.isdigit()]
     if bad:
@@ -140,7 +142,6 @@ def _selector_row(args: list[str]) -> dict[str, Any]:
         "dtype": args[0].replace("FmhaFwd", "").lower(),
         "hdim": number["hdim"],
         "mask": number["mask"],
-        "lse": number["lse"],
         "arch": args[6].split("::")[-1],
         "bf16_cvt": number.get("bf16_cvt"),
         "mode": 1 if len(args) > 8 and args[8] == "true" else 0,
@@ -201,7 +202,6 @@ def _csv_rows(path: Path) -> list[dict[str, Any]]:
                         "ts_kv": _optional_int(row.get("ts_kv")),
                         "knl_name": row["knl_name"].strip(),
                         "co_name": row["co_name"].strip(),
-                        "manifest": "csv",
                     }
                 )
             except (KeyError, ValueError) as exc:
