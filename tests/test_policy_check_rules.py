@@ -361,6 +361,8 @@ def test_read_parses_each_setting_and_places_a_relative_baseline_beside_the_file
     [
         ("[tool.other]\n", "{config} has no [tool.amdocc.check] table"),
         ("[tool]\namdocc = {check = 3}\n", "{config}: [tool.amdocc.check] must be a table"),
+        ("[tool]\namdocc = 3\n", "{config}: [tool.amdocc] must be a table"),  # was an AttributeError
+        ("tool = 3\n", "{config} has no [tool.amdocc.check] table"),
         ("[tool.amdocc.check]\nspeed = 1\n", "{config}: [tool.amdocc.check] has no setting 'speed' (settings: "),
         ("[tool.amdocc.check]\nmax-scratch = -1\n", "max-scratch in {config} must be an integer >= 0, not -1"),
         ("[tool.amdocc.check\n", "{config} is not valid TOML: "),
@@ -603,3 +605,18 @@ def test_rule_names_and_shorthands():
         "dynamic_lds": 0,
         "model": "hip",
     }
+
+
+def test_dynamic_lds_counts_in_the_occupancy_and_launch_rules():
+    # k_lds_at_limit uses exactly gfx942's 65536 B (llc-22's limit): with one byte of dynamic LDS
+    # no workgroup fits, so the floor sees 0 waves and HIP fits no 256-thread workgroup.
+    from test_check import LDS
+
+    k = kernel("k_lds_at_limit", LDS)
+    settings = Settings(rules=("occupancy", "launch"), min_occupancy=1, dynamic_lds=1)
+    verdict = evaluate(k, settings, declared=(256, ".max_flat_workgroup_size"))
+    occupancy, launch = verdict.violations
+    assert (occupancy.rule, occupancy.value) == ("occupancy", 0)
+    assert launch.rule == "launch" and "hip" in launch.value.split(",")
+    clean = evaluate(k, dataclasses.replace(settings, dynamic_lds=0), declared=(256, ".max_flat_workgroup_size"))
+    assert clean.violations == [] and clean.not_evaluated == []
