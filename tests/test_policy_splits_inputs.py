@@ -222,3 +222,33 @@ def test_the_decision_as_json():
         "warnings": [],
     }
     assert auto_num_splits(0, 0, 1, 1, arch="gfx950", cu_count=256).as_dict()["occupancy"] is None
+
+
+def test_a_kv_shorter_than_one_tile_is_one_tile():
+    # gfx942, KV 4096 (at its minimum) in tiles of 8192: 0 whole tiles -> W = 1, max_splits 1.
+    d = auto_num_splits(4, 4096, 4, 8192, arch="gfx942", cu_count=304, occupancy=2)
+    assert (d.window_tiles, d.max_splits, d.splits) == (1, 1, 1)
+
+
+def test_the_wave_cost_search_refuses_what_it_cannot_count():
+    from amdocc.policy.splits import splits_by_wave_cost
+
+    with pytest.raises(UsageError) as exc:
+        splits_by_wave_cost(4, 2.5, 8, 8, 0)
+    assert exc.value.message == "splits_by_wave_cost takes whole numbers, got 2.5"
+    with pytest.raises(UsageError) as exc:
+        splits_by_wave_cost(4, 8, 8, 8, -1)
+    assert exc.value.message == "grid_x, effective_cus, window_tiles and max_splits must be positive, overhead >= 0"
+    # The bounds themselves are accepted: one of each and no overhead -> 1 split.
+    assert splits_by_wave_cost(1, 1, 1, 1, 0) == 1
+
+
+def test_a_processor_the_tables_do_not_know_has_no_policy():
+    from amdocc import UnknownTargetError
+    from amdocc.policy.splits import policy_for
+
+    for call in (lambda: policy_for("gfx1234"), lambda: unused_inputs("gfx1234", 1, 1)):
+        with pytest.raises(UnknownTargetError):
+            call()
+    with pytest.raises(UnknownTargetError):
+        auto_num_splits(4, 4096, 4, 128, arch="gfx1234")
