@@ -620,3 +620,25 @@ def test_dynamic_lds_counts_in_the_occupancy_and_launch_rules():
     assert launch.rule == "launch" and "hip" in launch.value.split(",")
     clean = evaluate(k, dataclasses.replace(settings, dynamic_lds=0), declared=(256, ".max_flat_workgroup_size"))
     assert clean.violations == [] and clean.not_evaluated == []
+
+
+def test_an_answer_that_is_an_error_is_zero_and_says_so():
+    # CLR (rocm-6.2.2 hipamd/src/hip_platform.cpp, ihipOccupancyMaxActiveBlocksPerMultiprocessor):
+    # "if (inputBlockSize <= 0) return hipErrorInvalidValue" — an error, with no limiter to name.
+    from amdocc.policy.checks import occupancy_rule
+
+    k = kernel("k_clean")
+    hip = amdocc.occupancy(k, block_size=0, model="hip")
+    assert (hip.error, hip.limiter) == ("hipErrorInvalidValue", None)
+    v = launch_rule({"hip": hip}, 0, "given")
+    assert v.message == "a 0-thread workgroup (given) does not fit on a CU: hip fits 0 (no wave fits)"
+    v = occupancy_rule(hip, 1, 0, "given")
+    assert (v.value, v.message) == (
+        0,
+        "0 waves per SIMD at 0 threads (given; hip answers hipErrorInvalidValue), below the floor of 1",
+    )
+    # With a model that does name its limit, only that limit is listed.
+    llvm = amdocc.occupancy(k, block_size=0, model="llvm")
+    assert launch_rule({"hip": hip, "llvm": llvm}, 0, "given").message.endswith(
+        f"hip and llvm fit 0 (limited by {llvm.limiter})"
+    )
