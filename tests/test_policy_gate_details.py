@@ -481,3 +481,22 @@ def test_a_selector_names_every_argument_that_is_not_a_whole_number(tmp_path, ar
         f"the codegen.py manifest's selector <{', '.join(a.strip() for a in args.split(','))}> "
         f"has no whole number for {bad}"
     )
+
+
+@pytest.mark.corpus
+def test_decide_looks_up_the_kernel_of_its_shape(aiter_hsa):
+    # FlashInfer pins how_v3_bf16_cvt to 0 (PR #365: "to match what single_prefill.cuh sends"), and on
+    # gfx942 BF16Cvt 0 is AITER's _rtne kernel. gfx942 never routes to asm, but the kernel is still
+    # found and validated, so the decision says what would have run.
+    d = decide(arch="gfx942", qo_len=4096, kv_len=4096, env={}, asm_dir=str(aiter_hsa), cu_count=304)
+    assert d.kernel.knl_name == "_ZN5aiter24fmha_fwd_hd128_bf16_rtneE" and d.route == "ck_tile"
+    d = decide(arch="gfx942", qo_len=4096, kv_len=4096, env={}, asm_dir=str(aiter_hsa), cu_count=80, bf16_cvt=2)
+    assert d.kernel.knl_name == "_ZN5aiter23fmha_fwd_hd128_bf16_rtzE" and d.kernel.path.parent.name == "MI308"
+    for causal, group, name in (
+        (True, False, "fmha_fwd_hd128_bf16_causal"),
+        (False, True, "fmha_fwd_hd128_bf16_group"),
+    ):
+        d = decide(
+            arch="gfx950", qo_len=4096, kv_len=4096, env={}, asm_dir=str(aiter_hsa), causal=causal, group_mode=group
+        )
+        assert d.kernel.knl_name == f"_ZN5aiter{len(name)}{name}E"
