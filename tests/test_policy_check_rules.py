@@ -642,3 +642,26 @@ def test_an_answer_that_is_an_error_is_zero_and_says_so():
     assert launch_rule({"hip": hip, "llvm": llvm}, 0, "given").message.endswith(
         f"hip and llvm fit 0 (limited by {llvm.limiter})"
     )
+
+
+def test_a_kernel_without_a_scratch_size_is_not_evaluated():
+    from amdocc.policy.checks import scratch_rule
+
+    k = kernel("k_scratch")
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, scratch=None))
+    assert scratch_rule(k, 0) == NotEvaluated("scratch", "no .private_segment_fixed_size in the metadata or descriptor")
+
+
+@pytest.mark.llvm22
+def test_a_device_is_judged_as_its_processor(tmp_path):
+    from test_check import LDS, llc_lds_limit_of
+
+    # k_lds_over has 98304 B of static LDS: over gfx942's per-workgroup limit, within gfx950's (both
+    # as llc-22 states them). MI355X is a gfx950 (tables/devices.toml), MI300X a gfx942.
+    assert llc_lds_limit_of("gfx942", tmp_path) < 98304 <= llc_lds_limit_of("gfx950", tmp_path)
+    k = kernel("k_lds_over", LDS)
+    settings = Settings(rules=("lds",))
+    assert evaluate(k, settings, where={"device": "MI355X", "what_if": True}).violations == []
+    (v,) = evaluate(k, settings, where={"device": "MI300X"}).violations
+    assert (v.rule, v.value) == ("lds", 98304)
+    assert evaluate(k, settings, where={"target": "gfx950", "what_if": True}).violations == []

@@ -46,7 +46,8 @@ def test_a_processor_without_a_threshold_says_it_never_routes_to_asm():
     c = check(d, "threshold")
     assert (c.ok, c.detail) == (False, "gfx942 never routes to asm (no qo_len threshold)")
     assert d.reasons[0] == "threshold: gfx942 never routes to asm (no qo_len threshold)"
-    assert d.as_dict()["arch"] == "gfx942"
+    assert d.as_dict()["arch"] == "gfx942" and d.as_dict()["kernel"] is None  # no AITER_ASM_DIR: no lookup
+    assert (d.as_dict()["route"], d.as_dict()["blocks_per_cu"]) == ("ck_tile", None)
 
 
 @pytest.mark.parametrize(
