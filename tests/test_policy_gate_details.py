@@ -501,3 +501,19 @@ def test_decide_looks_up_the_kernel_of_its_shape(aiter_hsa):
             arch="gfx950", qo_len=4096, kv_len=4096, env={}, asm_dir=str(aiter_hsa), causal=causal, group_mode=group
         )
         assert d.kernel.knl_name == f"_ZN5aiter{len(name)}{name}E"
+
+
+def test_the_manifest_symbol_is_found_by_its_kd_symbol_when_the_name_differs(tmp_path):
+    # The metadata's .name of k_clean (msgpack: fixstr ".name", fixstr "k_clean") renamed in place
+    # to "k_clenn"; its .symbol stays "k_clean.kd". AITER loads by symbol, so "k_clean" is found.
+    data = LIB1.read_bytes()
+    assert data.count(b"\xa5.name\xa7k_clean") == 1
+    path = tmp_path / "renamed.co"
+    path.write_bytes(data.replace(b"\xa5.name\xa7k_clean", b"\xa5.name\xa7k_clenn"))
+    checks, _ = validate_asm_kernel(asm("k_clean", path), "gfx942", block_size=64)
+    assert [(c.rule, c.ok) for c in checks][:3] == [("kernel file", True), ("target", True), ("symbol", True)]
+    assert checks[2].detail == "k_clean found in renamed.co"
+    checks, _ = validate_asm_kernel(asm("k_clenn", path), "gfx942", block_size=64)
+    assert checks[2].ok  # and by its name
+    checks, _ = validate_asm_kernel(asm("k_clean.kd", path), "gfx942", block_size=64)
+    assert not checks[2].ok and "k_clenn" in checks[2].detail  # the descriptor's own symbol is not the kernel's
