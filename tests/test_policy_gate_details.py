@@ -517,3 +517,14 @@ def test_the_manifest_symbol_is_found_by_its_kd_symbol_when_the_name_differs(tmp
     assert checks[2].ok  # and by its name
     checks, _ = validate_asm_kernel(asm("k_clean.kd", path), "gfx942", block_size=64)
     assert not checks[2].ok and "k_clenn" in checks[2].detail  # the descriptor's own symbol is not the kernel's
+
+
+def test_a_window_of_zero_is_a_window_and_a_kernel_without_lds_reads_zero():
+    # FlashInfer's sentinel for "no window" is -1 (PR #365 normalises any negative to it); 0 is a window.
+    d = decide(arch="gfx950", qo_len=4096, kv_len=4096, env={}, window_left=0)
+    assert check(d, "eligible").detail == "sliding window 0 (narrower than kv_len 4096)"
+    assert check(decide(arch="gfx950", qo_len=4096, kv_len=4096, env={}, window_left=-1), "eligible").ok
+    # k_clean's .group_segment_fixed_size is 0 (llvm-readelf-22).
+    assert kernels_of(LIB1)["k_clean"][".group_segment_fixed_size"] == 0
+    checks, _ = validate_asm_kernel(asm("k_clean", LIB1), "gfx942", block_size=64)
+    assert checks[3].detail == f"static LDS 0 B against the device's {llc_lds_limit()} B per workgroup"

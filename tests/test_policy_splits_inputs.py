@@ -64,7 +64,9 @@ def test_the_fallbacks_are_named_in_words():
         "occupancy unknown (no code object, runtime or record answered): AITER's conservative default of 2 "
         "blocks per CU is used",
     )
-    assert policy_fallback("gfx1100").startswith("no split policy for gfx1100: AITER falls back to gfx942's")
+    assert policy_fallback("gfx1100") == (
+        "no split policy for gfx1100: AITER falls back to gfx942's (tables/split_policies.toml has gfx942, gfx950)"
+    )
     assert policy_fallback("gfx950:sramecc+") is None
     # 256/4 = 64 blocks over 304 x 2 CUs, W = 512 tiles, max 512 // 8 = 64: cost(s) = ceil(64 s / 608)
     # x (ceil(512 / s) + 8) is 1 x (ceil(512/s) + 8) up to s = 9, 2 x ... from s = 10: s = 9 -> 65.
