@@ -665,3 +665,50 @@ def test_a_device_is_judged_as_its_processor(tmp_path):
     (v,) = evaluate(k, settings, where={"device": "MI300X"}).violations
     assert (v.rule, v.value) == ("lds", 98304)
     assert evaluate(k, settings, where={"target": "gfx950", "what_if": True}).violations == []
+
+
+@pytest.mark.parametrize(
+    "setting,value,rules",
+    [
+        ("max-vgpr-spills", 3, ("vgpr-spills",)),
+        ("max-sgpr-spills", 3, ("sgpr-spills",)),
+        ("max-scratch", 64, ("scratch",)),
+        ("block", 256, ("occupancy",)),
+        ("model", "llvm", ("occupancy",)),
+        ("dynamic-lds", 512, ("occupancy", "launch", "lds")),
+    ],
+)
+def test_each_threshold_applies_to_its_own_rules_only(setting, value, rules):
+    for rule in rules:
+        floor = {"min-occupancy": 1} if rule == "occupancy" else {}
+        settings, rest = check_config.resolve({setting: value, **floor}, {"rules": (rule,)}, "p.toml")
+        assert getattr(settings, check_config.attribute(setting)) == value and rest == {}
+    others = tuple(r for r in RULES if r not in rules and r != "occupancy")
+    with pytest.raises(UsageError) as exc:
+        check_config.resolve({setting: value}, {"rules": others}, "p.toml")
+    assert exc.value.message == (
+        f"--{setting} applies to the {' and '.join(rules)} rule, which is off by rules in p.toml "
+        f"(rules on: {', '.join(others)})"
+    )
+
+
+@pytest.mark.parametrize(
+    "setting,text,wanted",
+    [
+        ("max-vgpr-spills", '"x"', "must be an integer >= 0"),
+        ("max-sgpr-spills", "-1", "must be an integer >= 0"),
+        ("max-scratch", "1.5", "must be an integer >= 0"),
+        ("min-occupancy", "0", "must be a number of waves per SIMD above 0"),
+        ("block", "0", "must be an integer from 1 to 1024"),
+        ("model", '"fast"', "must be one of hip, llvm, hw"),
+        ("dynamic-lds", "-1", "must be an integer >= 0"),
+        ("rules", "3", "must be a list of rule names"),
+        ("baseline", '""', "must be a file name"),
+        ("fail-on-stale", '"yes"', "must be true or false"),
+    ],
+)
+def test_each_setting_in_the_file_is_parsed_by_its_own_rule(tmp_path, setting, text, wanted):
+    config = project(tmp_path, f"[tool.amdocc.check]\n{setting} = {text}\n")
+    with pytest.raises(UsageError) as exc:
+        check_config.read(config)
+    assert exc.value.message.startswith(f"{setting} in {config} {wanted}, not ")
