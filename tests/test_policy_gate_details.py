@@ -528,3 +528,12 @@ def test_a_window_of_zero_is_a_window_and_a_kernel_without_lds_reads_zero():
     assert kernels_of(LIB1)["k_clean"][".group_segment_fixed_size"] == 0
     checks, _ = validate_asm_kernel(asm("k_clean", LIB1), "gfx942", block_size=64)
     assert checks[3].detail == f"static LDS 0 B against the device's {llc_lds_limit()} B per workgroup"
+
+
+def test_a_device_processor_the_tables_do_not_know_fails_the_target_check():
+    checks, blocks = validate_asm_kernel(asm("k_clean", LIB1), "gfx1234")
+    assert [(c.rule, c.ok) for c in checks] == [("kernel file", True), ("target", False), ("symbol", True)]
+    assert (
+        checks[1].detail == (f"{LIB1.name} is built for gfx942; the device is gfx1234 — HIP would refuse to load it")
+        and blocks is None
+    )
