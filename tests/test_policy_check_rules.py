@@ -712,3 +712,17 @@ def test_each_setting_in_the_file_is_parsed_by_its_own_rule(tmp_path, setting, t
     with pytest.raises(UsageError) as exc:
         check_config.read(config)
     assert exc.value.message.startswith(f"{setting} in {config} {wanted}, not ")
+
+
+def test_the_occupancy_floor_at_a_given_block_names_it():
+    # k_launch_miss at 256 threads by hand (HIP, hip-occupancy.md §4): 512 VGPRs / alignUp(132, 8) = 3
+    # waves per SIMD; 4-wave workgroups: 12 waves per CU -> 3 workgroups, 3 waves per SIMD < 4.
+    settings = Settings(rules=("occupancy",), min_occupancy=4, block=256)
+    (v,) = evaluate(kernel("k_launch_miss"), settings, declared=(1024, ".max_flat_workgroup_size")).violations
+    assert (v.rule, v.value, v.limit) == ("occupancy", 3, 4)
+    assert v.message == "3 waves per SIMD at 256 threads (given; hip model, limited by vgpr), below the floor of 4"
+    # Without a given block the declared one is used, and named.
+    (v,) = evaluate(
+        kernel("k_launch_miss"), dataclasses.replace(settings, block=None), declared=(1024, ".max_flat_workgroup_size")
+    ).violations
+    assert v.value == 0 and v.message.startswith("0 waves per SIMD at 1024 threads (.max_flat_workgroup_size; ")
