@@ -726,3 +726,19 @@ def test_the_occupancy_floor_at_a_given_block_names_it():
         kernel("k_launch_miss"), dataclasses.replace(settings, block=None), declared=(1024, ".max_flat_workgroup_size")
     ).violations
     assert v.value == 0 and v.message.startswith("0 waves per SIMD at 1024 threads (.max_flat_workgroup_size; ")
+
+
+def test_a_kernel_without_resource_counts_cannot_be_modelled():
+    from amdocc.policy.checks import mode_problems
+
+    k = kernel("k_clean")
+    fields = {f.name for f in dataclasses.fields(k)}
+    fresh = {"memo": {}} if "memo" in fields else {}  # nothing cached from the complete kernel
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, vgprs=None, lds=None), **fresh)
+    assert mode_problems(k, k.target) == [
+        ("no-resources", "kernel k_clean: no VGPR count, LDS size in its metadata or descriptor")
+    ]
+    settings = Settings(rules=("occupancy", "launch", "mode"), min_occupancy=1)
+    verdict = evaluate(k, settings, declared=(256, ".max_flat_workgroup_size"))
+    assert [(v.rule, v.value) for v in verdict.violations] == [("mode", "no-resources")]
+    assert [n.rule for n in verdict.not_evaluated] == ["occupancy", "launch"]
