@@ -742,3 +742,20 @@ def test_a_kernel_without_resource_counts_cannot_be_modelled():
     verdict = evaluate(k, settings, declared=(256, ".max_flat_workgroup_size"))
     assert [(v.rule, v.value) for v in verdict.violations] == [("mode", "no-resources")]
     assert [n.rule for n in verdict.not_evaluated] == ["occupancy", "launch"]
+
+
+def test_a_baseline_is_read_as_utf8_whatever_the_locale(tmp_path):
+    # JSON text is UTF-8 (RFC 8259 §8.1). Under the C locale without UTF-8 mode Python's default
+    # text encoding is ASCII, so a kernel name outside ASCII shows whether the encoding is explicit.
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "b.json"
+    doc = {"format": baseline.FORMAT, "version": baseline.VERSION, "entries": []}
+    doc["entries"].append({"kernel": "k\u00e9", "target": "gfx942", "rule": "scratch", "value": 4})
+    path.write_bytes(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+    env = {**os.environ, "LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    code = "import sys; from amdocc.policy import baseline; print(ascii(baseline.read(sys.argv[1])[0].kernel))"
+    run = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True)
+    assert (run.returncode, run.stdout.strip()) == (0, "'k\\xe9'"), run.stderr

@@ -537,3 +537,19 @@ def test_a_device_processor_the_tables_do_not_know_fails_the_target_check():
         checks[1].detail == (f"{LIB1.name} is built for gfx942; the device is gfx1234 — HIP would refuse to load it")
         and blocks is None
     )
+
+
+def test_a_byte_that_is_not_utf8_does_not_break_a_manifest(tmp_path):
+    # Both manifests are read as UTF-8 with undecodable bytes replaced: a stray byte in a comment or
+    # an unused cell leaves the entries readable (it used to escape as UnicodeDecodeError from the CSV).
+    folder = codegen(tmp_path, (128, 0, "fwd_a", "a.co", 128, 32))
+    (folder / "codegen.py").write_bytes(b"# \xff\n" + (folder / "codegen.py").read_bytes())
+    assert find_asm_kernel(tmp_path, "gfx950").knl_name == "_ZN5aiter5fwd_aE"
+    (folder / "codegen.py").unlink()
+    (folder / "fmha_fwd.csv").write_bytes(
+        b"dtype,hdim_q,hdim_v,mask,mode,bf16_cvt,ts_qo,ts_kv,knl_name,co_name\n"
+        b"bf16,128,128,0,0,0,256,64,k,k.co\n"
+        b"fp16,128,128,0,0,0,256,64,k_\xff,k2.co\n"
+    )
+    assert find_asm_kernel(tmp_path, "gfx950").knl_name == "k"
+    assert find_asm_kernel(tmp_path, "gfx950", dtype="fp16").knl_name == "k_\ufffd"
