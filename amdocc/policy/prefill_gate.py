@@ -184,7 +184,7 @@ def _codegen_rows(text: str) -> list[dict[str, Any]]:
 def _csv_rows(path: Path) -> list[dict[str, Any]]:
     """fmha_fwd.csv: dtype, hdim_q, hdim_v, mask, mode, bf16_cvt, ts_qo, ts_kv, knl_name, co_name."""
     out = []
-    with open(path, newline="") as fh:
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:  # as codegen.py is read
         reader = csv.DictReader(fh)
         for row in reader:
             if None in row.values():  # DictReader fills a short row's missing cells with None
@@ -236,7 +236,7 @@ def find_asm_kernel(
     if csv_path.is_file():
         rows, manifest = _csv_rows(csv_path), csv_path
     elif codegen_path.is_file():
-        rows, manifest = _codegen_rows(codegen_path.read_text(errors="replace")), codegen_path
+        rows, manifest = _codegen_rows(codegen_path.read_text(encoding="utf-8", errors="replace")), codegen_path
     else:
         raise NotFound(f"no kernel manifest ({conf['csv_manifest']} or {conf['codegen_manifest']}) in {base}")
     wanted_masks = {True: (1, 2), False: (0,)}[causal]  # codegen marks causal 1, the CSV 2
