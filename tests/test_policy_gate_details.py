@@ -553,3 +553,24 @@ def test_a_byte_that_is_not_utf8_does_not_break_a_manifest(tmp_path):
     )
     assert find_asm_kernel(tmp_path, "gfx950").knl_name == "k"
     assert find_asm_kernel(tmp_path, "gfx950", dtype="fp16").knl_name == "k_\ufffd"
+
+
+def test_manifests_are_read_as_utf8_whatever_the_locale(tmp_path):
+    # Under the C locale without UTF-8 mode Python's default text encoding is ASCII: a kernel name
+    # outside ASCII shows whether each manifest is decoded as UTF-8 explicitly.
+    import os
+    import sys
+
+    folder = codegen(tmp_path / "a", (128, 0, "fwd_\u00e9", "a.co", 128, 32))
+    (folder / "codegen.py").write_bytes((folder / "codegen.py").read_text().encode("utf-8"))
+    csv_manifest(tmp_path / "b", ["bf16,128,128,0,0,0,256,64,k\u00e9,k.co"])
+    code = (
+        "import sys; from amdocc.policy.prefill_gate import find_asm_kernel as f; "
+        "print(ascii([f(sys.argv[1], 'gfx950').knl_name, f(sys.argv[2], 'gfx950').knl_name]))"
+    )
+    env = {**os.environ, "LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "a"), str(tmp_path / "b")], env=env, capture_output=True, text=True
+    )
+    # codegen.py's name is mangled with its length in characters: "fwd_é" is 5.
+    assert (run.returncode, run.stdout.strip()) == (0, "['_ZN5aiter5fwd_\\xe9E', 'k\\xe9']"), run.stderr
