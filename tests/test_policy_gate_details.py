@@ -227,7 +227,7 @@ def test_the_block_size_comes_from_reqd_workgroup_size_else_it_is_unknown():
     assert (checks[-1].rule, checks[-1].ok, checks[-1].detail, blocks) == (
         "occupancy",
         False,
-        "block size or device processor unknown",
+        "no block size: none given and no .reqd_workgroup_size",
         None,
     )
 

@@ -254,3 +254,14 @@ def test_a_processor_the_tables_do_not_know_has_no_policy():
             call()
     with pytest.raises(UnknownTargetError):
         auto_num_splits(4, 4096, 4, 128, arch="gfx1234")
+
+
+def test_the_kernel_is_modelled_at_the_block_size_given():
+    # k_launch_miss (132 VGPRs, .max_flat_workgroup_size 1024) fits no 1024-thread workgroup on gfx942
+    # but 3 of 256 threads (HIP by hand, test_check.test_occupancy_floor_at_the_declared_size).
+    import amdocc
+
+    (co,) = amdocc.load(FIXTURES / "check" / "check_gfx942.hsaco")
+    k = {x.name: x for x in co.kernels}["k_launch_miss"]
+    assert resolve_occupancy(kernel=k, block_size=256).blocks_per_cu == 3
+    assert resolve_occupancy(kernel=k, block_size=1024).source == "default"

@@ -319,21 +319,15 @@ def validate_asm_kernel(
             + ("" if k else f" (it has {', '.join(sorted(x.name for x in co.kernels)) or 'no kernels'})"),
         )
     )
-    if k is None or not ok:
+    if k is None or target is None or not ok:  # (ok implies a target; said again for the type checker)
         return checks, None  # no occupancy where the code cannot run
-    limit = lds_bytes if lds_bytes is not None else (target.lds_per_workgroup if target else None)
+    limit = lds_bytes if lds_bytes is not None else target.lds_per_workgroup
     lds = k.resources.lds or 0
-    checks.append(
-        Check(
-            "lds",
-            limit is not None and lds <= limit,
-            f"static LDS {lds} B against the device's {limit} B per workgroup",
-        )
-    )
+    checks.append(Check("lds", lds <= limit, f"static LDS {lds} B against the device's {limit} B per workgroup"))
     reqd = k.meta("reqd_workgroup_size")
     block = block_size or (reqd[0] * reqd[1] * reqd[2] if isinstance(reqd, list) and len(reqd) == 3 else None)
-    if block is None or target is None:
-        checks.append(Check("occupancy", False, "block size or device processor unknown"))
+    if block is None:
+        checks.append(Check("occupancy", False, "no block size: none given and no .reqd_workgroup_size"))
         return checks, None
     occ = amdocc.occupancy(k, target=device_arch, block_size=block)
     fits = occ.error is None and (occ.blocks_per_cu or 0) >= 1
