@@ -759,3 +759,25 @@ def test_a_baseline_is_read_as_utf8_whatever_the_locale(tmp_path):
     code = "import sys; from amdocc.policy import baseline; print(ascii(baseline.read(sys.argv[1])[0].kernel))"
     run = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True)
     assert (run.returncode, run.stdout.strip()) == (0, "'k\\xe9'"), run.stderr
+
+
+def test_launch_is_judged_at_the_declared_size_on_the_processor_asked():
+    # k_launch_miss fits 3 workgroups of 256 threads and none of 1024 (HIP by hand, test_check).
+    k = kernel("k_launch_miss")
+    settings = Settings(rules=("launch",))
+    assert evaluate(k, settings, declared=(256, ".reqd_workgroup_size")).violations == []
+    (v,) = evaluate(k, settings, declared=(1024, ".max_flat_workgroup_size")).violations
+    assert v.value == "hip,llvm,hw"
+
+
+@pytest.mark.llvm22
+def test_occupancy_and_launch_are_judged_on_the_processor_asked(tmp_path):
+    from test_check import LDS, llc_lds_limit_of
+
+    # 98304 B of static LDS: no workgroup on gfx942, one on gfx950 (llc-22's limits).
+    assert llc_lds_limit_of("gfx942", tmp_path) < 98304 <= llc_lds_limit_of("gfx950", tmp_path)
+    k = kernel("k_lds_over", LDS)
+    settings = Settings(rules=("occupancy", "launch"), min_occupancy=1)
+    declared = (256, ".max_flat_workgroup_size")
+    assert evaluate(k, settings, where={"target": "gfx950", "what_if": True}, declared=declared).violations == []
+    assert [v.rule for v in evaluate(k, settings, declared=declared).violations] == ["occupancy", "launch"]
