@@ -124,8 +124,11 @@ def test_gfx950_uses_occupancy_only_in_the_streaming_case(seq_len, seq_len_kv, n
     assert set(out) == unused
     assert streaming_case(seq_len, seq_len_kv, num_heads, aggressive) == ("occupancy" not in out)
     if "occupancy" in out:
-        assert out["occupancy"].startswith("gfx950's split policy (the gfx950 row of tables/split_policies.toml) keeps")
-        assert "uses occupancy only in the streaming low-head case" in out["occupancy"]
+        assert out["occupancy"] == (
+            "gfx950's split policy (the gfx950 row of tables/split_policies.toml) keeps a fixed "
+            "oversubscription and uses occupancy only in the streaming low-head case (forced, or at most "
+            "32 heads over a KV length above twice the query length), which this launch is not"
+        )
     if "num_heads" in out:
         forced = "forced (aggressive)" if aggressive else "forced off (aggressive=False)"
         assert out["num_heads"] == f"the streaming low-head case is {forced}, so the head count decides nothing"
@@ -185,6 +188,7 @@ def test_a_kernel_that_fits_no_block_gives_way_to_the_next_source():
     assert (answer.blocks_per_cu, answer.source, answer.unit) == (1, "model", "CU")
     # Both the VGPRs and the LDS allow exactly one block on gfx942; the name is llvm-readelf-22's .name.
     assert answer.detail.startswith("hip model (") and ") on aiter_like_fwd, limited by " in answer.detail
+    assert "what-if" not in answer.detail
 
 
 def test_a_what_if_says_so_and_without_it_another_processor_is_refused():
@@ -265,3 +269,18 @@ def test_the_kernel_is_modelled_at_the_block_size_given():
     k = {x.name: x for x in co.kernels}["k_launch_miss"]
     assert resolve_occupancy(kernel=k, block_size=256).blocks_per_cu == 3
     assert resolve_occupancy(kernel=k, block_size=1024).source == "default"
+
+
+def test_the_split_passes_its_processor_and_dynamic_lds_to_the_kernels_model():
+    from amdocc import AmdoccError
+
+    k = hand_aiter()  # gfx942 code: 65536 B of static LDS
+    with pytest.raises(AmdoccError, match="gfx950"):
+        auto_num_splits(256, 65536, 4, 128, arch="gfx950", cu_count=256, num_heads=8, kernel=k, block_size=512)
+    d = auto_num_splits(
+        256, 65536, 4, 128, arch="gfx950", cu_count=256, num_heads=8, kernel=k, block_size=512, what_if=True
+    )
+    assert d.occupancy.detail.endswith("(what-if: its code object cannot run there)")
+    # On gfx942 one byte of dynamic LDS leaves no block (65537 > 65536): the default of 2 is used.
+    d = auto_num_splits(256, 65536, 4, 128, arch="gfx942", cu_count=304, kernel=k, block_size=512, dynamic_lds=1)
+    assert (d.occupancy.source, d.occupancy.blocks_per_cu, d.effective_cus) == ("default", 2, 608)
