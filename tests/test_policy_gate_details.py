@@ -574,3 +574,24 @@ def test_manifests_are_read_as_utf8_whatever_the_locale(tmp_path):
     )
     # codegen.py's name is mangled with its length in characters: "fwd_é" is 5.
     assert (run.returncode, run.stdout.strip()) == (0, "['_ZN5aiter5fwd_\\xe9E', 'k\\xe9']"), run.stderr
+
+
+@pytest.mark.llvm22
+def test_a_code_object_without_kernels_says_so(tmp_path):
+    # A module with a global and no kernel, built by llc-22 and ld.lld-22: llvm-readelf-22 shows
+    # "amdhsa.kernels: []" in its metadata note.
+    ir = tmp_path / "empty.ll"
+    ir.write_text('target triple = "amdgcn-amd-amdhsa"\n@g = addrspace(1) global i32 0\n')
+    obj, co = tmp_path / "empty.o", tmp_path / "empty.co"
+    subprocess.run(["llc-22", "-mcpu=gfx942", "-filetype=obj", str(ir), "-o", str(obj)], check=True)
+    subprocess.run(["ld.lld-22", "-shared", str(obj), "-o", str(co)], check=True)
+    notes = subprocess.run(["llvm-readelf-22", "--notes", str(co)], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"amdhsa\.kernels:\s+\[\]", notes)
+    checks, blocks = validate_asm_kernel(asm("_ZN5aiter1kE", co), "gfx942")
+    assert [(c.rule, c.ok) for c in checks] == [("kernel file", True), ("target", True), ("symbol", False)]
+    assert checks[2].detail == "_ZN5aiter1kE not found in empty.co (it has no kernels)" and blocks is None
+
+
+def test_a_code_object_for_the_device_says_only_what_it_is_built_for():
+    checks, _ = validate_asm_kernel(asm("k_clean", LIB1), "gfx942", block_size=64)
+    assert checks[1] == Check("target", True, f"{LIB1.name} is built for gfx942; the device is gfx942")
