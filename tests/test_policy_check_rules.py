@@ -781,3 +781,14 @@ def test_occupancy_and_launch_are_judged_on_the_processor_asked(tmp_path):
     declared = (256, ".max_flat_workgroup_size")
     assert evaluate(k, settings, where={"target": "gfx950", "what_if": True}, declared=declared).violations == []
     assert [v.rule for v in evaluate(k, settings, declared=declared).violations] == ["occupancy", "launch"]
+
+
+def test_a_kernel_without_a_static_lds_size_is_not_evaluated():
+    from amdocc.policy.checks import lds_rule
+    from amdocc.targets import get_target
+
+    k = kernel("k_clean")
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, lds=None), memo={})
+    assert lds_rule(k, get_target("gfx942"), 0) == NotEvaluated(
+        "lds", "no static LDS size in the metadata or descriptor"
+    )
