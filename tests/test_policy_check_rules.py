@@ -731,10 +731,8 @@ def test_the_occupancy_floor_at_a_given_block_names_it():
 def test_a_kernel_without_resource_counts_cannot_be_modelled():
     from amdocc.policy.checks import mode_problems
 
-    k = kernel("k_clean")
-    fields = {f.name for f in dataclasses.fields(k)}
-    fresh = {"memo": {}} if "memo" in fields else {}  # nothing cached from the complete kernel
-    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, vgprs=None, lds=None), **fresh)
+    k = kernel("k_clean")  # memo={}: nothing cached from the complete kernel
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, vgprs=None, lds=None), memo={})
     assert mode_problems(k, k.target) == [
         ("no-resources", "kernel k_clean: no VGPR count, LDS size in its metadata or descriptor")
     ]
