@@ -790,3 +790,22 @@ def test_a_kernel_without_a_static_lds_size_is_not_evaluated():
     assert lds_rule(k, get_target("gfx942"), 0) == NotEvaluated(
         "lds", "no static LDS size in the metadata or descriptor"
     )
+
+
+def test_a_baseline_is_opened_as_utf8_in_process(tmp_path, monkeypatch):
+    # The C-locale test above runs in a child process, where a mutation tool cannot see it; this
+    # one watches the same fact here: the baseline is decoded by an explicit UTF-8 codec.
+    import codecs
+    import pathlib
+
+    path = write_baseline(tmp_path, [])
+    real_read_text = pathlib.Path.read_text
+    seen = []
+
+    def spy_read_text(self, encoding=None, errors=None):
+        seen.append(encoding)
+        return real_read_text(self, encoding=encoding, errors=errors)
+
+    monkeypatch.setattr(pathlib.Path, "read_text", spy_read_text)
+    assert baseline.read(path) == []
+    assert len(seen) == 1 and seen[0] is not None and codecs.lookup(seen[0]).name == "utf-8"

@@ -595,3 +595,37 @@ def test_a_code_object_without_kernels_says_so(tmp_path):
 def test_a_code_object_for_the_device_says_only_what_it_is_built_for():
     checks, _ = validate_asm_kernel(asm("k_clean", LIB1), "gfx942", block_size=64)
     assert checks[1] == Check("target", True, f"{LIB1.name} is built for gfx942; the device is gfx942")
+
+
+def test_manifests_are_opened_as_utf8_in_process(tmp_path, monkeypatch):
+    # The C-locale test above runs in a child process, where a mutation tool cannot see it; this
+    # one watches the same fact here: each manifest is decoded by an explicit UTF-8 codec.
+    import builtins
+    import codecs
+    import pathlib
+
+    from amdocc.policy import prefill_gate
+
+    seen = []
+
+    def explicit(encoding):
+        seen.append(encoding)
+        assert encoding is not None and codecs.lookup(encoding).name == "utf-8", encoding
+
+    def spy_open(file, mode="r", *args, **kwargs):
+        explicit(kwargs.get("encoding"))
+        return builtins.open(file, mode, *args, **kwargs)
+
+    real_read_text = pathlib.Path.read_text
+
+    def spy_read_text(self, encoding=None, errors=None):
+        explicit(encoding)
+        return real_read_text(self, encoding=encoding, errors=errors)
+
+    monkeypatch.setattr(prefill_gate, "open", spy_open, raising=False)
+    monkeypatch.setattr(pathlib.Path, "read_text", spy_read_text)
+    codegen(tmp_path / "a", (128, 0, "fwd_a", "a.co", 128, 32))
+    csv_manifest(tmp_path / "b", ["bf16,128,128,0,0,0,256,64,k,k.co"])
+    assert find_asm_kernel(tmp_path / "a", "gfx950").knl_name == "_ZN5aiter5fwd_aE"
+    assert find_asm_kernel(tmp_path / "b", "gfx950").knl_name == "k"
+    assert len(seen) == 2
