@@ -284,3 +284,13 @@ def test_the_split_passes_its_processor_and_dynamic_lds_to_the_kernels_model():
     # On gfx942 one byte of dynamic LDS leaves no block (65537 > 65536): the default of 2 is used.
     d = auto_num_splits(256, 65536, 4, 128, arch="gfx942", cu_count=304, kernel=k, block_size=512, dynamic_lds=1)
     assert (d.occupancy.source, d.occupancy.blocks_per_cu, d.effective_cus) == ("default", 2, 608)
+
+
+def test_each_path_gives_its_reason():
+    # gfx950, 256 CUs, grid 64: target 4 x 256 = 1024 -> 16 splits, not streaming with 64 heads.
+    d = auto_num_splits(64, 1 << 20, 1, 64, arch="gfx950", cu_count=256, num_heads=64)
+    assert (d.splits, d.reason, d.occupancy) == (16, "fixed oversubscription", None)
+    d = auto_num_splits(64, 1 << 20, 1, 64, arch="gfx950", cu_count=256, aggressive=True, occupancy=1)
+    assert (d.splits, d.reason) == (16, "fixed oversubscription (streaming low-head)")  # max(1024, 4 x 1 x 256)
+    d = auto_num_splits(4, 4096, 4, 128, arch="gfx942", cu_count=304, occupancy=2)
+    assert d.reason == "wave-quantized cost over CUs x occupancy"
