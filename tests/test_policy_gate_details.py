@@ -142,11 +142,22 @@ def test_aiters_own_codegen_gives_the_hd128_tiles(aiter_hsa):
     )
 
 
-def test_a_ts_entry_without_ts_kv_is_a_reason(tmp_path):
+@pytest.mark.parametrize(
+    "removed,entry,pattern",
+    [
+        ('"fwd_a"', "Name", '"'),
+        ('"a.co"', "Buf", '"'),
+        ("static constexpr int ts_qo = 128;", "Ts", "ts_qo"),
+        ("static constexpr int ts_kv = 32;", "Ts", "ts_kv"),
+    ],
+)
+def test_an_entry_without_its_value_is_a_reason_naming_the_entry(tmp_path, removed, entry, pattern):
     folder = codegen(tmp_path, (128, 0, "fwd_a", "a.co", 128, 32))
-    text = (folder / "codegen.py").read_text().replace("static constexpr int ts_kv = 32;", "")
+    text = (folder / "codegen.py").read_text().replace(removed, "", 1)
     (folder / "codegen.py").write_text(text)
-    with pytest.raises(NotFound, match=r"FmhaFwdV3Ts entry .* does not match ts_kv"):
+    with pytest.raises(
+        NotFound, match=rf"^the codegen\.py manifest's FmhaFwdV3{entry} entry \{{.*\}} does not match .*{pattern}"
+    ):
         find_asm_kernel(tmp_path, "gfx950")
 
 
