@@ -154,7 +154,10 @@ def _section(config: Path) -> dict[str, Any] | None:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{config} is not valid TOML: {exc}") from None
     tool = doc.get("tool")
-    table: dict[str, Any] | None = tool.get("amdocc", {}).get("check") if isinstance(tool, dict) else None
+    ours = tool.get("amdocc") if isinstance(tool, dict) else None
+    if ours is not None and not isinstance(ours, dict):  # `[tool] amdocc = 3` is not a table to look in
+        raise UsageError(f"{config}: [tool.amdocc] must be a table")
+    table: dict[str, Any] | None = ours.get("check") if ours else None
     if table is not None and not isinstance(table, dict):
         raise UsageError(f"{config}: {SECTION} must be a table")
     return table

@@ -128,7 +128,9 @@ def _quoted(pattern: str, body: str, what: str) -> str:
 
 def _selector_row(args: list[str]) -> dict[str, Any]:
     """A codegen.py selector's fields; a number that is not one is a malformed manifest (NotFound)."""
-    positions = {"hdim": 1, "mask": 2, "lse": 5, "bf16_cvt": 7}  # the selector's whole-number arguments
+    # The selector's whole-number arguments. kStoreLSE (5) picks no kernel (AITER names the same
+    # kernel for both values) but a manifest where it is not a number is malformed all the same.
+    positions = {"hdim": 1, "mask": 2, "lse": 5, "bf16_cvt": 7}
     given = {name: args[i] for name, i in positions.items() if i < len(args)}
     bad = [f"{name} {text!r}" for name, text in given.items() if not text.isdigit()]
     if bad:
@@ -140,7 +142,6 @@ def _selector_row(args: list[str]) -> dict[str, Any]:
         "dtype": args[0].replace("FmhaFwd", "").lower(),
         "hdim": number["hdim"],
         "mask": number["mask"],
-        "lse": number["lse"],
         "arch": args[6].split("::")[-1],
         "bf16_cvt": number.get("bf16_cvt"),
         "mode": 1 if len(args) > 8 and args[8] == "true" else 0,
@@ -183,8 +184,11 @@ def _codegen_rows(text: str) -> list[dict[str, Any]]:
 def _csv_rows(path: Path) -> list[dict[str, Any]]:
     """fmha_fwd.csv: dtype, hdim_q, hdim_v, mask, mode, bf16_cvt, ts_qo, ts_kv, knl_name, co_name."""
     out = []
-    with open(path, newline="") as fh:
-        for row in csv.DictReader(fh):
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:  # as codegen.py is read
+        reader = csv.DictReader(fh)
+        for row in reader:
+            if None in row.values():  # DictReader fills a short row's missing cells with None
+                raise NotFound(f"{path} is not a usable fmha_fwd.csv manifest (line {reader.line_num} is short)")
             try:
                 out.append(
                     {
@@ -193,17 +197,21 @@ def _csv_rows(path: Path) -> list[dict[str, Any]]:
                         "hdim_v": int(row["hdim_v"]),
                         "mask": int(row["mask"]),
                         "mode": int(row["mode"]),
-                        "bf16_cvt": int(row["bf16_cvt"]) if row.get("bf16_cvt", "").strip() else None,
-                        "ts_qo": int(row["ts_qo"]) if row.get("ts_qo") else None,
-                        "ts_kv": int(row["ts_kv"]) if row.get("ts_kv") else None,
+                        "bf16_cvt": _optional_int(row.get("bf16_cvt")),
+                        "ts_qo": _optional_int(row.get("ts_qo")),
+                        "ts_kv": _optional_int(row.get("ts_kv")),
                         "knl_name": row["knl_name"].strip(),
                         "co_name": row["co_name"].strip(),
-                        "manifest": "csv",
                     }
                 )
             except (KeyError, ValueError) as exc:
                 raise NotFound(f"{path} is not a usable fmha_fwd.csv manifest ({exc})") from None
     return out
+
+
+def _optional_int(cell: str | None) -> int | None:
+    """A CSV cell that may be absent or blank (spaces included)."""
+    return int(cell) if cell is not None and cell.strip() else None
 
 
 def find_asm_kernel(
@@ -228,7 +236,7 @@ def find_asm_kernel(
     if csv_path.is_file():
         rows, manifest = _csv_rows(csv_path), csv_path
     elif codegen_path.is_file():
-        rows, manifest = _codegen_rows(codegen_path.read_text(errors="replace")), codegen_path
+        rows, manifest = _codegen_rows(codegen_path.read_text(encoding="utf-8", errors="replace")), codegen_path
     else:
         raise NotFound(f"no kernel manifest ({conf['csv_manifest']} or {conf['codegen_manifest']}) in {base}")
     wanted_masks = {True: (1, 2), False: (0,)}[causal]  # codegen marks causal 1, the CSV 2
@@ -311,21 +319,15 @@ def validate_asm_kernel(
             + ("" if k else f" (it has {', '.join(sorted(x.name for x in co.kernels)) or 'no kernels'})"),
         )
     )
-    if k is None or not ok:
+    if k is None or target is None or not ok:  # (ok implies a target; said again for the type checker)
         return checks, None  # no occupancy where the code cannot run
-    limit = lds_bytes if lds_bytes is not None else (target.lds_per_workgroup if target else None)
+    limit = lds_bytes if lds_bytes is not None else target.lds_per_workgroup
     lds = k.resources.lds or 0
-    checks.append(
-        Check(
-            "lds",
-            limit is not None and lds <= limit,
-            f"static LDS {lds} B against the device's {limit} B per workgroup",
-        )
-    )
+    checks.append(Check("lds", lds <= limit, f"static LDS {lds} B against the device's {limit} B per workgroup"))
     reqd = k.meta("reqd_workgroup_size")
     block = block_size or (reqd[0] * reqd[1] * reqd[2] if isinstance(reqd, list) and len(reqd) == 3 else None)
-    if block is None or target is None:
-        checks.append(Check("occupancy", False, "block size or device processor unknown"))
+    if block is None:
+        checks.append(Check("occupancy", False, "no block size: none given and no .reqd_workgroup_size"))
         return checks, None
     occ = amdocc.occupancy(k, target=device_arch, block_size=block)
     fits = occ.error is None and (occ.blocks_per_cu or 0) >= 1

@@ -96,8 +96,9 @@ def unused_inputs(
     if not (policy.streaming_lowh_residency or policy.streaming_lowh_cu_oversub):
         why = f"{row} keeps a fixed oversubscription with no streaming low-head case"
         out = {"num_heads": why, "aggressive": why}
-    elif aggressive:
-        out["num_heads"] = "the streaming low-head case is forced (aggressive), so the head count decides nothing"
+    elif aggressive is not None:  # forced either way: on, or off (aggressive=False)
+        forced = "forced (aggressive)" if aggressive else "forced off (aggressive=False)"
+        out["num_heads"] = f"the streaming low-head case is {forced}, so the head count decides nothing"
     if not policy.streaming_lowh_residency:
         out["occupancy"] = f"{row} keeps a fixed oversubscription counted in CUs: it never uses occupancy"
     elif not streaming_case(seq_len, seq_len_kv, num_heads, aggressive):
