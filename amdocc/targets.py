@@ -227,6 +227,8 @@ class TripleMatch:
     rest: str  # the target id after the triple (processor and features), maybe ""
 
 
+# Cached: a fat binary repeats the same few entry ids in each of its thousands of bundles.
+@functools.lru_cache(maxsize=256)
 def find_triple(text: str) -> TripleMatch | None:
     """The AMDGPU HSA triple in a target id or bundle entry id, or None when it has none.
 
