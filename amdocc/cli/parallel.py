@@ -100,10 +100,15 @@ def running_elsewhere(loadavg: str = "/proc/loadavg") -> int:
 def warm_up() -> None:
     """Import the readers and load the processor table once, before the workers are forked,
     so each worker starts with them instead of loading its own copy."""
-    from .. import loader, report  # noqa: F401
+    from .. import loader, report  # noqa: F401 - loader: the readers every worker runs
+    from ..demangle import demangle
     from ..targets import target_by_mach
+    from . import selection  # noqa: F401 - a filtering worker's matcher
 
     target_by_mach(0)
+    # What each worker would otherwise load on its first file: the demangler and the JSON encoder.
+    demangle("_Z1fv")
+    report.compact_json({}, plain=True)
 
 
 def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
