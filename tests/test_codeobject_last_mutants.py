@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from amdocc.codeobject.descriptor import KERNEL_DESCRIPTOR, decode_descriptor
+from amdocc.codeobject.descriptor import _BY_LAYOUT, KERNEL_DESCRIPTOR, _CompiledLayout, decode_descriptor
 from amdocc.codeobject.notes import decode_v2_isa
 from amdocc.codeobject.reader import parse_code_object
 from amdocc.demangle import base_name, qualified_name
@@ -124,6 +124,19 @@ def test_a_set_sgpr_granule_on_gfx10_plus_names_rsrc1_bits_9_to_6():
         "compute_pgm_rsrc1 bits 9:6 (GRANULATED_WAVEFRONT_SGPR_COUNT) are reserved on gfx11 and must be zero "
         "(SGPRs are not allocated per wave from gfx10 on), but hold 5; llvm-objdump refuses this descriptor"
     ]
+
+
+def test_each_layout_compiles_the_sgpr_granule_as_its_only_must_be_zero_field_from_gfx10_on():
+    # Built afresh here: decoding caches each layout's compiled form once per process, so a
+    # decode alone may never build it.
+    for layout in _BY_LAYOUT:
+        found = [(name, f.name, f.word, f.hi, f.lo) for name, f, _ in _CompiledLayout(layout).must_be_zero]
+        gfx10_on = layout not in ("gfx6", "gfx90a")
+        assert (
+            found
+            == [("granulated_wavefront_sgpr_count", "granulated_wavefront_sgpr_count", "compute_pgm_rsrc1", 9, 6)]
+            * gfx10_on
+        )
 
 
 def test_isa_names_past_the_note_are_refused_in_those_words():
