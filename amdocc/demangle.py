@@ -9,7 +9,7 @@ checking that). It is imported on the first name asked for, never by ``import am
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,8 +41,40 @@ def display(name: str, mangled: bool = False) -> str:
     return name if mangled else (demangle(name) or name)
 
 
+def _depth_steps(text: str) -> Iterator[tuple[str, int]]:
+    """Each character of ``text`` with the bracket depth (<>, (), {}, []) it sits at."""
+    depth = 0
+    for ch in text:
+        if ch in ">)}]":
+            depth = max(depth - 1, 0)
+        yield ch, depth
+        if ch in "<({[":
+            depth += 1
+
+
+def qualified_name(readable: str) -> str:
+    """The qualified name of a demangled signature, without its return type and parameters:
+    ``void (anonymous namespace)::gemm<float, 1>(float*)`` → ``(anonymous namespace)::gemm<float, 1>``.
+
+    The parameters are the last parenthesised group (a name's own parentheses, as in
+    "(anonymous namespace)", come before it); the return type ends at the last space outside
+    any brackets (template arguments such as "<float, 1>" hold spaces of their own)."""
+    head = readable
+    if head.endswith(")"):
+        depth = 0
+        for at in range(len(head) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(head[at], 0)
+            if depth == 0:
+                head = head[:at].rstrip()
+                break
+    spaces = [at for at, (ch, depth) in enumerate(_depth_steps(head)) if ch == " " and depth == 0]
+    return head[spaces[-1] + 1 :] if spaces else head
+
+
 def base_name(readable: str) -> str:
     """The bare function name of a demangled signature, for finding near names:
-    ``void ns::gemm<float, 1>(float*)`` → ``gemm``."""
-    head = readable.split("(", 1)[0].split("<", 1)[0].strip()
-    return head.rsplit(" ", 1)[-1].rsplit("::", 1)[-1]
+    ``void ns::gemm<float, 1>(float*)`` → ``gemm``, ``(anonymous namespace)::saxpy(float*)`` → ``saxpy``."""
+    name = qualified_name(readable)
+    # Drop template arguments: the characters inside angle brackets and the brackets themselves.
+    bare = "".join(ch for ch, depth in _depth_steps(name) if depth == 0 and ch not in "<>")
+    return bare.rsplit("::", 1)[-1]

@@ -166,9 +166,9 @@ class Kernel:
         if readable:
             # The signature, the qualified name without it, and the bare function name
             # ("saxpy_lds"): a short spelling that several kernels share is refused as ambiguous.
-            from ..demangle import base_name
+            from ..demangle import base_name, qualified_name
 
-            out += [readable, readable.split("(", 1)[0].rsplit(" ", 1)[-1], base_name(readable)]
+            out += [readable, qualified_name(readable), base_name(readable)]
         return tuple(dict.fromkeys(out))
 
     def __repr__(self) -> str:
