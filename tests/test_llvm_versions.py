@@ -109,6 +109,11 @@ def test_sgpr_rules_by_version_on_numbers_worked_by_hand():
         assert (occ.profile, occ.waves_per_simd) == ("llvm-23", 7)
     with pytest.raises(amdocc.UsageError, match="mean llvm-23 rules"):
         amdocc.occupancy(u, model="llvm", llvm_version="22", sgpr_trap_reserve=True)
+    # A switch given as False asks for nothing: the default rules (LLVM 22's 8 waves), whichever
+    # switch it is and whatever the other, absent, one would have meant.
+    for switch in ("lds_granule_rounding", "sgpr_trap_reserve"):
+        occ = amdocc.occupancy(u, model="llvm", **{switch: False})
+        assert (occ.profile, occ.waves_per_simd) == ("llvm-22", 8)
 
 
 def test_lds_rules_by_version_on_numbers_worked_by_hand():

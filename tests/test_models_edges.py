@@ -23,6 +23,7 @@ import amdocc
 from amdocc import UsageError
 from amdocc.codeobject.producer import parse_producer
 from amdocc.codeobject.target_id import TargetId
+from amdocc.devices import get_device
 from amdocc.models import from_kernel, manual
 from amdocc.models.compat import device_id, place
 from amdocc.models.hip import max_potential_block_size_search
@@ -447,3 +448,15 @@ def test_every_resolved_hip_vgpr_table_holds_processors_only():
     for p in profiles().values():
         for key in p.vgpr_table or {}:
             assert key == "base" or find_target(key) is not None, (p.name, key)
+
+
+def test_the_hip_model_reads_the_lds_of_the_device_it_is_given():
+    """HIP divides the device's own LDS (localMemSize_, the agent's group segment pool) by a block's
+    LDS (hip-occupancy.md §4 and §5): 16,384 B per block is 65,536 // 16,384 = 4
+    workgroups on an MI300X as the table has it, and 32,768 // 16,384 = 2 on a device a caller
+    describes with half of that LDS."""
+    u = manual(get_target("gfx942"), vgprs=8, lds=16384)
+    mi300x = get_device("MI300X")
+    half = dataclasses.replace(mi300x, name="MI300X with 32 KiB of LDS", lds=32768)
+    got = [amdocc.occupancy(u, device=d, block_size=256) for d in (mi300x, half)]
+    assert [(o.blocks_per_cu, o.limiter, o.limits["lds"]) for o in got] == [(4, "lds", 4), (2, "lds", 2)]
