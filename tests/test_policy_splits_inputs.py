@@ -26,8 +26,6 @@ from amdocc.policy.splits import (
 )
 from conftest import FIXTURES
 
-BAD_SHAPE = "rows_per_block and block_kv must be positive, sequence lengths non-negative"
-
 
 @pytest.mark.parametrize(
     "seq_len,seq_len_kv,rows_per_block,block_kv",
@@ -42,11 +40,41 @@ def test_the_smallest_accepted_shapes(seq_len, seq_len_kv, rows_per_block, block
     assert (d.grid_x, d.splits) == (grid, expected)
 
 
-@pytest.mark.parametrize("shape", [(-1, 0, 1, 1), (0, -1, 1, 1), (0, 0, 0, 1), (0, 0, 1, 0)])
-def test_one_below_each_bound_is_refused(shape):
+@pytest.mark.parametrize(
+    "shape,message",
+    [
+        ((-1, 0, 1, 1), "seq_len must be a whole number >= 0, not -1"),
+        ((0, -1, 1, 1), "seq_len_kv must be a whole number >= 0, not -1"),
+        ((0, 0, 0, 1), "rows_per_block must be a whole number >= 1, not 0"),
+        ((0, 0, 1, 0), "block_kv must be a whole number >= 1, not 0"),
+    ],
+)
+def test_one_below_each_bound_is_refused(shape, message):
     with pytest.raises(UsageError) as exc:
         auto_num_splits(*shape, arch="gfx950")
-    assert exc.value.message == BAD_SHAPE
+    assert exc.value.message == message
+
+
+@pytest.mark.parametrize(
+    "given,message",
+    [
+        # 0 CUs was taken for "not given" and replaced by the policy's fallback, with a warning that
+        # said it had not been given; a negative count met a message about internal quantities.
+        ({"cu_count": 0}, "cu_count must be a whole number >= 1, not 0"),
+        ({"cu_count": -5}, "cu_count must be a whole number >= 1, not -5"),
+        ({"cu_count": True}, "cu_count must be a whole number >= 1, not True"),
+        ({"cu_count": 2.5}, "cu_count must be a whole number >= 1, not 2.5"),
+        ({"num_heads": -1}, "num_heads must be a whole number >= 1, not -1"),
+        ({"occupancy": 0}, "occupancy must be a whole number >= 1, not 0"),
+        ({"block_size": 0}, "block_size must be a whole number >= 1, not 0"),
+        ({"dynamic_lds": -1}, "dynamic_lds must be a whole number >= 0, not -1"),
+        ({"dynamic_lds": None}, "dynamic_lds must be a whole number >= 0, not absent"),
+    ],
+)
+def test_an_input_that_is_not_a_count_is_refused_by_name(given, message):
+    with pytest.raises(UsageError) as exc:
+        auto_num_splits(256, 65536, 4, 128, arch="gfx942", **given)
+    assert exc.value.message == message
 
 
 def test_an_empty_kv_on_gfx942_is_below_its_minimum():

@@ -118,6 +118,18 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _whole_numbers(optional: bool = False, **inputs: tuple[object, int]) -> None:
+    """Refuse an input (name=(value, minimum)) that is not a whole number at least its minimum (None
+    allowed when ``optional``): a count of 0 CUs, a negative head count or a bool would otherwise be
+    used as given, or, for 0, be taken for "not given" and silently replaced by a fallback."""
+    for name, (value, minimum) in inputs.items():
+        if optional and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            given = "absent" if value is None else repr(value)
+            raise UsageError(f"{name} must be a whole number >= {minimum}, not {given}")
+
+
 def splits_by_wave_cost(grid_x: int, effective_cus: int, window_tiles: int, max_splits: int, overhead: int) -> int:
     """The split count s minimising ceil(grid_x*s / effective_cus) * (ceil(W/s) + overhead) over
     s in [1, min(max_splits, 64)], ties to fewer splits (less duplicated KV traffic)."""
@@ -259,8 +271,10 @@ def auto_num_splits(
     Every fallback taken (another arch's policy, the policy's CU count, the default occupancy)
     is in ``warnings``.
     """
-    if rows_per_block < 1 or block_kv < 1 or seq_len < 0 or seq_len_kv < 0:
-        raise UsageError("rows_per_block and block_kv must be positive, sequence lengths non-negative")
+    _whole_numbers(seq_len=(seq_len, 0), seq_len_kv=(seq_len_kv, 0), rows_per_block=(rows_per_block, 1))
+    _whole_numbers(block_kv=(block_kv, 1), dynamic_lds=(dynamic_lds, 0))
+    _whole_numbers(cu_count=(cu_count, 1), num_heads=(num_heads, 1), occupancy=(occupancy, 1), optional=True)
+    _whole_numbers(block_size=(block_size, 1), optional=True)
     policy = policy_for(arch)
     warnings = [w for w in (policy_fallback(arch),) if w]
     grid_x = _ceil_div(seq_len, rows_per_block)
