@@ -70,3 +70,21 @@ def test_a_commented_codegen_line_skips_only_itself():
     # The commented entry comes FIRST: the live ones after it are still read.
     text = "\n".join(entry(1, "fwd_dead", "// ") + entry(0, "fwd_a") + entry(2, "fwd_b")) + "\n"
     assert [r["co_name"] for r in _codegen_rows(text)] == ["fwd_a.co", "fwd_b.co"]
+
+
+def test_a_selector_with_too_few_arguments_skips_only_itself_on_its_line():
+    """A specialisation whose selector has fewer than the seven positions AITER's selector takes
+    (dtype, hdim, mask, seq pad, hd pad, store LSE, arch) is not an entry, and the entry written
+    after it on the same line is still read."""
+    full = "fmha_fwd_kernel_selector<FmhaFwdBf16, 128, 0, false, false, 0, GPUArch::gfx950>"
+    short = "fmha_fwd_kernel_selector<FmhaFwdBf16, 128>"
+
+    def entry(sel: str, name: str) -> list[str]:
+        return [
+            f'template<> struct FmhaFwdV3Name<{sel}> {{ static constexpr const char * n = "{name}"; }};',
+            f'template<> struct FmhaFwdV3Buf<{sel}> {{ static constexpr const char * b = "{name}.co"; }};',
+        ]
+
+    bad, good = entry(short, "fwd_short"), entry(full, "fwd_a")
+    text = f"{bad[0]} {good[0]}\n{bad[1]} {good[1]}\n"
+    assert [r["co_name"] for r in _codegen_rows(text)] == ["fwd_a.co"]
