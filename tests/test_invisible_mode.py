@@ -113,11 +113,14 @@ def test_every_answer_is_labelled_with_the_assumed_mode(stem):
         assert mode["recorded"] is False and mode["why"] in occ.warnings, name
         target = stem.split("_")[0]
         assert mode["wgp"] is (target == "gfx1310")  # each processor's default: WGP on gfx1310, CU on gfx1250
-        for model, block in (("hip", 256), ("hw", 256)):
-            if model == "hw" and target in ("gfx1310", "gfx1250"):
-                continue  # the hw model refuses both: their wave slots per SIMD are unknown
-            other = amdocc.occupancy(k, model=model, block_size=block)
-            assert other.details["workgroup_mode"] == mode
+        # HIP reads only the metadata, which has no .workgroup_processor_mode: CU mode, its own
+        # parse, nothing assumed (and no mode to choose). (The hw model refuses both processors:
+        # their wave slots per SIMD are unknown.)
+        hip = amdocc.occupancy(k, model="hip", block_size=64)
+        assert "workgroup_mode" not in hip.details and mode["why"] not in hip.warnings
+        assert hip.details["isWGPMode"] is False
+        with pytest.raises(AmdoccError, match="the hip model reads only the metadata"):
+            amdocc.occupancy(k, model="hip", block_size=64, mode="cu")
 
 
 @pytest.mark.parametrize("stem", [s for s in BUILDS if not s.endswith("nocumode")])
@@ -196,6 +199,10 @@ def test_the_cli_chooses_the_mode_of_files_with_cu_mode_and_wgp():
         (["--wgp", "tests/data/fixtures/rocm10_mode/gfx1250_default.hsaco"], "gfx1250 has no WGP mode"),
         (["--cu-mode", "tests/data/fixtures/elf/gfx942_cov4.hsaco"], "gfx942 has no WGP mode"),
         (["--wgp", "--cu-mode", "tests/data/fixtures/rocm10_mode/gfx1310_default.hsaco"], "not allowed with"),
+        (
+            ["--model", "hip", "--block", "64", "--cu-mode", "tests/data/fixtures/rocm10_mode/gfx1310_default.hsaco"],
+            "the hip model reads the metadata",
+        ),
     ],
 )
 def test_a_mode_that_cannot_apply_is_a_usage_error(argv, message):

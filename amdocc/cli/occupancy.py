@@ -215,6 +215,13 @@ def check_mode(args: argparse.Namespace, file_dests: tuple[str, ...] = FILE_DEST
     check_model_options(args)
     if args.paths:
         a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
+        if args.model == "hip":
+            a.refuse(
+                args,
+                ("wgp", "cu_mode"),
+                "with a PATH they choose the mode of kernels whose code object does not record it, for the "
+                "llvm and hw models; the hip model reads the metadata's .workgroup_processor_mode, as HIP does",
+            )
     else:
         a.refuse(args, file_dests, "only applies to kernels read from a PATH, and none is given")
     a.what_if_needs_a_processor(args)

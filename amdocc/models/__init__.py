@@ -129,10 +129,16 @@ def occupancy(
     version that brought them); hw ``trap_reserve``. ``mode`` ("wgp" or "cu") chooses the CU/WGP
     mode of a kernel whose code object does not record it (gfx1250, or gfx1310 built by ROCm
     10.0: targets.toml mode_recorded); without it the processor's default is assumed, and the
-    record says so (a warning and ``details["workgroup_mode"]``). A dynamic-VGPR kernel, or a processor fact
+    llvm and hw records say so (a warning and ``details["workgroup_mode"]``); the hip model, which
+    reads the metadata as HIP does, takes no ``mode``. A dynamic-VGPR kernel, or a processor fact
     no public source pins that the model needs, is refused with a UsageError that gives the reason.
     """
     opts = _model_options(model, options)
+    if mode is not None and model == "hip":
+        raise UsageError(
+            "mode= (--wgp/--cu-mode with a PATH) chooses the mode the compiler and the hardware use; the hip "
+            "model reads only the metadata's .workgroup_processor_mode, as HIP does"
+        )
     if block_size is None and model != "llvm":
         raise UsageError(f"the {model} model needs a block size")
     if block_size is not None:
@@ -222,7 +228,9 @@ def compute(
     else:
         occ = hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
     occ = launch_check(usage, occ)
-    if usage.mode_assumed is not None:  # the mode was not in the code object: every answer says so
+    # The mode was not in the code object: the llvm and hw answers assumed one and say so. (HIP
+    # reads only the metadata's .workgroup_processor_mode, and the hip model reproduces that parse.)
+    if usage.mode_assumed is not None and model != "hip":
         mode = {"wgp": usage.wgp_mode, "recorded": False, "why": usage.mode_assumed}
         occ = occ._replace(
             warnings=(*occ.warnings, usage.mode_assumed), details={**occ.details, "workgroup_mode": mode}
