@@ -18,6 +18,7 @@ assumed and a mode cannot be chosen.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -233,3 +234,20 @@ def test_which_compilers_record_the_mode_as_the_tables_say():
         assert "workgroup_processor_mode" not in asm
         listings.append(kernelgen.parse_asm(asm)["k"]["Occupancy"])
     assert listings[0] == listings[1]
+
+
+def test_inspect_shows_an_assumed_mode_as_assumed():
+    """inspect's mode column reads WGP_MODE only where the object records its mode: the ROCm 10.0
+    gfx1310 build shows its default, WGP, marked as assumed; Triton's shows what it recorded."""
+    p = _cli("inspect", str(HERE / "gfx1310_cumode.hsaco"), str(FIXTURES / "newer" / "amdgpu_gfx1310.hsaco"))
+    assert p.returncode == 0, p.stderr
+    rows = {
+        line.split()[0]: line.split()[-1] for line in p.stdout.splitlines() if line.startswith("  ") and line.split()
+    }
+    assert [rows[n] for n in ("lds_40000", "fixed_96", "vgprs_129")] == ["WGP*"] * 3
+    notes = subprocess.run(
+        ["llvm-readelf-22", "--notes", str(FIXTURES / "newer" / "amdgpu_gfx1310.hsaco")], capture_output=True, text=True
+    ).stdout
+    keys = re.findall(r"\.name:\s+(\S+).*?\.workgroup_processor_mode:\s+(\d)", notes, re.S)
+    assert len(keys) == 3 and all(rows[name] == ("WGP" if bit == "1" else "CU") for name, bit in keys), keys
+    assert p.stdout.count("does not record CU or WGP mode on gfx1310") == 1

@@ -25,6 +25,8 @@ from amdocc.models import llvm_rules
 from amdocc.targets import get_target
 from conftest import FIXTURES, REQUIRE
 
+pytestmark = pytest.mark.llvm22  # llvm-readelf-22 reads the oracles' .comment; ld.lld-22 links ROCm 10.0's objects
+
 ROCM101 = "AMD clang version 24.0.0git (ROCm/llvm-project d6f6cb691863)"
 
 
@@ -48,7 +50,6 @@ def _comment_lines(data: bytes, tmp_path) -> list[str]:
     return re.findall(r"^\s*\[\s*[0-9a-f]+\]\s(.*)$", out.stdout, re.M)
 
 
-@pytest.mark.llvm22
 @pytest.mark.bitsandbytes
 def test_the_stamped_producer_is_rocm10s_own_line(bitsandbytes_rocm, tmp_path):
     """tools/rocm_llc.py stamps the exact clang line of every code object in bitsandbytes' ROCm 10.0
@@ -60,7 +61,6 @@ def test_the_stamped_producer_is_rocm10s_own_line(bitsandbytes_rocm, tmp_path):
     assert rocm_llc.COMMIT in rocm_llc.PRODUCER
 
 
-@pytest.mark.llvm22
 @pytest.mark.bitsandbytes
 def test_each_rocm_compiler_of_bitsandbytes_gets_its_rule_set_and_says_how(bitsandbytes_rocm, tmp_path):
     """ROCm 10.0's commit is in the table (no warning); the five older compilers are not, so each
