@@ -29,7 +29,7 @@ python3 -m pip install -q --disable-pip-version-check "triton==3.9.0"
 # imports zlib and zstd under TheRock's names (librocm_sysdeps_{z,zstd}.so.1, symbol version
 # AMDROCM_SYSDEPS_1.0), which no package ships: tools/rocm_sysdeps builds two forwarding libraries
 # over the system's libz.so.1 and libzstd.so.1 with cc into .cache/rocm-sysdeps.
-python3 -m pip install -q --disable-pip-version-check "rocm-bindings-compiler==10.0.0.0.1.2"
+python3 -m pip install -q --disable-pip-version-check "rocm-bindings-compiler==10.0.0.0.1.2" "rocm-bindings-core==10.0.0.0.1.2"
 if ! command -v cc >/dev/null; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
