@@ -12,6 +12,7 @@ jax-rocm10-pjrt 0.12.0's gfx1250 code objects.
 from __future__ import annotations
 
 import ctypes
+import json
 import re
 import subprocess
 import zlib
@@ -23,7 +24,7 @@ import rocm_llc
 from amdocc.codeobject.producer import parse_producer
 from amdocc.models import llvm_rules
 from amdocc.targets import get_target
-from conftest import FIXTURES, REQUIRE
+from conftest import FIXTURES, REQUIRE, TESTS
 
 pytestmark = pytest.mark.llvm22  # llvm-readelf-22 reads the oracles' .comment; ld.lld-22 links ROCm 10.0's objects
 
@@ -195,3 +196,19 @@ def test_the_fixture_family_is_rocm10s(tmp_path):
     spec = rocm10_mode.specs("gfx1310", "cumode")
     res = kernelgen.compile_batch(spec, tmp_path, compiler=kernelgen.ROCM10)
     assert res.hsaco.read_bytes() == (FIXTURES / "rocm10_mode" / "gfx1310_cumode.hsaco").read_bytes()
+
+
+def test_the_gfx1310_row_of_rocm10_is_what_its_compiler_measures():
+    """tests/data/rocm10_target_probe.json (tools/probe_targets.py --compiler rocm-10.0 gfx1310): the
+    probe fits the VGPR file and granules and the LDS limit and pool from the compiler's own answers.
+    It sees the default build, which computes in WGP mode (4 EUs) while writing no mode key."""
+    probe = json.loads((TESTS / "data" / "rocm10_target_probe.json").read_text())["gfx1310"]
+    view = llvm_rules.rules_named("rocm-10.0").target_view(get_target("gfx1310"))
+    for wave in (32, 64):
+        fitted = probe["vgpr"][str(wave)]
+        assert (view.vgprs[wave], view.vgpr_alloc_granule[wave]) == (fitted["total"], fitted["alloc_granule"])
+    (mode,) = probe["modes"]  # the probe reads the (absent) metadata key: one mode, whatever it is called
+    assert probe["lds"]["eus_per_cu"][mode] == view.simds(True)  # the default build: WGP mode's SIMD count
+    assert probe["lds"]["max_per_workgroup"][mode] == view.lds_per_workgroup == view.lds_per_workgroup_wgp
+    assert probe["lds"]["pool"][mode] == view.lds_per_wgp == 2 * view.lds_per_workgroup
+    assert probe["lds"]["rounded_to_granule"] is False  # no llvm PR #205637
