@@ -128,7 +128,9 @@ MODEL_FLAGS = (
 )
 
 # Manual-mode resource numbers: refused beside a PATH, where the kernel's own numbers apply.
-MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "wgp", "cu_mode", "max_flat_workgroup_size")
+# (--wgp/--cu-mode are not among them: with a PATH they choose the mode of kernels whose code object
+# does not record it.)
+MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "max_flat_workgroup_size")
 # File-mode options: refused without a PATH, where there is nothing to select or read.
 FILE_DESTS = ("kernel", "jobs", "mangled", "what_if")
 
@@ -161,8 +163,12 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
         help="wavefront size (default: the target's)",
     )
     mode = m.add_mutually_exclusive_group()
-    mode.add_argument("--wgp", action="store_true", help="WGP mode (the default where it exists)")
-    mode.add_argument("--cu-mode", action="store_true", help="CU mode")
+    mode.add_argument(
+        "--wgp",
+        action="store_true",
+        help="WGP mode (the default where it exists); with PATHs: of kernels whose code object does not record it",
+    )
+    mode.add_argument("--cu-mode", action="store_true", help="CU mode (with PATHs: as --wgp)")
     m.add_argument("--max-flat-workgroup-size", type=a.integer(1, 1024), metavar="N", help=".max_flat_workgroup_size")
 
 
@@ -209,6 +215,13 @@ def check_mode(args: argparse.Namespace, file_dests: tuple[str, ...] = FILE_DEST
     check_model_options(args)
     if args.paths:
         a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
+        if args.model == "hip":
+            a.refuse(
+                args,
+                ("wgp", "cu_mode"),
+                "with a PATH they choose the mode of kernels whose code object does not record it, for the "
+                "llvm and hw models; the hip model reads the metadata's .workgroup_processor_mode, as HIP does",
+            )
     else:
         a.refuse(args, file_dests, "only applies to kernels read from a PATH, and none is given")
     a.what_if_needs_a_processor(args)
@@ -353,6 +366,7 @@ class Spec:
     model: str
     options: dict[str, Any]
     as_json: bool
+    mode: str | None = None  # --wgp/--cu-mode: for kernels whose code object does not record it
 
 
 def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
@@ -373,6 +387,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
         args.model,
         options,
         args.json,
+        "wgp" if args.wgp else ("cu" if args.cu_mode else None),
     )
     skipped: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -427,9 +442,15 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
             block, source = block_for(kernel, spec.block, spec.model)
             try:
                 occ = occupancy(
-                    kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model, **where, **spec.options
+                    kernel,
+                    block_size=block,
+                    dynamic_lds=spec.dynamic_lds,
+                    model=spec.model,
+                    mode=spec.mode,
+                    **where,
+                    **spec.options,
                 )
-                usage = usage_of(kernel, where.get("target"), where.get("device"))
+                usage = usage_of(kernel, where.get("target"), where.get("device"), spec.mode)
                 step = next_step(usage, occ, **_step_options(spec.model, spec.options))
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)

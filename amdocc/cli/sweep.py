@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         a.require_one_kernel(chosen, "sweep", selection)
         co, kernel = chosen[0]
         where = place(co.target_id, co.target, args.target, args.device, what_if=bool(args.what_if))
-        usage = usage_of(kernel, args.target, args.device)
+        usage = usage_of(kernel, args.target, args.device, "wgp" if args.wgp else ("cu" if args.cu_mode else None))
         name = display(kernel.name, args.mangled)
         on = f" on {usage.target.name}" + (
             f" (what-if: {co.target_id} code cannot run there)" if where is not None and where.what_if else ""
