@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .render import table
@@ -229,23 +229,21 @@ def kernel_row(
     """One kernel as a census row (amdocc.census.COLUMNS), evaluated as ``place`` says (the
     Selection's evaluated_as) with amdocc.occupancy's ``where`` keywords."""
     from ..demangle import demangle
-    from ..models import occupancy
-    from ..policy.checks import Settings, declared_block, evaluate
-    from .occupancy import block_for
+    from ..models.compat import device_id
+    from ..policy.checks import declared_block, model_key
 
     r = kernel.resources
     sgpr_spills, vgpr_spills = r.spills
-    verdict = evaluate(
-        kernel,
-        Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds),
-        where=where,
-        declared=declared_block(kernel),
-    )
-    found = {v.rule: v for v in verdict.violations}
-    block, source = block_for(kernel, given_block, "hip")
-    occ = None if "mode" in found else occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
-    blocks = None if occ is None or occ.error else occ.blocks_per_cu
-    unit = None if occ is None else occ.unit
+    declared = declared_block(kernel)
+    named = device_id(where.get("target"), where.get("device"))
+    key = model_key(kernel, named[1] if named else kernel.target, (declared, given_block, dynamic_lds), where)
+    answers = _MODEL_COLUMNS.get(key) if key is not None else None
+    if answers is None:
+        answers = _model_columns(kernel, declared, given_block, dynamic_lds, where)
+        if key is not None:
+            if len(_MODEL_COLUMNS) >= _MAX_MODEL_COLUMNS:
+                _MODEL_COLUMNS.clear()
+            _MODEL_COLUMNS[key] = answers
     return {
         "member": member,
         "path": co.path,
@@ -267,6 +265,34 @@ def kernel_row(
         "sgpr_spills": sgpr_spills,
         "dynamic_stack": r.uses_dynamic_stack,
         "max_flat_workgroup_size": r.max_flat_workgroup_size,
+        **answers[0],
+        "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
+        "problem": answers[1],
+    }
+
+
+# The columns the models answer, shared by kernels that differ only in name (policy.checks.model_key):
+# a library's thousands of instances of one template are evaluated once.
+_MODEL_COLUMNS: dict[Hashable, tuple[dict[str, Any], str | None]] = {}
+_MAX_MODEL_COLUMNS = 1 << 16
+
+
+def _model_columns(
+    kernel: Kernel, declared: tuple[int | None, str], given_block: int | None, dynamic_lds: int, where: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    from ..models import occupancy
+    from ..policy.checks import Settings, evaluate
+    from .occupancy import block_for
+
+    verdict = evaluate(
+        kernel, Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds), where=where, declared=declared
+    )
+    found = {v.rule: v for v in verdict.violations}
+    block, source = block_for(kernel, given_block, "hip")
+    occ = None if "mode" in found else occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
+    blocks = None if occ is None or occ.error else occ.blocks_per_cu
+    unit = None if occ is None else occ.unit
+    return {  # the row's columns in order, and its "problem" (after "findings")
         "block_size": block,
         "block_source": source,
         "blocks_per_cu": blocks,
@@ -277,9 +303,7 @@ def kernel_row(
         "limiter": None if occ is None else occ.limiter,
         "launch_checked": not any(n.rule == "launch" for n in verdict.not_evaluated),
         "cannot_launch": found["launch"].value if "launch" in found else None,
-        "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
-        "problem": found["mode"].message if "mode" in found else None,
-    }
+    }, found["mode"].message if "mode" in found else None
 
 
 # --------------------------------------------------------------------------- one release

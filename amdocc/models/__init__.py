@@ -10,7 +10,8 @@ question of the same kernel many times (every launch, every sweep cell).
 
 from __future__ import annotations
 
-import functools
+import dataclasses
+import operator
 from typing import TYPE_CHECKING, Any
 
 from ..codeobject.target_id import TargetId
@@ -49,6 +50,7 @@ __all__ = [
     "IncompatibleTarget",
     "KernelUsage",
     "Occupancy",
+    "answer_key",
     "from_kernel",
     "manual",
     "occupancy",
@@ -197,13 +199,28 @@ def _version_aliases(options: dict[str, Any]) -> None:
         )
 
 
-@functools.lru_cache(maxsize=1 << 16)
+# Every field of a usage but its name: what the models read. No model's answer names the kernel
+# (only a refusal does, and a refusal is raised, never cached), so kernels that differ only in
+# name (the thousands of instances of one template in a library) share one answer.
+_ANSWER_FIELDS = tuple(f.name for f in dataclasses.fields(KernelUsage) if f.name != "name")
+answer_key = operator.attrgetter(*_ANSWER_FIELDS)  # a usage as the models see it
+_ANSWERS: dict[tuple[Any, ...], Occupancy] = {}
+_MAX_ANSWERS = 1 << 16  # bounded: a corpus of distinct kernels cannot grow it without end
+
+
 def _cached(
     usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None, opts: Options
 ) -> Occupancy:
     # The record keeps how it was asked, so its next_step() can re-ask the same model lazily.
     query: Query = (usage, opts, lds_bytes)
-    return with_query(compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts)), query)
+    key = (answer_key(usage), model, block_size, dynamic_lds, lds_bytes, opts)
+    occ = _ANSWERS.get(key)
+    if occ is None:
+        occ = compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts))
+        if len(_ANSWERS) >= _MAX_ANSWERS:
+            _ANSWERS.clear()
+        _ANSWERS[key] = occ
+    return with_query(occ, query)
 
 
 def compute(

@@ -261,6 +261,7 @@ def parse_version(text: str, target: Target | None = None) -> RulesChoice:
     return RulesChoice(rules, f"--llvm-version {text}", tuple(warnings), version[0])
 
 
+@functools.lru_cache(maxsize=1024)
 def rules_for_producer(producer: Producer | None, from_file: bool, target: Target | None = None) -> RulesChoice:
     """The rules for the compiler a code object names; the oldest set for typed-in numbers."""
     if producer is None:

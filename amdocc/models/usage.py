@@ -55,12 +55,12 @@ def from_kernel(kernel: Kernel, target: Target | None = None, mode: str | None =
     concrete device). ``mode`` ("wgp" or "cu") chooses the CU/WGP mode where the code object does
     not record it (an error where it does). Cached on the kernel, since repeated queries are the
     common case."""
-    key = ("usage", target, mode)
+    t = target or kernel.target
+    key = ("usage", t, mode)  # target=None and the kernel's own processor are one question
     cached: KernelUsage | None = kernel.memo.get(key)
     if cached is not None:
         return cached
     r = kernel.resources
-    t = target or kernel.target
     if t is None:
         raise UsageError(
             f"kernel {kernel.name}: its processor {kernel.target_id.processor} is not "

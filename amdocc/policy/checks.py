@@ -18,7 +18,7 @@ launch bound.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -264,7 +264,6 @@ def evaluate(
     judge it on (default: its own). ``declared``: the workgroup size the kernel declares and
     where it was read ((None, reason) when it declares none; see :func:`declared_block`).
     """
-    from ..models import occupancy
     from ..models.compat import device_id
 
     verdict = Verdict()
@@ -284,38 +283,98 @@ def evaluate(
             add(spill_rule(kernel, rule, allowed))
     if "scratch" in rules:
         add(scratch_rule(kernel, settings.max_scratch))
+    for outcome in _model_outcomes(kernel, target, settings, where, declared):
+        add(outcome)
+    return verdict
+
+
+# The occupancy, launch, lds and mode outcomes of kernels that differ only in name are the same
+# (no message names the kernel): a library's thousands of instances of one template share them.
+_MODEL_OUTCOMES: dict[Hashable, tuple[Outcome, ...]] = {}
+_MAX_MODEL_OUTCOMES = 1 << 16
+
+
+def _model_outcomes(
+    kernel: Kernel,
+    target: Target | None,
+    settings: Settings,
+    where: dict[str, Any],
+    declared: tuple[int | None, str],
+) -> tuple[Outcome, ...]:
+    """The outcomes of the rules that read the models, in report order (cached by what they read)."""
+    key = model_key(kernel, target, (settings, declared), where)
+    if key is not None:
+        cached = _MODEL_OUTCOMES.get(key)
+        if cached is not None:
+            return cached
+    out = _model_outcomes_uncached(kernel, target, settings, where, declared)
+    if key is not None:
+        if len(_MODEL_OUTCOMES) >= _MAX_MODEL_OUTCOMES:
+            _MODEL_OUTCOMES.clear()
+        _MODEL_OUTCOMES[key] = out
+    return out
+
+
+def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: dict[str, Any]) -> Hashable | None:
+    """What the models' answers about ``kernel`` on ``target`` depend on, asked ``question`` with
+    amdocc.occupancy's ``where`` keywords: the kernel's usage without its name, its code object's
+    target id (where it may run), the question and ``where``. None when the kernel has no usage
+    (the mode rule says why, naming it) or ``where`` cannot be a key: then nothing is shared."""
+    from ..models import answer_key, usage_of
+
+    if target is None:
+        return None
+    try:
+        key = (answer_key(usage_of(kernel, target)), kernel.target_id, question, tuple(sorted(where.items())))
+        hash(key)
+    except (UsageError, TypeError):
+        return None
+    return key
+
+
+def _model_outcomes_uncached(
+    kernel: Kernel,
+    target: Target | None,
+    settings: Settings,
+    where: dict[str, Any],
+    declared: tuple[int | None, str],
+) -> tuple[Outcome, ...]:
+    from ..models import occupancy
+
+    rules = settings.rules
+    out: list[Outcome] = []
     problems = mode_problems(kernel, target)
     modelled = not problems
     block, source = declared
     if "occupancy" in rules:
         floor_block, floor_source = (settings.block, "given") if settings.block else declared
         if not modelled:
-            add(NotEvaluated("occupancy", "the kernel cannot be modelled (see the mode rule)"))
+            out.append(NotEvaluated("occupancy", "the kernel cannot be modelled (see the mode rule)"))
         elif floor_block is None:
-            add(NotEvaluated("occupancy", f"no block size: {source}; give one"))
+            out.append(NotEvaluated("occupancy", f"no block size: {source}; give one"))
         else:
             assert settings.min_occupancy is not None  # Settings refuses the occupancy rule without a floor
             occ = occupancy(
                 kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds, model=settings.model, **where
             )
-            add(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
+            out.append(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
     if "launch" in rules:
         if not modelled:
-            add(NotEvaluated("launch", "the kernel cannot be modelled (see the mode rule)"))
+            out.append(NotEvaluated("launch", "the kernel cannot be modelled (see the mode rule)"))
         elif block is None:
-            add(NotEvaluated("launch", source))
+            out.append(NotEvaluated("launch", source))
         else:
             answers = {
                 m: occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
                 for m in LAUNCH_MODELS
             }
-            add(launch_rule(answers, block, source))
+            out.append(launch_rule(answers, block, source))
     if "lds" in rules:
-        add(
+        out.append(
             lds_rule(kernel, target, settings.dynamic_lds)
             if target is not None
             else NotEvaluated("lds", "unknown processor (see the mode rule)")
         )
     if "mode" in rules:
-        add(mode_rule(problems))
-    return verdict
+        out.append(mode_rule(problems))
+    return tuple(o for o in out if o is not None)

@@ -1,0 +1,84 @@
+"""Kernels that differ only in name share the models' answers (docs/performance.md), and nothing a
+user reads changes for it.
+
+A library holds thousands of instances of one template: the same registers, LDS and workgroup
+size under different names. amdocc evaluates the models once per distinct usage and hands the
+answer to every kernel that has it. The oracle for "the same answer" is the uncached computation
+(``amdocc.models.compute``, the models as pure functions) and, for the numbers, HIP's occupancy
+formula worked by hand (shared/research/hip-occupancy.md §4: waves per SIMD = 512 //
+alignUp(vgprs, 8) on gfx942, capped at 8; four SIMDs per CU). What must stay per kernel: the
+record's query (its next step re-asks with the kernel's own usage), every message that names a
+kernel, and the census row's and check verdict's names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import amdocc
+from amdocc import UsageError
+from amdocc.cli.census import kernel_row
+from amdocc.models import compute, from_kernel, manual, occupancy
+from amdocc.policy.checks import Settings, declared_block, evaluate
+from amdocc.targets import get_target
+
+
+def _twins():
+    """Two kernels of the sample: one as shipped and a copy under another name."""
+    co = next(co for co in amdocc.load(amdocc.samples_path()) if co.processor == "gfx942")
+    k = co.kernels[0]
+    twin = dataclasses.replace(k, name=k.name + "_twin", symbol=k.symbol + "_twin", memo={})
+    return co, k, twin
+
+
+def test_twins_get_the_uncached_answer_and_keep_their_own_query():
+    _co, k, twin = _twins()
+    for model, block in (("hip", 256), ("hw", 256), ("llvm", None)):
+        a = occupancy(k, block_size=block, model=model)
+        b = occupancy(twin, block_size=block, model=model)
+        expected = compute(from_kernel(twin), model, block, 0)
+        assert b[:-1] == expected[:-1]
+        assert a.query[0].name == k.name and b.query[0].name == twin.name
+
+
+@pytest.mark.parametrize(("vgprs", "blocks"), [(128, 4), (256, 2), (136, 3)])
+def test_usages_that_differ_in_a_count_do_not_share(vgprs, blocks):
+    # gfx942, wave64, block 256 = 4 waves = one per SIMD: blocks = 512 // alignUp(vgprs, 8) per SIMD.
+    t = get_target("gfx942")
+    first = occupancy(manual(t, vgprs=128, name="same"), block_size=256)
+    other = occupancy(manual(t, vgprs=vgprs, name="same"), block_size=256)
+    assert first.blocks_per_cu == 4 and other.blocks_per_cu == blocks
+
+
+def test_a_refusal_names_each_kernel_that_shares_a_usage():
+    t = get_target("gfx1200")
+    for name in ("first_kernel", "second_kernel"):
+        u = manual(t, vgprs=64, name=name).with_(dynamic_vgpr=True, from_file=True)
+        with pytest.raises(UsageError, match=f"kernel {name} enables dynamic VGPRs"):
+            occupancy(u, block_size=64)
+
+
+def test_census_rows_and_verdicts_of_twins_differ_only_in_their_names():
+    co, k, twin = _twins()
+    rows = [kernel_row(co, x, "", {}, None, 0, {}) for x in (k, twin)]
+    assert rows[0]["kernel"] == k.name and rows[1]["kernel"] == twin.name
+    assert {c: v for c, v in rows[0].items() if c not in ("kernel", "demangled", "symbol")} == {
+        c: v for c, v in rows[1].items() if c not in ("kernel", "demangled", "symbol")
+    }
+    settings = Settings(rules=("launch", "lds", "mode"))
+    verdicts = [evaluate(x, settings, declared=declared_block(x)) for x in (k, twin)]
+    assert verdicts[0] == verdicts[1]
+
+
+def test_a_kernel_missing_a_count_is_named_in_its_own_verdict():
+    # No usage can be formed, so nothing is shared: the mode rule names each kernel.
+    _co, k, _ = _twins()
+    for name in ("lost_a", "lost_b"):
+        broken = dataclasses.replace(
+            k, name=name, memo={}, resources=dataclasses.replace(k.resources, vgprs=None, vgprs_allocated=None)
+        )
+        verdict = evaluate(broken, Settings(rules=("launch", "mode")), declared=(256, ".max_flat_workgroup_size"))
+        (mode,) = [v for v in verdict.violations if v.rule == "mode"]
+        assert f"kernel {name}:" in mode.message
