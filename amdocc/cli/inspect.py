@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     skipped: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     first = True
+    written, warned = 0, False  # --json bytes so far, and whether the note on size was given
     if mode != "text":
         from ..report import compact_json
 
@@ -144,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 write((b"\n" if first else b",\n") + value)
                 first = False
+                written += len(value)
+                if written > HUGE_JSON_BYTES and not warned:
+                    warned = True
+                    error(HUGE_JSON_NOTE.format(HUGE_JSON_BYTES >> 20))
             else:
                 print(value)
         elif kind == "skipped":
@@ -162,6 +167,17 @@ def run(args: argparse.Namespace) -> int:
         error(selection.nothing_selected())
         return 2
     return 2 if failed else 0
+
+
+# Past this much --json output (one object a user must parse whole), stderr says once what reads
+# better: a library such as jax's xla_rocm_plugin.so (409,773 kernels) gives 3 GB of --json.
+HUGE_JSON_BYTES = 256 << 20
+HUGE_JSON_NOTE = (
+    "note: --json output has passed {} MiB and is one JSON object, read only whole; for an input "
+    "this large, --json-lines prints one object per kernel (read line by line, e.g. with jq -c or "
+    "pandas.read_json(lines=True)) and --fields name,vgpr_count,sgpr_count,... keeps only the fields "
+    "named. The output continues unchanged"
+)
 
 
 def _binary_stdout() -> Callable[[bytes], object]:
