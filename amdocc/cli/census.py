@@ -147,7 +147,7 @@ def census_rows(
     spec: CensusSpec = (root, args.block, args.dynamic_lds, (args.target, args.device, args.kernel, args.what_if))
     # Over a tree the runner counts files; inside one large file (a wheel, a fat library) count kernels.
     counter = KernelCounter() if len(files) == 1 else None
-    for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(args.jobs, len(files))):
+    for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(args.jobs, files)):
         if kind == "row":
             summary.add(value)
             for sink in sinks:

@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     skipped: list[dict[str, Any]] = []
     not_evaluated: dict[tuple[str, str], int] = {}  # (rule, reason) → kernels
     kernels = 0
-    for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, len(files))):
+    for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, files)):
         if kind == "kernel":
             kernels += 1
             if args.junit:  # JUnit lists every kernel; the other reports only what failed
