@@ -182,7 +182,7 @@ def test_a_producer_line_is_named_in_the_choice_and_its_warnings():
 
 
 def test_hip_pr9571_warning_names_what_it_cannot_know():
-    occ = amdocc.occupancy({"vgprs": 32, "lds": 8192}, target="gfx1100", block_size=256)
+    occ = amdocc.occupancy({"vgprs": 32, "lds": 8192}, target="gfx1100", block_size=256, profile="develop")
     (w,) = [w for w in occ.warnings if "#9571" in w]
     assert w.endswith("its formula is not known here, so the LDS limit follows the earlier rule")
 

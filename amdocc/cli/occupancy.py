@@ -84,8 +84,9 @@ MODEL_FLAGS = (
         "profile",
         dict(
             metavar="NAME",
-            type=a.OneOf(_hip_profiles, "HIP profile"),
-            help="hip: the HIP runtime era to reproduce (default: newest; see --list-profiles)",
+            type=a.ProfileName(_hip_profiles, "HIP profile"),
+            help="hip: the HIP runtime release to reproduce (a patch release such as rocm-6.4.1 names its line; "
+            "default: the newest release a real runtime has confirmed; develop only by name; see --list-profiles)",
         ),
     ),
     ModelFlag(
@@ -210,8 +211,20 @@ def check_mode(args: argparse.Namespace, file_dests: tuple[str, ...] = FILE_DEST
     if args.paths:
         a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
     else:
-        a.refuse(args, file_dests, "only applies to kernels read from a PATH, and none is given")
+        # numbers typed in describe the processor named; a what-if can still ask a HIP profile
+        # about a processor its runtime does not run
+        manual = ("what_if",) if a.given(args, "hip_profile") else ()
+        a.refuse(
+            args,
+            tuple(d for d in file_dests if d not in manual),
+            "only applies to kernels read from a PATH, and none is given",
+        )
     a.what_if_needs_a_processor(args)
+
+
+def asked_what_if(args: argparse.Namespace, usage: KernelUsage) -> dict[str, Any]:
+    """amdocc.occupancy's what-if keywords for a usage already placed on its processor."""
+    return {"target": usage.target, "what_if": True} if getattr(args, "what_if", False) else {}
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -318,6 +331,7 @@ def run(args: argparse.Namespace) -> int:
         block_size=args.block,
         dynamic_lds=args.dynamic_lds,
         model=args.model,
+        what_if=bool(args.what_if),
         **options,
     )
     results = [
@@ -465,6 +479,8 @@ def _list_profiles() -> int:
             print(f"{name}{mark}  {p.release_name}  {p.dates}\n    {p.unknown or p.changes}\n    source: {p.source}")
             if p.evidence:
                 print(f"    evidence: {p.evidence}")
+            if p.confirmed:
+                print(f"    confirmed: {p.confirmed}")
             reports = p.reports
             if reports is not None and reports != p.release:
                 print(f"    hipRuntimeGetVersion(): HIP {reports[0]}.{reports[1]}")
