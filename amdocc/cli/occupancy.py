@@ -28,11 +28,12 @@ if TYPE_CHECKING:
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
 
-Models: hip (default) reproduces hipModuleOccupancyMaxActiveBlocksPerMultiprocessor for a named
-runtime era (--hip-profile); llvm reproduces LLVM's '; Occupancy:' (waves per SIMD; without
---block over the flat workgroup range 1..max_flat_workgroup_size) under the rules of the LLVM
-that built the kernel (--llvm-version); hw estimates what the
-hardware does from the descriptor's allocation.
+Models: hip (default) reproduces hipModuleOccupancyMaxActiveBlocksPerMultiprocessor for a ROCm
+release (--hip-profile; default rocm-7.14, the newest release a real runtime has confirmed; a
+profile that does not run the kernel's processor is an error unless --what-if); llvm reproduces
+LLVM's '; Occupancy:' (waves per SIMD; without --block over the flat workgroup range
+1..max_flat_workgroup_size) under the rules of the LLVM that built the kernel (--llvm-version);
+hw estimates what the hardware does from the descriptor's allocation.
 
 File mode reads PATHs; with --target or --device only the code objects that can run there are
 evaluated (a generic code object as the member it stands for); --what-if evaluates the others
