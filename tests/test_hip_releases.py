@@ -1146,3 +1146,20 @@ def test_rocm_5_2_ignores_the_kernels_mode_and_says_so():
     # gfx9 has no WGP: the device's 4 SIMDs, no warning
     occ = amdocc.occupancy({"vgprs": 64, "sgprs": 8}, target="gfx90a", block_size=256, profile="rocm-5.2")
     assert (occ.details["simdPerCU"], occ.warnings) == (4, ())
+
+
+def test_rocm_5_2_grid_size_takes_the_halved_cu_count_uncorrected():
+    # hipamd rocm-5.2.3: numBlocksPerGrid = device.info().maxComputeUnits_ * min(bestBlocksPerCU, LDS
+    # limit), maxComputeUnits_ already halved by rocdevice.cpp in WGP mode (18 for 36 CUs), with no
+    # correction for the kernel's mode (fcfe2ec88 came in 6.2). gfx1030, 64 VGPRs, 32 KiB LDS:
+    # 1024 / 64 = 16 waves on 4 SIMDs: aluThreads 2048; limit 256: best = 256, 2048 / 256 = 8 per
+    # WGP, but LDS 65536 / 32768 = 2 -> 18 x 2 = 36.
+    from amdocc.models.hip import max_potential_block_size
+
+    u = usage("gfx1030", vgprs=64, sgprs=8, lds=32768, wgp=False)
+    got = max_potential_block_size(u, 0, 256, compute_units=18, runtime_wgp=True, profile="rocm-5.2")
+    assert got == {"block_size": 256, "grid_size": 36, "error": None}
+    # rocm-6.4 reads the CU-mode kernel as such (2 SIMDs: 1024 threads, best 256, 4 per CU) and
+    # doubles the halved count for it: 36 x min(4, 2) = 72.
+    got = max_potential_block_size(u, 0, 256, compute_units=18, runtime_wgp=True, profile="rocm-6.4")
+    assert got == {"block_size": 256, "grid_size": 72, "error": None}

@@ -206,6 +206,20 @@ def test_an_explicit_profile_wins_over_the_runtime_version():
     assert got.profile == "rocm-6.0" and got.model == 2
 
 
+def test_a_named_profile_must_run_the_kernels_processor_a_runtime_chosen_one_answers_no():
+    # rocm-5.6.0 device.cpp lists no gfx942. Named by the caller it is an error naming both; picked
+    # from the runtime's version (5.6.31061) the model simply has no answer (the HIP one stands).
+    from amdocc.models import ProfileDoesNotRun
+
+    fake = Hip(FakeHip(blocks=5, version=60443482))
+    with pytest.raises(ProfileDoesNotRun, match=r"rocm-5\.6 .* does not run gfx942"):
+        max_blocks_per_cu(_agpr_user(), 256, hip=fake, profile="rocm-5.6")
+    got = max_blocks_per_cu(_agpr_user(), 256, hip=Hip(FakeHip(blocks=5, version=50631061)))
+    assert (got.profile, got.model, int(got)) == ("rocm-5.6", None, 5)
+    got = max_blocks_per_cu(_agpr_user(), 256, hip=fake, profile="rocm-6.4.1")  # a patch names its line
+    assert (got.profile, got.model) == ("rocm-6.4", 5)
+
+
 def test_hip_is_not_asked_when_the_runtime_would_divide_by_zero():
     # rocm-6.0.0 rocdevice.cpp sets no VGPR values for gfx1151 (11.5.1): alignUp(v, 0) = 0 and HIP
     # divides by it. Asking would kill the process, so the fake runtime is never loaded.
