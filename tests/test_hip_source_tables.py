@@ -66,7 +66,7 @@ EXPECTED_COUNTS = {
 
 
 def table_rows(profile):
-    return {k: v for k, v in profile.vgpr_table.items() if k != "base"}
+    return dict(profile.vgpr_table)
 
 
 def compare(name):

@@ -447,7 +447,7 @@ def test_every_resolved_hip_vgpr_table_holds_processors_only():
 
     for p in profiles().values():
         for key in p.vgpr_table or {}:
-            assert key == "base" or find_target(key) is not None, (p.name, key)
+            assert find_target(key) is not None, (p.name, key)
 
 
 def test_the_hip_model_reads_the_lds_of_the_device_it_is_given():
