@@ -1163,3 +1163,14 @@ def test_rocm_5_2_grid_size_takes_the_halved_cu_count_uncorrected():
     # doubles the halved count for it: 36 x min(4, 2) = 72.
     got = max_potential_block_size(u, 0, 256, compute_units=18, runtime_wgp=True, profile="rocm-6.4")
     assert got == {"block_size": 256, "grid_size": 72, "error": None}
+
+
+def test_sweep_holds_a_named_profile_to_the_processor_unless_what_if(capsys):
+    import json
+
+    argv = ["sweep", "--target", "gfx942", "--vgprs", "32", "--hip-profile", "rocm-5.6", "--blocks", "64,128"]
+    assert main(argv) == 2
+    assert "HIP profile rocm-5.6 (ROCm 5.6) does not run gfx942" in capsys.readouterr().err
+    assert main([*argv, "--what-if", "--json"]) == 0
+    grid = json.loads(capsys.readouterr().out)["grid"]
+    assert grid and {cell["error"] for cell in grid} == {"unsupported-processor"}

@@ -192,7 +192,8 @@ def _plot(
         "given": "--block",
     }.get(source, source)
     dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
-    plot_sweep(args.plot, Point(usage, args.model, options, block, dynamic_lds, args.device), title, source)
+    point = Point(usage, args.model, options, block, dynamic_lds, args.device, bool(getattr(args, "what_if", False)))
+    plot_sweep(args.plot, point, title, source)
     print(f"plot written to {args.plot}", file=sys.stderr)
 
 
