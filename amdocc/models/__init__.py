@@ -146,6 +146,7 @@ def occupancy(
         dynamic_lds=dynamic_lds,
         model=model,
         what_if=what_if,
+        mode=mode,
         profile_named=True,
         **options,
     )
@@ -160,6 +161,7 @@ def evaluate(
     dynamic_lds: int = 0,
     model: str = "hip",
     what_if: bool = False,
+    mode: str | None = None,
     profile_named: bool = True,
     **options: Any,
 ) -> Occupancy:
