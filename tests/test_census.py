@@ -278,7 +278,13 @@ def test_compare_matches_by_member_kernel_and_target(capsys, releases):
     assert change["regressions"] == ["occupancy", "vgpr"] and change["fails"] == []
     # A C name demangles to itself (llvm-cxxfilt prints it unchanged).
     assert result["added"] == [
-        {"member": DVGPR.name, "kernel": "k_dynamic_vgpr", "demangled": "k_dynamic_vgpr", "target": "gfx1200"}
+        {
+            "member": DVGPR.name,
+            "kernel": "k_dynamic_vgpr",
+            "demangled": "k_dynamic_vgpr",
+            "target": "gfx1200",
+            "copy": 0,
+        }
     ]
     assert {(r["member"], r["kernel"]) for r in result["removed"]} == {(LDS.name, k) for k in kernels_of(LDS)}
     assert result["matched"] == 4

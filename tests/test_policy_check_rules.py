@@ -202,8 +202,19 @@ def test_classify_calls_a_value_past_the_recorded_one_worse_by_the_rules_directi
 @pytest.mark.parametrize(
     "doc,message",
     [
-        ("[]", "is not an amdocc-check-baseline file of version 1"),
-        ('{"format": "amdocc-check-baseline", "version": 2, "entries": []}', "is not an amdocc-check-baseline file"),
+        ("[]", "is not an amdocc-check-baseline file of version 1 or 2"),
+        ('{"format": "amdocc-check-baseline", "version": 3, "entries": []}', "is not an amdocc-check-baseline file"),
+        ('{"format": "amdocc-check-baseline", "version": true, "entries": []}', "is not an amdocc-check-baseline file"),
+        (
+            '{"format": "amdocc-check-baseline", "version": 2, "entries": '
+            '[{"kernel": "k", "target": "t", "rule": "lds", "location": 3}]}',
+            "entry 0: location must be a string or null",
+        ),
+        (
+            '{"format": "amdocc-check-baseline", "version": 2, "entries": '
+            '[{"kernel": "k", "target": "t", "rule": "lds", "copy": -1}]}',
+            "entry 0: copy must be a count",
+        ),
         ('{"format": "amdocc-check-baseline", "version": 1}', "'entries' must be a list"),
         ('{"format": "amdocc-check-baseline", "version": 1, "entries": {}}', "'entries' must be a list"),
         ('{"format": "amdocc-check-baseline", "version": 1, "entries": [3]}', "entry 0 is not an object"),
@@ -247,7 +258,8 @@ def test_a_baseline_that_cannot_be_read_or_written_is_a_usage_error(tmp_path):
 
 
 def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path):
-    # Sorted by target, then kernel, then the rules' report order (RULES), whatever the input order.
+    # Sorted by target, then location, kernel, copy, then the rules' report order (RULES),
+    # whatever the input order.
     entries = [
         baseline.Entry("b", "gfx942", "scratch", 16),
         baseline.Entry("a", "gfx950", "vgpr-spills", 1),
@@ -257,7 +269,7 @@ def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path)
     ]
     text = baseline.dumps(entries)
     lines = text.splitlines()
-    assert lines[0] == '{"format": "amdocc-check-baseline", "version": 1,'
+    assert lines[0] == '{"format": "amdocc-check-baseline", "version": 2,'
     assert lines[1] == ' "entries": ['
     assert lines[-1] == " ]}" and len(lines) == 2 + len(entries) + 1
     body = [json.loads(line.strip().rstrip(",")) for line in lines[2:-1]]
@@ -268,13 +280,13 @@ def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path)
         ("gfx942", "b", "occupancy"),
         ("gfx950", "a", "vgpr-spills"),
     ]
-    assert list(body[0]) == ["kernel", "target", "rule", "value"]
+    assert list(body[0]) == ["kernel", "target", "rule", "value", "location", "copy"]
     path = tmp_path / "b.json"
     baseline.write(path, entries)
     assert path.read_text() == text and text.endswith("\n")
     assert sorted(baseline.read(path), key=str) == sorted(entries, key=str)
     baseline.write(path, [])
-    assert json.loads(path.read_text()) == {"format": "amdocc-check-baseline", "version": 1, "entries": []}
+    assert json.loads(path.read_text()) == {"format": "amdocc-check-baseline", "version": 2, "entries": []}
     assert baseline.read(path) == []
 
 

@@ -8,7 +8,6 @@ them (one offline HTML page, :mod:`.html`). It reads no files of its own.
 from __future__ import annotations
 
 import heapq
-import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -50,27 +49,19 @@ COLUMNS = (
     ("cannot_launch", str),  # models that fit no workgroup of the declared size, ','-joined
     ("findings", str),  # codes of warning/error findings, ';'-joined
     ("problem", str),  # why occupancy could not be computed, if it could not
+    ("copy", int),  # which copy of (member, target, kernel) in reading order, 0 first (amdocc.identity)
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 # One census row: COLUMN_NAMES → values of the COLUMNS types, None where not known.
 Row = dict[str, Any]
 
-# Hops that only say how a code object was packed (a section, a bundle, its compression, an
-# entry id, an offset): two releases pack the same member differently, so they are left out
-# of the member a kernel is matched by.
-_PACKING = re.compile(r"^(section |bundle|CCOB|OffloadBinary|AKS|hip[v0-9]*-|hipv4-|openmp-|host-)|amdgcn-")
-_MARK = re.compile(r"@(0x[0-9a-fA-F]+|\+0x[0-9a-fA-F]+)$")
-
 
 def member_of(relative_path: str, hops: Iterable[str]) -> str:
-    """The member a kernel lives in: the file's path within what was given, then any hop that
-    names a file inside it (an archive member), with packing hops and offsets left out."""
-    parts = [relative_path] if relative_path else []
-    for hop in hops:
-        hop = _MARK.sub("", hop).strip()
-        if hop and not _PACKING.search(hop):
-            parts.append(hop)
-    return "!".join(parts)
+    """The member a kernel lives in: its location as amdocc.identity decides it (the file's
+    path within what was given, then any archive member, packing hops and offsets left out)."""
+    from ..identity import location_of
+
+    return location_of(relative_path, hops)
 
 
 def spills(row: Row) -> int:
