@@ -85,7 +85,7 @@ class guarded_stdout:
     def __enter__(self) -> Guarded:
         self.previous: TextIO = sys.stdout
         self.guard = Guarded(sys.stdout)
-        sys.stdout = self.guard  # type: ignore[assignment]  # a TextIO in all that print() uses
+        sys.stdout = self.guard  # a TextIO in all that print() uses (stdout is typed Any here)
         return self.guard
 
     def __exit__(self, *exc: object) -> None:
