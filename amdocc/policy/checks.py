@@ -213,19 +213,45 @@ def occupancy_rule(occ: Occupancy, floor: float, block: int, source: str) -> Out
 
 def launch_rule(answers: dict[str, Occupancy], block: int, source: str) -> Outcome:
     """``answers``: model → Occupancy at the declared size. Any model fitting no workgroup fails;
-    the violation's value names those models."""
+    the violation's value names those models, and its message says why each answers 0 and what
+    the others fit, per CU or per WGP as the kernel runs."""
     zero = {m: o for m, o in answers.items() if o.error or not o.blocks_per_cu}
     if not zero:
         return None
-    limiters = sorted({o.limiter for o in zero.values() if o.limiter})
-    why = f"limited by {', '.join(limiters)}" if limiters else "no wave fits"
-    return Violation(
-        "launch",
-        ",".join(zero),
-        None,
-        f"a {block}-thread workgroup ({source}) does not fit on a CU: "
-        f"{_listed(list(zero))} fit{'s' if len(zero) == 1 else ''} 0 ({why})",
-    )
+    fits = {m: o for m, o in answers.items() if m not in zero}
+    units = sorted({o.unit for o in zero.values()})
+    unit = units[0] if len(units) == 1 else " or ".join(units)
+
+    def why(o: Occupancy) -> str:
+        if o.error:
+            return f"answers {o.error}"
+        return f"answers 0 (limited by {o.limiter})" if o.limiter else "answers 0 (no wave fits)"
+
+    groups: dict[str, list[str]] = {}
+    for m, o in zero.items():
+        groups.setdefault(why(o), []).append(m)
+    said = []
+    for reason, models in groups.items():
+        names = [_MODEL_NAMES[m] if fits and m in _MODEL_NAMES else m for m in models]
+        verb = reason if len(models) == 1 else reason.replace("answers", "answer", 1)
+        said.append(f"{_listed(names)} {verb}")
+    message = f"a {block}-thread workgroup ({source}) does not fit on a {unit}: " + "; ".join(said)
+    if fits:
+        counts: dict[str, list[str]] = {}
+        for m, o in fits.items():
+            counts.setdefault(f"{o.blocks_per_cu} per {o.unit}", []).append(m)
+        message += ", while " + "; ".join(
+            f"{_listed(models)} fit{'s' if len(models) == 1 else ''} {n}" for n, models in counts.items()
+        )
+    return Violation("launch", ",".join(zero), None, message)
+
+
+# How a launch message names a model when the models disagree (HIP's API rounds where the others do not).
+_MODEL_NAMES = {
+    "hip": "hip (HIP's occupancy API)",
+    "llvm": "llvm (the compiler's rule)",
+    "hw": "hw (the hardware model)",
+}
 
 
 def _number(x: float) -> str:
