@@ -8,6 +8,7 @@ them (one offline HTML page, :mod:`.html`). It reads no files of its own.
 from __future__ import annotations
 
 import heapq
+import math
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -90,6 +91,8 @@ class Summary:
         t = self.targets.get(row["target"])
         if t is None:
             t = self.targets[row["target"]] = {
+                "processor": row.get("processor"),
+                "max_waves_per_simd": _most_waves(row.get("processor")),
                 "kernels": 0,
                 "occupancy": Counter(),
                 "limiters": Counter(),
@@ -153,11 +156,29 @@ class Summary:
         }
 
 
+# Histogram buckets are a quarter of a wave wide: a workgroup of 1024 threads (16 wave64 waves)
+# on a CU of 4 SIMDs is 4 waves per SIMD, one wave on that CU is 0.25, and 0.25 is not 0.
+BUCKET = 0.25
+
+
 def _bucket(waves: float | None) -> str:
-    """Waves per SIMD as a histogram bucket: its whole part ("n/a" when not computed)."""
-    return "n/a" if waves is None else str(int(waves))
+    """Waves per SIMD as a histogram bucket: the multiple of BUCKET at or below it, written as
+    the shortest number ("3", "0.25", "1.5"); "n/a" when not computed."""
+    if waves is None:
+        return "n/a"
+    low = math.floor(waves / BUCKET) * BUCKET
+    return f"{low:g}"
 
 
-def _bucket_order(item: tuple[str, int]) -> tuple[int, int]:
+def _bucket_order(item: tuple[str, int]) -> tuple[int, float]:
     key = item[0]
-    return (1, 0) if key == "n/a" else (0, int(key))
+    return (1, 0.0) if key == "n/a" else (0, float(key))
+
+
+def _most_waves(processor: str | None) -> int | None:
+    """The most waves per SIMD HIP's occupancy API counts on ``processor`` (the targets table's
+    hip_max_waves_per_simd), the histogram's range; None for a processor the table lacks."""
+    from ..targets import find_target
+
+    target = find_target(processor) if processor else None
+    return None if target is None else target.hip_max_waves_per_simd
