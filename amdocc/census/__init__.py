@@ -51,6 +51,7 @@ COLUMNS = (
     ("findings", str),  # codes of warning/error findings, ';'-joined
     ("problem", str),  # why occupancy could not be computed, if it could not
     ("copy", int),  # which copy of (member, target, kernel) in reading order, 0 first (amdocc.identity)
+    ("unmodelled", str),  # "model: why" of each model that cannot answer here (" | "-joined)
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 # One census row: COLUMN_NAMES → values of the COLUMNS types, None where not known.
@@ -101,6 +102,7 @@ class Summary:
                 "scratch": 0,
                 "cannot_launch": 0,
                 "launch_unchecked": 0,
+                "unmodelled": Counter(),
             }
         t["kernels"] += 1
         t["occupancy"][_bucket(row["waves_per_simd"])] += 1
@@ -124,6 +126,8 @@ class Summary:
             t["launch_unchecked"] += 1
         for code in filter(None, (row["findings"] or "").split(";")):
             self.findings[code] += 1
+        for model, why in (row.get("unmodelled_by") or {}).items():
+            t["unmodelled"][f"{model}: {why}"] += 1
 
     def add_code_object(self) -> None:
         self.code_objects += 1
@@ -145,6 +149,7 @@ class Summary:
                     **t,
                     "occupancy": dict(sorted(t["occupancy"].items(), key=_bucket_order)),
                     "limiters": dict(t["limiters"].most_common()),
+                    "unmodelled": dict(t["unmodelled"].most_common()),
                 }
                 for name, t in sorted(self.targets.items())
             },

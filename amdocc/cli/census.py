@@ -236,6 +236,7 @@ def kernel_row(
     Selection's evaluated_as) with amdocc.occupancy's ``where`` keywords."""
     from ..demangle import demangle
     from ..models import occupancy
+    from ..models.applicable import ModelUnavailable
     from ..policy.checks import Settings, declared_block, evaluate
     from .occupancy import block_for
 
@@ -249,7 +250,14 @@ def kernel_row(
     )
     found = {v.rule: v for v in verdict.violations}
     block, source = block_for(kernel, given_block, "hip")
-    occ = None if "mode" in found else occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
+    # A model that lacks a fact for this processor blanks its own columns, with why; the row stays.
+    unmodelled = {n.model: n.reason for n in verdict.not_evaluated if n.model}
+    occ = None
+    if "mode" not in found:
+        try:
+            occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
+        except ModelUnavailable as exc:
+            unmodelled[exc.model] = exc.message
     blocks = None if occ is None or occ.error else occ.blocks_per_cu
     unit = None if occ is None else occ.unit
     return {
@@ -281,11 +289,13 @@ def kernel_row(
         "waves_per_simd": None if occ is None else (0 if occ.error else occ.waves_per_simd),
         "occupancy_fraction": None if occ is None else (0.0 if occ.error else occ.occupancy_fraction),
         "limiter": None if occ is None else occ.limiter,
-        "launch_checked": not any(n.rule == "launch" for n in verdict.not_evaluated),
+        "launch_checked": not any(n.rule == "launch" and n.model is None for n in verdict.not_evaluated),
         "cannot_launch": found["launch"].value if "launch" in found else None,
         "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
         "problem": found["mode"].message if "mode" in found else None,
         "copy": 0,  # numbered in reading order by census_rows
+        "unmodelled": " | ".join(f"{m}: {why}" for m, why in sorted(unmodelled.items())) or None,
+        "unmodelled_by": unmodelled,  # not a column: the same, by model, for the summary
     }
 
 
@@ -319,9 +329,19 @@ def _census(args: argparse.Namespace, selection: Selection) -> int:
         sys.stdout.write(report.dumps({"path": path, **result}) + "\n")
     elif "-" not in (args.csv, args.html):
         print(render_summary(path, result, args.mangled))
+    unmodelled_lines(result)
     for e in result["errors"]:
         print(f"amdocc: {e['error']}", file=sys.stderr)
     return nothing_selected(selection, path) or (2 if result["errors"] else 0)
+
+
+def unmodelled_lines(summary: dict[str, Any]) -> None:
+    """Once per target and reason, with a count, on standard error: the models that could not
+    answer (their columns are blank in those rows)."""
+    for target, t in summary["targets"].items():
+        for key, n in t.get("unmodelled", {}).items():
+            model, why = key.split(": ", 1)
+            print(f"amdocc: {target}: {n} kernel(s) without the {model} model: {why}", file=sys.stderr)
 
 
 def _note(args: argparse.Namespace) -> str:
@@ -508,6 +528,8 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
         "new_summary": new_summary,
     }
     errors = old_summary["errors"] + new_summary["errors"]
+    for side in (old_summary, new_summary):
+        unmodelled_lines(side)
     paths = f"{args.paths[0]} and {args.paths[1]}"
     # The verdict is decided before anything is written (a closed standard output keeps it).
     status = 0 if selection.matched else 2

@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     checked: list[tuple[str, str, str, str]] = []  # (path, origin, kernel, target) for JUnit
     errors: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    not_evaluated: dict[tuple[str, str], int] = {}  # (rule, reason) → kernels
+    not_evaluated: dict[tuple[str, str, str | None], int] = {}  # (rule, reason, model) → kernels
     kernels = 0
     number = Numbering()
     for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, len(files))):
@@ -218,8 +218,9 @@ def run(args: argparse.Namespace) -> int:
             for v in value["violations"]:
                 v["copy"] = copy
             violations += value["violations"]
-            for rule, reason in value["not_evaluated"]:
-                not_evaluated[(rule, reason)] = not_evaluated.get((rule, reason), 0) + 1
+            for rule, reason, model in value["not_evaluated"]:
+                key = (rule, reason, model)
+                not_evaluated[key] = not_evaluated.get(key, 0) + 1
         elif kind == "seen":
             selection.merge(value)
         else:
@@ -240,7 +241,9 @@ def run(args: argparse.Namespace) -> int:
         "baseline": str(baseline_path) if baseline_path is not None else None,
         "violations": violations,
         "stale": [e.as_dict() for e in stale],
-        "not_evaluated": [{"rule": r, "reason": why, "kernels": n} for (r, why), n in not_evaluated.items()],
+        "not_evaluated": [
+            {"rule": r, "reason": why, "kernels": n, "model": model} for (r, why, model), n in not_evaluated.items()
+        ],
         "skipped": skipped,
         "errors": errors,
     }
@@ -333,7 +336,7 @@ def check_file(
                     {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
                     for v in verdict.violations
                 ],
-                "not_evaluated": [(n.rule, n.reason) for n in verdict.not_evaluated],
+                "not_evaluated": [(n.rule, n.reason, n.model) for n in verdict.not_evaluated],
             },
         )
 
@@ -370,7 +373,8 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
         )
         lines += [f"  {display(e['kernel'], mangled)} ({e['target']}) {e['rule']}" for e in result["stale"]]
     for n in result["not_evaluated"]:
-        lines.append(f"not evaluated: {n['rule']} on {n['kernels']} kernel(s): {n['reason']}")
+        by = f" by the {n['model']} model (the others judged)" if n.get("model") else ""
+        lines.append(f"not evaluated{by}: {n['rule']} on {n['kernels']} kernel(s): {n['reason']}")
     lines += skipped_lines(result["skipped"])
     s = result["summary"]
     rules = ", ".join(result["settings"]["rules"])

@@ -86,6 +86,7 @@ class Violation:
 class NotEvaluated:
     rule: str
     reason: str
+    model: str | None = None  # the one model that could not answer (the others did), if so
 
 
 @dataclass(slots=True)
@@ -291,6 +292,7 @@ def evaluate(
     where it was read ((None, reason) when it declares none; see :func:`declared_block`).
     """
     from ..models import occupancy
+    from ..models.applicable import ModelUnavailable
     from ..models.compat import device_id
 
     verdict = Verdict()
@@ -321,21 +323,28 @@ def evaluate(
             add(NotEvaluated("occupancy", f"no block size: {source}; give one"))
         else:
             assert settings.min_occupancy is not None  # Settings refuses the occupancy rule without a floor
-            occ = occupancy(
-                kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds, model=settings.model, **where
-            )
-            add(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
+            try:
+                occ = occupancy(
+                    kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds, model=settings.model, **where
+                )
+            except ModelUnavailable as exc:
+                add(NotEvaluated("occupancy", exc.message, exc.model))
+            else:
+                add(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
     if "launch" in rules:
         if not modelled:
             add(NotEvaluated("launch", "the kernel cannot be modelled (see the mode rule)"))
         elif block is None:
             add(NotEvaluated("launch", source))
         else:
-            answers = {
-                m: occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
-                for m in LAUNCH_MODELS
-            }
-            add(launch_rule(answers, block, source))
+            answers = {}
+            for m in LAUNCH_MODELS:  # a model that lacks a fact is left out, with why; the others judge
+                try:
+                    answers[m] = occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
+                except ModelUnavailable as exc:
+                    add(NotEvaluated("launch", exc.message, exc.model))
+            if answers:
+                add(launch_rule(answers, block, source))
     if "lds" in rules:
         add(
             lds_rule(kernel, target, settings.dynamic_lds)
