@@ -8,6 +8,7 @@ hw model cannot answer there; hip and llvm can. Kernels are made by llvm-mc-22/l
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -81,3 +82,19 @@ def test_a_profiles_inferred_warning_is_said_once_per_target_on_stderr(capsys):
     targets = [line.split("(")[-1] for line in warned]
     assert len(warned) == len(set(targets)) == 5  # the sample's five processors, once each
     assert all(line.startswith("amdocc: warning: ") and "kernels on gfx" in line for line in warned)
+
+
+def test_inspect_counts_skipped_entries_once_instead_of_listing_each(capsys):
+    # The sample bundle's entries as clang-offload-bundler-22 lists them: one empty host entry.
+    listed = subprocess.run(
+        ["clang-offload-bundler-22", "--list", "--type=o", f"--input={SAMPLE}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    hosts = sum(e.startswith("host-") for e in listed)
+    assert hosts == 1
+    for argv in (("inspect", "--kernel", "saxpy", SAMPLE), ("inspect", SAMPLE)):
+        code, out, err = run(capsys, *argv)
+        assert code == 0 and "host entry" not in out
+        assert err.count("host entry") == 1 and f"skipped entries: {hosts} host entry" in err
