@@ -116,7 +116,7 @@ def test_a_failing_check_exits_1_when_stdout_closes_after_one_line(tmp_path, fai
 
 
 def test_a_failing_check_exits_1_when_stdout_is_closed_before_it_starts(tmp_path, failing_wheel):
-    for fmt in ((), ("--json",), ("--github",)):
+    for fmt in ((), ("--json",), ("--github",), ("--jobs", "2")):
         code, err = closed_before(command(*CHECK, *fmt, failing_wheel), tmp_path)
         assert code == 1, (fmt, err)
         no_traceback(err)
