@@ -98,7 +98,7 @@ def test_diff_of_a_name_in_two_libraries_compares_each_copy_with_its_own(capsys,
     rows = {r["location"]: r for r in result["kernels"]}
     assert sorted(rows) == sorted(LIBS) and result["failing"] == 1
     bad = rows[regressed]
-    assert (bad["kernel"], bad["target"], bad["copy"]) == ("dup", "gfx942", 0)
+    assert (bad["kernel"], bad["target"], bad["processor"], bad["copy"]) == ("dup", "gfx942", "gfx942", 0)
     assert (bad["old"]["vgpr"], bad["new"]["vgpr"]) == (64, 160)
     assert (bad["old"]["blocks_per_cu"], bad["new"]["blocks_per_cu"]) == (VGPR_BLOCKS[64], VGPR_BLOCKS[160])
     assert bad["fails"] == ["occupancy"]
@@ -259,3 +259,21 @@ def test_match_pairs_same_identities_then_unique_moves_only():
     # One copy gone, two came: which one is it? Nobody can say: removed and added.
     m = match({KernelId("l1", "t", "k"): 0}, {KernelId("l2", "t", "k"): 0, KernelId("l3", "t", "k"): 0})
     assert (len(m.moved), len(m.removed), len(m.added)) == (0, 1, 2)
+
+
+def test_xnack_on_and_off_builds_are_two_kernels(capsys):
+    # libhip_plain.so: clang-22 --offload-arch=gfx90a:xnack+ --offload-arch=gfx90a:xnack- ... (its
+    # manifest record lists the bundle's targets as clang-offload-bundler-22 --list printed them).
+    from conftest import FIXTURES
+
+    lib = FIXTURES / "containers" / "libhip_plain.so"
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    records = manifest if isinstance(manifest, list) else manifest.get("fixtures", manifest)
+    (record,) = [r for r in records if r["file"] == "containers/libhip_plain.so"]
+    code, out, _ = run(capsys, "diff", "--json", lib, lib)
+    rows = json.loads(out)["kernels"]
+    assert code == 0
+    targets = {r["target"] for r in rows}
+    assert targets == set(record["targets"])  # gfx90a:xnack+ and gfx90a:xnack- both compared
+    by_processor = {r["processor"] for r in rows if r["target"].startswith("gfx90a")}
+    assert by_processor == {"gfx90a"}

@@ -101,7 +101,12 @@ def run(args: argparse.Namespace) -> int:
     def _identity(k: KernelId, co: CodeObject, side: str) -> dict[str, Any]:
         """The identity keys of a record (amdocc.identity), how many copies its build holds,
         and where the code object is."""
-        return {**k.as_dict(), "copies": copies[side][k.location, k.target, k.name], "origin": co.origin.chain}
+        return {
+            **k.as_dict(),
+            "copies": copies[side][k.location, k.target, k.name],
+            "processor": co.processor,  # what "target" said before identities (now the full target id)
+            "origin": co.origin.chain,
+        }
 
     rows: list[dict[str, Any]] = []
     failing = 0
