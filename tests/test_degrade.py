@@ -60,6 +60,8 @@ def test_census_keeps_every_row_and_says_once_what_the_hw_model_lacks(capsys, tr
     rows = out.splitlines()
     assert len(rows) == 1 + len(SPECS) and all("hw: the hw model needs" in r for r in rows[1:])
     assert "hw_wave_slots" not in out.split("\n", 1)[0] and err.count("hw_wave_slots") == 1
+    page = run(capsys, "census", "--html", "-", tree)[1]
+    assert f"gfx1250: {len(SPECS)} kernel(s) judged without the hw model: the hw model needs" in page
 
 
 def test_check_judges_with_the_models_that_can_and_says_which_could_not(capsys, tree):

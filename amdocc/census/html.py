@@ -227,6 +227,13 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
         css="launch",
         if_none="Every kernel checked fits at least one workgroup of its declared size on a CU.",
     )
+    for target, t in targets.items():
+        for key, n in t.get("unmodelled", {}).items():
+            model, why = key.split(": ", 1)
+            launch.append(
+                f'<p class="note">{escape(target)}: {n} kernel(s) judged without the {escape(model)} model: '
+                f"{escape(why)}</p>"
+            )
     if unchecked:
         launch.append(
             f'<p class="note">{unchecked} kernel(s) not checked: no declared size '
