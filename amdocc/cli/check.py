@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -22,8 +23,12 @@ the kernel's declared size (.reqd_workgroup_size, else .max_flat_workgroup_size)
 under every model (hip, llvm, hw), static plus dynamic LDS against the processor's
 per-workgroup limit, and kernels amdocc cannot model (unknown processor, dynamic-VGPR mode).
 
-A baseline file records accepted violations by kernel, target and rule, so that only new ones
-(or ones worse than accepted) fail; entries nothing matches any more are reported as stale.
+A baseline file records accepted violations by kernel identity (location: the file within a
+directory and the archive member; target id; name; which copy, where a file holds several) and
+rule, so that only new ones (or ones worse than accepted) fail, and an accepted violation in one
+library accepts nothing in another; entries nothing matches any more are reported as stale.
+A baseline of the previous format (no locations) is read, with a notice, and rewritten with
+locations by --update-baseline.
 Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml.
 
 --kernel, --target, --device and --what-if select as in every command: kernels are judged on
@@ -176,6 +181,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import __version__, check_report, report
+    from ..identity import Numbering
     from ..policy import baseline as bl
     from . import args as a
     from . import parallel
@@ -189,23 +195,32 @@ def run(args: argparse.Namespace) -> int:
     entries: list[Entry] = []
     if baseline_path is not None and not (args.update_baseline and not baseline_path.exists()):
         entries = bl.read(baseline_path)
+        notice = bl.upgrade_notice(baseline_path, entries)
+        if notice:
+            print(f"amdocc: {notice}", file=sys.stderr)
 
     files = parallel.expand(args.paths)
-    spec = (settings.as_dict(), (args.target, args.device, args.kernel, args.what_if))
+    roots = [p for p in args.paths if p != "-" and os.path.isdir(p)]
+    spec = (settings.as_dict(), (args.target, args.device, args.kernel, args.what_if), roots)
     violations: list[dict[str, Any]] = []
     checked: list[tuple[str, str, str, str]] = []  # (path, origin, kernel, target) for JUnit
     errors: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    not_evaluated: dict[tuple[str, str], int] = {}  # (rule, reason) → kernels
+    not_evaluated: dict[tuple[str, str, str | None], int] = {}  # (rule, reason, model) → kernels
     kernels = 0
+    number = Numbering()
     for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, len(files))):
         if kind == "kernel":
             kernels += 1
+            copy = number(value["location"], value["target"], value["kernel"]).copy
             if args.junit:  # JUnit lists every kernel; the other reports only what failed
                 checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
+            for v in value["violations"]:
+                v["copy"] = copy
             violations += value["violations"]
-            for rule, reason in value["not_evaluated"]:
-                not_evaluated[(rule, reason)] = not_evaluated.get((rule, reason), 0) + 1
+            for rule, reason, model in value["not_evaluated"]:
+                key = (rule, reason, model)
+                not_evaluated[key] = not_evaluated.get(key, 0) + 1
         elif kind == "seen":
             selection.merge(value)
         else:
@@ -214,18 +229,21 @@ def run(args: argparse.Namespace) -> int:
     def in_scope(e: Entry) -> bool:
         return e.rule in settings.rules and selection.covers(e.kernel, e.target)
 
-    found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"]) for v in violations]
+    found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"], v["location"], v["copy"]) for v in violations]
     statuses, stale = bl.classify(found, entries, in_scope)
-    accepted = {e.key: e.value for e in entries}
+    by_key = bl.entries_by_key(entries)
     for v, f, status in zip(violations, found, statuses, strict=True):  # classify keeps found's order
         v["status"] = status
-        v["accepted_value"] = accepted.get(f.key)
+        entry = bl.accepted_by(f, by_key)
+        v["accepted_value"] = None if entry is None else entry.value
     result: dict[str, Any] = {
         "settings": settings.as_dict(),
         "baseline": str(baseline_path) if baseline_path is not None else None,
         "violations": violations,
         "stale": [e.as_dict() for e in stale],
-        "not_evaluated": [{"rule": r, "reason": why, "kernels": n} for (r, why), n in not_evaluated.items()],
+        "not_evaluated": [
+            {"rule": r, "reason": why, "kernels": n, "model": model} for (r, why, model), n in not_evaluated.items()
+        ],
         "skipped": skipped,
         "errors": errors,
     }
@@ -272,23 +290,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check_file(
-    item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool]]
+    item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool], list[str]]
 ) -> Iterator[Event]:
     """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
     per part passed over or unreadable, and last ("seen", what the selection passed over)."""
     from ..demangle import demangle
     from ..errors import AmdoccError
+    from ..identity import location_of, relative_path
     from ..policy.checks import Settings, declared_block, evaluate
     from .parallel import kernel_error
     from .selection import Selection, selected_in
 
-    settings_dict, chosen = spec
+    settings_dict, chosen, roots = spec
     settings = Settings(**settings_dict)
     selection = Selection(*chosen)
     where = selection.evaluation()
     for kind, value in selected_in(item, selection):
         if kind == "code_object":
             place = selection.evaluated_as(value.target_id, value.target)
+            location = location_of(relative_path(value.path, roots), value.origin.hops)
             continue
         if kind != "kernel":
             yield kind, value
@@ -301,6 +321,7 @@ def check_file(
             "symbol": kernel.symbol,
             "demangled": demangle(kernel.name),
             **place,
+            "location": location,  # with "copy", numbered by run(): amdocc.identity
         }
         try:
             verdict = evaluate(kernel, settings, where=where, declared=declared_block(kernel))
@@ -315,7 +336,7 @@ def check_file(
                     {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
                     for v in verdict.violations
                 ],
-                "not_evaluated": [(n.rule, n.reason) for n in verdict.not_evaluated],
+                "not_evaluated": [(n.rule, n.reason, n.model) for n in verdict.not_evaluated],
             },
         )
 
@@ -352,7 +373,8 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
         )
         lines += [f"  {display(e['kernel'], mangled)} ({e['target']}) {e['rule']}" for e in result["stale"]]
     for n in result["not_evaluated"]:
-        lines.append(f"not evaluated: {n['rule']} on {n['kernels']} kernel(s): {n['reason']}")
+        by = f" by the {n['model']} model (the others judged)" if n.get("model") else ""
+        lines.append(f"not evaluated{by}: {n['rule']} on {n['kernels']} kernel(s): {n['reason']}")
     lines += skipped_lines(result["skipped"])
     s = result["summary"]
     rules = ", ".join(result["settings"]["rules"])

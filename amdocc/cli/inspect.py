@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         parallel.warm_up()
     failed = shown = 0
     skipped: list[dict[str, Any]] = []
+    passed_over: dict[str, int] = {}  # entries inside files skipped, by why (text mode)
     errors: list[dict[str, Any]] = []
     first = True
     if mode != "text":
@@ -149,9 +150,10 @@ def run(args: argparse.Namespace) -> int:
         elif kind == "skipped":
             if args.json:
                 skipped.append(value)
-            else:
-                origin = f" [{value['origin']}]" if value["origin"] else ""
-                print(f"skipped {value['path']}{origin}: {value['reason']}\n")
+            elif not value["origin"]:  # a whole file amdocc does not read: part of the listing
+                print(f"skipped {value['path']}: {value['reason']}\n")
+            else:  # an entry inside a file (a bundle's host entry): counted, said once at the end
+                passed_over[value["reason"]] = passed_over.get(value["reason"], 0) + 1
         else:
             failed += 1
             errors.append(value)
@@ -161,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
     if selection is not None and not shown:  # filtered, and nothing was
         error(selection.nothing_selected())
         return 2
+    if passed_over and not failed:  # on failure, stderr holds the errors alone
+        error("skipped entries: " + "; ".join(f"{n} {why}" for why, n in passed_over.items()))
     return 2 if failed else 0
 
 

@@ -364,7 +364,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(report.dumps({"results": results, "skipped": [], "errors": []}) + "\n")
     else:
+        from .notices import Notices
+
+        notices = Notices()  # diagnostics to standard error
+        notices.take_warnings(results)
         print(render(results))
+        notices.flush()
     return 0
 
 
@@ -404,8 +409,11 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
         args.json,
         "wgp" if args.wgp else ("cu" if args.cu_mode else None),
     )
+    from .notices import Notices
+
     skipped: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    notices = Notices()  # warnings, once per target and message with a count, on standard error
     shown = 0
     if args.json:
         sys.stdout.write('{"results": [')
@@ -423,10 +431,12 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
             shown += len(value)
         else:
+            notices.take_warnings(value, args.mangled)
             print(render(value, mangled=args.mangled))
             shown += len(value)
     if args.json:
         sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+    notices.flush()
     if not shown:
         if not selection.matched:  # kernels that were selected but failed are already reported
             print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
