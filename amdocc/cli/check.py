@@ -12,7 +12,9 @@ from .render import table
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..codeobject.model import Kernel
     from ..policy.baseline import Entry
+    from ..policy.budgets import Outcome
     from ..policy.checks import Settings
     from .parallel import Event, FileItem
 
@@ -79,6 +81,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=a.byte_size(),
         metavar="BYTES",
         help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)",
+    )
+    r.add_argument(
+        "--budget",
+        action="append",
+        metavar="EXPR",
+        help="per-kernel budget, e.g. 'spills==0, vgprs<=128' or 'attn_*: waves_per_simd[hip]>=2' "
+        "(repeatable; fields and grammar: docs/caches-and-budgets.md)",
     )
     s = parser.add_argument_group("selection")
     shared.add_kernel_argument(s)
@@ -211,8 +220,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             (errors if kind == "error" else skipped).append(value)
 
+    from ..policy.budgets import rules_of
+
+    budget_rules = set(rules_of(settings.budgets))
+
     def in_scope(e: Entry) -> bool:
-        return e.rule in settings.rules and selection.covers(e.kernel, e.target)
+        return (e.rule in settings.rules or e.rule in budget_rules) and selection.covers(e.kernel, e.target)
 
     found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"]) for v in violations]
     statuses, stale = bl.classify(found, entries, in_scope)
@@ -276,8 +289,11 @@ def check_file(
 ) -> Iterator[Event]:
     """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
     per part passed over or unreadable, and last ("seen", what the selection passed over)."""
+    import dataclasses
+
     from ..demangle import demangle
     from ..errors import AmdoccError
+    from ..integrations.launches import recorded_launch
     from ..policy.checks import Settings, declared_block, evaluate
     from .parallel import kernel_error
     from .selection import Selection, selected_in
@@ -303,7 +319,17 @@ def check_file(
             **place,
         }
         try:
-            verdict = evaluate(kernel, settings, where=where, declared=declared_block(kernel))
+            judged, declared, launch = settings, declared_block(kernel), None
+            if item_path := co.path:  # a launch a Triton cache or .pt2 records: judged at it
+                launch = recorded_launch(
+                    item_path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
+                )
+            if launch is not None:
+                declared = (launch.block_size, f"{launch.source} launch")
+                if not settings.dynamic_lds:
+                    judged = dataclasses.replace(settings, dynamic_lds=launch.dynamic_lds)
+            verdict = evaluate(kernel, judged, where=where, declared=declared)
+            budget_outcomes = budget_check(kernel, judged, where, declared, ident["demangled"])
         except AmdoccError as exc:
             yield "error", kernel_error(co, kernel, exc)
             continue
@@ -314,10 +340,32 @@ def check_file(
                 "violations": [
                     {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
                     for v in verdict.violations
+                ]
+                + [
+                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message}
+                    for b in budget_outcomes
+                    if b.violated
                 ],
-                "not_evaluated": [(n.rule, n.reason) for n in verdict.not_evaluated],
+                "not_evaluated": [(n.rule, n.reason) for n in verdict.not_evaluated]
+                + [(b.rule, b.message) for b in budget_outcomes if not b.violated],
+                "launch": None if launch is None else launch.as_dict(),
             },
         )
+
+
+def budget_check(
+    kernel: Kernel, settings: Settings, where: dict[str, Any], declared: tuple[int | None, str], demangled: str
+) -> list[Outcome]:
+    """The budgets' comparisons on one kernel, at the --block given, else the declared (or
+    recorded) launch."""
+    if not settings.budgets:
+        return []
+    from ..models import occupancy
+    from ..policy.budgets import Facts, evaluate
+
+    block, source = (settings.block, "given") if settings.block else declared
+    facts = Facts(kernel, where, block, source, settings.dynamic_lds, occupancy)
+    return evaluate(settings.budgets, (kernel.name, demangled), facts)
 
 
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}
@@ -356,6 +404,8 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
     lines += skipped_lines(result["skipped"])
     s = result["summary"]
     rules = ", ".join(result["settings"]["rules"])
+    if result["settings"].get("budgets"):
+        rules += f"; budgets {'; '.join(result['settings']['budgets'])}"
     if s["violations"]:
         verdict = f"{s['violations']} violation(s): {s['failing']} failing, {s['accepted']} accepted by the baseline"
     else:

@@ -66,7 +66,7 @@ def _entry(raw: object, path: Path, index: int) -> Entry:
     for key in ("kernel", "target", "rule"):
         if not isinstance(raw.get(key), str):
             raise FormatError(f"{where} has no string {key!r}")
-    if raw["rule"] not in RULES:
+    if raw["rule"] not in RULES and not raw["rule"].startswith("budget:"):  # budget:<comparison>
         raise FormatError(f"{where}: unknown rule {raw['rule']!r} (rules: {', '.join(RULES)})")
     value = raw.get("value")
     if not (value is None or isinstance(value, (int, float, str))) or isinstance(value, bool):
@@ -74,8 +74,13 @@ def _entry(raw: object, path: Path, index: int) -> Entry:
     return Entry(raw["kernel"], raw["target"], raw["rule"], value)
 
 
+def _order(rule: str) -> tuple[int, str]:
+    """Rules in report order, then budgets by their text."""
+    return (RULES.index(rule), "") if rule in RULES else (len(RULES), rule)
+
+
 def dumps(entries: Iterable[Entry]) -> str:
-    ordered = sorted(entries, key=lambda e: (e.target, e.kernel, RULES.index(e.rule)))
+    ordered = sorted(entries, key=lambda e: (e.target, e.kernel, *_order(e.rule)))
     lines = [json.dumps(e.as_dict(), sort_keys=False) for e in ordered]
     body = ",\n  ".join(lines)
     return (

@@ -81,6 +81,13 @@ def path(value: object, name: str) -> Path:
     return Path(value)
 
 
+def budget(value: object, name: str) -> tuple[str, ...]:
+    """Budget expressions (policy/budgets.py): one text or a list of them, each parsed now."""
+    from .budgets import normalize
+
+    return normalize(value, name)
+
+
 def boolean(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"{name} must be true or false, not {value!r}")
@@ -107,6 +114,7 @@ SETTINGS: dict[str, tuple[Callable[[object, str], object], tuple[str, ...] | Non
     "block": (block_size, ("occupancy",)),
     "model": (model, ("occupancy",)),
     "dynamic-lds": (count, ("occupancy", "launch", "lds")),
+    "budget": (budget, None),  # becomes Settings.budgets (see resolve)
     "baseline": (path, None),
     "fail-on-stale": (boolean, None),
 }
@@ -195,7 +203,9 @@ def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | No
     if "occupancy" in chosen and "min-occupancy" not in merged:
         raise UsageError(f"the occupancy rule ({source('rules')}) needs a floor: --min-occupancy W (waves per SIMD)")
     thresholds = {attribute(k): v for k, v in merged.items() if SETTINGS[k][1]}
-    rest = {attribute(k): v for k, v in merged.items() if k != "rules" and not SETTINGS[k][1]}
+    if "budget" in merged:
+        thresholds["budgets"] = merged["budget"]
+    rest = {attribute(k): v for k, v in merged.items() if k not in ("rules", "budget") and not SETTINGS[k][1]}
     return Settings(rules=chosen, **thresholds), rest
 
 
