@@ -36,6 +36,12 @@ Exit status: 0 no new violation, 1 new violations (or stale entries with --fail-
 2 bad usage, unreadable input or nothing selected."""
 
 
+def _check_budget(text: str) -> None:
+    from ..policy.budgets import parse
+
+    parse(text.strip())
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..policy import check_config as cfg
     from ..policy.checks import DEFAULT_RULES, RULE_GROUPS, RULES
@@ -85,6 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--budget",
         action="append",
+        type=a.Checked(_check_budget, "spills==0, vgprs<=128", ("", "vgpr<=1", "spills==")),
         metavar="EXPR",
         help="per-kernel budget, e.g. 'spills==0, vgprs<=128' or 'attn_*: waves_per_simd[hip]>=2' "
         "(repeatable; fields and grammar: docs/caches-and-budgets.md)",

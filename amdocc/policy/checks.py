@@ -72,7 +72,8 @@ class Settings:
             raise UsageError("the occupancy rule needs a floor (min-occupancy, in waves per SIMD)")
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        # budgets only when given, so that the settings of a run without them read as before
+        return {name: getattr(self, name) for name in self.__slots__ if name != "budgets" or self.budgets}
 
 
 @dataclass(frozen=True, slots=True)
