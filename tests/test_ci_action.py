@@ -29,6 +29,7 @@ import jsonschema
 import pytest
 import yaml
 
+import amdocc
 from conftest import ROOT, skip_unless_required
 from test_check import LIB1, SCHEMAS, expected_violations, kernels_of
 
@@ -93,9 +94,7 @@ def run_action(workspace: Path, venv: Path, inputs: dict[str, str], *, skip_inst
         )
         logs[step["name"]] = done.stdout + done.stderr
         if "id" in step:
-            outputs[step["id"]] = dict(
-                line.split("=", 1) for line in out_file.read_text().splitlines() if "=" in line
-            )
+            outputs[step["id"]] = dict(line.split("=", 1) for line in out_file.read_text().splitlines() if "=" in line)
         if done.returncode:
             failed = done.returncode
     return failed, outputs, logs, uses
@@ -134,13 +133,14 @@ def results_of(doc) -> dict[tuple[str, str], dict]:
 
 
 def test_install_step_installs_this_checkout(installed):
-    ws, venv, (status, outputs, logs, _) = installed
-    assert "amdocc 0.1.0" in logs["Install amdocc"]
+    ws, venv, (_, _, logs, _) = installed
+    assert f"amdocc {amdocc.__version__}" in logs["Install amdocc"]
     where = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import amdocc; print(amdocc.__file__)"],
         capture_output=True,
         text=True,
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        cwd=ws,  # where the steps run (python -c puts the current directory first on sys.path)
         check=True,
     ).stdout
     assert where.startswith(str(venv)), where
@@ -154,9 +154,10 @@ def test_violations_fail_the_job_after_the_sarif_is_written(installed):
     got = results_of(doc)
     assert set(got) == set(want)
     assert all(r["properties"]["value"] == want[key] for key, r in got.items())
-    assert "::error file=kernels/check_gfx942.hsaco,title=amdocc check%3A vgpr-spills::k_vgpr_spill" in logs[
-        "Run amdocc check"
-    ]
+    assert (
+        "::error file=kernels/check_gfx942.hsaco,title=amdocc check%3A vgpr-spills::k_vgpr_spill"
+        in logs["Run amdocc check"]
+    )
     assert "amdocc check exited with status 1" in logs["Fail on violations"]
     (upload,) = uses
     assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
@@ -174,7 +175,7 @@ def test_a_baseline_accepting_everything_passes(installed):
         check=True,
         capture_output=True,
     )
-    status, outputs, logs, _ = run_action(
+    status, outputs, _, _ = run_action(
         ws, venv, {"paths": "kernels", "baseline": "base.json", "sarif-file": "accepted.sarif"}, skip_install=True
     )
     assert status == 0 and outputs["check"]["exit-code"] == "0"
@@ -241,7 +242,7 @@ def test_pre_commit_runs_the_hook_on_committed_code_objects(tmp_path):
     commit, a text file is not handed to it, and the hook's ``args`` (a baseline) pass through."""
     wheelhouse = Path(os.environ.get("AMDOCC_WHEELHOUSE", ROOT / ".cache" / "wheelhouse"))
     if not any(wheelhouse.glob("hatchling-*.whl")):
-        skip_unless_required(f"no wheelhouse at {wheelhouse} (.ci/setup-tests.sh fills it): pre-commit needs one offline")
+        skip_unless_required(f"no wheelhouse at {wheelhouse} (.ci/setup-tests.sh fills it) for pre-commit offline")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     repo = tmp_path / "repo"
     repo.mkdir()
