@@ -148,3 +148,32 @@ def test_a_wrapper_for_another_wave_size_is_refused(capsys, triton_cache, tmp_pa
     code = main(["occupancy", str(archive)])
     err = capsys.readouterr().err
     assert code == 2 and "launches add_kernel as wave32, but it is wave64" in err
+
+
+def test_only_members_of_a_models_folder_read_a_wrapper(capsys, triton_cache, tmp_path):
+    """A zip whose kernels are not under data/aotinductor/<model>/ (a wheel, say) records no launch,
+    even beside a wrapper-like file; nor does a wrapper without the launcher's wave size."""
+    hsaco = triton_cache[1]["matmul", "gfx942"]["hsaco"].read_bytes()
+    text = wrapper_cpp(64, [triton_cache[1]["matmul", "gfx942"]], ["k.hsaco"])
+    archive = tmp_path / "other.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("pkg/kernels/k.hsaco", hsaco)
+        z.writestr("pkg/kernels/w.wrapper.cpp", text)
+        z.writestr("xdata/aotinductor/model/k.hsaco", hsaco)
+        z.writestr("xdata/aotinductor/model/w.wrapper.cpp", text)
+        z.writestr("r/data/aotinductor/nowave/k.hsaco", hsaco)
+        z.writestr("r/data/aotinductor/nowave/w.wrapper.cpp", text.replace("64*numWarps", "blockDim"))
+        z.writestr("r/data/aotinductor/m/k.hsaco", hsaco)
+        z.writestr("r/data/aotinductor/m/w.wrapper.cpp", text)
+    _, doc, _ = occupancy_json(capsys, archive)
+    launches = {r["origin"]: r["launch"] for r in doc["results"]}
+    assert launches.keys() == {
+        "pkg/kernels/k.hsaco",
+        "xdata/aotinductor/model/k.hsaco",
+        "r/data/aotinductor/nowave/k.hsaco",
+        "r/data/aotinductor/m/k.hsaco",
+    }
+    assert [o for o, launch in launches.items() if launch] == ["r/data/aotinductor/m/k.hsaco"]
+    m = triton_cache[1]["matmul", "gfx942"]
+    want = {"num_warps": m["num_warps"], "warp_size": 64, "shared": m["shared"]}
+    assert launches["r/data/aotinductor/m/k.hsaco"]["fields"] == want

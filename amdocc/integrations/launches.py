@@ -164,9 +164,18 @@ def _aoti_model_dir(member: str) -> str | None:
     return member[: at + len(AOTI_DIR)] + rest.split("/", 1)[0] + "/"
 
 
-@functools.lru_cache(maxsize=16)
 def aoti_launches(path: str, model_dir: str) -> dict[str, RecordedLaunch]:
-    """kernel name → launch, from the C++ wrappers of one model of a ``.pt2`` package."""
+    """kernel name → launch, from the C++ wrappers of one model of a ``.pt2`` package (read once
+    per package and version of the file)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read the package's wrappers: {exc}") from None
+    return _aoti_launches(path, model_dir, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _aoti_launches(path: str, model_dir: str, _mtime: int, _size: int) -> dict[str, RecordedLaunch]:
     out: dict[str, RecordedLaunch] = {}
     try:
         with zipfile.ZipFile(path) as z:
@@ -220,9 +229,11 @@ def recorded_launch(
         return None
     if not origin:
         return triton_launch(path, kernel, processor, wave) if path.endswith(".hsaco") else None
+    # An archive member in a model's folder, or a code object inside one (a wrapper .so that
+    # embeds its kernels): kernel names are unique within a model, and the wrapper names them.
     member = origin.split(" > ", 1)[0]
     model_dir = _aoti_model_dir(member)
-    if model_dir is None or " > " in origin:
+    if model_dir is None:
         return None
     launch = aoti_launches(path, model_dir).get(kernel)
     if launch is not None and wave is not None and wave != launch.fields["warp_size"]:
