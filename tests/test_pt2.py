@@ -177,3 +177,23 @@ def test_only_members_of_a_models_folder_read_a_wrapper(capsys, triton_cache, tm
     m = triton_cache[1]["matmul", "gfx942"]
     want = {"num_warps": m["num_warps"], "warp_size": 64, "shared": m["shared"]}
     assert launches["r/data/aotinductor/m/k.hsaco"]["fields"] == want
+
+
+def test_a_hostile_wrapper_is_read_in_linear_time(tmp_path):
+    """Long runs that a generated wrapper never has (a 1 MiB name before '= loadKernel(', an
+    unterminated path, a million launchKernel( openings, a 1 MiB number) are scanned in bounded
+    CPU time, and record nothing. (Unbounded patterns took 16 s of CPU for 16 KiB here.)"""
+    import time
+
+    from amdocc.integrations.launches import aoti_launches
+
+    n = 1 << 20
+    text = ("a" * n + ' = loadKernel("' + "x" * n + "\n" + "launchKernel(" * (n // 16) + "1" * n + " *" + " " * n) + (
+        'b = loadKernel("p", "k", 1' + " " * 70
+    ) * 1000
+    archive = tmp_path / "hostile.pt2"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("r/data/aotinductor/m/w.wrapper.cpp", text)
+    start = time.process_time()
+    assert aoti_launches(str(archive), "r/data/aotinductor/m/") == {}
+    assert time.process_time() - start < 10

@@ -144,13 +144,18 @@ def triton_launch(path: str, kernel: str, processor: str | None, wave: int | Non
 
 # --------------------------------------------------------------------------- AOTInductor packages
 
+# Every repetition is bounded and every variable name must start after a non-name character, so
+# a wrapper of any content is scanned in linear time (a generated line is far inside the bounds).
+_NAME = r"[A-Za-z_][\w.>\-]{0,255}"  # kernels_.triton_poi_fused_0, or a local
+_SP = r"\s{0,64}"
 _LOAD = re.compile(
-    r"([A-Za-z_][\w.>\-]*)\s*=\s*loadKernel\(\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)\s*,\s*\"(\w+)\"\s*,\s*(\d+)"
+    rf"(?<![\w.>\-])({_NAME})[ \t]{{0,64}}=[ \t]{{0,64}}loadKernel\({_SP}"
+    rf"(\"(?:[^\"\\\n]|\\.){{0,4096}}\"|[A-Za-z_]\w{{0,255}}){_SP},{_SP}\"(\w{{1,512}})\"{_SP},{_SP}(\d{{1,12}})"
 )
 _LAUNCH = re.compile(
-    r"launchKernel\(\s*([A-Za-z_][\w.>\-]*)\s*,\s*[^,()]+,\s*[^,()]+,\s*[^,()]+,\s*(\d+)\s*,\s*(\d+)\s*,"
+    rf"launchKernel\({_SP}({_NAME}){_SP},(?:[^,()]{{1,512}},){{3}}{_SP}(\d{{1,12}}){_SP},{_SP}(\d{{1,12}}){_SP},"
 )
-_WAVE = re.compile(r"\b(\d+)\s*\*\s*numWarps\b")
+_WAVE = re.compile(r"(?<!\w)(\d{1,6})\s{0,8}\*\s{0,8}numWarps\b")
 
 
 def _aoti_model_dir(member: str) -> str | None:
