@@ -332,6 +332,7 @@ def run(args: argparse.Namespace) -> int:
             demangled="manual",
             target=usage.target.name,
             block_source="given",
+            launch=None,
         )
     ]
     if args.json:
