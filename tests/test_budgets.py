@@ -65,10 +65,19 @@ def test_each_count_field_is_the_notes_value(capsys, field):
 
 
 def test_lds_counts_the_dynamic_lds_and_static_lds_does_not(capsys):
-    _, doc, _ = check(capsys, LDS, "--dynamic-lds", 1000, "--rules", "mode,lds", "--budget", "lds<0, static_lds<0")
+    _, doc, _ = check(capsys, LDS, "--dynamic-lds", 1000, "--budget", "lds<0, static_lds<0")
     notes = kernels_of(LDS)
     assert values(doc, "budget:lds<0") == {n: k[".group_segment_fixed_size"] + 1000 for n, k in notes.items()}
     assert values(doc, "budget:static_lds<0") == {n: k[".group_segment_fixed_size"] for n, k in notes.items()}
+
+
+def test_block_and_dynamic_lds_serve_budgets_and_are_refused_without_one(capsys):
+    _, doc, _ = check(capsys, LIB1, "--block", 64, "--budget", "block<0")
+    assert values(doc, "budget:block<0") == dict.fromkeys(NOTES, 64)
+    assert all("(given)" not in v["message"] for v in doc["violations"])  # block takes no model
+    for flag, value in (("--block", "64"), ("--dynamic-lds", "512")):
+        assert main(["check", "--no-config", "--rules", "mode", flag, value, str(LIB1)]) == 2
+        assert f"{flag} applies to the " in capsys.readouterr().err
 
 
 def test_waves_per_simd_llvm_is_llvms_occupancy_at_the_declared_size(capsys):
