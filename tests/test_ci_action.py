@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 import amdocc
-from conftest import ROOT, skip_unless_required
+from conftest import ROOT, needs, skip_unless_required
 from test_check import LIB1, SCHEMAS, expected_violations, kernels_of
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -230,8 +230,8 @@ def test_the_readme_example_names_the_inputs_the_action_has():
 
 
 def test_the_hook_manifest_is_valid_for_pre_commit():
-    from pre_commit.clientlib import load_manifest
-
+    clientlib = needs("pre_commit.clientlib", "the hook manifest is checked by pre-commit's own loader")
+    load_manifest = clientlib.load_manifest
     (hook,) = load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
     assert hook["id"] == "amdocc-check" and hook["entry"] == "amdocc check" and hook["language"] == "python"
 
@@ -240,6 +240,7 @@ def test_pre_commit_runs_the_hook_on_committed_code_objects(tmp_path):
     """pre-commit itself installs the hook from this repository (its HEAD commit) and runs it on
     the staged files its ``files``/``types`` select: a code object with violations fails the
     commit, a text file is not handed to it, and the hook's ``args`` (a baseline) pass through."""
+    needs("pre_commit", "pre-commit runs the hook")
     wheelhouse = Path(os.environ.get("AMDOCC_WHEELHOUSE", ROOT / ".cache" / "wheelhouse"))
     if not any(wheelhouse.glob("hatchling-*.whl")):
         skip_unless_required(f"no wheelhouse at {wheelhouse} (.ci/setup-tests.sh fills it) for pre-commit offline")
