@@ -110,6 +110,7 @@ def test_each_kernel_at_the_wrappers_launch(capsys, triton_cache, tmp_path, case
         assert r["blocks_per_cu"] == HIP_BY_HAND[case]["blocks"], case
         launch = r["launch"]
         assert launch["source"] == "aotinductor" and r["block_source"] == "aotinductor launch"
+        assert r["dynamic_lds_source"] == "aotinductor launch"
         assert launch["file"] == f"{archive} [model/data/aotinductor/model/cf5ez6ifexr7i2hezzz.wrapper.cpp]"
         assert launch["fields"] == {"num_warps": m["num_warps"], "warp_size": wave, "shared": m["shared"]}
 

@@ -69,6 +69,7 @@ def test_every_kernel_at_its_recorded_launch(capsys, triton_cache):
         assert r["blocks_per_cu"] == HIP_BY_HAND[case]["blocks"], case
         launch = r["launch"]
         assert launch["source"] == "triton-cache" and r["block_source"] == "triton-cache launch"
+        assert r["dynamic_lds_source"] == "triton-cache launch"
         assert launch["file"] == str(m["hsaco"].with_suffix(".json"))
         assert launch["fields"] == {k: m[k] for k in ("num_warps", "warp_size", "shared", "arch")}
         assert launch["derived"] == {"block_size": "num_warps * warp_size", "dynamic_lds": "shared"}
@@ -114,7 +115,7 @@ def test_given_values_win_over_the_record(capsys, triton_cache):
     m = made["matmul", "gfx942"]
     _, doc, _ = occupancy_json(capsys, "--block", 64, "--dynamic-lds", 0, m["hsaco"])
     (r,) = doc["results"]
-    assert (r["block_size"], r["dynamic_lds"], r["block_source"]) == (64, 0, "given")
+    assert (r["block_size"], r["dynamic_lds"], r["block_source"], r["dynamic_lds_source"]) == (64, 0, "given", "given")
     assert r["limits"]["lds"] is None  # no LDS at all: the record's 8192 B were not used
     _, doc, _ = occupancy_json(capsys, "--dynamic-lds", 16384, m["hsaco"])
     (r,) = doc["results"]
@@ -183,7 +184,7 @@ def test_a_json_that_is_not_tritons_is_not_a_launch(capsys, triton_cache, tmp_pa
     hsaco.with_suffix(".json").write_text(json.dumps({"something": "else"}))
     _, doc, _ = occupancy_json(capsys, hsaco)
     (r,) = doc["results"]
-    assert r["launch"] is None and r["dynamic_lds"] == 0
+    assert r["launch"] is None and r["dynamic_lds"] == 0 and r["dynamic_lds_source"] == "default"
     assert r["block_source"] == "max_flat_workgroup_size"
 
 

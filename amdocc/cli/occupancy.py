@@ -332,6 +332,7 @@ def run(args: argparse.Namespace) -> int:
             demangled="manual",
             target=usage.target.name,
             block_source="given",
+            dynamic_lds_source="default" if args.dynamic_lds is None else "given",
             launch=None,
         )
     ]
@@ -433,11 +434,12 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
                     co.path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
                 )
                 dynamic_lds = spec.dynamic_lds or 0
+                lds_source = "default" if spec.dynamic_lds is None else "given"
                 if launch is not None and spec.model != "llvm":  # llvm: the compiler's own view
                     if spec.block is None:
                         block, source = launch.block_size, f"{launch.source} launch"
                     if spec.dynamic_lds is None:
-                        dynamic_lds = launch.dynamic_lds
+                        dynamic_lds, lds_source = launch.dynamic_lds, f"{launch.source} launch"
                 occ = occupancy(
                     kernel, block_size=block, dynamic_lds=dynamic_lds, model=spec.model, **where, **spec.options
                 )
@@ -456,6 +458,7 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
                 demangled=demangle(kernel.name),
                 target=str(co.target_id),
                 block_source=source,
+                dynamic_lds_source=lds_source,
                 launch=None if launch is None else launch.as_dict() | {"label": launch.label},
             )
             rows.append(report.dumps(row) if spec.as_json else row)
