@@ -265,3 +265,99 @@ def test_sarif_names_each_budget_as_a_rule_and_validates(capsys, tmp_path):
     hits = [r for r in run["results"] if r["ruleId"] == "budget:spills==0"]
     assert {r["properties"]["value"] for r in hits} == {16, 28}
     assert all(run["tool"]["driver"]["rules"][r["ruleIndex"]]["id"] == r["ruleId"] for r in run["results"])
+
+
+# --------------------------------------------------------------------------- fuzzing the parser
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from amdocc.errors import UsageError  # noqa: E402
+from amdocc.policy import budgets  # noqa: E402
+
+_PIECES = [
+    *budgets.FIELDS,
+    *budgets.OPERATORS,
+    "hip",
+    "llvm",
+    "hw",
+    "true",
+    "false",
+    "[",
+    "]",
+    ",",
+    ";",
+    ":",
+    "::",
+    "*",
+    "k_",
+    "1",
+    "0",
+    "2.5",
+    "1e3",
+    " ",
+    "=",
+    "!",
+    "-",
+    "(",
+    ")",
+    "x",
+    "'",
+    "\\",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+def test_any_text_parses_or_is_refused_by_a_usage_error(text):
+    """Any text either parses, and each comparison's canonical text parses back to itself, or is
+    refused by a UsageError of one line that names the budget; nothing else escapes."""
+    try:
+        groups = budgets.parse(text)
+    except UsageError as exc:
+        assert "\n" not in exc.message and exc.message.startswith("budget ")
+        return
+    for g in groups:
+        for c in g.comparisons:
+            ((again,),) = [g2.comparisons for g2 in budgets.parse(c.text)]
+            assert again == c
+
+
+@st.composite
+def _comparison(draw):
+    name = draw(st.sampled_from(list(budgets.FIELDS)))
+    spec = budgets.FIELDS[name]
+    model = None
+    if spec.models == "required" or (spec.models == "optional" and draw(st.booleans())):
+        model = draw(st.sampled_from(budgets.MODELS))
+    text = name + (f"[{model}]" if model else "")
+    if spec.kind == "bool":
+        op, value = draw(st.sampled_from(["==", "!="])), draw(st.sampled_from(["true", "false"]))
+    else:
+        op, value = draw(st.sampled_from(budgets.OPERATORS)), str(draw(st.integers(0, 10**6)))
+    space = draw(st.sampled_from(["", " ", "  "]))
+    return f"{space}{text}{space}{op}{space}{value}{space}", (name, model, op)
+
+
+@st.composite
+def _budget(draw):
+    groups, want = [], []
+    for _ in range(draw(st.integers(1, 3))):
+        comps = draw(st.lists(_comparison(), min_size=1, max_size=3))
+        scope = draw(st.sampled_from([None, "k_*", "ns::attn*", "*gemm*"]))
+        groups.append((f"{scope}: " if scope else "") + ",".join(t for t, _ in comps))
+        want.append((scope, [w for _, w in comps]))
+    return ";".join(groups), want
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_budget(), st.integers(0, 200), st.sampled_from(_PIECES))
+def test_grammatical_budgets_parse_to_what_was_written_and_one_insertion_never_escapes(made, at, piece):
+    text, want = made
+    groups = budgets.parse(text)
+    assert [(g.scope, [(c.field, c.model, c.op) for c in g.comparisons]) for g in groups] == want
+    mutated = text[: at % (len(text) + 1)] + piece + text[at % (len(text) + 1) :]
+    try:
+        budgets.parse(mutated)
+    except UsageError as exc:
+        assert "\n" not in exc.message and exc.message.startswith("budget ")
