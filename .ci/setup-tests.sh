@@ -24,6 +24,18 @@ fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test,hip,plot]"
 python3 -c "import matplotlib, hypothesis, yaml" # the extras the tests compare or plot with
 python3 -m pip install -q --disable-pip-version-check "triton==3.9.0"
+# ROCm 10.0's compiler backend, the third LLVM oracle (tools/rocm_llc.py; tests/test_llvm_differential.py,
+# tests/test_rocm10_compiler.py): rocm/bindings/llvm/libLLVM.so, AMD's LLVM 23.0.0git 8f497e0992fb. It
+# imports zlib and zstd under TheRock's names (librocm_sysdeps_{z,zstd}.so.1, symbol version
+# AMDROCM_SYSDEPS_1.0), which no package ships: tools/rocm_sysdeps builds two forwarding libraries
+# over the system's libz.so.1 and libzstd.so.1 with cc into .cache/rocm-sysdeps.
+python3 -m pip install -q --disable-pip-version-check "rocm-bindings-compiler==10.0.0.0.1.2" "rocm-bindings-core==10.0.0.0.1.2"
+if ! command -v cc >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq gcc libc6-dev zlib1g libzstd1 >/dev/null
+fi
+bash tools/rocm_sysdeps/build.sh .cache/rocm-sysdeps
 # FlyDSL compiles offline with the CPU build of torch 2.13.0. Pinned to the FlyDSL whose answers the
 # fixtures record; an install that fails stops the setup (set -e): with AMDOCC_REQUIRE_ORACLES=1 the
 # tests would fail on the missing package anyway, and saying so here names the cause.

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from ..errors import AmdoccError
 from .render import error, fmt, table
 
 if TYPE_CHECKING:
@@ -213,6 +214,21 @@ def inspect_file(item: FileItem, options: InspectOptions) -> Iterator[Event]:
         yield "seen", selection.summary()
 
 
+def _mode_shown(k: Any, co: CodeObject) -> str:
+    """The mode column: the descriptor's WGP_MODE where the code object records its mode; where it
+    does not (targets.toml mode_recorded, by compiler), the default the models assume, marked '*'."""
+    from ..models.usage import from_kernel
+
+    if co.target is not None:
+        try:
+            usage = from_kernel(k)
+        except AmdoccError:
+            usage = None
+        if usage is not None and usage.mode_assumed is not None:
+            return ("WGP" if usage.wgp_mode else "CU") + "*"
+    return {True: "WGP", False: "CU", None: "-"}[k.resources.wgp_mode]
+
+
 def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled: bool = False) -> str:
     from ..demangle import display
 
@@ -242,7 +258,7 @@ def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled
                     fmt(r.lds),
                     fmt(r.scratch),
                     fmt(r.max_flat_workgroup_size),
-                    {True: "WGP", False: "CU", None: "-"}[r.wgp_mode],
+                    _mode_shown(k, co),
                 ]
             )
         lines.append(
@@ -262,6 +278,11 @@ def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled
                 ],
             )
         )
+        if any(row[-1].endswith("*") for row in rows):
+            lines.append(
+                f"    * the code object does not record CU or WGP mode on {co.target.name if co.target else '?'}: "
+                "the processor's default is assumed (occupancy --wgp/--cu-mode chooses)"
+            )
         for k in co.kernels:
             shown = _findings(k.findings, which_findings, "      ")
             if shown:
