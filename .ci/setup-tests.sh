@@ -41,6 +41,17 @@ bash tools/rocm_sysdeps/build.sh .cache/rocm-sysdeps
 # tests would fail on the missing package anyway, and saying so here names the cause.
 python3 -m pip install -q --disable-pip-version-check "flydsl==0.5.0" "torch==2.13.0" numpy
 
+# The CI action and the pre-commit hook (tests/test_ci_action.py). The action's install step builds
+# this checkout offline, so the build backend (hatchling) is installed for --no-build-isolation;
+# pre-commit itself runs the hook, building the hook's environment from a local wheelhouse (the
+# build backend and amdocc's dependencies, each pinned: --no-deps) so no index is needed at test time.
+python3 -m pip install -q --disable-pip-version-check "hatchling==1.33.0" "pre-commit==4.7.0"
+if ! ls .cache/wheelhouse/pycxxfilt-1.2.0-*.whl >/dev/null 2>&1; then
+  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d .cache/wheelhouse \
+      "hatchling==1.33.0" "packaging==26.4" "pathspec==1.1.1" "pluggy==1.7.0" \
+      "trove-classifiers==2026.9.21.13" "tomlkit==0.15.2" "msgpack==1.2.4" "zstandard==0.25.0" "pycxxfilt==1.2.0"
+fi
+
 # The corpus: pinned to the release the project was measured on, newest pre-release otherwise.
 if [ ! -d .cache/aiter/aiter_meta/hsa/gfx942 ]; then
   mkdir -p .cache/aiter-wheel .cache/aiter

@@ -157,7 +157,10 @@ def artifact_uri(path: str) -> str:
 
 
 def sarif(result: Record, version: str) -> Record:
+    from .policy import budgets
+
     rules = [r for r in RULES if r in result["settings"]["rules"]]
+    rules += budgets.rules_of(tuple(result["settings"].get("budgets", ())))  # budget:<comparison>
     index = {r: i for i, r in enumerate(rules)}
     baseline = result.get("baseline")
     results: list[Record] = []
@@ -229,8 +232,8 @@ def sarif(result: Record, version: str) -> Record:
         "rules": [
             {
                 "id": r,
-                "name": _camel(r),
-                "shortDescription": {"text": RULE_SUMMARY[r]},
+                "name": _camel(r) if r in RULE_SUMMARY else "Budget",
+                "shortDescription": {"text": RULE_SUMMARY[r] if r in RULE_SUMMARY else budgets.summary(r)},
                 "defaultConfiguration": {"level": "error"},
             }
             for r in rules

@@ -13,7 +13,9 @@ from .render import table
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..codeobject.model import Kernel
     from ..policy.baseline import Entry
+    from ..policy.budgets import Outcome
     from ..policy.checks import Settings
     from .parallel import Event, FileItem
 
@@ -37,6 +39,12 @@ selection that matches nothing exits 2 naming what is there.
 
 Exit status: 0 no new violation, 1 new violations (or stale entries with --fail-on-stale),
 2 bad usage, unreadable input or nothing selected."""
+
+
+def _check_budget(text: str) -> None:
+    from ..policy.budgets import parse
+
+    parse(text.strip())
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,6 +92,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=a.byte_size(),
         metavar="BYTES",
         help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)",
+    )
+    r.add_argument(
+        "--budget",
+        action="append",
+        type=a.Checked(_check_budget, "spills==0, vgprs<=128", ("", "vgpr<=1", "spills==")),
+        metavar="EXPR",
+        help="per-kernel budget, e.g. 'spills==0, vgprs<=128' or 'attn_*: waves_per_simd[hip]>=2' "
+        "(repeatable; fields and grammar: docs/caches-and-budgets.md)",
     )
     s = parser.add_argument_group("selection")
     shared.add_kernel_argument(s)
@@ -226,8 +242,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             (errors if kind == "error" else skipped).append(value)
 
+    from ..policy.budgets import rules_of
+
+    budget_rules = set(rules_of(settings.budgets))
+
     def in_scope(e: Entry) -> bool:
-        return e.rule in settings.rules and selection.covers(e.kernel, e.target)
+        return (e.rule in settings.rules or e.rule in budget_rules) and selection.covers(e.kernel, e.target)
 
     found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"], v["location"], v["copy"]) for v in violations]
     statuses, stale = bl.classify(found, entries, in_scope)
@@ -294,9 +314,12 @@ def check_file(
 ) -> Iterator[Event]:
     """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
     per part passed over or unreadable, and last ("seen", what the selection passed over)."""
+    import dataclasses
+
     from ..demangle import demangle
     from ..errors import AmdoccError
     from ..identity import location_of, relative_path
+    from ..integrations.launches import recorded_launch
     from ..policy.checks import Settings, declared_block, evaluate
     from .parallel import kernel_error
     from .selection import Selection, selected_in
@@ -324,7 +347,17 @@ def check_file(
             "location": location,  # with "copy", numbered by run(): amdocc.identity
         }
         try:
-            verdict = evaluate(kernel, settings, where=where, declared=declared_block(kernel))
+            judged, declared, launch = settings, declared_block(kernel), None
+            if item_path := co.path:  # a launch a Triton cache or .pt2 records: judged at it
+                launch = recorded_launch(
+                    item_path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
+                )
+            if launch is not None:
+                declared = (launch.block_size, f"{launch.source} launch")
+                if not settings.dynamic_lds:
+                    judged = dataclasses.replace(settings, dynamic_lds=launch.dynamic_lds)
+            verdict = evaluate(kernel, judged, where=where, declared=declared)
+            budget_outcomes = budget_check(kernel, judged, where, declared, ident["demangled"])
         except AmdoccError as exc:
             yield "error", kernel_error(co, kernel, exc)
             continue
@@ -335,10 +368,32 @@ def check_file(
                 "violations": [
                     {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
                     for v in verdict.violations
+                ]
+                + [
+                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message}
+                    for b in budget_outcomes
+                    if b.violated
                 ],
-                "not_evaluated": [(n.rule, n.reason, n.model) for n in verdict.not_evaluated],
+                "not_evaluated": [(n.rule, n.reason, n.model) for n in verdict.not_evaluated]
+                + [(b.rule, b.message, None) for b in budget_outcomes if not b.violated],
+                "launch": None if launch is None else launch.as_dict(),
             },
         )
+
+
+def budget_check(
+    kernel: Kernel, settings: Settings, where: dict[str, Any], declared: tuple[int | None, str], demangled: str
+) -> list[Outcome]:
+    """The budgets' comparisons on one kernel, at the --block given, else the declared (or
+    recorded) launch."""
+    if not settings.budgets:
+        return []
+    from ..models import occupancy
+    from ..policy.budgets import Facts, evaluate
+
+    block, source = (settings.block, "given") if settings.block else declared
+    facts = Facts(kernel, where, block, source, settings.dynamic_lds, occupancy)
+    return evaluate(settings.budgets, (kernel.name, demangled), facts)
 
 
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}
@@ -378,6 +433,8 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
     lines += skipped_lines(result["skipped"])
     s = result["summary"]
     rules = ", ".join(result["settings"]["rules"])
+    if result["settings"].get("budgets"):
+        rules += f"; budgets {'; '.join(result['settings']['budgets'])}"
     if s["violations"]:
         verdict = f"{s['violations']} violation(s): {s['failing']} failing, {s['accepted']} accepted by the baseline"
     else:

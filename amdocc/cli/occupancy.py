@@ -188,9 +188,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dynamic-lds",
         type=a.byte_size(),
-        default=0,
+        default=None,
         metavar="BYTES",
-        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)",
+        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix; default 0, or the launch a Triton "
+        "cache or AOTInductor package records)",
     )
     add_kernel_argument(parser)
     add_mangled_argument(parser)
@@ -343,7 +344,7 @@ def run(args: argparse.Namespace) -> int:
         target=args.target,
         device=args.device,
         block_size=args.block,
-        dynamic_lds=args.dynamic_lds,
+        dynamic_lds=args.dynamic_lds or 0,
         model=args.model,
         what_if=bool(args.what_if),
         **options,
@@ -359,6 +360,8 @@ def run(args: argparse.Namespace) -> int:
             demangled="manual",
             target=usage.target.name,
             block_source="given",
+            dynamic_lds_source="default" if args.dynamic_lds is None else "given",
+            launch=None,
         )
     ]
     if args.json:
@@ -382,7 +385,7 @@ class Spec:
     kernel: str | None
     what_if: bool
     block: int | None
-    dynamic_lds: int
+    dynamic_lds: int | None  # None: not given (0, or the recorded launch's)
     model: str
     options: dict[str, Any]
     as_json: bool
@@ -451,6 +454,7 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
     from .. import report
     from ..demangle import demangle
     from ..errors import AmdoccError
+    from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
     from ..models.nextstep import next_step
     from .parallel import kernel_error, read
@@ -466,10 +470,20 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
         for kernel in selection.kernels_of(co):
             block, source = block_for(kernel, spec.block, spec.model)
             try:
+                launch = recorded_launch(
+                    co.path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
+                )
+                dynamic_lds = spec.dynamic_lds or 0
+                lds_source = "default" if spec.dynamic_lds is None else "given"
+                if launch is not None and spec.model != "llvm":  # llvm: the compiler's own view
+                    if spec.block is None:
+                        block, source = launch.block_size, f"{launch.source} launch"
+                    if spec.dynamic_lds is None:
+                        dynamic_lds, lds_source = launch.dynamic_lds, f"{launch.source} launch"
                 occ = occupancy(
                     kernel,
                     block_size=block,
-                    dynamic_lds=spec.dynamic_lds,
+                    dynamic_lds=dynamic_lds,
                     model=spec.model,
                     mode=spec.mode,
                     **where,
@@ -490,6 +504,8 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
                 demangled=demangle(kernel.name),
                 target=str(co.target_id),
                 block_source=source,
+                dynamic_lds_source=lds_source,
+                launch=None if launch is None else launch.as_dict() | {"label": launch.label},
             )
             rows.append(report.dumps(row) if spec.as_json else row)
         if rows:
@@ -600,6 +616,8 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
             notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}")
         for w in r["warnings"]:
             notes.append(f"    {name}: warning: {w}")
+        if r.get("launch"):
+            notes.append(f"    {name}: {r['launch']['label']}")
     # The llvm model over the flat workgroup range counts its limits in waves per SIMD.
     per = f"workgroups/{unit}" if results[0]["block_size"] is not None else "waves/SIMD"
     text = table(

@@ -103,7 +103,7 @@ def _entry(raw: object, path: Path, index: int, version: int = VERSION) -> Entry
     for key in ("kernel", "target", "rule"):
         if not isinstance(raw.get(key), str):
             raise FormatError(f"{where} has no string {key!r}")
-    if raw["rule"] not in RULES:
+    if raw["rule"] not in RULES and not raw["rule"].startswith("budget:"):  # budget:<comparison>
         raise FormatError(f"{where}: unknown rule {raw['rule']!r} (rules: {', '.join(RULES)})")
     value = raw.get("value")
     if not (value is None or isinstance(value, (int, float, str))) or isinstance(value, bool):
@@ -118,10 +118,15 @@ def _entry(raw: object, path: Path, index: int, version: int = VERSION) -> Entry
     return Entry(raw["kernel"], raw["target"], raw["rule"], value, location, copy)
 
 
+def _order(rule: str) -> tuple[int, str]:
+    """Rules in report order, then budgets by their text."""
+    return (RULES.index(rule), "") if rule in RULES else (len(RULES), rule)
+
+
 def dumps(entries: Iterable[Entry]) -> str:
     ordered = sorted(
         entries,
-        key=lambda e: (e.target, e.location is not None, e.location or "", e.kernel, e.copy, RULES.index(e.rule)),
+        key=lambda e: (e.target, e.location is not None, e.location or "", e.kernel, e.copy, *_order(e.rule)),
     )
     lines = [json.dumps(e.as_dict(), sort_keys=False) for e in ordered]
     body = ",\n  ".join(lines)

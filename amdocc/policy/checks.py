@@ -62,6 +62,7 @@ class Settings:
     block: int | None = None  # block size for the occupancy floor (default: declared)
     dynamic_lds: int = 0
     model: str = "hip"  # model of the occupancy floor
+    budgets: tuple[str, ...] = ()  # budget expressions (policy/budgets.py), checked as rules budget:...
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.rules if r not in RULES]
@@ -71,7 +72,8 @@ class Settings:
             raise UsageError("the occupancy rule needs a floor (min-occupancy, in waves per SIMD)")
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        # budgets only when given, so that the settings of a run without them read as before
+        return {name: getattr(self, name) for name in self.__slots__ if name != "budgets" or self.budgets}
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +116,10 @@ def expand_rules(names: Iterable[str]) -> tuple[str, ...]:
 
 def worse(rule: str, value: object, accepted: object) -> bool:
     """Is ``value`` worse than the ``accepted`` one a baseline recorded? Only numbers compare."""
+    if rule.startswith("budget:"):
+        from .budgets import worse as budget_worse
+
+        return budget_worse(rule, value, accepted)
     numbers = (int, float)
     if not isinstance(value, numbers) or not isinstance(accepted, numbers) or isinstance(value, bool):
         return False
