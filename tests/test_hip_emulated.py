@@ -15,6 +15,7 @@ import amdocc
 from amdocc.devices import get_device
 from amdocc.models.hip import profile_for_runtime
 from amdocc.targets import get_target
+from amdocc.testing import SynthSpec, synthesize
 from hip_emulated import record, runtime_dir, runtimes
 
 # Block sizes at the edges: one thread, not a wave multiple either side of one and two waves,
@@ -147,8 +148,6 @@ def test_rocm52_creates_only_the_devices_it_knows_and_refuses_a_code_object_v6()
 def test_rocm52_loads_a_v4_code_object_and_answers(hip_oracle, tmp_path):
     """ROCm 5.2.3 on gfx90a: a code object v6 is refused (hipErrorSharedObjectInitFailed, "COMGR
     failed to get code object ISA name"); v4 loads and answers occupancy and attributes."""
-    from amdocc.testing import SynthSpec, synthesize
-
     hip = hip_oracle(runtime_dir("rocm-5.2"), "gfx90a")
     hello = hip.hello()
     assert hello["runtime_version"] == 50221153 and hello["gcnArchName"] == "gfx90a:sramecc+:xnack-"
@@ -166,3 +165,54 @@ def test_rocm52_loads_a_v4_code_object_and_answers(hip_oracle, tmp_path):
     record("rocm-5.2", "gfx90a", 5)
     # 128 VGPRs of 512 per SIMD: 4 waves per SIMD, 16 per CU; 16 KiB of 64 KiB LDS: 4 blocks
     assert answers == {64: 4, 256: 4, 1024: 1}
+
+
+def wave0_kernel(tmp_path) -> bytes:
+    """A gfx90a code object v4 whose metadata claims .wavefront_size 0 (descriptor and code as
+    usual), assembled and linked by LLVM 22's llvm-mc and ld.lld."""
+    import subprocess
+
+    from amdocc.testing.synth import assembly, find_llvm_tool
+
+    text = assembly(SynthSpec("gfx90a", 64, 0, 40, 0, code_object_version=4))
+    assert ".wavefront_size: 64" in text
+    src, obj, out = tmp_path / "k.s", tmp_path / "k.o", tmp_path / "k.co"
+    src.write_text(text.replace(".wavefront_size: 64", ".wavefront_size: 0"))
+    mc = [find_llvm_tool("llvm-mc"), "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-filetype=obj", str(src)]
+    subprocess.run([*mc, "-o", str(obj)], check=True)
+    subprocess.run([find_llvm_tool("ld.lld"), "-shared", str(obj), "-o", str(out)], check=True)
+    return out.read_bytes()
+
+
+def test_a_query_that_kills_the_runtime_answers_crashed_and_the_worker_comes_back(hip_oracle, tmp_path):
+    """ROCm 7.14 reads .wavefront_size from the metadata and divides by it: SIGFPE. The client
+    answers crashed:SIGFPE, starts a new worker and reloads the module on its next use. ROCm
+    5.2.3 overwrites the wave size with the agent's (64) and answers as for a wave64 kernel."""
+    image = wave0_kernel(tmp_path)
+    (k,) = amdocc.load(image)[0].kernels
+    twin = amdocc.load(synthesize(SynthSpec("gfx90a", 64, 0, 40, 0, code_object_version=4)))[0].kernels[0]
+
+    hip = hip_oracle(runtime_dir("rocm-7.14"), "gfx90a")
+    module = hip.load(image)
+    assert module["ok"], module
+    assert hip.occupancy(module["module"], k.name, 256) == {"ok": False, "error": "crashed:SIGFPE"}
+    assert hip.occupancy(module["module"], k.name, 64) == {"ok": False, "error": "crashed:SIGFPE"}
+    assert hip.crashes == 2
+    (co,) = samples("gfx90a")
+    again = hip.load(co.data)["module"]
+    sample_kernel = co.kernels[0]
+    assert hip.occupancy(again, sample_kernel.name, 256) == {
+        "ok": True,
+        "value": amdocc.occupancy(sample_kernel, block_size=256, profile="rocm-7.14").blocks_per_cu,
+    }
+    record("rocm-7.14", "gfx90a", 3)
+
+    old = hip_oracle(runtime_dir("rocm-5.2"), "gfx90a")
+    module = old.load(image)["module"]
+    # 64 VGPRs: 512 / 64 = 8 waves per SIMD; 40 SGPRs: 800 / alignUp(40, 16) = 16; so 8 waves per
+    # SIMD, 32 per CU: 256 threads of wave64 = 4 waves -> 8 blocks, 64 threads -> 32 blocks
+    got = {block: old.occupancy(module, k.name, block) for block in (64, 256)}
+    assert got == {64: {"ok": True, "value": 32}, 256: {"ok": True, "value": 8}}
+    for block, answer in got.items():
+        assert answer["value"] == amdocc.occupancy(twin, block_size=block, profile="rocm-5.6").blocks_per_cu
+    record("rocm-5.2", "gfx90a", 2)
