@@ -277,3 +277,20 @@ def test_synthesized_kernels_on_every_emulated_processor_of_every_runtime(hip_or
     if profile_for_runtime(50221153).profile.name != "rocm-5.2" and "rocm-5.2" in {r for r, _, _ in runtimes()}:
         assert disagreeing.get("rocm-5.2") == {"gfx1030"}, disagreeing  # the pending finding still holds
     assert "rocm-7.14" not in disagreeing
+
+
+@pytest.mark.parametrize("processor", ["gfx942", "gfx1201"])
+def test_rocm714_with_flags_answers_as_without(hip_oracle, processor):
+    """hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags with hipOccupancyDefault (0) and
+    hipOccupancyDisableCachingOverride (1): HIP ignores the flag in its computation."""
+    hip = hip_oracle(runtime_dir("rocm-7.14"), processor)
+    (co,) = samples(processor)
+    module = hip.load(co.data)["module"]
+    for k in co.kernels:
+        for block in (64, 256, 1024):
+            plain = hip.occupancy(module, k.name, block, 4096)
+            for flags in (0, 1):
+                assert hip.occupancy(module, k.name, block, 4096, flags=flags) == plain
+            want = amdocc.occupancy(k, block_size=block, dynamic_lds=4096, profile="rocm-7.14").blocks_per_cu
+            assert plain == {"ok": True, "value": want}
+            record("rocm-7.14", processor, 3)
