@@ -294,3 +294,19 @@ def test_rocm714_with_flags_answers_as_without(hip_oracle, processor):
             want = amdocc.occupancy(k, block_size=block, dynamic_lds=4096, profile="rocm-7.14").blocks_per_cu
             assert plain == {"ok": True, "value": want}
             record("rocm-7.14", processor, 3)
+
+
+def test_bad_images_are_refused_by_the_runtime_without_a_crash_or_an_unmodelled_call(hip_oracle):
+    """Not an ELF, a truncated code object, and a code object for another processor: HIP says no
+    (its own error names for the first and the last), the worker lives on, the emulator is asked
+    nothing it does not model (the fixture checks at teardown)."""
+    hip = hip_oracle(runtime_dir("rocm-7.14"), "gfx942")
+    (co,) = samples("gfx942")
+    (other,) = samples("gfx1100")
+    assert hip.load(b"not an elf at all" * 10) == {"ok": False, "error": "hipErrorInvalidImage"}
+    assert hip.load(co.data[:1500]) == {"ok": False, "error": "hipErrorInvalidImage"}
+    half = hip.load(co.data[: len(co.data) // 2])
+    assert half["ok"] is False and half["error"].startswith("hipError"), half
+    assert hip.load(other.data) == {"ok": False, "error": "hipErrorNoBinaryForGpu"}
+    assert hip.crashes == 0
+    assert hip.load(co.data)["ok"]  # and it still loads what it should
