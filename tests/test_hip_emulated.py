@@ -252,6 +252,7 @@ def synthesized(processor: str, n: int, seed: int) -> list[bytes]:
 PENDING_PROFILE = {"rocm-5.2": {"gfx1030"}}
 
 
+@pytest.mark.slow  # assembles and links 66 kernels
 def test_synthesized_kernels_on_every_emulated_processor_of_every_runtime(hip_oracle, request):
     seed = int(request.config.getoption("hypothesis_seed", None) or 0)
     disagreeing: dict[str, set[str]] = {}

@@ -23,6 +23,8 @@ import pytest
 import amdocc
 from hip_emulated import ROOT, record, runtime_dir, runtime_env
 
+pytestmark = pytest.mark.slow  # a child pytest per processor (about 30 s each)
+
 FLYDSL_TEST = "tests/test_hip_live.py::test_flydsls_own_max_blocks_per_cu_answers_through_the_same_runtime"
 FLYDSL_PROCESSORS = {"gfx942", "gfx950"}  # the FlyDSL cases (tools/fixtures/flydsl_cases.py) compile for these
 
