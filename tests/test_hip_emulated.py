@@ -305,7 +305,10 @@ def test_bad_images_are_refused_by_the_runtime_without_a_crash_or_an_unmodelled_
     (co,) = samples("gfx942")
     (other,) = samples("gfx1100")
     assert hip.load(b"not an elf at all" * 10) == {"ok": False, "error": "hipErrorInvalidImage"}
-    assert hip.load(co.data[:1500]) == {"ok": False, "error": "hipErrorInvalidImage"}
+    # A code object cut after 1500 bytes: hipErrorInvalidImage in a fresh process; once a module
+    # has been loaded, HIP 7.14 instead throws inside (its log: "HIP Exception: C++ Exception:
+    # basic_string::_M_create") and answers hipErrorUnknown, before any HSA call.
+    assert hip.load(co.data[:1500])["error"] in ("hipErrorInvalidImage", "hipErrorUnknown")
     half = hip.load(co.data[: len(co.data) // 2])
     assert half["ok"] is False and half["error"].startswith("hipError"), half
     assert hip.load(other.data) == {"ok": False, "error": "hipErrorNoBinaryForGpu"}
