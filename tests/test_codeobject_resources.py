@@ -252,3 +252,39 @@ def test_a_spill_count_that_is_not_an_integer_is_a_finding(key):
     ]
     r, findings = _findings({key: -2})
     assert [f.message for f in findings if f.code == "out-of-range"] == [f"{key} is negative (-2)"]
+
+
+def test_findings_come_in_the_order_of_the_steps():
+    # inspect --json lists a kernel's findings in the order resolve() raises them: wave size and
+    # WGP mode, VGPRs, SGPRs, segments, the workgroup limit's type, the impossible values, spills.
+    # One finding from each step, worked from the rules above: the note says wave32 where the
+    # descriptor selects wave64 (and gfx942 runs wave64 only); (5 + 1) x 8 = 48 VGPRs allocated for
+    # 600 used, (2 + 1) x 8 = 24 SGPRs for 30; 16384 B of LDS against the descriptor's 32768 B;
+    # 600 VGPRs exceed gfx942's 512; a spill count of -1.
+    findings: list = []
+    resolve(
+        GFX942,
+        5,
+        {
+            ".wavefront_size": 32,
+            ".vgpr_count": 600,
+            ".agpr_count": 0,
+            ".sgpr_count": 30,
+            ".group_segment_fixed_size": 16384,
+            ".max_flat_workgroup_size": "x",
+            ".vgpr_spill_count": -1,
+        },
+        descriptor(GFX942, vgpr_blocks=5, sgpr_blocks=2, lds=32768),
+        {},
+        findings,
+    )
+    assert [(f.code, f.message.split(" ")[0]) for f in findings] == [
+        ("wave-size-mismatch", "metadata"),
+        ("out-of-range", "wave32"),
+        ("vgpr-below-used", "descriptor"),
+        ("sgpr-below-used", "descriptor"),
+        ("lds-mismatch", "metadata"),
+        ("metadata-type", ".max_flat_workgroup_size"),
+        ("out-of-range", "600"),
+        ("out-of-range", ".vgpr_spill_count"),
+    ]
