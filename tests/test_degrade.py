@@ -1,5 +1,5 @@
 """A fact one model lacks leaves that model out, says why once per target with a count on
-standard error, and keeps the row and the other models (issue 18.4).
+standard error, and keeps the row and the other models.
 
 gfx1250's hw_wave_slots is unknown (tables/targets.toml names the sources that disagree), so the
 hw model cannot answer there; hip and llvm can. Kernels are made by llvm-mc-22/ld.lld-22

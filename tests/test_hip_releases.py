@@ -14,7 +14,7 @@ and PR #10618 for develop. Before CLR, ROCm 5.2 from ROCm/hipamd rocm-5.2.x (src
 the occupancy function with its own VGPR if-chain) and ROCm/ROCclr rocm-5.2.x (device/device.cpp,
 device/rocm/rocdevice.cpp, device/rocm/rocsettings.cpp, device/rocm/rockernel.cpp). ROCm 10.0 and
 10.1, whose release branches were not readable, from the develop commits they were cut from and
-the cherry-picks ROCm/TheRock's release/therock-10.0 records. Then one test per defect of issue 12.
+the cherry-picks ROCm/TheRock's release/therock-10.0 records. Then one test per defect the profiles once had.
 """
 
 from __future__ import annotations
@@ -709,7 +709,7 @@ def test_every_profile_has_hand_worked_cases_and_the_counts_per_profile():
     assert set(cases) == own and agree == cases
 
 
-# -- issue 12's defects, one test each ----------------------------------------------------------
+# -- defects the profiles once had, one test each -------------------------------------------------
 
 
 def test_a_boolean_and_the_integer_1_never_share_an_answer():
@@ -854,7 +854,7 @@ def test_gfx1150_and_gfx1151_from_rocm_6_2_on():
 # -- profiles established by inference ------------------------------------------------------------
 
 INFERRED = {"rocm-7.0", "rocm-7.1", "rocm-7.2", "rocm-7.10", "rocm-7.12", "rocm-7.14", "rocm-10.0", "rocm-10.1"}
-# rocm-7.14's answers were confirmed by ROCm 7.14's own runtime (issue 17): its evidence stays data.
+# rocm-7.14's answers were confirmed by ROCm 7.14's own runtime: its evidence stays data.
 CONFIRMED = {"rocm-7.14"}
 
 

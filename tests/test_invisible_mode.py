@@ -1,4 +1,4 @@
-"""When the code object does not say CU or WGP mode (issue 19 item 4).
+"""When the code object does not say CU or WGP mode.
 
 Fixtures (tests/data/fixtures/rocm10_mode, made by ``python3 tools/fixtures rocm10_mode``): the same
 kernels built by ROCm 10.0's compiler for gfx1310 and gfx1250 by default, with +cumode and (gfx1250)
