@@ -126,10 +126,9 @@ def load(source: Source, *, strict: bool = True, limits: Limits | None = None) -
             (FormatError); when ``strict``, also any part that cannot be read (FormatError, or
             LimitError past a safety bound).
     """
-    from .containers import DEFAULT_LIMITS
     from .loader import load as _load
 
-    return _load(source, strict=strict, limits=limits or DEFAULT_LIMITS)
+    return _load(source, strict=strict, limits=limits)
 
 
 def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObject | Skipped | Failed]:
@@ -146,10 +145,9 @@ def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObje
     Raises:
         AmdoccError: the source itself cannot be opened.
     """
-    from .containers import DEFAULT_LIMITS
     from .loader import iter_load as _iter_load
 
-    return _iter_load(source, limits or DEFAULT_LIMITS)
+    return _iter_load(source, limits)
 
 
 def occupancy(

@@ -24,7 +24,9 @@ per-workgroup limit, and kernels amdocc cannot model (unknown processor, dynamic
 
 A baseline file records accepted violations by kernel, target and rule, so that only new ones
 (or ones worse than accepted) fail; entries nothing matches any more are reported as stale.
-Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml.
+Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml, with the same
+names and spellings (max-scratch = "1K"); an option given on the command line overrides the
+file's value, and each override is said on stderr (and under "config_overrides" in --json).
 
 --kernel, --target, --device and --what-if select as in every command: kernels are judged on
 the processor named (code that cannot run there only with --what-if, labelled so), and a
@@ -61,13 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     r.add_argument(
         "--min-occupancy",
-        type=a.Number(0, exclusive=True, what="a number of waves per SIMD"),
+        type=a.WaveFloor(),
         metavar="W",
         help="occupancy floor in waves per SIMD (turns the occupancy rule on)",
     )
-    shared.add_block_argument(
-        r, "block size for the occupancy floor (default: the kernel's declared size)", cfg.MAX_BLOCK
-    )
+    shared.add_block_argument(r, "block size for the occupancy floor (default: the kernel's declared size)")
     r.add_argument(
         "--model",
         type=a.OneOf(cfg.MODELS, "model"),
@@ -144,6 +144,9 @@ def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
         if found is not None:
             name, config = str(found), cfg.read(found)
     settings, rest = cfg.resolve(flags, config, name)
+    args.config_overrides = cfg.overrides(flags, config, name)  # shown on stderr and in --json
+    for line in args.config_overrides:
+        print(f"amdocc: {line}", file=sys.stderr)
     baseline: Path | None = rest.get("baseline")
     fail_on_stale = bool(rest.get("fail_on_stale"))
     if args.update_baseline and baseline is None:
@@ -223,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
     result: dict[str, Any] = {
         "settings": settings.as_dict(),
         "baseline": str(baseline_path) if baseline_path is not None else None,
+        "config_overrides": args.config_overrides,
         "violations": violations,
         "stale": [e.as_dict() for e in stale],
         "not_evaluated": [{"rule": r, "reason": why, "kernels": n} for (r, why), n in not_evaluated.items()],

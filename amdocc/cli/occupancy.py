@@ -163,7 +163,7 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
     mode = m.add_mutually_exclusive_group()
     mode.add_argument("--wgp", action="store_true", help="WGP mode (the default where it exists)")
     mode.add_argument("--cu-mode", action="store_true", help="CU mode")
-    m.add_argument("--max-flat-workgroup-size", type=a.integer(1, 1024), metavar="N", help=".max_flat_workgroup_size")
+    m.add_argument("--max-flat-workgroup-size", type=a.WorkgroupSize(), metavar="N", help=".max_flat_workgroup_size")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

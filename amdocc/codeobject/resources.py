@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..binary import align_up
+from ..numbers import is_whole
 from ..targets import MAX_WORKGROUP_SIZE, Target
 from .descriptor import SGPR_ENCODE_GRANULE, Descriptor
 from .model import ERROR, INFO, WARNING, Finding, Resources
@@ -56,7 +57,7 @@ def _int(md: dict[str, Any], key: str, findings: list[Finding]) -> int | None:
         return value
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_whole(value):
         findings.append(Finding("metadata-type", ERROR, f"{key} is {_shown(value)}, not an integer"))
         return None
     if value < 0:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codeobject.producer import Producer, is_snapshot
-from ..errors import UsageError
+from ..errors import TableError, UsageError
 from ..tabledata import load_table
 from ..targets import Target, wave_map
 
@@ -103,7 +103,7 @@ def rule_sets() -> tuple[LlvmRules, ...]:
             _overrides(name, row.get("overrides", {})),
         )
         if rules.sgpr_occupancy not in SGPR_RULES:
-            raise ValueError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
+            raise TableError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
         out.append(rules)
     return tuple(out)
 
@@ -120,7 +120,7 @@ def _overrides(rules: str, table: dict[str, dict[str, Any]]) -> tuple[tuple[str,
             if column == "cite":
                 continue
             if column not in _OVERRIDABLE:
-                raise ValueError(f"llvm_rules.toml [{rules}.overrides.{processor}]: {column} cannot be overridden")
+                raise TableError(f"llvm_rules.toml [{rules}.overrides.{processor}]: {column} cannot be overridden")
             read.append((column, tuple(sorted(_OVERRIDABLE[column](value, column, processor).items()))))
         out.append((processor, tuple(read)))
     return tuple(out)
