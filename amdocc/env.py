@@ -62,6 +62,12 @@ def _word(text: str) -> str | None:
     return text.strip() or None
 
 
+def _hip_profile(text: str) -> str | None:
+    from .models.hip_profiles import profiles
+
+    return text if text in profiles() else None
+
+
 _COUNT = describe(0)
 _POSITIVE = describe(1)
 _BYTE_COUNT = f"a byte count >= 0 (bytes, or with a {BYTE_SUFFIXES} suffix)"
@@ -211,10 +217,10 @@ VARIABLES: dict[str, Variable] = {
             "AMDOCC_HIP_PROFILE",
             "tests",
             "the HIP profile the live-runtime tests expect (default: the runtime's own release)",
-            "a HIP profile name of tables/hip_profiles.toml",
-            _word,
-            "rocm-7.0",
-            ("   ",),
+            "a HIP profile name of tables/hip_profiles.toml (amdocc occupancy --list-profiles)",
+            _hip_profile,
+            "develop",
+            ("   ", "rocm-0.0"),
         ),
         # The tools (commands and paths; a wrong command fails when it is run).
         *(
