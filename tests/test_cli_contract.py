@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import zipfile
 
 import pytest
 
@@ -501,7 +500,8 @@ def test_the_largest_workgroup_is_llvm_22s_on_every_processor(tmp_path):
     ir = tmp_path / "k.ll"
     ir.write_text(
         "".join(
-            f'define amdgpu_kernel void @k{n}() #{i} {{ ret void }}\nattributes #{i} = {{ "amdgpu-flat-work-group-size"="{n},{n}" }}\n'
+            f"define amdgpu_kernel void @k{n}() #{i} {{ ret void }}\n"
+            f'attributes #{i} = {{ "amdgpu-flat-work-group-size"="{n},{n}" }}\n'
             for i, n in enumerate((256, 1024, 1025, 2048))
         )
     )
