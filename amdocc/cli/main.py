@@ -51,6 +51,19 @@ class Parser(argparse.ArgumentParser):
         short = f"{self.prog} [options]" + (f" {positionals}" if positionals else "") + f"  (see {self.prog} --help)"
         self.exit(EXIT_INPUT, f"usage: {short}\n{self.prog}: error: {message}\n")
 
+    def _get_value(self, action: argparse.Action, arg_string: str) -> object:
+        # amdocc's validated types raise Invalid for a bad value; anything else they raise (a
+        # TableError is a ValueError too) is not the value's fault and must not be turned into
+        # argparse's "invalid X value": it propagates to main, which prints it as one line.
+        from .args import ArgType, Invalid
+
+        if isinstance(action.type, ArgType):
+            try:
+                return action.type(arg_string)
+            except Invalid as exc:
+                raise argparse.ArgumentError(action, str(exc)) from None
+        return super()._get_value(action, arg_string)
+
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)$")
 
@@ -120,13 +133,16 @@ def main(argv: list[str] | None = None) -> int:
     gc.set_threshold(100_000, 50, 100)
     parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
     try:
-        args, extra = parser.parse_known_args(argv)
+        args, extra = parser.parse_known_args(argv)  # an AmdoccError a type meets is caught below
         if extra:
             # Shown with the usage of the subcommand they were given to, not the top level's.
             where = getattr(args, "_parser", parser)
             where.error(unrecognized(where, extra))
     except SystemExit as exc:  # usage errors (2), --help and --version (0): returned, not raised
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
+    except AmdoccError as exc:  # a bad table read while checking a value
+        print(f"amdocc: {exc}", file=sys.stderr)
+        return exc.exit_code
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT
