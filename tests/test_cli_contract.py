@@ -569,3 +569,27 @@ def test_findings_takes_the_severity_users_write(capsys, spelling, level):
     ours = capsys.readouterr().out
     assert main(["inspect", "--findings", level, GFX942]) == 0
     assert capsys.readouterr().out == ours
+
+
+def test_a_floor_the_named_processor_cannot_reach_is_refused(capsys):
+    # gfx942: 8 wave slots per SIMD, both as llc-22 measures getMaxWavesPerEU (the probe) and as
+    # HIP's MaxWavesPerSimd for gfx9 (CLR hip_platform.cpp); gfx1100: llc-22 measures 16.
+    probe = json.loads((ROOT / "tests" / "data" / "llvm22_target_probe.json").read_text())
+    gfx942 = max(probe["gfx942"]["max_waves_per_simd"].values())
+    gfx1100 = max(probe["gfx1100"]["max_waves_per_simd"].values())
+    assert (gfx942, gfx1100) == (8, 16)
+    for where, model in ((["--target", "gfx942"], "hip"), (["--device", "MI300X"], "llvm")):
+        code = main(["check", "--no-config", "--min-occupancy", str(gfx942 + 1), "--model", model, *where, GFX942])
+        err = capsys.readouterr().err
+        assert code == 2 and err == (
+            f"amdocc: --min-occupancy {gfx942 + 1} can never be met on {where[1]}: the {model} model counts at most "
+            f"{gfx942} waves per SIMD on gfx942 ({'hip_' if model == 'hip' else ''}max_waves_per_simd)\n"
+        )
+        assert main(["check", "--no-config", "--min-occupancy", str(gfx942), "--model", model, *where, GFX942]) in (
+            0,
+            1,
+        )
+        capsys.readouterr()
+    # The same floor on a processor with more slots is a floor, not a usage error.
+    assert main(["check", "--no-config", "--min-occupancy", "9", "--model", "llvm", "--target", "gfx1100", GFX942]) == 2
+    assert "can never be met" not in capsys.readouterr().err  # exit 2 here: no gfx1100 kernel is selected

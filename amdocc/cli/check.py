@@ -180,6 +180,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     from .. import __version__, check_report, report
     from ..policy import baseline as bl
+    from ..policy import check_config as cfg
     from . import args as a
     from . import parallel
     from .render import write_report
@@ -189,6 +190,8 @@ def run(args: argparse.Namespace) -> int:
     a.what_if_needs_a_processor(args)
     settings, baseline_path, fail_on_stale = settings_of(args)
     selection = Selection(args.target, args.device, args.kernel, args.what_if)
+    if selection.named is not None:
+        cfg.floor_on(settings, selection.named[1], selection.target_text or "")
     entries: list[Entry] = []
     if baseline_path is not None and not (args.update_baseline and not baseline_path.exists()):
         entries = bl.read(baseline_path)

@@ -234,6 +234,20 @@ def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | No
     return Settings(rules=chosen, **thresholds), rest
 
 
+def floor_on(settings: Settings, target: Any, named: str) -> None:
+    """With the processor named (--target/--device ``named``), a floor above the waves per SIMD
+    the model can answer there can never be met: a UsageError, before any kernel is read."""
+    if settings.min_occupancy is None or "occupancy" not in settings.rules:
+        return
+    column = "hip_max_waves_per_simd" if settings.model == "hip" else "max_waves_per_simd"
+    most = int(getattr(target, column))
+    if settings.min_occupancy > most:
+        raise UsageError(
+            f"--min-occupancy {_shown(settings.min_occupancy)} can never be met on {named}: the "
+            f"{settings.model} model counts at most {most} waves per SIMD on {target.name} ({column})"
+        )
+
+
 def unused(flags: dict[str, Any], config: dict[str, Any]) -> list[str]:
     """The file's thresholds whose every rule ``--rules`` on the command line turned off."""
     if "rules" not in flags:
