@@ -29,7 +29,7 @@ class Variable:
     contract test sets each)."""
 
     name: str
-    reader: str  # "amdocc" (the package, so the CLI), "tests" or "tools"
+    reader: str  # "amdocc" (the package and every command), "amdocc.testing", "tests" or "tools"
     meaning: str
     form: str
     parse: Callable[[str], object]
@@ -124,7 +124,7 @@ VARIABLES: dict[str, Variable] = {
         ),
         Variable(
             "AMDOCC_LLVM_BIN",
-            "amdocc",
+            "amdocc.testing",
             "directory holding LLVM's tools, for amdocc.testing.synth (default: <tool>-22 on PATH)",
             "an existing directory",
             _directory,
@@ -252,8 +252,9 @@ def read(name: str, environ: Mapping[str, str] | None = None) -> object:
 
 
 def check(reader: str, environ: Mapping[str, str] | None = None) -> list[str]:
-    """Read every variable of ``reader`` ("amdocc", "tests"), raising the first refused; returns
-    warnings for AMDOCC_* names nothing reads, each with the known name it resembles."""
+    """Read every variable of ``reader`` ("amdocc": what every command reads; "tests"), raising
+    the first refused; returns warnings for AMDOCC_* names nothing reads, each with the known
+    name it resembles. A variable of another reader is checked when that reader reads it."""
     env = os.environ if environ is None else environ
     for variable in VARIABLES.values():
         if variable.reader == reader:

@@ -187,8 +187,21 @@ def _targets() -> dict[str, Target]:
         resolved[name] = merged
         # A row without its own note says which row its facts were copied from.
         sources[name] = row.get("source") or f"as {row['like']}: {sources[row['like']]}"
-        out[name] = _build(name, merged, sources[name])
+        out[name] = _row(name, merged, sources[name])
     return out
+
+
+def _row(name: str, merged: dict[str, Any], source: str) -> Target:
+    """One row as a Target; a missing column or a value of the wrong type is a TableError
+    naming the row, not a KeyError or TypeError escaping as a traceback."""
+    try:
+        return _build(name, merged, source)
+    except TableError:
+        raise
+    except KeyError as exc:
+        raise TableError(f"targets.toml [{name}]: no {exc.args[0]!r} column (and no row it is like has one)") from None
+    except (TypeError, ValueError) as exc:
+        raise TableError(f"targets.toml [{name}]: a value of the wrong type ({exc})") from None
 
 
 @functools.cache

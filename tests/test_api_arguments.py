@@ -223,6 +223,11 @@ def test_cli_exit_status_is_the_error_classs(capsys, monkeypatch):
             "targets.toml: mach 0x20 used by gfx600 and gfx601",
         ),
         (lambda text: text + "\n[broken\n", "targets.toml: not valid TOML"),
+        (
+            lambda text: text.replace("lds_granule = ", "lds_granul = ", 1),
+            "targets.toml [gfx600]: no 'lds_granule' column",
+        ),
+        (lambda text: text.replace("mach = 0x20", 'mach = "x"', 1), "targets.toml [gfx600]: a value of the wrong type"),
     ],
 )
 def test_a_bad_table_is_one_line_and_exit_2_not_a_traceback(tmp_path, edit, words):

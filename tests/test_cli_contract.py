@@ -366,6 +366,18 @@ def test_the_suites_variables_are_checked_too(name, bad):
     assert exc.value.message == f"{name}={bad!r}: expected {env.VARIABLES[name].form}"
 
 
+def test_the_llvm_tools_directory_is_checked_when_synth_reads_it(capsys, monkeypatch):
+    from amdocc.errors import UsageError
+    from amdocc.testing.synth import find_llvm_tool
+
+    monkeypatch.setenv("AMDOCC_LLVM_BIN", "/nonexistent/amdocc-llvm")
+    assert main(["inspect", GFX942]) == 0  # no command reads it
+    capsys.readouterr()
+    with pytest.raises(UsageError) as exc:
+        find_llvm_tool("llc")
+    assert exc.value.message == "AMDOCC_LLVM_BIN='/nonexistent/amdocc-llvm': expected an existing directory"
+
+
 def test_pytest_itself_stops_on_a_bad_variable_of_the_suite(tmp_path):
     # AMDOCC_REQUIRE_ORACLES=true used to mean "not required" (only "1" was): CI would skip in silence.
     run = subprocess.run(
