@@ -191,7 +191,7 @@ def test_the_hang_timer_counts_cpu_time_not_waiting():
     with pytest.raises(TimeoutError, match="of CPU time"), hang_alarm(0.1):
         for _ in range(10**10):  # a bound in steps, far beyond 0.1 s of CPU
             pass
-    assert time.process_time() - start >= 0.1
+    assert time.process_time() - start >= 0.1 - 0.02  # the kernel's CPU accounting is in ticks
 
 
 def test_the_campaign_watchdog_reads_a_workers_cpu_time():
