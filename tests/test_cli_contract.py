@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from amdocc import env
-from amdocc.cli.args import ArgType, WaveFloor, WorkgroupSize
+from amdocc.cli.args import ArgType, LdsSize, WaveFloor, WorkgroupSize
 from amdocc.cli.main import COMMANDS, build_parser, main
 from conftest import FIXTURES, ROOT, SPLIT_SHAPE
 
@@ -605,3 +605,29 @@ def test_a_floor_the_named_processor_cannot_reach_is_refused(capsys):
     # The same floor on a processor with more slots is a floor, not a usage error.
     assert main(["check", "--no-config", "--min-occupancy", "9", "--model", "llvm", "--target", "gfx1100", GFX942]) == 2
     assert "can never be met" not in capsys.readouterr().err  # exit 2 here: no gfx1100 kernel is selected
+
+
+def test_every_lds_option_is_bounded_by_the_most_lds_a_workgroup_gets(capsys):
+    # 320 KiB: gfx1250's lds_per_workgroup in tables/targets.toml (cited there, checked by
+    # test_table_sources), the most of any processor; 64 KiB on gfx942, 160 KiB on gfx950.
+    from amdocc.targets import get_target
+
+    assert get_target("gfx1250").lds_per_workgroup == 320 << 10
+    assert (get_target("gfx942").lds_per_workgroup, get_target("gfx950").lds_per_workgroup) == (64 << 10, 160 << 10)
+    lds = _typed(LdsSize)
+    assert lds == {
+        ("occupancy", "--lds"),
+        ("occupancy", "--dynamic-lds"),
+        ("sweep", "--lds"),
+        ("sweep", "--dynamic-lds"),
+        ("diff", "--dynamic-lds"),
+        ("census", "--dynamic-lds"),
+        ("check", "--dynamic-lds"),
+        ("split", "--dynamic-lds"),
+        ("verify", "--dynamic-lds"),
+    }
+    for command, flag in sorted(lds):
+        assert main([command, flag, str((320 << 10) + 1), GFX942]) == 2
+        assert "from 0 to 327680 (320 KiB" in capsys.readouterr().err
+    assert main(["occupancy", "--block", "64", "--dynamic-lds", "320K", GFX942]) == 0  # a size no gfx942 workgroup gets
+    assert " 0  " in capsys.readouterr().out  # ... is answered: 0 workgroups there

@@ -250,6 +250,38 @@ class WaveFloor(Number):
         return [*super().invalid_examples(), str(most_waves_per_simd() + 1), "100"]
 
 
+@dataclass(frozen=True)
+class LdsSize(ByteSize):
+    """LDS bytes per workgroup (static or dynamic): 0 to the most one workgroup may use on any
+    processor of tables/targets.toml (lds_per_workgroup, or lds_per_workgroup_wgp in WGP mode),
+    read when a value is checked. Within that, a size above one processor's own limit is taken:
+    the models then say the workgroup does not launch there."""
+
+    what: str = "LDS bytes per workgroup"
+
+    def __call__(self, text: str) -> int:
+        value = super().__call__(text)
+        if value > most_lds_per_workgroup():
+            raise Invalid(f"{text!r} is out of range: expected {self.describe()}")
+        return value
+
+    def describe(self) -> str:
+        most = most_lds_per_workgroup()
+        return (
+            f"{self.what} from 0 to {most} ({most // 1024} KiB, the most any processor gives one workgroup; "
+            f"bytes, or with a {BYTE_SUFFIXES} suffix)"
+        )
+
+    def invalid_examples(self) -> list[str]:
+        return [*super().invalid_examples(), str(most_lds_per_workgroup() + 1), "1G"]
+
+
+def most_lds_per_workgroup() -> int:
+    from ..targets import all_targets
+
+    return max(max(t.lds_per_workgroup, t.lds_per_workgroup_wgp or 0) for t in all_targets())
+
+
 def most_waves_per_simd() -> int:
     from ..targets import all_targets
 

@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     r.add_argument(
         "--dynamic-lds",
-        type=a.byte_size(),
+        type=a.LdsSize(),
         metavar="BYTES",
         help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)",
     )

@@ -153,7 +153,7 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
     )
     m.add_argument("--agprs", type=a.integer(0), help=".agpr_count (reported; added only with --arch-vgprs)")
     m.add_argument("--sgprs", type=a.integer(0), help=".sgpr_count (default 0)")
-    m.add_argument("--lds", type=a.byte_size(), metavar="BYTES", help="static LDS (default 0)")
+    m.add_argument("--lds", type=a.LdsSize(), metavar="BYTES", help="static LDS (default 0)")
     m.add_argument(
         "--wave",
         type=a.OneOf(("32", "64"), "wave size", int),
@@ -179,7 +179,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dynamic-lds",
-        type=a.byte_size(),
+        type=a.LdsSize(),
         default=0,
         metavar="BYTES",
         help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)",

@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dynamic-lds",
         dest="dynamic_lds_grid",
-        type=a.byte_sizes(),
+        type=a.ListOf(a.LdsSize()),
         metavar="B,B,...",
         help="dynamic LDS sizes in bytes (default: 0 and powers of two up to the target's limit)",
     )

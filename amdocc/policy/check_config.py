@@ -53,6 +53,21 @@ def block_size(value: object, name: str) -> int:
     return _integer(value, name, 1, MAX_BLOCK, describe(1, MAX_BLOCK, "an integer"))
 
 
+def lds_size(value: object, name: str) -> int:
+    """LDS bytes per workgroup: a byte count up to the most any processor gives one workgroup."""
+    from ..targets import all_targets
+
+    most = max(max(t.lds_per_workgroup, t.lds_per_workgroup_wgp or 0) for t in all_targets())
+    return _integer(
+        value,
+        name,
+        0,
+        most,
+        f'LDS bytes per workgroup from 0 to {most} (an integer, or text such as "16K")',
+        parse_bytes,
+    )
+
+
 def floor(value: object, name: str) -> float:
     """A number of waves per SIMD > 0 and at most the most wave slots any processor has (1.5 is
     allowed: the HIP model averages over SIMDs)."""
@@ -136,7 +151,7 @@ SETTINGS: dict[str, tuple[Callable[[object, str], object], tuple[str, ...] | Non
     "min-occupancy": (floor, ("occupancy",)),
     "block": (block_size, ("occupancy",)),
     "model": (model, ("occupancy",)),
-    "dynamic-lds": (byte_count, ("occupancy", "launch", "lds")),
+    "dynamic-lds": (lds_size, ("occupancy", "launch", "lds")),
     "baseline": (path, None),
     "fail-on-stale": (boolean, None),
 }
