@@ -31,10 +31,10 @@ at most 65536 // 5 = 13107 bytes):
     (4, True, 'lds', {'lds': 3277})
 
 Models: "hip" (default) is what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns, for
-a named runtime release (profile=); "llvm" is what the compiler that built the kernel prints as
-'; Occupancy:' (its rule set: an LLVM release, an AMD fork or Triton's LLVM, as the code
-object's producer names it; llvm_version= chooses another); "hw" is the best physical estimate
-from what the descriptor allocates.
+a named ROCm release (profile=; default rocm-7.14); "llvm" is what the compiler that built the
+kernel prints as '; Occupancy:' (its rule set: an LLVM release, an AMD fork or Triton's LLVM, as
+the code object's producer names it; llvm_version= chooses another); "hw" is the best physical
+estimate from what the descriptor allocates.
 
 Errors: every error amdocc raises on bad input or bad arguments derives from AmdoccError
 (FormatError for bytes that break their format, LimitError past a safety bound,
@@ -194,12 +194,14 @@ def occupancy(
             matching xnack/sramecc modes, or a member of its generic family); elsewhere this
             raises an AmdoccError naming both, unless ``what_if=True`` (which needs ``target``
             or ``device``), and then the record says ``what_if``.
-        **options: hip: ``profile`` (or ``hip_profile``), a ROCm release or runtime era (see
-            ``amdocc occupancy --list-profiles``); llvm: ``llvm_version``, a compiler version
-            such as "22.1.8" or "24.0.0git", "main", or a rule set of tables/llvm_rules.toml
-            (default: the compiler the code object names); ``lds_granule_rounding=True`` and
-            ``sgpr_trap_reserve=True`` are older spellings of the version that brought each
-            change, not switches of their own; hw: ``trap_reserve`` (bool, default True).
+        **options: hip: ``profile`` (or ``hip_profile``), the ROCm release to reproduce, e.g.
+            "rocm-6.4" or a patch release "rocm-6.4.1" (default: rocm-7.14, the newest release a
+            real runtime has confirmed; "develop" only by name); llvm: ``llvm_version``, a
+            compiler version such as "22.1.8" or "24.0.0git", "main", or a rule set of
+            tables/llvm_rules.toml (default: the compiler the code object names);
+            ``lds_granule_rounding=True`` and ``sgpr_trap_reserve=True`` are older spellings of
+            the version that brought each change, not switches of their own; hw:
+            ``trap_reserve`` (bool, default True).
 
     Returns:
         An :class:`Occupancy` record: ``blocks_per_cu`` (per WGP when ``per_wgp``),
@@ -214,6 +216,8 @@ def occupancy(
         IncompatibleTarget: a kernel asked about where its code object cannot run (a
             UsageError), unless ``what_if``.
         UnknownTargetError: an unknown target, device or HIP profile.
+        ProfileDoesNotRun: a ``profile`` named whose runtime does not run the processor (a
+            UsageError naming both), unless ``what_if=True``.
     """
     global _occupancy
     if _occupancy is None:

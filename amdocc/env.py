@@ -196,6 +196,24 @@ VARIABLES: dict[str, Variable] = {
             ("abc", "0", "-1", "1.5"),
         ),
         Variable(
+            "AMDOCC_DIFF_ROCM10",
+            "tests",
+            "kernels the ROCm 10.0 compiler differential test generates (default 1500)",
+            _POSITIVE,
+            _whole(1),
+            "40",
+            ("abc", "0", "-1", "1.5"),
+        ),
+        Variable(
+            "AMDOCC_WHEELHOUSE",
+            "tests",
+            "where the CI-action test finds or builds its wheels (default .cache/wheelhouse)",
+            "a directory path",
+            _word,
+            "/tmp",
+            ("   ",),
+        ),
+        Variable(
             "AMDOCC_AITER_DIR",
             "tests",
             "the unpacked amd-aiter wheel's hsa/ tree (default: .cache/aiter/aiter_meta/hsa)",
@@ -232,6 +250,8 @@ VARIABLES: dict[str, Variable] = {
                 ("AMDOCC_READELF", "llvm-readelf for tools/probe_targets.py (default llvm-readelf-22)"),
                 ("AMDOCC_PROBE_CACHE", "tools/probe_targets.py's llc cache (default ~/.cache/amdocc/llc-probe)"),
                 ("AMDOCC_TRITON_CODEGEN", "Triton's AMD code generator for tools/triton_llc.py"),
+                ("AMDOCC_ROCM_LLVM", "the libLLVM.so tools/rocm_llc.py loads (default: rocm-bindings-compiler's)"),
+                ("AMDOCC_ROCM_SYSDEPS", "the zlib/zstd shims tools/rocm_llc.py loads (default .cache/rocm-sysdeps)"),
             )
         ),
     )

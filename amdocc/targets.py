@@ -67,6 +67,10 @@ class Target:
     since_llvm: int | None = None  # first LLVM release major that knows the processor (None: 22 or older)
     # Columns whose value no public source pins, each with why (the table's `unconfirmed`).
     unconfirmed: dict[str, str] = field(default_factory=dict)
+    # Whether a code object records the CU/WGP mode it was built for (the metadata's
+    # .workgroup_processor_mode and RSRC1 WGP_MODE meaning what they mean on gfx10-12); where not,
+    # the models assume the processor's default mode and say so (models/usage.py).
+    mode_recorded: bool = True
 
     @property
     def major(self) -> int:
@@ -151,6 +155,7 @@ def _build(name: str, row: dict[str, Any], source: str) -> Target:
         unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
         since_llvm=row.get("since_llvm"),
         unconfirmed=dict(row.get("unconfirmed", {})),
+        mode_recorded=bool(row.get("mode_recorded", True)),
         **columns,
     )
     if t.register_file not in REGISTER_FILES:

@@ -53,9 +53,9 @@ def launch_miss_answers():
 @pytest.mark.parametrize(
     "models,listed",
     [
-        (("llvm",), "llvm fits 0"),
-        (("hip", "hw"), "hip and hw fit 0"),
-        (("hip", "llvm", "hw"), "hip, llvm and hw fit 0"),
+        (("llvm",), "llvm answers 0"),
+        (("hip", "hw"), "hip and hw answer 0"),
+        (("hip", "llvm", "hw"), "hip, llvm and hw answer 0"),
     ],
 )
 def test_the_launch_message_lists_the_models_that_fit_nothing_in_english(launch_miss_answers, models, listed):
@@ -65,6 +65,45 @@ def test_the_launch_message_lists_the_models_that_fit_nothing_in_english(launch_
     assert v.message == (
         f"a 1024-thread workgroup (.max_flat_workgroup_size) does not fit on a CU: {listed} (limited by vgpr)"
     )
+
+
+@pytest.mark.llvm22
+def test_a_launch_only_hips_rounding_refuses_names_hip_and_what_the_others_fit(tmp_path):
+    # gfx1100, wave32, CU mode, .vgpr_count 88, 1024 threads = 32 waves on the CU's 2 SIMDs.
+    # HIP's amd::alignUp is a bit-mask (research/hip-occupancy.md section 7, rocclr/utils/util.hpp):
+    # (88 + 23) & ~23 = 104, 1536 / 104 = 14 waves per SIMD, 2 x 14 = 28 < 32 waves: 0 workgroups.
+    # Rounded truly, 88 -> 96 VGPRs, 1536 / 96 = 16 waves per SIMD, 32 waves: 1 workgroup, as the
+    # hardware allocates and as LLVM counts. The metadata is what llvm-readelf-22 reads back.
+    from amdocc.testing import SynthSpec, synthesize
+    from oracle import llvm22
+
+    path = tmp_path / "k.co"
+    synthesize(SynthSpec("gfx1100", 88, 0, 10, 0, wave=32, wgp=False, max_flat_workgroup_size=1024, name="k"), path)
+    (note,) = llvm22.readelf([str(path)])[str(path)]["metadata"][0]["amdhsa.kernels"]
+    assert (note[".vgpr_count"], note[".wavefront_size"], note[".workgroup_processor_mode"]) == (88, 32, 0)
+    (k,) = amdocc.load(path)[0].kernels
+    v = launch_rule({m: amdocc.occupancy(k, block_size=1024, model=m) for m in ("hip", "llvm", "hw")}, 1024, "x")
+    assert v.value == "hip"
+    assert v.message == (
+        "a 1024-thread workgroup (x) does not fit on a CU: hip (HIP's occupancy API) answers 0 "
+        "(limited by vgpr), while llvm and hw fit 1 per CU"
+    )
+
+
+@pytest.mark.llvm22
+def test_a_launch_message_of_a_wgp_mode_kernel_says_wgp(tmp_path):
+    # gfx1100 wave32 in WGP mode (.workgroup_processor_mode 1, read back by llvm-readelf-22), 256
+    # VGPRs: a 1024-thread workgroup fits under no model, and the unit is the WGP.
+    from amdocc.testing import SynthSpec, synthesize
+    from oracle import llvm22
+
+    path = tmp_path / "k.co"
+    synthesize(SynthSpec("gfx1100", 256, 0, 10, 0, wave=32, wgp=True, max_flat_workgroup_size=1024, name="k"), path)
+    (note,) = llvm22.readelf([str(path)])[str(path)]["metadata"][0]["amdhsa.kernels"]
+    assert note[".workgroup_processor_mode"] == 1
+    (k,) = amdocc.load(path)[0].kernels
+    v = launch_rule({m: amdocc.occupancy(k, block_size=1024, model=m) for m in ("hip", "hw")}, 1024, "x")
+    assert v.message.startswith("a 1024-thread workgroup (x) does not fit on a WGP: hip and hw answer 0")
 
 
 def test_a_launch_every_model_fits_is_no_violation():
@@ -202,8 +241,19 @@ def test_classify_calls_a_value_past_the_recorded_one_worse_by_the_rules_directi
 @pytest.mark.parametrize(
     "doc,message",
     [
-        ("[]", "is not an amdocc-check-baseline file of version 1"),
-        ('{"format": "amdocc-check-baseline", "version": 2, "entries": []}', "is not an amdocc-check-baseline file"),
+        ("[]", "is not an amdocc-check-baseline file of version 1 or 2"),
+        ('{"format": "amdocc-check-baseline", "version": 3, "entries": []}', "is not an amdocc-check-baseline file"),
+        ('{"format": "amdocc-check-baseline", "version": true, "entries": []}', "is not an amdocc-check-baseline file"),
+        (
+            '{"format": "amdocc-check-baseline", "version": 2, "entries": '
+            '[{"kernel": "k", "target": "t", "rule": "lds", "location": 3}]}',
+            "entry 0: location must be a string or null",
+        ),
+        (
+            '{"format": "amdocc-check-baseline", "version": 2, "entries": '
+            '[{"kernel": "k", "target": "t", "rule": "lds", "copy": -1}]}',
+            "entry 0: copy must be a count",
+        ),
         ('{"format": "amdocc-check-baseline", "version": 1}', "'entries' must be a list"),
         ('{"format": "amdocc-check-baseline", "version": 1, "entries": {}}', "'entries' must be a list"),
         ('{"format": "amdocc-check-baseline", "version": 1, "entries": [3]}', "entry 0 is not an object"),
@@ -247,7 +297,8 @@ def test_a_baseline_that_cannot_be_read_or_written_is_a_usage_error(tmp_path):
 
 
 def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path):
-    # Sorted by target, then kernel, then the rules' report order (RULES), whatever the input order.
+    # Sorted by target, then location, kernel, copy, then the rules' report order (RULES),
+    # whatever the input order.
     entries = [
         baseline.Entry("b", "gfx942", "scratch", 16),
         baseline.Entry("a", "gfx950", "vgpr-spills", 1),
@@ -257,7 +308,7 @@ def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path)
     ]
     text = baseline.dumps(entries)
     lines = text.splitlines()
-    assert lines[0] == '{"format": "amdocc-check-baseline", "version": 1,'
+    assert lines[0] == '{"format": "amdocc-check-baseline", "version": 2,'
     assert lines[1] == ' "entries": ['
     assert lines[-1] == " ]}" and len(lines) == 2 + len(entries) + 1
     body = [json.loads(line.strip().rstrip(",")) for line in lines[2:-1]]
@@ -268,13 +319,13 @@ def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path)
         ("gfx942", "b", "occupancy"),
         ("gfx950", "a", "vgpr-spills"),
     ]
-    assert list(body[0]) == ["kernel", "target", "rule", "value"]
+    assert list(body[0]) == ["kernel", "target", "rule", "value", "location", "copy"]
     path = tmp_path / "b.json"
     baseline.write(path, entries)
     assert path.read_text() == text and text.endswith("\n")
     assert sorted(baseline.read(path), key=str) == sorted(entries, key=str)
     baseline.write(path, [])
-    assert json.loads(path.read_text()) == {"format": "amdocc-check-baseline", "version": 1, "entries": []}
+    assert json.loads(path.read_text()) == {"format": "amdocc-check-baseline", "version": 2, "entries": []}
     assert baseline.read(path) == []
 
 
@@ -673,16 +724,16 @@ def test_an_answer_that_is_an_error_is_zero_and_says_so():
     hip = amdocc.occupancy(k, block_size=0, model="hip")
     assert (hip.error, hip.limiter) == ("hipErrorInvalidValue", None)
     v = launch_rule({"hip": hip}, 0, "given")
-    assert v.message == "a 0-thread workgroup (given) does not fit on a CU: hip fits 0 (no wave fits)"
+    assert v.message == "a 0-thread workgroup (given) does not fit on a CU: hip answers hipErrorInvalidValue"
     v = occupancy_rule(hip, 1, 0, "given")
     assert (v.value, v.message) == (
         0,
         "0 waves per SIMD at 0 threads (given; hip answers hipErrorInvalidValue), below the floor of 1",
     )
-    # With a model that does name its limit, only that limit is listed.
+    # A model that names its limit says it; one that answers an error says the error.
     llvm = amdocc.occupancy(k, block_size=0, model="llvm")
     assert launch_rule({"hip": hip, "llvm": llvm}, 0, "given").message.endswith(
-        f"hip and llvm fit 0 (limited by {llvm.limiter})"
+        f"hip answers hipErrorInvalidValue; llvm answers 0 (limited by {llvm.limiter})"
     )
 
 

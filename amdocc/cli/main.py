@@ -146,22 +146,29 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT
+    from .output import guarded_stdout
+
     try:
         from .. import env
 
         for warning in env.check("amdocc"):  # a bad AMDOCC_* value: UsageError, exit 2
             print(f"amdocc: warning: {warning}", file=sys.stderr)
         run: Callable[[argparse.Namespace], int] = importlib.import_module(args._module).run
-        return run(args)
+        # A closed standard output (head -1) drops what is left to print; the command still
+        # runs to its end and its exit status is the verdict (amdocc.cli.output).
+        with guarded_stdout():
+            return run(args)
 
     except AmdoccError as exc:
         print(f"amdocc: {exc}", file=sys.stderr)
         return exc.exit_code  # each error class says its status (errors.py; 3: HipUnavailable)
     except BrokenPipeError:
-        # Output piped into head(1) and closed early: not an error worth a traceback.
+        # Only output written around the guard can get here (standard output is guarded above):
+        # the verdict is unknown, so it is not reported as success.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
+        print("amdocc: standard output closed before the command finished", file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
 

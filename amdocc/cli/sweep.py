@@ -10,6 +10,7 @@ from . import args as a
 from .occupancy import (
     add_manual_arguments,
     add_model_arguments,
+    asked_what_if,
     check_mode,
     manual_usage,
     model_options,
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         a.require_one_kernel(chosen, "sweep", selection)
         co, kernel = chosen[0]
         where = place(co.target_id, co.target, args.target, args.device, what_if=bool(args.what_if))
-        usage = usage_of(kernel, args.target, args.device)
+        usage = usage_of(kernel, args.target, args.device, "wgp" if args.wgp else ("cu" if args.cu_mode else None))
         name = display(kernel.name, args.mangled)
         on = f" on {usage.target.name}" + (
             f" (what-if: {co.target_id} code cannot run there)" if where is not None and where.what_if else ""
@@ -131,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     unit: str | None = None
     for dyn in lds_sizes:
         for block in blocks:
-            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model, **options)
+            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model,
+                            **asked_what_if(args, usage), **options)  # fmt: skip
             unit = unit or occ.unit
             grid.append(
                 {
@@ -190,7 +192,8 @@ def _plot(
         "given": "--block",
     }.get(source, source)
     dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
-    plot_sweep(args.plot, Point(usage, args.model, options, block, dynamic_lds, args.device), title, source)
+    point = Point(usage, args.model, options, block, dynamic_lds, args.device, bool(getattr(args, "what_if", False)))
+    plot_sweep(args.plot, point, title, source)
     print(f"plot written to {args.plot}", file=sys.stderr)
 
 

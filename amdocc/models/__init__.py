@@ -20,6 +20,7 @@ from ..targets import Target
 from .applicable import check as check_applicable
 from .compat import IncompatibleTarget, device_id, place
 from .hip import hip_occupancy
+from .hip_profiles import ProfileDoesNotRun, check_runs, get_profile
 from .hw import hw_occupancy
 from .llvm import llvm_occupancy
 from .llvm_rules import version_option
@@ -50,6 +51,7 @@ __all__ = [
     "IncompatibleTarget",
     "KernelUsage",
     "Occupancy",
+    "ProfileDoesNotRun",
     "from_kernel",
     "manual",
     "occupancy",
@@ -58,15 +60,24 @@ __all__ = [
 
 
 def usage_of(
-    kernel_or_resources: Subject, target: Target | str | None = None, device: Device | str | None = None
+    kernel_or_resources: Subject,
+    target: Target | str | None = None,
+    device: Device | str | None = None,
+    mode: str | None = None,
 ) -> KernelUsage:
     """Turn a Kernel, a KernelUsage or a dict of manual numbers into a KernelUsage on the
-    processor ``target``/``device`` name (no compatibility check: see :func:`occupancy`)."""
+    processor ``target``/``device`` name (no compatibility check: see :func:`occupancy`);
+    ``mode`` as :func:`occupancy` takes it."""
     named = device_id(target, device)
-    return _usage(kernel_or_resources, named[1] if named else None)
+    return _usage(kernel_or_resources, named[1] if named else None, mode)
 
 
-def _usage(kernel_or_resources: Subject, t: Target | None) -> KernelUsage:
+def _usage(kernel_or_resources: Subject, t: Target | None, mode: str | None = None) -> KernelUsage:
+    if mode is not None and not hasattr(kernel_or_resources, "resources"):
+        raise UsageError(
+            "mode= chooses the CU/WGP mode of a kernel whose code object does not record it; "
+            "typed-in numbers take wgp= instead"
+        )
     if isinstance(kernel_or_resources, KernelUsage):
         return (
             kernel_or_resources if t is None or t is kernel_or_resources.target else kernel_or_resources.with_(target=t)
@@ -76,7 +87,7 @@ def _usage(kernel_or_resources: Subject, t: Target | None) -> KernelUsage:
             raise UsageError("manual resources need target= or device=")
         return manual_from_dict(t, kernel_or_resources)
     if hasattr(kernel_or_resources, "resources"):
-        return from_kernel(kernel_or_resources, t)
+        return from_kernel(kernel_or_resources, t, mode)
     raise UsageError(f"cannot compute occupancy of a {type(kernel_or_resources).__name__}")
 
 
@@ -102,6 +113,7 @@ def occupancy(
     dynamic_lds: int = 0,
     model: str = "hip",
     what_if: bool = False,
+    mode: str | None = None,
     **options: Any,
 ) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, and why.
@@ -113,13 +125,55 @@ def occupancy(
     HIP, its LDS) names where to evaluate. A kernel is evaluated only where its code object can
     run (its processor with matching xnack/sramecc modes, or a member of its generic family);
     elsewhere this raises an AmdoccError naming both, unless ``what_if=True``, and then the
-    record says ``what_if``. Options: hip ``profile``; llvm ``llvm_version`` (a version such as "22.1.8" or
+    record says ``what_if``. Options: hip ``profile`` (a profile of tables/hip_profiles.toml, or a
+    patch release such as "rocm-6.4.1" for its line; default: the newest release a real runtime has
+    confirmed, rocm-7.14; a profile named here whose runtime does not run the processor raises
+    ProfileDoesNotRun naming both, unless ``what_if=True``); llvm ``llvm_version`` (a version such as "22.1.8" or
     "24.0.0git", "main", or a rule set of tables/llvm_rules.toml; default: the compiler the code
     object names; ``lds_granule_rounding=True`` / ``sgpr_trap_reserve=True`` are spellings of the
-    version that brought them); hw ``trap_reserve``. A dynamic-VGPR kernel, or a processor fact
+    version that brought them); hw ``trap_reserve``. ``mode`` ("wgp" or "cu") chooses the CU/WGP
+    mode of a kernel whose code object does not record it (gfx1250, or gfx1310 built by ROCm
+    10.0: targets.toml mode_recorded); without it the processor's default is assumed, and the
+    llvm and hw records say so (a warning and ``details["workgroup_mode"]``); the hip model, which
+    reads the metadata as HIP does, takes no ``mode``. A dynamic-VGPR kernel, or a processor fact
     no public source pins that the model needs, is refused with a UsageError that gives the reason.
     """
+    return evaluate(
+        kernel_or_resources,
+        target=target,
+        device=device,
+        block_size=block_size,
+        dynamic_lds=dynamic_lds,
+        model=model,
+        what_if=what_if,
+        mode=mode,
+        profile_named=True,
+        **options,
+    )
+
+
+def evaluate(
+    kernel_or_resources: Subject,
+    *,
+    target: Target | str | None = None,
+    device: Device | str | None = None,
+    block_size: int | None = None,
+    dynamic_lds: int = 0,
+    model: str = "hip",
+    what_if: bool = False,
+    mode: str | None = None,
+    profile_named: bool = True,
+    **options: Any,
+) -> Occupancy:
+    """:func:`occupancy`, for callers that choose the HIP profile themselves: with
+    ``profile_named=False`` (a profile picked from a live runtime's version, not by the user) a
+    profile whose runtime does not run the processor answers with its refusal instead of raising."""
     opts = _model_options(model, options)
+    if mode is not None and model == "hip":
+        raise UsageError(
+            "mode= (--wgp/--cu-mode with a PATH) chooses the mode the compiler and the hardware use; the hip "
+            "model reads only the metadata's .workgroup_processor_mode, as HIP does"
+        )
     if block_size is None and model != "llvm":
         raise UsageError(f"the {model} model needs a block size")
     if block_size is not None:
@@ -136,17 +190,27 @@ def occupancy(
         from ..devices import Device, get_device
 
         lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
-    usage = _usage(kernel_or_resources, where.target if where else None)  # a kernel's is memoised on it
+    usage = _usage(kernel_or_resources, where.target if where else None, mode)  # a kernel's is memoised on it
     if usage.wave not in usage.target.wave_sizes:  # a what-if cannot change the wave size
         raise UsageError(
             f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
             f"only wave{'/'.join(map(str, usage.target.wave_sizes))}: no evaluation there can be right"
         )
+    if model == "hip" and profile_named:
+        _profile_runs(usage.target, dict(opts).get("profile"), what_if)
     occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     if where is not None and where.built_for is not None:
         warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
         occ = occ._replace(built_for=where.built_for, what_if=where.what_if, warnings=warnings)
     return occ
+
+
+def _profile_runs(t: Target, name: str | None, what_if: bool) -> None:
+    """A HIP profile named by the caller must run the processor, unless a what-if is asked for
+    (then the record says that runtime does not run it). The default profile is not checked: its
+    refusal is an answer (the record's error), not a usage error."""
+    if name is not None and not what_if:
+        check_runs(get_profile(name), t)
 
 
 def _model_options(model: str, options: dict[str, Any]) -> Options:
@@ -208,4 +272,12 @@ def compute(
         occ = hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
     else:
         occ = hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
-    return launch_check(usage, occ)
+    occ = launch_check(usage, occ)
+    # The mode was not in the code object: the llvm and hw answers assumed one and say so. (HIP
+    # reads only the metadata's .workgroup_processor_mode, and the hip model reproduces that parse.)
+    if usage.mode_assumed is not None and model != "hip":
+        mode = {"wgp": usage.wgp_mode, "recorded": False, "why": usage.mode_assumed}
+        occ = occ._replace(
+            warnings=(*occ.warnings, usage.mode_assumed), details={**occ.details, "workgroup_mode": mode}
+        )
+    return occ

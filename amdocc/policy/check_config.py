@@ -119,6 +119,13 @@ def path(value: object, name: str) -> Path:
     return Path(value)
 
 
+def budget(value: object, name: str) -> tuple[str, ...]:
+    """Budget expressions (policy/budgets.py): one text or a list of them, each parsed now."""
+    from .budgets import normalize
+
+    return normalize(value, name)
+
+
 def boolean(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"{name} must be true or false, not {value!r}")
@@ -149,9 +156,10 @@ SETTINGS: dict[str, tuple[Callable[[object, str], object], tuple[str, ...] | Non
     "max-sgpr-spills": (count, ("sgpr-spills",)),
     "max-scratch": (byte_count, ("scratch",)),
     "min-occupancy": (floor, ("occupancy",)),
-    "block": (block_size, ("occupancy",)),
+    "block": (block_size, ("occupancy", "budget")),  # "budget": used by --budget too
     "model": (model, ("occupancy",)),
-    "dynamic-lds": (lds_size, ("occupancy", "launch", "lds")),
+    "dynamic-lds": (lds_size, ("occupancy", "launch", "lds", "budget")),
+    "budget": (budget, None),  # becomes Settings.budgets (see resolve)
     "baseline": (path, None),
     "fail-on-stale": (boolean, None),
 }
@@ -228,11 +236,15 @@ def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | No
     for key in unused(flags, config):
         del merged[key]  # the file's threshold of a rule the command line turned off (reported)
     for key, (_, applies) in SETTINGS.items():
-        if applies and key in merged and not set(applies) & set(chosen):
+        if (
+            applies
+            and key in merged
+            and not set(applies) & (set(chosen) | ({"budget"} if "budget" in merged else set()))
+        ):
             where = f" by {source('rules')}" if "rules" in merged else ""
+            rules_of_key = " and ".join(r for r in applies if r != "budget")
             raise UsageError(
-                f"{source(key)} applies to the {' and '.join(applies)} rule, which is off{where} "
-                f"(rules on: {', '.join(chosen)})"
+                f"{source(key)} applies to the {rules_of_key} rule, which is off{where} (rules on: {', '.join(chosen)})"
             )
     if "occupancy" in chosen and "min-occupancy" not in merged:
         raise UsageError(f"the occupancy rule ({source('rules')}) needs a floor: --min-occupancy W (waves per SIMD)")
@@ -245,7 +257,9 @@ def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | No
                 f"{chosen_model} model counts at most {most} waves per SIMD on any processor"
             )
     thresholds = {attribute(k): v for k, v in merged.items() if SETTINGS[k][1]}
-    rest = {attribute(k): v for k, v in merged.items() if k != "rules" and not SETTINGS[k][1]}
+    if "budget" in merged:
+        thresholds["budgets"] = merged["budget"]
+    rest = {attribute(k): v for k, v in merged.items() if k not in ("rules", "budget") and not SETTINGS[k][1]}
     return Settings(rules=chosen, **thresholds), rest
 
 
@@ -267,7 +281,7 @@ def unused(flags: dict[str, Any], config: dict[str, Any]) -> list[str]:
     """The file's thresholds whose every rule ``--rules`` on the command line turned off."""
     if "rules" not in flags:
         return []
-    on = set(flags["rules"])
+    on = set(flags["rules"]) | ({"budget"} if "budget" in flags or "budget" in config else set())  # budgets use some
     return [
         key
         for key, value in config.items()
