@@ -324,7 +324,10 @@ def test_usage_errors(capsys, argv, words):
 @pytest.mark.parametrize(
     "argv, words",
     [
-        (["--block", "0", "a"], "argument --block: '0' is out of range: expected an integer >= 1"),
+        (
+            ["--block", "0", "a"],
+            "argument --block: '0' is out of range: expected a workgroup size in threads from 1 to 1024",
+        ),
         (["--top", "0", "a"], "argument --top: '0' is out of range: expected an integer >= 1"),
         (
             ["--fail-on", "speed", "a", "b"],

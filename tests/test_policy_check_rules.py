@@ -357,11 +357,29 @@ def test_a_floor_is_any_positive_number_of_waves(given, parsed):
     assert value == parsed and type(value) is type(parsed)
 
 
-@pytest.mark.parametrize("given", ["0", 0, -1, "x", True, float("inf"), "nan", None])
+@pytest.mark.parametrize("given", ["0", 0, -1, "x", True, float("inf"), "nan", None, 21, "20.5", 100])
 def test_anything_else_is_not_a_floor(given):
+    # 20: the most wave slots per SIMD of any processor (targets.toml max_waves_per_simd of gfx10.1,
+    # [L22]: llc-22's getMaxWavesPerEU), above which no kernel's occupancy can be.
     with pytest.raises(UsageError) as exc:
         check_config.floor(given, "min-occupancy in p.toml")
-    assert exc.value.message == f"min-occupancy in p.toml must be a number of waves per SIMD above 0, not {given!r}"
+    assert exc.value.message == (
+        "min-occupancy in p.toml must be a number of waves per SIMD above 0 and at most 20 "
+        f"(the most wave slots any processor has), not {given!r}"
+    )
+
+
+@pytest.mark.parametrize("model, most", [("hip", 16), ("llvm", 20), ("hw", 20)])
+def test_a_floor_above_what_the_model_can_answer_is_refused(model, most):
+    # hip: HIP's MaxWavesPerSimd is 8 through gfx9 and 16 from gfx10 (CLR hip_platform.cpp, the
+    # hip_max_waves_per_simd column); llvm/hw: getMaxWavesPerEU, 20 on gfx10.1 (llc-22 measured).
+    assert check_config.resolve({"min-occupancy": most, "model": model}, {}, None)[0].min_occupancy == most
+    with pytest.raises(UsageError) as exc:
+        check_config.resolve({"min-occupancy": most + 0.5}, {"model": model}, "p.toml")
+    assert exc.value.message == (
+        f"--min-occupancy {most + 0.5:g} can never be met: the {model} model counts at most {most} waves "
+        "per SIMD on any processor"
+    )
 
 
 def test_the_other_parsers_refuse_with_what_is_valid():
@@ -415,7 +433,10 @@ def test_read_parses_each_setting_and_places_a_relative_baseline_beside_the_file
         ("[tool]\namdocc = 3\n", "{config}: [tool.amdocc] must be a table"),  # was an AttributeError
         ("tool = 3\n", "{config} has no [tool.amdocc.check] table"),
         ("[tool.amdocc.check]\nspeed = 1\n", "{config}: [tool.amdocc.check] has no setting 'speed' (settings: "),
-        ("[tool.amdocc.check]\nmax-scratch = -1\n", "max-scratch in {config} must be an integer >= 0, not -1"),
+        (
+            "[tool.amdocc.check]\nmax-scratch = -1\n",
+            'max-scratch in {config} must be a byte count >= 0 (an integer, or text such as "1K"), not -1',
+        ),
         ("[tool.amdocc.check\n", "{config} is not valid TOML: "),
     ],
 )
@@ -441,19 +462,40 @@ def test_resolve_merges_the_flags_and_the_file():
     check_config.resolve({"baseline": Path("x/../b.json")}, {"baseline": Path("b.json").resolve()}, "p")
 
 
+def test_the_command_line_overrides_the_file_and_says_so():
+    # The convention of ruff, pytest and mypy: a flag replaces the file's value of its setting.
+    flags = {"rules": ("scratch", "lds"), "baseline": Path("a.json"), "max-scratch": 64}
+    config = {"rules": ("lds",), "baseline": Path("b.json"), "max-scratch": 0, "max-vgpr-spills": 3}
+    settings, rest = check_config.resolve(flags, config, "p.toml")
+    assert settings.rules == ("scratch", "lds") and settings.max_scratch == 64 and rest["baseline"] == Path("a.json")
+    assert check_config.overrides(flags, config, "p.toml") == [
+        "--baseline a.json overrides baseline = b.json in p.toml",
+        "--max-scratch 64 overrides max-scratch = 0 in p.toml",
+        "--rules scratch,lds overrides rules = lds in p.toml",
+        "max-vgpr-spills = 3 in p.toml is not used: --rules scratch,lds turns off the vgpr-spills rule",
+    ]
+    assert settings.max_vgpr_spills == 0  # the file's threshold of a rule turned off is not applied
+    assert check_config.overrides({"max-scratch": 8}, {"max-scratch": 8}, "p.toml") == []  # agreeing: nothing
+
+
+@pytest.mark.parametrize("text, expected", [("1K", 1024), ("64", 64), ("0x40", 64), ("2 MiB", 2 << 20), (512, 512)])
+def test_config_byte_settings_take_the_spellings_of_the_flags(text, expected):
+    # --max-scratch 1K is 1024 bytes (cli/args.ByteSize); max-scratch = "1K" in the file is the same.
+    assert check_config.byte_count(text, "max-scratch in p.toml") == expected
+    assert check_config.SETTINGS["max-scratch"][0] is check_config.byte_count
+    if expected <= 320 << 10:  # dynamic LDS: up to the most any processor gives a workgroup (gfx1250)
+        assert check_config.lds_size(text, "dynamic-lds in p.toml") == expected
+
+
+@pytest.mark.parametrize("text", ["1e3", "-1", "1.5K", True, 1.0, "lots"])
+def test_config_byte_settings_refuse_what_the_flags_refuse(text):
+    with pytest.raises(UsageError, match=r"^max-scratch in p.toml must be a byte count >= 0"):
+        check_config.byte_count(text, "max-scratch in p.toml")
+
+
 @pytest.mark.parametrize(
     "flags,config,message",
     [
-        (
-            {"rules": ("scratch", "lds")},
-            {"rules": ("lds",)},
-            "--rules scratch,lds contradicts rules = lds in p.toml (change one, or run with --no-config)",
-        ),
-        (
-            {"baseline": Path("a.json")},
-            {"baseline": Path("b.json")},
-            "--baseline a.json contradicts baseline = b.json in p.toml (change one, or run with --no-config)",
-        ),
         (
             {},
             {"rules": ("scratch",), "dynamic-lds": 4},
@@ -748,11 +790,15 @@ def test_each_threshold_applies_to_its_own_rules_only(setting, value, rules):
     [
         ("max-vgpr-spills", '"x"', "must be an integer >= 0"),
         ("max-sgpr-spills", "-1", "must be an integer >= 0"),
-        ("max-scratch", "1.5", "must be an integer >= 0"),
-        ("min-occupancy", "0", "must be a number of waves per SIMD above 0"),
+        ("max-scratch", "1.5", 'must be a byte count >= 0 (an integer, or text such as "1K")'),
+        (
+            "min-occupancy",
+            "0",
+            "must be a number of waves per SIMD above 0 and at most 20 (the most wave slots any processor has)",
+        ),
         ("block", "0", "must be an integer from 1 to 1024"),
         ("model", '"fast"', "must be one of hip, llvm, hw"),
-        ("dynamic-lds", "-1", "must be an integer >= 0"),
+        ("dynamic-lds", "-1", 'must be LDS bytes per workgroup from 0 to 327680 (an integer, or text such as "16K")'),
         ("rules", "3", "must be a list of rule names"),
         ("baseline", '""', "must be a file name"),
         ("fail-on-stale", '"yes"', "must be true or false"),

@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
     shared.add_block_argument(parser, "block size for occupancy (default: each kernel's declared size)")
     parser.add_argument(
-        "--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
+        "--dynamic-lds", type=a.LdsSize(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
     )
     shared.add_kernel_argument(parser)
     shared.add_target_arguments(parser)

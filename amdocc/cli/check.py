@@ -31,7 +31,9 @@ rule, so that only new ones (or ones worse than accepted) fail, and an accepted 
 library accepts nothing in another; entries nothing matches any more are reported as stale.
 A baseline of the previous format (no locations) is read, with a notice, and rewritten with
 locations by --update-baseline.
-Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml.
+Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml, with the same
+names and spellings (max-scratch = "1K"); an option given on the command line overrides the
+file's value, and each override is said on stderr (and under "config_overrides" in --json).
 
 --kernel, --target, --device and --what-if select as in every command: kernels are judged on
 the processor named (code that cannot run there only with --what-if, labelled so), and a
@@ -74,13 +76,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     r.add_argument(
         "--min-occupancy",
-        type=a.Number(0, exclusive=True, what="a number of waves per SIMD"),
+        type=a.WaveFloor(),
         metavar="W",
         help="occupancy floor in waves per SIMD (turns the occupancy rule on)",
     )
-    shared.add_block_argument(
-        r, "block size for the occupancy floor (default: the kernel's declared size)", cfg.MAX_BLOCK
-    )
+    shared.add_block_argument(r, "block size for the occupancy floor (default: the kernel's declared size)")
     r.add_argument(
         "--model",
         type=a.OneOf(cfg.MODELS, "model"),
@@ -89,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     r.add_argument(
         "--dynamic-lds",
-        type=a.byte_size(),
+        type=a.LdsSize(),
         metavar="BYTES",
         help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)",
     )
@@ -165,6 +165,9 @@ def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
         if found is not None:
             name, config = str(found), cfg.read(found)
     settings, rest = cfg.resolve(flags, config, name)
+    args.config_overrides = cfg.overrides(flags, config, name)  # shown on stderr and in --json
+    for line in args.config_overrides:
+        print(f"amdocc: {line}", file=sys.stderr)
     baseline: Path | None = rest.get("baseline")
     fail_on_stale = bool(rest.get("fail_on_stale"))
     if args.update_baseline and baseline is None:
@@ -199,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import __version__, check_report, report
     from ..identity import Numbering
     from ..policy import baseline as bl
+    from ..policy import check_config as cfg
     from . import args as a
     from . import parallel
     from .render import write_report
@@ -208,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
     a.what_if_needs_a_processor(args)
     settings, baseline_path, fail_on_stale = settings_of(args)
     selection = Selection(args.target, args.device, args.kernel, args.what_if)
+    if selection.named is not None:
+        cfg.floor_on(settings, selection.named[1], selection.target_text or "")
     entries: list[Entry] = []
     if baseline_path is not None and not (args.update_baseline and not baseline_path.exists()):
         entries = bl.read(baseline_path)
@@ -259,6 +265,7 @@ def run(args: argparse.Namespace) -> int:
     result: dict[str, Any] = {
         "settings": settings.as_dict(),
         "baseline": str(baseline_path) if baseline_path is not None else None,
+        "config_overrides": args.config_overrides,
         "violations": violations,
         "stale": [e.as_dict() for e in stale],
         "not_evaluated": [

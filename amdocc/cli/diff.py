@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", metavar="OLD")
     parser.add_argument("new", metavar="NEW")
     add_block_argument(parser, "threads per block for the occupancy comparison")
-    parser.add_argument("--dynamic-lds", type=a.byte_size(), default=0)
+    parser.add_argument("--dynamic-lds", type=a.LdsSize(), default=0)
     parser.add_argument(
         "--fail-on",
         type=a.Kinds(KINDS),

@@ -27,6 +27,8 @@ largest workgroup size, and findings where metadata and descriptor disagree."""
 
 
 FINDINGS = ("all", "warnings", "errors", "none")
+# Spellings users give --findings (a severity rather than the level's name): each means its level and above.
+FINDINGS_SYNONYMS = (("info", "all"), ("warning", "warnings"), ("warn", "warnings"), ("error", "errors"))
 SEVERITY_SHOWN: dict[str, set[str]] = {
     "all": {"info", "warning", "error"},
     "warnings": {"warning", "error"},
@@ -64,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--findings",
-        type=a.OneOf(FINDINGS, "findings level"),
+        type=a.OneOf(FINDINGS, "findings level", synonyms=FINDINGS_SYNONYMS),
         default=None,
         metavar="{" + ",".join(FINDINGS) + "}",
         help="which findings the table shows: all (info too), warnings (and errors; the "

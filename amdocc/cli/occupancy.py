@@ -157,7 +157,7 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
     )
     m.add_argument("--agprs", type=a.integer(0), help=".agpr_count (reported; added only with --arch-vgprs)")
     m.add_argument("--sgprs", type=a.integer(0), help=".sgpr_count (default 0)")
-    m.add_argument("--lds", type=a.byte_size(), metavar="BYTES", help="static LDS (default 0)")
+    m.add_argument("--lds", type=a.LdsSize(), metavar="BYTES", help="static LDS (default 0)")
     m.add_argument(
         "--wave",
         type=a.OneOf(("32", "64"), "wave size", int),
@@ -171,7 +171,7 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
         help="WGP mode (the default where it exists); with PATHs: of kernels whose code object does not record it",
     )
     mode.add_argument("--cu-mode", action="store_true", help="CU mode (with PATHs: as --wgp)")
-    m.add_argument("--max-flat-workgroup-size", type=a.integer(1, 1024), metavar="N", help=".max_flat_workgroup_size")
+    m.add_argument("--max-flat-workgroup-size", type=a.WorkgroupSize(), metavar="N", help=".max_flat_workgroup_size")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -187,7 +187,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dynamic-lds",
-        type=a.byte_size(),
+        type=a.LdsSize(),
         default=None,
         metavar="BYTES",
         help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix; default 0, or the launch a Triton "

@@ -40,14 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mangled_argument(parser)
     parser.add_argument(
         "--blocks",
-        type=a.integers(1),
+        type=a.ListOf(a.WorkgroupSize()),
         metavar="N,N,...",
-        help="block sizes, each >= 1 (default: wave multiples up to the kernel's limit, in steps)",
+        help="block sizes, each 1 to 1024 (default: wave multiples up to the kernel's limit, in steps)",
     )
     parser.add_argument(
         "--dynamic-lds",
         dest="dynamic_lds_grid",
-        type=a.byte_sizes(),
+        type=a.ListOf(a.LdsSize()),
         metavar="B,B,...",
         help="dynamic LDS sizes in bytes (default: 0 and powers of two up to the target's limit)",
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..binary import align_up
+from ..numbers import is_whole
 from ..targets import MAX_WORKGROUP_SIZE, Target
 from .descriptor import SGPR_ENCODE_GRANULE, Descriptor
 from .model import ERROR, INFO, WARNING, Finding, Resources
@@ -57,7 +58,7 @@ def _int(md: dict[str, Any], key: str, findings: list[Finding]) -> int | None:
         return value
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_whole(value):
         findings.append(Finding("metadata-type", ERROR, f"{key} is {_shown(value)}, not an integer"))
         return None
     if value < 0:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FormatError
+from ..numbers import in_range
 
 __all__ = ["RecordedLaunch", "aoti_launches", "recorded_launch", "triton_launch"]
 
@@ -79,7 +80,7 @@ class RecordedLaunch:
 
 
 def _count(value: object, name: str, where: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not in_range(value, minimum):  # amdocc.numbers' one rule
         raise FormatError(f"{where}: {name} is {value!r}, not an integer >= {minimum}")
     return value
 

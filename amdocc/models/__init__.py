@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..codeobject.target_id import TargetId
 from ..errors import UsageError
+from ..numbers import whole_number
 from ..targets import Target
 from .applicable import check as check_applicable
 from .compat import IncompatibleTarget, device_id, place
@@ -100,8 +101,7 @@ def _built_for(kernel_or_resources: Subject) -> tuple[TargetId | None, Target | 
 
 
 def _whole(value: object, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} must be a whole number, not {value!r}")
+    whole_number(value, name)
 
 
 def occupancy(

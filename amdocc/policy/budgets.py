@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import AmdoccError, UsageError
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -298,8 +298,9 @@ def summary(rule: str) -> str:
 # --------------------------------------------------------------------------- evaluation
 
 
-class NotKnown(Exception):
-    """A field the kernel's record does not give (the reason is the message)."""
+class NotKnown(AmdoccError):
+    """A field the kernel's record does not give (the reason is the message); caught where a
+    budget is evaluated, and inside the one hierarchy should one ever escape."""
 
 
 @dataclass
