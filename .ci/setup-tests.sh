@@ -62,6 +62,16 @@ print(f"unpacked {len(members)} ROCm libraries of {wheel}")
 PY
 fi
 
+# Device code outside every container, for tests/test_raw_images.py (28 MB): mojolearn-amd keeps
+# 4,502 gfx942 code objects as raw ELF images in its libraries' .rodata. Pinned by SHA-256.
+MOJO_WHEEL=mojolearn_amd-0.8.62-py3-none-manylinux_2_35_x86_64.whl
+if [ ! -f ".cache/mojolearn/$MOJO_WHEEL" ]; then
+  mkdir -p .cache/mojolearn
+  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+      --python-version 3.11 --platform manylinux_2_35_x86_64 -d .cache/mojolearn "mojolearn-amd==0.8.62"
+fi
+echo "bfd08ff89fa34b09006fd215b1c391585ae2ded73291c6607f1d16aaf3995f8f  .cache/mojolearn/$MOJO_WHEEL" | sha256sum -c --quiet -
+
 # Two real ROCm wheels from PyPI for tests/test_wheels.py (98 MB): pinned by version and SHA-256.
 # Their tags are not this interpreter's, so pip is told which Python and platforms to fetch for.
 mkdir -p .cache/rocm-wheels
