@@ -195,3 +195,44 @@ def test_mojolearn_amd_raw_images_against_llvm_readelf(tmp_path):
                     assert kernel.meta(key) == want[kernel.name]["." + key]
                     compared += 1
     assert compared == 4 * kernels
+
+
+HSA_RUNTIME = Path("/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1.5.0")  # Debian libhsa-runtime64-1 5.2.3
+
+
+def test_the_hsa_runtime_blit_kernels_against_llvm_readelf(tmp_path):
+    # ROCr keeps its blit kernels as raw code objects in .data, one per processor.
+    if not HSA_RUNTIME.exists():
+        skip_unless_required("Debian's libhsa-runtime64-1 is not installed (run .ci/setup-tests.sh)")
+    from amdocc.loader import iter_load
+
+    items = list(iter_load(str(HSA_RUNTIME)))
+    cos = [i for i in items if isinstance(i, amdocc.CodeObject)]
+    failed = [i for i in items if isinstance(i, Failed)]
+    assert {co.origin.hops[0].split(" @")[0] for co in cos} == {"section .data"}
+    compared = 0
+    for co in cos:
+        path = tmp_path / f"{co.origin.base:x}.co"
+        path.write_bytes(co.data)
+        want = _readelf_kernels(path)
+        assert {k.name for k in co.kernels} == set(want)
+        for kernel in co.kernels:
+            for key in ("vgpr_count", "sgpr_count", "group_segment_fixed_size", "private_segment_fixed_size"):
+                assert kernel.meta(key) == want[kernel.name]["." + key]
+                compared += 1
+    # Measured on 5.2.3-3: 26 code objects (gfx700 ... gfx1035), 10 kernels each.
+    assert len(cos) == 26 and compared == 4 * 260
+    # The three HSA code-object v1 images (ET_REL, HSAIL notes) before them have a note that
+    # overflows its region: llvm-readelf-22 says so too ("ELF note overflows container").
+    assert len(failed) == 3
+    for item in failed:
+        assert "runs past the end of its note region" in item.error.message
+        start = item.origin.base
+        data = HSA_RUNTIME.read_bytes()
+        length = max(
+            struct.unpack_from("<Q", data, start + 0x28)[0] + 64 * struct.unpack_from("<H", data, start + 0x3C)[0], 64
+        )
+        image = tmp_path / f"v1-{start:x}.co"
+        image.write_bytes(data[start : start + length + 4096])
+        warned = subprocess.run(["llvm-readelf-22", "--notes", str(image)], capture_output=True, text=True)
+        assert "ELF note overflows container" in warned.stderr
