@@ -104,6 +104,12 @@ def test_transitive_maximum_is_what_the_compiler_computes_without_object_linking
         # ... while the object's own note holds the kernel's local counts
         assert kernel.meta("vgpr_count") == local[kernel.name][".vgpr_count"]
         assert kernel.meta("group_segment_fixed_size") == local[kernel.name][".group_segment_fixed_size"] == 0
+        (said,) = [f.message for f in kernel.findings if f.code == "call-graph-maximum"]
+        assert f"needs {'at least ' if case == 'recursion' else ''}{want['.vgpr_count']} VGPRs" in said
+        assert (
+            f"{want['.group_segment_fixed_size']} B of LDS and {want['.private_segment_fixed_size']} B of scratch"
+            in said
+        )
         compared += 3
     assert compared == 3 * len(plain)
 

@@ -496,8 +496,23 @@ def _kernel(
     )
     if co.linking is not None:
         fn_info = co.linking.functions.get(fn)
-        kernel.object_linking = {
-            "local": fn_info.as_dict() if fn_info else None,
-            "transitive": co.linking.transitive(fn),
-        }
+        total = co.linking.transitive(fn)
+        kernel.object_linking = {"local": fn_info.as_dict() if fn_info else None, "transitive": total}
+        findings.append(Finding("call-graph-maximum", INFO, _call_graph_message(total)))
     return kernel
+
+
+def _call_graph_message(total: dict[str, Any]) -> str:
+    """The transitive maximum in words (codeobject/linking.py)."""
+    if "functions" not in total:
+        return f"no call-graph maximum: {total['reason']}"
+    bound = "at least " if not total["complete"] else ""
+    reached = total["functions"]
+    text = (
+        f"with the {len(reached)} function(s) it reaches, the kernel needs {bound}{total['num_vgpr']} VGPRs"
+        + (f" + {total['num_agpr']} AGPRs" if total["num_agpr"] else "")
+        + f", {total['num_sgpr']} numbered SGPRs, {total['lds_bytes']} B of LDS and "
+        f"{total['private_segment_size']} B of scratch per work-item (from {L.INFO_SECTION}, combined as a "
+        "linker would)"
+    )
+    return text + (f"; a lower bound: {total['reason']}" if total["reason"] else "")
