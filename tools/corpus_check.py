@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check amdocc against LLVM 22 over a whole library or wheel with compressed fat binaries.
 
-    python3 tools/corpus_check.py LIBRARY_OR_WHEEL [--targets gfx942,gfx1250] [--member PATH]
+    python3 tools/corpus_check.py LIBRARY_OR_WHEEL [--targets gfx942,gfx1250] [--member PATH] [--bundles N]
 
 LLVM's own pipeline extracts every code object (llvm-objcopy-22 --dump-section, then
 clang-offload-bundler-22 per CCOB, cut to the size its header gives), one CCOB at a time so the
@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("path", type=Path)
     ap.add_argument("--member", help="the library inside a wheel (default: the largest .so)")
     ap.add_argument("--targets", help="only these processors (comma-separated)")
+    ap.add_argument("--bundles", type=int, help="only the first N compressed bundles")
     args = ap.parse_args(argv)
     targets = set(args.targets.split(",")) if args.targets else None
     started = time.monotonic()
@@ -87,8 +88,14 @@ def main(argv: list[str] | None = None) -> int:
             mismatches += report.mismatches
             for p in paths:
                 p.unlink()
-            done = f"CCOB {index + 1}/{len(bundles)}: {report.kernels} kernels"
-            print(f"{done}, {len(report.mismatches)} mismatches", flush=True)
+            print(
+                f"CCOB {index + 1}/{len(bundles)}: {report.kernels} kernels, {len(report.mismatches)} mismatches; "
+                f"so far {counts['kernels']} kernels, {counts['metadata']} metadata values, "
+                f"{counts['descriptors']} descriptor fields, {len(mismatches)} mismatches",
+                flush=True,
+            )
+            if args.bundles and index + 1 >= args.bundles:
+                break
     print(
         f"{counts['files']} code objects, {counts['kernels']} kernels; {counts['metadata']} metadata values and "
         f"{counts['descriptors']} descriptor fields compared; {counts['no_descriptor_oracle']} kernels without a "
