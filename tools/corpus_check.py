@@ -12,6 +12,12 @@ counts per processor and every mismatch, and exits 1 if any mismatch is left.
 This is the benchmark-only side of tests/test_corpus_rocm10.py: jax-rocm10-pjrt 0.12.0 expands
 to 2.4 GB of code objects (1,215 of them, 409,773 kernels), too much for CI, which checks its
 gfx1250 kernels only.
+
+Measured (2026-12, in seven runs of 2 to 5 processors, 16 minutes on a shared two-core machine):
+1,215 code objects of 27 processors, 409,773 kernels, 10,085,375 metadata values and 14,613,530
+descriptor fields compared; 27 mismatches, all one descriptor llvm-objdump-22 refuses on every
+processor (xla_fp_comparison<double>, "kernel descriptor must be 64-byte aligned"; see
+tests/test_corpus_rocm10.py), so 0 disagreements.
 """
 
 from __future__ import annotations
