@@ -75,3 +75,22 @@ done <<'WHEELS'
 vllm-rocm==0.6.3 3.10 manylinux_2_35_x86_64 vllm_rocm-0.6.3-cp310-cp310-manylinux_2_34_x86_64.manylinux_2_35_x86_64.whl 1385fa51555f730a1fe31b8bbd40047915eea0688992cb24e288d3550a4831be
 cupy-rocm-5-0==13.3.0 3.11 manylinux2014_x86_64 cupy_rocm_5_0-13.3.0-cp311-cp311-manylinux2014_x86_64.whl 00907762735d182737bee317f532dc381337fb8e978bd846acb268df463b2d7b
 WHEELS
+
+# HIP itself without a GPU (docs/hsa-emulator.md): real runtimes over the emulated HSA device.
+# ROCm 7.14's libamdhip64, ROCr and comgr ship in this PyPI wheel (py3-none, Requires-Python
+# >=3.12, hence --python-version), pinned by version and SHA-256; ROCm 5.2.3's is Debian's own
+# libamdhip64-5. tools/hsa_emulator/layout.py builds the emulator with cc and lays both out under
+# .cache/hip-runtimes/ (the emulator under ROCr's own name, where the runtime's RPATH finds it).
+HIP_WHEEL=vapoursynth_dfttest2_hip-11.1.0-py3-none-manylinux_2_28_x86_64.whl
+mkdir -p .cache/hip-wheels
+if [ ! -f ".cache/hip-wheels/$HIP_WHEEL" ]; then
+  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+    --python-version 3.12 --platform manylinux_2_28_x86_64 -d .cache/hip-wheels "vapoursynth-dfttest2-hip==11.1.0"
+fi
+echo "fbf3922eeeb36d5c3e9bf486bad8efe650e40d44efb1efa5c6bc53b0377b1db8  .cache/hip-wheels/$HIP_WHEEL" | sha256sum -c --quiet -
+if [ ! -e /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 ] || ! command -v cc >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libamdhip64-5 gcc >/dev/null
+fi
+python3 tools/hsa_emulator/layout.py
