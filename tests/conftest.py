@@ -103,6 +103,30 @@ def pytest_terminal_summary(terminalreporter, config):
     seed = config.getoption("hypothesis_seed", None)
     if seed is not None:
         terminalreporter.write_line(f"hypothesis seed {seed} (AMDOCC_HYPOTHESIS_SEED={seed} replays this run)")
+    hip_emulated = sys.modules.get("hip_emulated")
+    if hip_emulated is not None and hip_emulated.COMPARISONS:
+        counts = hip_emulated.COMPARISONS
+        per = ", ".join(f"{release}/{processor} {n}" for (release, processor), n in sorted(counts.items()))
+        terminalreporter.write_line(f"HIP comparisons: {sum(counts.values())} ({per})")
+
+
+@pytest.fixture(scope="session")
+def _hip_oracles():
+    from hip_emulated import Oracles
+
+    oracles = Oracles()
+    yield oracles
+    oracles.close()
+
+
+@pytest.fixture
+def hip_oracle(_hip_oracles):
+    """``hip_oracle(runtime_dir, processor)``: a started HipOracle (tools/hsa_emulator/client.py),
+    the real HIP runtime in that folder on the emulated processor, shared over the session. At
+    the end of the test, no worker may have seen an emulator call or attribute it does not model."""
+    yield _hip_oracles.get
+    unexpected = _hip_oracles.unexpected()
+    assert not unexpected, f"the emulated HSA device was asked for what it does not model: {unexpected}"
 
 
 def aiter_dir() -> Path | None:

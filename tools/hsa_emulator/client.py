@@ -192,7 +192,9 @@ class HipOracle:
     ) -> dict[str, Any]:
         return self._on_kernel("occupancy", module, kernel, block=block, dynamic_lds=dynamic_lds, flags=flags)
 
-    def potential_block_size(self, module: int, kernel: str, dynamic_lds: int = 0, block_limit: int = 0) -> dict[str, Any]:
+    def potential_block_size(
+        self, module: int, kernel: str, dynamic_lds: int = 0, block_limit: int = 0
+    ) -> dict[str, Any]:
         return self._on_kernel("potential_block_size", module, kernel, dynamic_lds=dynamic_lds, block_limit=block_limit)
 
     def attributes(self, module: int, kernel: str) -> dict[str, Any]:
@@ -210,7 +212,11 @@ class HipOracle:
         answer = self.request({"op": "report"})
         if answer.get("ok"):
             self._last_report = answer
-        total: dict[str, Any] = {"ok": bool(answer.get("ok")), "emulated": answer.get("emulated"), "crashes": self.crashes}
+        total: dict[str, Any] = {
+            "ok": bool(answer.get("ok")),
+            "emulated": answer.get("emulated"),
+            "crashes": self.crashes,
+        }
         for key, dead in self._dead_counts.items():
             total[key] = dict(dead + Counter(answer.get(key, {})))
         return total

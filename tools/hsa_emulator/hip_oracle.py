@@ -135,7 +135,11 @@ class Worker:
             return self.error(rc)
         count = ctypes.c_int()
         rc = h.hipGetDeviceCount(ctypes.byref(count))
-        out: dict[str, Any] = {"ok": True, "runtime_version": version.value, "device_count": count.value if not rc else 0}
+        out: dict[str, Any] = {
+            "ok": True,
+            "runtime_version": version.value,
+            "device_count": count.value if not rc else 0,
+        }
         if rc:
             out["device_error"] = self.error(rc)["error"]
             return out

@@ -168,27 +168,27 @@ static hsa_status_t unmodeled(const char *what, ...) {
 }
 
 /* Attributes refused on purpose (HSA_STATUS_ERROR_INVALID_ARGUMENT, what ROCr answers for an
- * attribute it does not provide), each counted under "refused" in the report:
+ * attribute it does not provide), each counted under "refused" in the report, not "unexpected":
  *  - agent HSA_AMD_AGENT_INFO_LUID (0xA11A): "only valid on Windows" (hsa_ext_amd.h);
- *  - agent 0xA121 (HIP 7.14 logs it as HSA_AMD_AGENT_INFO_CLUSTER_MAX_SIZE), agent 0xA123, and
- *    system 0x209 (logged as HSA_AMD_SYSTEM_INFO_FABRIC_HANDLES_SUPPORTED): newer than every
- *    public hsa.h / hsa_ext_amd.h read for this emulator (the newest ends at
- *    HSA_AMD_AGENT_INFO_CUID = 0xA11C and HSA_AMD_SYSTEM_INFO_EXT_VERSION_MINOR = 0x208), so their
- *    types are unknown here. HIP 7.14 asks for them while it builds a device, logs the refusal
- *    and carries on without the feature. */
-static const uint32_t REFUSED_AGENT_INFO[] = {AMD_AI_LUID, 0xA121, 0xA123};
-static const uint32_t REFUSED_SYSTEM_INFO[] = {0x209};
+ *  - agent 0xA121 (HIP 7.14 logs it as HSA_AMD_AGENT_INFO_CLUSTER_MAX_SIZE), agent 0xA123,
+ *    system 0x209 (logged as HSA_AMD_SYSTEM_INFO_FABRIC_HANDLES_SUPPORTED) and queue 0x4, 0x5,
+ *    0x8 (hsa_amd_queue_get_info, asked when a stream's queue is made): newer than every public
+ *    hsa.h / hsa_ext_amd.h read for this emulator (the newest ends at HSA_AMD_AGENT_INFO_CUID =
+ *    0xA11C, HSA_AMD_SYSTEM_INFO_EXT_VERSION_MINOR = 0x208 and HSA_AMD_QUEUE_INFO_DOORBELL_ID = 1),
+ *    so their types are unknown here. HIP 7.14 asks for them, logs the refusal where it logs
+ *    anything, and carries on without the feature. */
+static const char *const REFUSED[] = {
+  "agent_info:0xa11a", "agent_info:0xa121", "agent_info:0xa123", "cpu_agent_info:0xa11a",
+  "cpu_agent_info:0xa121", "cpu_agent_info:0xa123", "system_info:0x209",
+  "queue_info:0x4", "queue_info:0x5", "queue_info:0x8",
+};
 static struct counter refused[MAXKEYS];
 static int nrefused;
 static hsa_status_t refused_or_unmodeled(const char *kind, uint32_t attribute) {
   char key[64];
   snprintf(key, sizeof key, "%s:0x%x", kind, attribute);
-  int system = strcmp(kind, "system_info") == 0;
-  const uint32_t *list = system ? REFUSED_SYSTEM_INFO : REFUSED_AGENT_INFO;
-  size_t n = system ? sizeof REFUSED_SYSTEM_INFO / sizeof REFUSED_SYSTEM_INFO[0]
-                    : sizeof REFUSED_AGENT_INFO / sizeof REFUSED_AGENT_INFO[0];
-  for (size_t i = 0; i < n; i++)
-    if (attribute == list[i]) {
+  for (size_t i = 0; i < sizeof REFUSED / sizeof REFUSED[0]; i++)
+    if (strcmp(key, REFUSED[i]) == 0) {
       bump(refused, &nrefused, key);
       return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -862,6 +862,18 @@ EXPORT uint64_t hsa_queue_load_write_index_scacquire(const hsa_queue_t *queue) {
 EXPORT uint64_t hsa_queue_add_write_index_screlease(const hsa_queue_t *queue, uint64_t value) {
   called("hsa_queue_add_write_index_screlease");
   return __atomic_fetch_add(&((queue_t *)queue)->write_index, value, __ATOMIC_SEQ_CST);
+}
+
+/* hsa_queue_info_attribute_t (hsa_ext_amd.h): HSA_AMD_QUEUE_INFO_AGENT (0, hsa_agent_t) and
+ * HSA_AMD_QUEUE_INFO_DOORBELL_ID (1, uint64_t) */
+EXPORT hsa_status_t hsa_amd_queue_get_info(hsa_queue_t *queue, uint32_t attribute, void *value) {
+  called("hsa_amd_queue_get_info");
+  if (!queue || !value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  switch (attribute) {
+  case 0: ((hsa_agent_t *)value)->handle = (uint64_t)(uintptr_t)&gpu_agent; return 0;
+  case 1: *(uint64_t *)value = ((queue_t *)queue)->doorbell.handle; return 0;
+  }
+  return refused_or_unmodeled("queue_info", attribute);
 }
 
 EXPORT hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t *queue, int enable) {

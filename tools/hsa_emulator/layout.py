@@ -108,7 +108,14 @@ def layout_714(root: str) -> str:
     if os.path.lexists(target):
         os.unlink(target)
     build(target, rocr_name)
-    for alias, name in (("libamd_comgr.so.3", os.path.basename(comgr)), ("libamdhip64.so", os.path.basename(hip))):
+    # libamdhip64.so.7: the soname FlyDSL's libfly_jit_runtime.so has as NEEDED (found through
+    # LD_LIBRARY_PATH); libamdhip64.so: the name hip-python opens under $ROCM_PATH/lib
+    hip_name = os.path.basename(hip)
+    for alias, name in (
+        ("libamd_comgr.so.3", os.path.basename(comgr)),
+        ("libamdhip64.so", hip_name),
+        ("libamdhip64.so.7", hip_name),
+    ):
         if os.path.lexists(os.path.join(out, alias)):
             os.unlink(os.path.join(out, alias))
         os.symlink(name, os.path.join(out, alias))
