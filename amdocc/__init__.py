@@ -31,7 +31,7 @@ at most 65536 // 5 = 13107 bytes):
     (4, True, 'lds', {'lds': 3277})
 
 Models: "hip" (default) is what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns, for
-a named runtime era (profile=); "llvm" is what LLVM 22 prints as '; Occupancy:'; "hw" is the
+a named ROCm release (profile=; default rocm-7.14); "llvm" is what LLVM 22 prints as '; Occupancy:'; "hw" is the
 best physical estimate from what the descriptor allocates.
 
 Errors: every error amdocc raises on bad input or bad arguments derives from AmdoccError
@@ -178,7 +178,9 @@ def occupancy(
             means the flat workgroup range 1..max_flat_workgroup_size (LLVM's '; Occupancy:').
         dynamic_lds: dynamic LDS bytes per workgroup (Triton's shared memory goes here).
         model: "hip" (default), "llvm" or "hw".
-        **options: hip: ``profile`` (or ``hip_profile``), the runtime era, e.g. "2025"; llvm:
+        **options: hip: ``profile`` (or ``hip_profile``), the ROCm release to reproduce, e.g.
+            "rocm-6.4" or a patch release "rocm-6.4.1" (default: rocm-7.14, the newest release a
+            real runtime has confirmed; "develop" only by name); llvm:
             ``lds_granule_rounding``, ``sgpr_trap_reserve`` (bools, 2026 upstream changes);
             hw: ``trap_reserve`` (bool, default True).
 
@@ -192,6 +194,8 @@ def occupancy(
         UsageError: an unknown model or option, a misspelled resource key, a missing block size
             or target, negative counts.
         UnknownTargetError: an unknown target, device or HIP profile.
+        ProfileDoesNotRun: a ``profile`` named whose runtime does not run the processor (a
+            UsageError naming both), unless ``what_if=True``.
     """
     global _occupancy
     if _occupancy is None:

@@ -183,7 +183,7 @@ def test_hw_reports_what_it_allocated_and_where_hip_differs():
     occ = amdocc.occupancy({"vgprs": 8, "wave": 32}, target="gfx1010", block_size=96, model="hw")
     assert occ.blocks_per_cu == 26
     (why,) = [w for w in occ.warnings if w.startswith("HIP")]
-    assert why == "HIP (develop) answers 21: wave slots allow 21 there, 26 here"  # develop: the default profile
+    assert why == "HIP (rocm-7.14) answers 21: wave slots allow 21 there, 26 here"  # rocm-7.14: the default profile
 
 
 def test_wave64_on_rdna_is_flagged_and_wave32_is_not():

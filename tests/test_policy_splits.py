@@ -149,4 +149,4 @@ def test_the_occupancy_source_names_the_kernel_as_source_spells_it(capsys):
         ]
     )
     out = capsys.readouterr().out
-    assert code == 0 and f"occupancy: 1 workgroup per CU from model — hip model (develop) on {readable}" in out
+    assert code == 0 and f"occupancy: 1 workgroup per CU from model — hip model (rocm-7.14) on {readable}" in out

@@ -259,6 +259,21 @@ class OneOf(ArgType):
 
 
 @dataclass(frozen=True)
+class ProfileName(OneOf):
+    """A HIP profile's name, or a patch release of its release line (rocm-6.4.1 -> rocm-6.4)."""
+
+    def __call__(self, text: str) -> object:
+        from ..models.hip_profiles import canonical_name
+
+        return super().__call__(canonical_name(text))
+
+    def example(self) -> str:
+        from ..models.hip_profiles import default_profile_name
+
+        return default_profile_name()
+
+
+@dataclass(frozen=True)
 class Kinds(ArgType):
     """A comma list of names from a set (a fixed tuple, or read at check time like
     :class:`OneOf`), returned in the set's order without repeats. "all" stands for every name,

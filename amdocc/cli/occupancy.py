@@ -28,11 +28,12 @@ if TYPE_CHECKING:
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
 
-Models: hip (default) reproduces hipModuleOccupancyMaxActiveBlocksPerMultiprocessor for a named
-runtime era (--hip-profile); llvm reproduces LLVM's '; Occupancy:' (waves per SIMD; without
---block over the flat workgroup range 1..max_flat_workgroup_size) under the rules of the LLVM
-that built the kernel (--llvm-version); hw estimates what the
-hardware does from the descriptor's allocation.
+Models: hip (default) reproduces hipModuleOccupancyMaxActiveBlocksPerMultiprocessor for a ROCm
+release (--hip-profile; default rocm-7.14, the newest release a real runtime has confirmed; a
+profile that does not run the kernel's processor is an error unless --what-if); llvm reproduces
+LLVM's '; Occupancy:' (waves per SIMD; without --block over the flat workgroup range
+1..max_flat_workgroup_size) under the rules of the LLVM that built the kernel (--llvm-version);
+hw estimates what the hardware does from the descriptor's allocation.
 
 File mode reads PATHs; with --target or --device only the code objects that can run there are
 evaluated (a generic code object as the member it stands for); --what-if evaluates the others
@@ -84,8 +85,9 @@ MODEL_FLAGS = (
         "profile",
         dict(
             metavar="NAME",
-            type=a.OneOf(_hip_profiles, "HIP profile"),
-            help="hip: the HIP runtime era to reproduce (default: newest; see --list-profiles)",
+            type=a.ProfileName(_hip_profiles, "HIP profile"),
+            help="hip: the HIP runtime release to reproduce (a patch release such as rocm-6.4.1 names its line; "
+            "default: the newest release a real runtime has confirmed; develop only by name; see --list-profiles)",
         ),
     ),
     ModelFlag(
@@ -210,8 +212,20 @@ def check_mode(args: argparse.Namespace, file_dests: tuple[str, ...] = FILE_DEST
     if args.paths:
         a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
     else:
-        a.refuse(args, file_dests, "only applies to kernels read from a PATH, and none is given")
+        # numbers typed in describe the processor named; a what-if can still ask a HIP profile
+        # about a processor its runtime does not run
+        manual = ("what_if",) if a.given(args, "hip_profile") else ()
+        a.refuse(
+            args,
+            tuple(d for d in file_dests if d not in manual),
+            "only applies to kernels read from a PATH, and none is given",
+        )
     a.what_if_needs_a_processor(args)
+
+
+def asked_what_if(args: argparse.Namespace, usage: KernelUsage) -> dict[str, Any]:
+    """amdocc.occupancy's what-if keywords for a usage already placed on its processor."""
+    return {"target": usage.target, "what_if": True} if getattr(args, "what_if", False) else {}
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -318,6 +332,7 @@ def run(args: argparse.Namespace) -> int:
         block_size=args.block,
         dynamic_lds=args.dynamic_lds,
         model=args.model,
+        what_if=bool(args.what_if),
         **options,
     )
     results = [
@@ -465,6 +480,8 @@ def _list_profiles() -> int:
             print(f"{name}{mark}  {p.release_name}  {p.dates}\n    {p.unknown or p.changes}\n    source: {p.source}")
             if p.evidence:
                 print(f"    evidence: {p.evidence}")
+            if p.confirmed:
+                print(f"    confirmed: {p.confirmed}")
             reports = p.reports
             if reports is not None and reports != p.release:
                 print(f"    hipRuntimeGetVersion(): HIP {reports[0]}.{reports[1]}")

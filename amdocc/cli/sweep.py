@@ -10,6 +10,7 @@ from . import args as a
 from .occupancy import (
     add_manual_arguments,
     add_model_arguments,
+    asked_what_if,
     check_mode,
     manual_usage,
     model_options,
@@ -131,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     unit: str | None = None
     for dyn in lds_sizes:
         for block in blocks:
-            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model, **options)
+            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model,
+                            **asked_what_if(args, usage), **options)  # fmt: skip
             unit = unit or occ.unit
             grid.append(
                 {

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hip-profile",
         metavar="NAME",
-        type=a.OneOf(_hip_profiles, "HIP profile"),
+        type=a.ProfileName(_hip_profiles, "HIP profile"),
         help="the HIP profile to compare with (default: the runtime's own release, from hipRuntimeGetVersion())",
     )
     parser.add_argument(

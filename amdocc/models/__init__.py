@@ -19,6 +19,7 @@ from ..targets import Target
 from .applicable import check as check_applicable
 from .compat import IncompatibleTarget, device_id, place
 from .hip import hip_occupancy
+from .hip_profiles import ProfileDoesNotRun, check_runs, get_profile
 from .hw import hw_occupancy
 from .llvm import llvm_occupancy
 from .llvm_rules import version_option
@@ -49,6 +50,7 @@ __all__ = [
     "IncompatibleTarget",
     "KernelUsage",
     "Occupancy",
+    "ProfileDoesNotRun",
     "from_kernel",
     "manual",
     "occupancy",
@@ -113,12 +115,43 @@ def occupancy(
     HIP, its LDS) names where to evaluate. A kernel is evaluated only where its code object can
     run (its processor with matching xnack/sramecc modes, or a member of its generic family);
     elsewhere this raises an AmdoccError naming both, unless ``what_if=True``, and then the
-    record says ``what_if``. Options: hip ``profile``; llvm ``llvm_version`` (a version such as "22.1.8" or
+    record says ``what_if``. Options: hip ``profile`` (a profile of tables/hip_profiles.toml, or a
+    patch release such as "rocm-6.4.1" for its line; default: the newest release a real runtime has
+    confirmed, rocm-7.14; a profile named here whose runtime does not run the processor raises
+    ProfileDoesNotRun naming both, unless ``what_if=True``); llvm ``llvm_version`` (a version such as "22.1.8" or
     "24.0.0git", "main", or a rule set of tables/llvm_rules.toml; default: the compiler the code
     object names; ``lds_granule_rounding=True`` / ``sgpr_trap_reserve=True`` are spellings of the
     version that brought them); hw ``trap_reserve``. A dynamic-VGPR kernel, or a processor fact
     no public source pins that the model needs, is refused with a UsageError that gives the reason.
     """
+    return evaluate(
+        kernel_or_resources,
+        target=target,
+        device=device,
+        block_size=block_size,
+        dynamic_lds=dynamic_lds,
+        model=model,
+        what_if=what_if,
+        profile_named=True,
+        **options,
+    )
+
+
+def evaluate(
+    kernel_or_resources: Subject,
+    *,
+    target: Target | str | None = None,
+    device: Device | str | None = None,
+    block_size: int | None = None,
+    dynamic_lds: int = 0,
+    model: str = "hip",
+    what_if: bool = False,
+    profile_named: bool = True,
+    **options: Any,
+) -> Occupancy:
+    """:func:`occupancy`, for callers that choose the HIP profile themselves: with
+    ``profile_named=False`` (a profile picked from a live runtime's version, not by the user) a
+    profile whose runtime does not run the processor answers with its refusal instead of raising."""
     opts = _model_options(model, options)
     if block_size is None and model != "llvm":
         raise UsageError(f"the {model} model needs a block size")
@@ -142,11 +175,21 @@ def occupancy(
             f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
             f"only wave{'/'.join(map(str, usage.target.wave_sizes))}: no evaluation there can be right"
         )
+    if model == "hip" and profile_named:
+        _profile_runs(usage.target, dict(opts).get("profile"), what_if)
     occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     if where is not None and where.built_for is not None:
         warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
         occ = occ._replace(built_for=where.built_for, what_if=where.what_if, warnings=warnings)
     return occ
+
+
+def _profile_runs(t: Target, name: str | None, what_if: bool) -> None:
+    """A HIP profile named by the caller must run the processor, unless a what-if is asked for
+    (then the record says that runtime does not run it). The default profile is not checked: its
+    refusal is an answer (the record's error), not a usage error."""
+    if name is not None and not what_if:
+        check_runs(get_profile(name), t)
 
 
 def _model_options(model: str, options: dict[str, Any]) -> Options:

@@ -208,9 +208,9 @@ def max_blocks_per_cu(
         UsageError: no kernel or several match, ``kernel_name`` does not name the kernel
             passed, or neither HIP nor the model can answer.
         UnknownTargetError: an unknown device, processor or profile.
+        ProfileDoesNotRun: ``profile`` names a release whose runtime does not run the processor
+            (unless ``what_if``).
     """
-    import amdocc
-
     kernel, image = _kernel_and_image(code_object_or_kernel, kernel_name)
     rt = hip if hip is not None else runtime()
     choice = choose_profile(rt, profile)
@@ -225,7 +225,18 @@ def max_blocks_per_cu(
         target_kwargs = {"target" if is_processor else "device": device, "what_if": what_if}
     elif what_if:
         raise UsageError("what_if needs device=: the processor to evaluate on")
-    occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **target_kwargs, **kwargs)
+    from ..models import evaluate
+
+    # A profile picked from the runtime's version answers with its refusal where that release does
+    # not run the processor; one the caller named is held to it (ProfileDoesNotRun).
+    occ = evaluate(
+        kernel,
+        block_size=block_size,
+        dynamic_lds=dynamic_lds,
+        profile_named=profile is not None,
+        **target_kwargs,
+        **kwargs,
+    )
     model = occ.blocks_per_cu
 
     if rt is None:
