@@ -247,10 +247,12 @@ def max_potential_block_size(
         kernel_or_resources: as for :func:`occupancy`.
         dynamic_lds: dynamic LDS bytes per workgroup.
         block_limit: HIP's blockSizeLimit (0: none).
-        target, device, what_if: where to evaluate, as for :func:`occupancy`; a device also gives
-            the CU count for the grid sizes and its LDS.
-        profile: the HIP runtime profile (default: the newest).
+        target: the processor to evaluate on (required for a dict, unless ``device``).
+        device: a product from tables/devices.toml: its processor, its LDS, and the CU count
+            HIP reports for it (halved on RDNA, whose runtime counts WGPs), for the grid sizes.
+        profile: the HIP runtime profile (default: the newest release a runtime confirmed).
         compute_units: multiProcessorCount as HIP reports it, instead of the device's.
+        what_if: evaluate a kernel on a processor its code object cannot run on, labelled.
 
     Returns:
         A :class:`amdocc.models.best_block.BlockSizeAnswer`; ``.as_dict()`` is its JSON record.
