@@ -22,7 +22,7 @@ def _release_of(version: int) -> str:
     from ..models.hip_profiles import decode_runtime_version
 
     major, minor, _ = decode_runtime_version(version)
-    return f"{major}.{minor}"
+    return f"rocm-{major}.{minor}"
 
 
 def _max_threads(processor: str, runtime_wgp: bool) -> int:
