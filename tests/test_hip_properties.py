@@ -23,6 +23,7 @@ AMDOCC_HIP_PROPERTY_EXAMPLES sets the examples per runtime x processor (default 
 from __future__ import annotations
 
 import os
+import zlib
 
 import pytest
 
@@ -42,8 +43,10 @@ LOADS = {"rocm-5.2": (4,), "rocm-7.14": (4, 5, 6)}
 CASES = [(release, directory, p) for release, directory, ps in available_runtimes(RUNTIMES) for p in ps] or [None]
 
 
-def _seed(request) -> int:
-    return int(request.config.getoption("hypothesis_seed"))
+def _seed(request, release: str, processor: str) -> int:
+    """The session's seed, mixed with the runtime and processor: processors whose strategies have
+    the same shape (gfx1100, gfx1201) get different draws, and the session seed still replays."""
+    return (int(request.config.getoption("hypothesis_seed")) ^ zlib.crc32(f"{release}/{processor}".encode())) % 2**32
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[2]}" if c else "no-runtime" for c in CASES])
@@ -57,7 +60,7 @@ def test_amdocc_equals_the_runtime(request, hip_oracle, case):
     run_properties(
         oracle,
         examples=EXAMPLES,
-        seed_value=_seed(request),
+        seed_value=_seed(request, release, processor),
         tally=tally,
         code_object_versions=LOADS.get(release, (4, 5, 6)),
     )
@@ -75,7 +78,9 @@ def test_at_least_10000_comparisons(request):
     request.config.pluginmanager.get_plugin("terminalreporter").write_line(
         "\nHIP property comparisons per processor x runtime:\n" + TALLY.table()
     )
-    assert TALLY.total >= MIN_COMPARISONS * EXAMPLES // 15, TALLY.table()
+    assert TALLY.total >= MIN_COMPARISONS * EXAMPLES // 15, (
+        "too few comparisons (run the whole file: this test sums the ones above it)\n" + TALLY.table()
+    )
     assert {r for _, r in TALLY.per_runtime()} >= {"rocm-7.14", "rocm-5.2"}
     assert {p for p, r in TALLY.per_runtime() if r == "rocm-7.14"} >= {
         "gfx90a",
