@@ -23,6 +23,11 @@ from hip_emulated import record, runtime_dir, runtimes
 BLOCKS = (1, 31, 32, 33, 63, 64, 65, 96, 128, 192, 255, 256, 257, 384, 512, 640, 768, 1000, 1023, 1024, 1025, 2048)
 
 
+def product(name: str) -> str:
+    """The product a HIP device name stands for: "AMD Instinct MI250X/MI250 [hsaemu]" -> MI250X."""
+    return name.removesuffix(" [hsaemu]").removesuffix(" Graphics").split("/")[0]
+
+
 def samples(processor: str) -> list[amdocc.CodeObject]:
     return [co for co in amdocc.load(amdocc.samples_path()) if co.processor == processor]
 
@@ -53,7 +58,8 @@ def test_hello_each_runtime_creates_the_emulated_device_with_the_tables_facts(hi
             assert hello["gcnArchName"].split(":")[0] == processor
             if release == "rocm-7.14":
                 assert hello["runtime_version"] == 71460850
-                device = get_device(hello["name"].split("/")[0])
+                assert hello["name"].endswith(" [hsaemu]")  # the device says it is emulated
+                device = get_device(product(hello["name"]))
                 target = get_target(processor)
                 assert hello["sharedMemPerBlock"] == device.lds
                 # multiProcessorCount is CUs on gfx9 and WGPs (half) on gfx10+ in WGP mode
@@ -76,7 +82,7 @@ def test_the_runtime_version_picks_amdoccs_profile():
 def test_rocm714_occupancy_of_the_shipped_samples_equals_amdoccs_hip_model(hip_oracle, processor):
     directory = runtime_dir("rocm-7.14")
     hip = hip_oracle(directory, processor)
-    lds = get_device(hip.hello()["name"].split("/")[0]).lds
+    lds = get_device(product(hip.hello()["name"])).lds
     (co,) = samples(processor)
     module = hip.load(co.data)
     assert module["ok"], module
@@ -135,14 +141,13 @@ def test_rocm714_potential_block_size_is_the_c_apis_no_search_answer(hip_oracle,
             record("rocm-7.14", processor)
 
 
-def test_rocm52_creates_only_the_devices_it_knows_and_refuses_a_code_object_v6():
-    """Facts of Debian's ROCm 5.2.3 on the emulator: of the emulated processors it creates a
-    device for gfx90a only, and its comgr cannot read the code-object v6 samples LLVM 22 makes."""
-    for release, _directory, processors in runtimes():
-        if release == "rocm-5.2":
-            assert processors == ["gfx90a"]
-            return
-    runtime_dir("rocm-5.2")  # skips, or fails in CI
+def test_each_runtime_creates_the_devices_it_knows():
+    """Of the emulated processors, ROCm 7.14 creates a device for all eight; Debian's ROCm 5.2.3
+    for gfx90a, gfx908 and gfx1030 only ("Unsupported HSA device" for the newer ones)."""
+    found = {release: processors for release, _directory, processors in runtimes()}
+    runtime_dir("rocm-7.14"), runtime_dir("rocm-5.2")  # skip, or fail in CI, when one is missing
+    assert found["rocm-7.14"] == ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201", "gfx908", "gfx1030", "gfx1151"]
+    assert found["rocm-5.2"] == ["gfx90a", "gfx908", "gfx1030"]
 
 
 def test_rocm52_loads_a_v4_code_object_and_answers(hip_oracle, tmp_path):
@@ -216,3 +221,96 @@ def test_a_query_that_kills_the_runtime_answers_crashed_and_the_worker_comes_bac
     for block, answer in got.items():
         assert answer["value"] == amdocc.occupancy(twin, block_size=block, profile="rocm-5.6").blocks_per_cu
     record("rocm-5.2", "gfx90a", 2)
+
+
+def synthesized(processor: str, n: int, seed: int) -> list[bytes]:
+    """``n`` code objects v4 (both runtimes read v4) with drawn VGPRs, SGPRs, static LDS and wave
+    size, assembled and linked by LLVM 22's tools."""
+    import random
+
+    rng = random.Random(f"{processor}-{seed}")
+    target = get_target(processor)
+    out = []
+    for _ in range(n):
+        lds = rng.choice((0, 0, 1024, 12288, 32768, 65536 - 4096))
+        spec = SynthSpec(
+            processor,
+            rng.randint(1, 64) * 4,
+            0,
+            rng.randint(1, 100),
+            lds,
+            wave=rng.choice(target.wave_sizes),
+            code_object_version=4,
+        )
+        out.append(synthesize(spec))
+    return out
+
+
+# ROCm 5.2.3 has no profile of its own yet (another branch adds rocm-5.2): until it does, the nearest
+# one amdocc picks (rocm-5.6) agrees on gfx90a and gfx908, and on gfx1030 it does not: there HIP
+# 5.2.3 answers as if a CU held 40 waves of wave32 (twice what rocm-5.6 assumes). Measured here.
+PENDING_PROFILE = {"rocm-5.2": {"gfx1030"}}
+
+
+@pytest.mark.slow  # assembles and links 66 kernels
+def test_synthesized_kernels_on_every_emulated_processor_of_every_runtime(hip_oracle, request):
+    seed = int(request.config.getoption("hypothesis_seed", None) or 0)
+    disagreeing: dict[str, set[str]] = {}
+    for release, directory, processors in runtimes():
+        version = {"rocm-7.14": 71460850, "rocm-5.2": 50221153}[release]
+        profile = profile_for_runtime(version).profile.name
+        for processor in processors:
+            hip = hip_oracle(directory, processor)
+            for image in synthesized(processor, 6, seed):
+                (k,) = amdocc.load(image)[0].kernels
+                module = hip.load(image)
+                assert module["ok"], (release, processor, module)
+                for block in (1, 32, 64, 100, 256, 1024, 1025):
+                    for dyn in (0, 8192, 65536 - k.resources.lds, 65537 - k.resources.lds):
+                        ours, theirs, _ = compare(hip, release, processor, k, module["module"], block, dyn, profile)
+                        if ours != theirs:
+                            disagreeing.setdefault(release, set()).add(processor)
+                            if processor not in PENDING_PROFILE.get(release, set()) or profile == "rocm-5.2":
+                                raise AssertionError(
+                                    (release, processor, profile, k.resources, block, dyn, ours, theirs)
+                                )
+                hip.unload(module["module"])
+    if profile_for_runtime(50221153).profile.name != "rocm-5.2" and "rocm-5.2" in {r for r, _, _ in runtimes()}:
+        assert disagreeing.get("rocm-5.2") == {"gfx1030"}, disagreeing  # the pending finding still holds
+    assert "rocm-7.14" not in disagreeing
+
+
+@pytest.mark.parametrize("processor", ["gfx942", "gfx1201"])
+def test_rocm714_with_flags_answers_as_without(hip_oracle, processor):
+    """hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags with hipOccupancyDefault (0) and
+    hipOccupancyDisableCachingOverride (1): HIP ignores the flag in its computation."""
+    hip = hip_oracle(runtime_dir("rocm-7.14"), processor)
+    (co,) = samples(processor)
+    module = hip.load(co.data)["module"]
+    for k in co.kernels:
+        for block in (64, 256, 1024):
+            plain = hip.occupancy(module, k.name, block, 4096)
+            for flags in (0, 1):
+                assert hip.occupancy(module, k.name, block, 4096, flags=flags) == plain
+            want = amdocc.occupancy(k, block_size=block, dynamic_lds=4096, profile="rocm-7.14").blocks_per_cu
+            assert plain == {"ok": True, "value": want}
+            record("rocm-7.14", processor, 3)
+
+
+def test_bad_images_are_refused_by_the_runtime_without_a_crash_or_an_unmodelled_call(hip_oracle):
+    """Not an ELF, a truncated code object, and a code object for another processor: HIP says no
+    (its own error names for the first and the last), the worker lives on, the emulator is asked
+    nothing it does not model (the fixture checks at teardown)."""
+    hip = hip_oracle(runtime_dir("rocm-7.14"), "gfx942")
+    (co,) = samples("gfx942")
+    (other,) = samples("gfx1100")
+    assert hip.load(b"not an elf at all" * 10) == {"ok": False, "error": "hipErrorInvalidImage"}
+    # A code object cut after 1500 bytes: hipErrorInvalidImage in a fresh process; once a module
+    # has been loaded, HIP 7.14 instead throws inside (its log: "HIP Exception: C++ Exception:
+    # basic_string::_M_create") and answers hipErrorUnknown, before any HSA call.
+    assert hip.load(co.data[:1500])["error"] in ("hipErrorInvalidImage", "hipErrorUnknown")
+    half = hip.load(co.data[: len(co.data) // 2])
+    assert half["ok"] is False and half["error"].startswith("hipError"), half
+    assert hip.load(other.data) == {"ok": False, "error": "hipErrorNoBinaryForGpu"}
+    assert hip.crashes == 0
+    assert hip.load(co.data)["ok"]  # and it still loads what it should

@@ -20,7 +20,10 @@ import sys
 
 import pytest
 
+import amdocc
 from hip_emulated import ROOT, record, runtime_dir, runtime_env
+
+pytestmark = pytest.mark.slow  # a child pytest per processor (about 30 s each)
 
 FLYDSL_TEST = "tests/test_hip_live.py::test_flydsls_own_max_blocks_per_cu_answers_through_the_same_runtime"
 FLYDSL_PROCESSORS = {"gfx942", "gfx950"}  # the FlyDSL cases (tools/fixtures/flydsl_cases.py) compile for these
@@ -60,3 +63,45 @@ def test_the_live_hip_tests_pass_on_the_emulated_device(processor, tmp_path, req
         assert proc == processor and release == "rocm-7.14", line
         record(release, proc, int(n))
     assert int(line.split()[2]) >= 100, line
+
+
+def test_the_bridge_on_rocm52_through_hip_python(hip_oracle, tmp_path):
+    """Debian's ROCm 5.2.3 through hip-python 10 (bindings for HIP 7): the occupancy bridge works
+    and the profile follows hipRuntimeGetVersion() (50221153; until amdocc has a rocm-5.2 profile,
+    the nearest known one, with a warning); device properties cannot be read, since 5.2 has no
+    hipGetDevicePropertiesR0600 (the symbol hip-python 10 binds), so `amdocc verify` needs 6.0+."""
+    from amdocc.testing import SynthSpec, synthesize
+
+    directory = runtime_dir("rocm-5.2")
+    image = tmp_path / "k.co"
+    image.write_bytes(synthesize(SynthSpec("gfx90a", 128, 0, 40, 16384, code_object_version=4)))
+    code = f"""
+import json
+import amdocc
+from amdocc.runtime import HipUnavailable, choose_profile, max_blocks_per_cu, runtime
+rt = runtime()
+out = {{"version": rt.runtime_version(), "profile": choose_profile(rt).profile}}
+got = max_blocks_per_cu({str(image)!r}, 256, 4096)
+out.update(value=int(got), source=got.source, model=got.model)
+try:
+    rt.properties()
+except HipUnavailable as exc:
+    out["properties"] = str(exc)
+print(json.dumps(out))
+"""
+    env = {**os.environ, **runtime_env(directory, "gfx90a")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(run.stdout.splitlines()[-1])
+    hip = hip_oracle(directory, "gfx90a")
+    module = hip.load(image)["module"]
+    (kernel,) = amdocc.load(image)[0].kernels
+    expected = hip.occupancy(module, kernel.name, 256, 4096)
+    record("rocm-5.2", "gfx90a")
+    assert out["version"] == 50221153
+    assert out["source"] == "hip" and out["value"] == expected["value"], (out, expected)
+    assert "hipGetDevicePropertiesR0600" in out["properties"]
+    from amdocc.models.hip import profile_for_runtime
+
+    assert out["profile"] == profile_for_runtime(50221153).profile.name

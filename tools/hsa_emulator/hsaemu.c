@@ -366,8 +366,9 @@ EXPORT hsa_status_t hsa_iterate_agents(hsa_status_t (*cb)(hsa_agent_t, void *), 
 }
 
 static void put_name(void *value, const char *s, size_t cap) {
+  size_t n = strnlen(s, cap - 1);
   memset(value, 0, cap);
-  strncpy(value, s, cap - 1);
+  memcpy(value, s, n);
 }
 
 static hsa_status_t cpu_info(uint32_t attribute, void *value) {
@@ -432,7 +433,13 @@ static hsa_status_t gpu_info(uint32_t attribute, void *value) {
   case AMD_AI_DRIVER_NODE_ID: *(uint32_t *)value = 1; return 0;
   case AMD_AI_MAX_ADDRESS_WATCH_POINTS: *(uint32_t *)value = 4; return 0;  /* rocminfo "WatchPts on Addr. Ranges:4" */
   case AMD_AI_BDFID: *(uint32_t *)value = 0x100; return 0;     /* an invented PCI address: bus 1 */
-  case AMD_AI_PRODUCT_NAME: put_name(value, d->product, 64); return 0;
+  case AMD_AI_PRODUCT_NAME: {  /* the marketing name, marked: what HIP reports as the device's name
+                                (and amdocc verify --record writes as its source) says it is emulated */
+    char name[64];
+    snprintf(name, sizeof name, "%s [hsaemu]", d->product);
+    put_name(value, name, 64);
+    return 0;
+  }
   case AMD_AI_MAX_WAVES_PER_CU: *(uint32_t *)value = d->waves; return 0;
   case AMD_AI_NUM_SIMDS_PER_CU: *(uint32_t *)value = d->simd; return 0;
   case AMD_AI_NUM_SHADER_ENGINES: *(uint32_t *)value = d->se; return 0;
