@@ -10,6 +10,7 @@ amd_comgr_get_metadata_kind (AMD_COMGR_METADATA_KIND_STRING = 1, _MAP = 2),
 amd_comgr_get_metadata_string, amd_comgr_iterate_map_metadata, amd_comgr_destroy_metadata.
 
 Which comgr: $AMDOCC_COMGR, else the ROCm 7.14 runtime folder .cache/hip-runtimes/rocm-7.14/
+($AMDOCC_HIP_RUNTIMES/rocm-7.14/ when that is set)
 (libamd_comgr.so.3, set up by .ci/setup-tests.sh), else the pinned wheel in .cache/hip-wheels/
 (vapoursynth-dfttest2-hip 11.1.0, whose libs are unpacked into a temporary folder).
 
@@ -49,7 +50,8 @@ def find_comgr(root: Path = ROOT) -> Path | None:
     """The comgr library to ask (see the module's docstring), or None when none is here."""
     if os.environ.get("AMDOCC_COMGR"):
         return Path(os.environ["AMDOCC_COMGR"])
-    folder = root / ".cache" / "hip-runtimes" / "rocm-7.14"
+    runtimes = Path(os.environ.get("AMDOCC_HIP_RUNTIMES", root / ".cache" / "hip-runtimes"))
+    folder = runtimes / "rocm-7.14"
     for name in ("libamd_comgr.so.3", *sorted(p.name for p in folder.glob("libamd_comgr*"))):
         if (folder / name).is_file():
             return folder / name
