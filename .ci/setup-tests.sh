@@ -24,10 +24,33 @@ fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test,hip,plot]"
 python3 -c "import matplotlib, hypothesis, yaml" # the extras the tests compare or plot with
 python3 -m pip install -q --disable-pip-version-check "triton==3.9.0"
+# ROCm 10.0's compiler backend, the third LLVM oracle (tools/rocm_llc.py; tests/test_llvm_differential.py,
+# tests/test_rocm10_compiler.py): rocm/bindings/llvm/libLLVM.so, AMD's LLVM 23.0.0git 8f497e0992fb. It
+# imports zlib and zstd under TheRock's names (librocm_sysdeps_{z,zstd}.so.1, symbol version
+# AMDROCM_SYSDEPS_1.0), which no package ships: tools/rocm_sysdeps builds two forwarding libraries
+# over the system's libz.so.1 and libzstd.so.1 with cc into .cache/rocm-sysdeps.
+python3 -m pip install -q --disable-pip-version-check "rocm-bindings-compiler==10.0.0.0.1.2" "rocm-bindings-core==10.0.0.0.1.2"
+if ! command -v cc >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq gcc libc6-dev zlib1g libzstd1 >/dev/null
+fi
+bash tools/rocm_sysdeps/build.sh .cache/rocm-sysdeps
 # FlyDSL compiles offline with the CPU build of torch 2.13.0. Pinned to the FlyDSL whose answers the
 # fixtures record; an install that fails stops the setup (set -e): with AMDOCC_REQUIRE_ORACLES=1 the
 # tests would fail on the missing package anyway, and saying so here names the cause.
 python3 -m pip install -q --disable-pip-version-check "flydsl==0.5.0" "torch==2.13.0" numpy
+
+# The CI action and the pre-commit hook (tests/test_ci_action.py). The action's install step builds
+# this checkout offline, so the build backend (hatchling) is installed for --no-build-isolation;
+# pre-commit itself runs the hook, building the hook's environment from a local wheelhouse (the
+# build backend and amdocc's dependencies, each pinned: --no-deps) so no index is needed at test time.
+python3 -m pip install -q --disable-pip-version-check "hatchling==1.33.0" "pre-commit==4.7.0"
+if ! ls .cache/wheelhouse/pycxxfilt-1.2.0-*.whl >/dev/null 2>&1; then
+  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d .cache/wheelhouse \
+      "hatchling==1.33.0" "packaging==26.4" "pathspec==1.1.1" "pluggy==1.7.0" \
+      "trove-classifiers==2026.9.21.13" "tomlkit==0.15.2" "msgpack==1.2.4" "zstandard==0.25.0" "pycxxfilt==1.2.0"
+fi
 
 # The corpus: pinned to the release the project was measured on, newest pre-release otherwise.
 if [ ! -d .cache/aiter/aiter_meta/hsa/gfx942 ]; then

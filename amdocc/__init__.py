@@ -35,13 +35,21 @@ at most 65536 // 5 = 13107 bytes):
     (4, True, 'lds', {'lds': 3277})
 
 Models: "hip" (default) is what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns, for
-a named ROCm release (profile=; default rocm-7.14); "llvm" is what LLVM 22 prints as '; Occupancy:'; "hw" is the
-best physical estimate from what the descriptor allocates.
+a named ROCm release (profile=; default rocm-7.14); "llvm" is what the compiler that built the
+kernel prints as '; Occupancy:' (its rule set: an LLVM release, an AMD fork or Triton's LLVM, as
+the code object's producer names it; llvm_version= chooses another); "hw" is the best physical
+estimate from what the descriptor allocates.
 
 Errors: every error amdocc raises on bad input or bad arguments derives from AmdoccError
 (FormatError for bytes that break their format, LimitError past a safety bound,
 UnknownTargetError for a processor, device or profile the tables do not know, UsageError for
-arguments that are wrong or inconsistent); its message is one line.
+arguments that are wrong or inconsistent, such as load(None); TableError for a bad table of
+tables/); its message is one line, and its exit_code is the status the CLI gives it.
+
+Environment: AMDOCC_MAX_DECOMPRESSED, AMDOCC_MAX_DEPTH, AMDOCC_MAX_ENTRIES,
+AMDOCC_MMAP_THRESHOLD and AMDOCC_MAX_ARCHIVE_BYTES change the safety bounds of load and
+iter_load (containers.Limits.from_env(), read at each call; a bad value is a UsageError naming
+the variable). docs/cli-contract.md lists every variable.
 
 Importing the package is cheap: submodules (CLI, tables, HIP) load on first use.
 """
@@ -120,22 +128,25 @@ def load(source: Source, *, strict: bool = True, limits: Limits | None = None) -
             bytes. Any container amdocc reads: bare ELF, offload bundles (compressed too), host
             .so/executables, Windows .dll, .llvm.offloading objects.
         strict: if True (default), the first unreadable part raises; if False, unreadable parts
-            are listed in ``.failed`` and the rest is still returned.
-        limits: safety bounds (amdocc.containers.Limits); default: amdocc.containers.DEFAULT_LIMITS.
+            are listed in ``.failed`` and the rest is still returned, a whole file that is no
+            code object or container included (a text file named ``x.co``).
+        limits: safety bounds (amdocc.containers.Limits); default: ``Limits.from_env()``, the
+            built-in bounds with each AMDOCC_* variable that is set (read at this call).
 
     Returns:
         A list of :class:`CodeObject` (each with ``.kernels``) that also carries ``.skipped``
         (files or entries that are not AMDGPU code) and ``.failed`` (what could not be read).
 
     Raises:
-        AmdoccError: the source cannot be opened, or is not a code object or container at all
-            (FormatError); when ``strict``, also any part that cannot be read (FormatError, or
+        UsageError: ``source`` is not a path, "-" or bytes (None, a number), ``strict`` is not a
+            bool, or an AMDOCC_* bound is set to a value that is not a whole number >= 0.
+        AmdoccError: the source cannot be opened; when ``strict``, also a source that is not a
+            code object or container at all, or any part that cannot be read (FormatError, or
             LimitError past a safety bound).
     """
-    from .containers import DEFAULT_LIMITS
     from .loader import load as _load
 
-    return _load(source, strict=strict, limits=limits or DEFAULT_LIMITS)
+    return _load(source, strict=strict, limits=limits)
 
 
 def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObject | Skipped | Failed]:
@@ -150,12 +161,12 @@ def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObje
         ``amdocc.containers.Failed`` items (a failure is yielded, not raised).
 
     Raises:
+        UsageError: as for :func:`load`.
         AmdoccError: the source itself cannot be opened.
     """
-    from .containers import DEFAULT_LIMITS
     from .loader import iter_load as _iter_load
 
-    return _iter_load(source, limits or DEFAULT_LIMITS)
+    return _iter_load(source, limits)
 
 
 def occupancy(
@@ -166,6 +177,7 @@ def occupancy(
     block_size: int | None = None,
     dynamic_lds: int = 0,
     model: str = "hip",
+    what_if: bool = False,
     **options: Any,
 ) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, which resource limits it, and why.
@@ -184,11 +196,18 @@ def occupancy(
             means the flat workgroup range 1..max_flat_workgroup_size (LLVM's '; Occupancy:').
         dynamic_lds: dynamic LDS bytes per workgroup (Triton's shared memory goes here).
         model: "hip" (default), "llvm" or "hw".
+        what_if: a kernel is evaluated only where its code object can run (its processor with
+            matching xnack/sramecc modes, or a member of its generic family); elsewhere this
+            raises an AmdoccError naming both, unless ``what_if=True`` (which needs ``target``
+            or ``device``), and then the record says ``what_if``.
         **options: hip: ``profile`` (or ``hip_profile``), the ROCm release to reproduce, e.g.
             "rocm-6.4" or a patch release "rocm-6.4.1" (default: rocm-7.14, the newest release a
-            real runtime has confirmed; "develop" only by name); llvm:
-            ``lds_granule_rounding``, ``sgpr_trap_reserve`` (bools, 2026 upstream changes);
-            hw: ``trap_reserve`` (bool, default True).
+            real runtime has confirmed; "develop" only by name); llvm: ``llvm_version``, a
+            compiler version such as "22.1.8" or "24.0.0git", "main", or a rule set of
+            tables/llvm_rules.toml (default: the compiler the code object names);
+            ``lds_granule_rounding=True`` and ``sgpr_trap_reserve=True`` are older spellings of
+            the version that brought each change, not switches of their own; hw:
+            ``trap_reserve`` (bool, default True).
 
     Returns:
         An :class:`Occupancy` record: ``blocks_per_cu`` (per WGP when ``per_wgp``),
@@ -198,7 +217,10 @@ def occupancy(
 
     Raises:
         UsageError: an unknown model or option, a misspelled resource key, a missing block size
-            or target, negative counts.
+            or target, counts that are negative or not whole numbers (a bool or a float is not
+            one), a dynamic-VGPR kernel, or a processor fact the model needs that no source pins.
+        IncompatibleTarget: a kernel asked about where its code object cannot run (a
+            UsageError), unless ``what_if``.
         UnknownTargetError: an unknown target, device or HIP profile.
         ProfileDoesNotRun: a ``profile`` named whose runtime does not run the processor (a
             UsageError naming both), unless ``what_if=True``.
@@ -215,6 +237,7 @@ def occupancy(
         block_size=block_size,
         dynamic_lds=dynamic_lds,
         model=model,
+        what_if=what_if,
         **options,
     )
 

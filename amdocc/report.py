@@ -146,7 +146,10 @@ def _key(key: Any) -> str:
 
 
 def origin_record(origin: Origin) -> dict[str, Any]:
-    return {"path": origin.path, "origin": origin.chain, "offset": origin.base}
+    """Where a code object sits: ``offset`` its absolute file offset, or null when it came out
+    of a decompressor (a deflated wheel member, a compressed bundle); then ``payload_offset``
+    is its offset inside the payload the last decompressing hop of ``origin`` names."""
+    return {"path": origin.path, "origin": origin.chain, "offset": origin.base, "payload_offset": origin.payload}
 
 
 def _note(kernel: Kernel) -> Note:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import UnknownTargetError
+from .errors import TableError, UnknownTargetError
 from .tabledata import load_table
 
 REGISTER_FILES = ("none", "separate", "unified")
@@ -67,6 +67,10 @@ class Target:
     since_llvm: int | None = None  # first LLVM release major that knows the processor (None: 22 or older)
     # Columns whose value no public source pins, each with why (the table's `unconfirmed`).
     unconfirmed: dict[str, str] = field(default_factory=dict)
+    # Whether a code object records the CU/WGP mode it was built for (the metadata's
+    # .workgroup_processor_mode and RSRC1 WGP_MODE meaning what they mean on gfx10-12); where not,
+    # the models assume the processor's default mode and say so (models/usage.py).
+    mode_recorded: bool = True
 
     @property
     def major(self) -> int:
@@ -103,7 +107,7 @@ def wave_map(value: dict[str, int], key: str, row: str) -> dict[int, int]:
     out = {}
     for k, v in value.items():
         if not k.startswith("w") or not k[1:].isdigit():
-            raise ValueError(f"targets.toml [{row}] {key}: bad wave key {k!r}")
+            raise TableError(f"targets.toml [{row}] {key}: bad wave key {k!r}")
         out[int(k[1:])] = int(v)
     return out
 
@@ -151,18 +155,19 @@ def _build(name: str, row: dict[str, Any], source: str) -> Target:
         unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
         since_llvm=row.get("since_llvm"),
         unconfirmed=dict(row.get("unconfirmed", {})),
+        mode_recorded=bool(row.get("mode_recorded", True)),
         **columns,
     )
     if t.register_file not in REGISTER_FILES:
-        raise ValueError(f"targets.toml [{name}]: register_file {t.register_file!r}")
+        raise TableError(f"targets.toml [{name}]: register_file {t.register_file!r}")
     if t.descriptor_layout not in DESCRIPTOR_LAYOUTS:
-        raise ValueError(f"targets.toml [{name}]: descriptor_layout {t.descriptor_layout!r}")
+        raise TableError(f"targets.toml [{name}]: descriptor_layout {t.descriptor_layout!r}")
     if t.wgp and (t.lds_per_wgp is None or t.max_workgroups_per_wgp is None):
-        raise ValueError(f"targets.toml [{name}]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp")
+        raise TableError(f"targets.toml [{name}]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp")
     for wave in t.wave_sizes:
         for table in (t.vgprs, t.vgpr_alloc_granule, t.vgpr_encode_granule):
             if wave not in table:
-                raise ValueError(f"targets.toml [{name}]: no wave{wave} entry in a VGPR table")
+                raise TableError(f"targets.toml [{name}]: no wave{wave} entry in a VGPR table")
     return t
 
 
@@ -177,7 +182,7 @@ def _targets() -> dict[str, Target]:
         if "like" in row:
             parent = row["like"]
             if parent not in resolved:
-                raise ValueError(f"targets.toml [{name}] is like {parent!r}, which is not above it")
+                raise TableError(f"targets.toml [{name}] is like {parent!r}, which is not above it")
             merged.update(resolved[parent])
             merged.pop("generic_of", None)
             # A doubt about a value is inherited with the value, not by a row that sets its own.
@@ -187,8 +192,21 @@ def _targets() -> dict[str, Target]:
         resolved[name] = merged
         # A row without its own note says which row its facts were copied from.
         sources[name] = row.get("source") or f"as {row['like']}: {sources[row['like']]}"
-        out[name] = _build(name, merged, sources[name])
+        out[name] = _row(name, merged, sources[name])
     return out
+
+
+def _row(name: str, merged: dict[str, Any], source: str) -> Target:
+    """One row as a Target; a missing column or a value of the wrong type is a TableError
+    naming the row, not a KeyError or TypeError escaping as a traceback."""
+    try:
+        return _build(name, merged, source)
+    except TableError:
+        raise
+    except KeyError as exc:
+        raise TableError(f"targets.toml [{name}]: no {exc.args[0]!r} column (and no row it is like has one)") from None
+    except (TypeError, ValueError) as exc:
+        raise TableError(f"targets.toml [{name}]: a value of the wrong type ({exc})") from None
 
 
 @functools.cache
@@ -196,7 +214,7 @@ def _by_mach() -> dict[int, Target]:
     out: dict[int, Target] = {}
     for t in _targets().values():
         if t.mach in out:
-            raise ValueError(f"targets.toml: mach {t.mach:#x} used by {out[t.mach].name} and {t.name}")
+            raise TableError(f"targets.toml: mach {t.mach:#x} used by {out[t.mach].name} and {t.name}")
         out[t.mach] = t
     return out
 

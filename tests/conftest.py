@@ -89,6 +89,17 @@ def _mutmut_sees_every_table_load():
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    # The suite's own AMDOCC_* variables are checked like the package's (amdocc/env.py): a value
+    # such as AMDOCC_REQUIRE_ORACLES=true would otherwise mean "not required" in silence.
+    from amdocc import env
+    from amdocc.errors import UsageError
+
+    try:
+        unknown = env.check("tests")
+    except UsageError as exc:
+        pytest.exit(f"amdocc tests: {exc}", returncode=2)
+    for line in unknown:
+        print(f"amdocc tests: warning: {line}", file=sys.stderr)
     # Before Hypothesis's own hook reads the option: one reproducible seed for the session.
     if config.pluginmanager.hasplugin("hypothesispytest") and config.getoption("hypothesis_seed", None) is None:
         config.option.hypothesis_seed = os.environ.get("AMDOCC_HYPOTHESIS_SEED") or str(random.randrange(1 << 32))

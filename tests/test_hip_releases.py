@@ -14,7 +14,7 @@ and PR #10618 for develop. Before CLR, ROCm 5.2 from ROCm/hipamd rocm-5.2.x (src
 the occupancy function with its own VGPR if-chain) and ROCm/ROCclr rocm-5.2.x (device/device.cpp,
 device/rocm/rocdevice.cpp, device/rocm/rocsettings.cpp, device/rocm/rockernel.cpp). ROCm 10.0 and
 10.1, whose release branches were not readable, from the develop commits they were cut from and
-the cherry-picks ROCm/TheRock's release/therock-10.0 records. Then one test per defect of issue 12.
+the cherry-picks ROCm/TheRock's release/therock-10.0 records. Then one test per defect the profiles once had.
 """
 
 from __future__ import annotations
@@ -709,7 +709,7 @@ def test_every_profile_has_hand_worked_cases_and_the_counts_per_profile():
     assert set(cases) == own and agree == cases
 
 
-# -- issue 12's defects, one test each ----------------------------------------------------------
+# -- defects the profiles once had, one test each -------------------------------------------------
 
 
 def test_a_boolean_and_the_integer_1_never_share_an_answer():
@@ -784,9 +784,11 @@ def test_lds_beyond_size_t_is_refused_naming_the_limit(capsys):
     assert amdocc.occupancy(k, target="gfx942", block_size=256, dynamic_lds=size_max - 16384).blocks_per_cu == 0
     with pytest.raises(amdocc.AmdoccError, match=r"INT_MAX"):
         amdocc.occupancy({"vgprs": 32, "lds": 2**31}, target="gfx942", block_size=256)
+    # On the command line such a size is refused before any model: no processor gives a workgroup
+    # more than 320 KiB (docs/cli-contract.md).
     code = main(["occupancy", "--target", "gfx942", "--vgprs", "32", "--block", "256", "--dynamic-lds", str(2**64)])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "SIZE_MAX" in err[0]
+    assert code == 2 and len(err) == 2 and "from 0 to 327680" in err[1]
 
 
 @pytest.mark.parametrize(
@@ -854,7 +856,7 @@ def test_gfx1150_and_gfx1151_from_rocm_6_2_on():
 # -- profiles established by inference ------------------------------------------------------------
 
 INFERRED = {"rocm-7.0", "rocm-7.1", "rocm-7.2", "rocm-7.10", "rocm-7.12", "rocm-7.14", "rocm-10.0", "rocm-10.1"}
-# rocm-7.14's answers were confirmed by ROCm 7.14's own runtime (issue 17): its evidence stays data.
+# rocm-7.14's answers were confirmed by ROCm 7.14's own runtime: its evidence stays data.
 CONFIRMED = {"rocm-7.14"}
 
 
@@ -1163,3 +1165,14 @@ def test_rocm_5_2_grid_size_takes_the_halved_cu_count_uncorrected():
     # doubles the halved count for it: 36 x min(4, 2) = 72.
     got = max_potential_block_size(u, 0, 256, compute_units=18, runtime_wgp=True, profile="rocm-6.4")
     assert got == {"block_size": 256, "grid_size": 72, "error": None}
+
+
+def test_sweep_holds_a_named_profile_to_the_processor_unless_what_if(capsys):
+    import json
+
+    argv = ["sweep", "--target", "gfx942", "--vgprs", "32", "--hip-profile", "rocm-5.6", "--blocks", "64,128"]
+    assert main(argv) == 2
+    assert "HIP profile rocm-5.6 (ROCm 5.6) does not run gfx942" in capsys.readouterr().err
+    assert main([*argv, "--what-if", "--json"]) == 0
+    grid = json.loads(capsys.readouterr().out)["grid"]
+    assert grid and {cell["error"] for cell in grid} == {"unsupported-processor"}

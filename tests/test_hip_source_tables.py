@@ -1,4 +1,4 @@
-"""tables/hip_profiles.toml against HIP's own source, value by value (issues 11, 12).
+"""tables/hip_profiles.toml against HIP's own source, value by value.
 
 tests/data/hip_source_tables.json is what tools/hip_source_tables.py read from CLR at each ROCm
 release's tags or commits (ROCm/clr, smajidzahedi/clr, jeffdaily/clr, and the rocm-systems

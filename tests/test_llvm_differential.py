@@ -1,10 +1,15 @@
 """LLVM differential tier: random kernels compiled by two real LLVMs, amdocc's ``llvm`` model read from
 the linked code object against the ``; Occupancy:`` comment the compiler printed for the same kernel.
 
-Compilers (tools/kernelgen.py): llc-22 (Debian LLVM 22.1.8) and the AMD code generator Triton 3.9
-bundles (LLVM 24.0.0git 6bc4aaf6641c, through tools/triton_llc.py, linked by Triton's own LLD). The
-model is given no version: it must find the rules in the code object's ``.comment`` (llc-22's
-objects name LLD 22.1.8 → llvm-22; Triton's name LLD 24.0.0 → the llvm-23 rules that snapshot has).
+Compilers (tools/kernelgen.py): llc-22 (Debian LLVM 22.1.8), the AMD code generator Triton 3.9
+bundles (LLVM 24.0.0git 6bc4aaf6641c, through tools/triton_llc.py, linked by Triton's own LLD), and
+ROCm 10.0's compiler backend (rocm-bindings-compiler 10.0.0.0.1.2's libLLVM.so, AMD's 23.0.0git
+8f497e0992fb, through tools/rocm_llc.py, which stamps ROCm 10.0's own .comment line). The model is
+given no version: it must find the rules in the code object's ``.comment`` (llc-22's objects name
+LLD 22.1.8 → llvm-22; Triton's name its LLD's commit → llvm-23; ROCm 10.0's name AMD clang's commit
+→ rocm-10.0, whose gfx1310 differs from every other set's). Where ROCm 10.0 does not record the
+CU/WGP mode (gfx1250, gfx1310), a +cumode kernel is asked with mode="cu" and the others get the
+processor's default: both must agree with the compiler.
 
 Kernels come from tools/kernelgen.py (IR whose inline asm clobbers chosen VGPR/AGPR/SGPR counts,
 LDS globals, wave32/64, CU/WGP mode, CO v4-v6). Half the kernels have
@@ -17,7 +22,8 @@ compiled kernels and must disagree with the compiler.
 
 The seed differs per run unless AMDOCC_DIFF_SEED is set; it is printed, as are the counts per
 compiler and path. AMDOCC_DIFF_KERNELS sets the llc-22 count (default 1200), AMDOCC_DIFF_TRITON
-the Triton count (default 800).
+the Triton count (default 800), AMDOCC_DIFF_ROCM10 the ROCm 10.0 count (default 1500). Each run prints
+its agreement per processor.
 """
 
 from __future__ import annotations
@@ -53,6 +59,9 @@ TRITON_TARGETS = (
     "gfx12-5-generic",
     "gfx13-generic",
 )
+# ROCm 10.0's compiler knows the processors LLVM 22 does, and these (measured: not gfx1154,
+# gfx11-7-generic, gfx1250-strict or gfx13-generic).
+ROCM10_TARGETS = (*TARGETS, "gfx1170", "gfx1172", "gfx1250", "gfx1251", "gfx12-5-generic", "gfx1310")
 SEED = int(os.environ.get("AMDOCC_DIFF_SEED", time.time_ns() % 2**32))
 
 
@@ -110,7 +119,7 @@ def _barrier_edges(targets):
     return out
 
 
-def _compile_and_compare(compiler, targets, n, tmp_path):
+def _compile_and_compare(compiler, targets, n, tmp_path, choose_mode=False):
     if not compiler.available():
         _missing(f"{compiler.name} cannot run (is triton 3.9 installed?)")
     specs = _draw(compiler, targets, n, prefix="k") + _barrier_edges(targets)
@@ -119,6 +128,8 @@ def _compile_and_compare(compiler, targets, n, tmp_path):
     compared: list[Compared] = []
     mismatches, dropped, rules = [], 0, Counter()
     per_target: Counter = Counter()
+    wrong_on: Counter = Counter()
+    modes: Counter = Counter()  # where the object does not record the mode: how it was chosen
     for batch in results:
         dropped += len(batch.errors)
         if batch.hsaco is None:
@@ -130,9 +141,20 @@ def _compile_and_compare(compiler, targets, n, tmp_path):
                 mismatches.append(f"{batch.hsaco.name}: amdocc found no kernel {name}")
                 continue
             block = spec.max_wg if spec.min_wg == spec.max_wg else None
-            occ = amdocc.occupancy(k, model="llvm", block_size=block)
+            mode = None
+            if from_kernel(k).mode_assumed is not None:
+                if spec.cumode is False and not k.target.wgp:
+                    # A -cumode build for a processor without WGPs (gfx1250's family): ROCm 10.0
+                    # then counts per WGP, a mode the hardware lacks; amdocc refuses to model it.
+                    with pytest.raises(amdocc.AmdoccError, match="has no WGP mode"):
+                        amdocc.occupancy(k, model="llvm", block_size=block, mode="wgp")
+                    modes[f"{batch.target} -cumode refused"] += 1
+                    continue
+                mode = "cu" if choose_mode and spec.cumode else None
+                modes[f"{batch.target} {mode or 'default'}"] += 1
+            occ = amdocc.occupancy(k, model="llvm", block_size=block, mode=mode)
             rules[occ.profile] += 1
-            compared.append(Compared(from_kernel(k), block, info["Occupancy"]))
+            compared.append(Compared(from_kernel(k, None, mode), block, info["Occupancy"]))
             per_target[batch.target] += 1
             # The compiler's number; where no workgroup of a fixed size fits, the record itself
             # says 0 workgroups and 0 waves, and must then say so consistently.
@@ -142,6 +164,7 @@ def _compile_and_compare(compiler, targets, n, tmp_path):
                 or (block is None and occ.waves_per_simd != info["Occupancy"])
             ):
                 r = k.resources
+                wrong_on[batch.target] += 1
                 mismatches.append(
                     f"{batch.target} {name}: {compiler.name} Occupancy {info['Occupancy']}, amdocc "
                     f"{occ.details['llvm_occupancy']} ({occ.waves_per_simd} waves/SIMD, {occ.blocks_per_cu} "
@@ -155,6 +178,10 @@ def _compile_and_compare(compiler, targets, n, tmp_path):
         f"a fixed block size), {len(compared) - len(mismatches)} agree, {len(mismatches)} mismatches, "
         f"{dropped} specs the compiler rejected; rules {dict(rules)}"
     )
+    agree = {t: f"{per_target[t] - wrong_on[t]}/{per_target[t]}" for t in sorted(per_target)}
+    print(f"agreement per processor ({compiler.name}): {agree}")
+    if modes:
+        print(f"kernels whose object does not record the mode, by how it was chosen: {dict(modes)}")
     assert mismatches == [], mismatches[:20]
     return compared, per_target, rules
 
@@ -205,3 +232,18 @@ def test_subarch_triples_are_the_ones_triton_asks_for():
         if target.endswith("-strict"):
             continue  # Triton's core LLVM does not know it (backends/amd/compiler.py hard-codes it)
         assert kernelgen.subarch_triple(target) == amd.get_target_triple(target), target
+
+
+def test_llvm_model_equals_rocm10_compiler_occupancy_on_random_kernels(tmp_path, monkeypatch):
+    wanted = int(os.environ.get("AMDOCC_DIFF_ROCM10", 1500))
+    compared, per_target, rules = _compile_and_compare(
+        kernelgen.ROCM10, ROCM10_TARGETS, wanted, tmp_path, choose_mode=True
+    )
+    assert len(compared) >= 0.8 * wanted and len(per_target) == len(ROCM10_TARGETS), (len(compared), per_target)
+    # Every object names "AMD clang version 23.0.0git (... 8f497e0992fb...)": the commit, not the
+    # version, chooses the rules (the version alone would give llvm-22, wrong on gfx1310).
+    assert set(rules) == {"rocm-10.0"}, rules
+    assert per_target["gfx1310"] >= 20
+    gfx1310 = [c for c in compared if c.usage.target.name == "gfx1310"]
+    assert {c.usage.wgp_mode for c in gfx1310} == {True, False}  # the default and the chosen mode both ran
+    assert all(kills > 0 for kills in _mutant_kills(compared, monkeypatch).values())

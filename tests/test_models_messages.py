@@ -156,8 +156,8 @@ def test_warnings_about_the_compiler_a_code_object_names():
     amd_line = "AMD clang version 22.1.0 (roc-7.2)"
     amd = rules_for_producer(parse_producer(amd_line), True, gfx942)
     assert amd.warnings == (
-        f"built by AMD's LLVM fork ({amd_line!r}), which may carry occupancy changes upstream LLVM "
-        "22.1.0 lacks; llvm-22 rules used",
+        f"built by AMD's LLVM fork ({amd_line!r}), which names no commit: the rules its version 22.1.0 "
+        "implies (llvm-22) are assumed, and AMD's fork may carry occupancy changes upstream LLVM 22.1.0 lacks",
     )
     none = rules_for_producer(None, True, gfx942)
     assert (none.chosen_by, none.warnings) == (

@@ -70,7 +70,7 @@ def test_no_runtime_that_ran_gfx950_used_256_vgprs():
     # hip-occupancy.md's "before Jan 2025 (256 / 4) it would have been 2" was never a runtime's
     # answer: no release up to rocm-6.4 runs gfx950 (device.cpp at each tag), and the runtimes
     # that do (develop, from amd-staging 29cc39451, 2025-02-04) have 512/8 (799e54aa0, 2025-01-22).
-    # (a profile named for a processor its runtime does not run is a what-if: issue 18 item 5)
+    # (a profile named for a processor its runtime does not run is a what-if)
     for profile in ("rocm-6.3", "rocm-6.4", "2023-2025"):
         occ = amdocc.occupancy(
             {"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx950", block_size=256, profile=profile, what_if=True

@@ -137,7 +137,10 @@ LLC22 = Compiler("llc-22", (LLC,), (LLD, "-shared"))
 _TRITON_LLC = (sys.executable, str(Path(__file__).resolve().with_name("triton_llc.py")))
 # One process compiles, assembles and links (with Triton's LLD): process start-up is most of the cost.
 TRITON_LLVM = Compiler("triton-llvm", _TRITON_LLC, None, subarch_triples=True)
-COMPILERS = {c.name: c for c in (LLC22, TRITON_LLVM)}
+# ROCm 10.0's compiler backend (rocm-bindings-compiler's libLLVM.so, through tools/rocm_llc.py): one
+# process compiles, assembles and links (ld.lld-22), and stamps ROCm 10.0's producer line.
+ROCM10 = Compiler("rocm-10.0", (sys.executable, str(Path(__file__).resolve().with_name("rocm_llc.py"))), None)
+COMPILERS = {c.name: c for c in (LLC22, TRITON_LLVM, ROCM10)}
 
 # --------------------------------------------------------------------------------------
 # Target capabilities used by the generator (what is *legal* to ask llc for).
@@ -624,7 +627,7 @@ _VERSIONS: dict[str, str] = {}
 def _compiler_version(compiler: Compiler) -> str:
     """llc's "LLVM version X", or the Triton code generator's revision; "unknown" if it cannot run."""
     if compiler.name not in _VERSIONS:
-        flag = "--revision" if compiler.subarch_triples else "--version"
+        flag = "--revision" if compiler is TRITON_LLVM else "--version"
         try:
             out = subprocess.run([*compiler.command, flag], capture_output=True, text=True, check=False).stdout
         except FileNotFoundError:

@@ -784,8 +784,8 @@ def main(argv=None) -> int:
         "--compiler",
         choices=sorted(kg.COMPILERS),
         default=kg.LLC22.name,
-        help="llc-22 (default) or triton-llvm (Triton's bundled LLVM; give the processors, "
-        "and -o, since it cannot list them)",
+        help="llc-22 (default), triton-llvm (Triton's bundled LLVM) or rocm-10.0 (ROCm 10.0's "
+        "compiler backend); for the last two give the processors, and -o, since they cannot list them",
     )
     a = ap.parse_args(argv)
     cache = Path(a.cache)
@@ -846,10 +846,12 @@ def main(argv=None) -> int:
     else:
         measured_with = {
             "generated_by": f"tools/probe_targets.py --compiler {compiler.name} (see tools/kernelgen.py, "
-            "tools/triton_llc.py)",
+            f"tools/{'triton' if compiler is kg.TRITON_LLVM else 'rocm'}_llc.py)",
             "compiler": compiler.name,
             "compiler_revision": compiler.version(),
-            "triple": "amdgpu<subarch>-amd-amdhsa (kernelgen.subarch_triple)",
+            "triple": "amdgpu<subarch>-amd-amdhsa (kernelgen.subarch_triple)"
+            if compiler.subarch_triples
+            else kg.TRIPLE,
         }
     doc = {
         "_about": {

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from ..errors import AmdoccError
 from .render import error, fmt, table
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ largest workgroup size, and findings where metadata and descriptor disagree."""
 
 
 FINDINGS = ("all", "warnings", "errors", "none")
+# Spellings users give --findings (a severity rather than the level's name): each means its level and above.
+FINDINGS_SYNONYMS = (("info", "all"), ("warning", "warnings"), ("warn", "warnings"), ("error", "errors"))
 SEVERITY_SHOWN: dict[str, set[str]] = {
     "all": {"info", "warning", "error"},
     "warnings": {"warning", "error"},
@@ -63,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--findings",
-        type=a.OneOf(FINDINGS, "findings level"),
+        type=a.OneOf(FINDINGS, "findings level", synonyms=FINDINGS_SYNONYMS),
         default=None,
         metavar="{" + ",".join(FINDINGS) + "}",
         help="which findings the table shows: all (info too), warnings (and errors; the "
@@ -117,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         parallel.warm_up()
     failed = shown = 0
     skipped: list[dict[str, Any]] = []
+    passed_over: dict[str, int] = {}  # entries inside files skipped, by why (text mode)
     errors: list[dict[str, Any]] = []
     first = True
     if mode != "text":
@@ -148,9 +152,10 @@ def run(args: argparse.Namespace) -> int:
         elif kind == "skipped":
             if args.json:
                 skipped.append(value)
-            else:
-                origin = f" [{value['origin']}]" if value["origin"] else ""
-                print(f"skipped {value['path']}{origin}: {value['reason']}\n")
+            elif not value["origin"]:  # a whole file amdocc does not read: part of the listing
+                print(f"skipped {value['path']}: {value['reason']}\n")
+            else:  # an entry inside a file (a bundle's host entry): counted, said once at the end
+                passed_over[value["reason"]] = passed_over.get(value["reason"], 0) + 1
         else:
             failed += 1
             errors.append(value)
@@ -160,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
     if selection is not None and not shown:  # filtered, and nothing was
         error(selection.nothing_selected())
         return 2
+    if passed_over and not failed:  # on failure, stderr holds the errors alone
+        error("skipped entries: " + "; ".join(f"{n} {why}" for why, n in passed_over.items()))
     return 2 if failed else 0
 
 
@@ -213,6 +220,21 @@ def inspect_file(item: FileItem, options: InspectOptions) -> Iterator[Event]:
         yield "seen", selection.summary()
 
 
+def _mode_shown(k: Any, co: CodeObject) -> str:
+    """The mode column: the descriptor's WGP_MODE where the code object records its mode; where it
+    does not (targets.toml mode_recorded, by compiler), the default the models assume, marked '*'."""
+    from ..models.usage import from_kernel
+
+    if co.target is not None:
+        try:
+            usage = from_kernel(k)
+        except AmdoccError:
+            usage = None
+        if usage is not None and usage.mode_assumed is not None:
+            return ("WGP" if usage.wgp_mode else "CU") + "*"
+    return {True: "WGP", False: "CU", None: "-"}[k.resources.wgp_mode]
+
+
 def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled: bool = False) -> str:
     from ..demangle import display
 
@@ -242,7 +264,7 @@ def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled
                     fmt(r.lds),
                     fmt(r.scratch),
                     fmt(r.max_flat_workgroup_size),
-                    {True: "WGP", False: "CU", None: "-"}[r.wgp_mode],
+                    _mode_shown(k, co),
                 ]
             )
         lines.append(
@@ -262,6 +284,11 @@ def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled
                 ],
             )
         )
+        if any(row[-1].endswith("*") for row in rows):
+            lines.append(
+                f"    * the code object does not record CU or WGP mode on {co.target.name if co.target else '?'}: "
+                "the processor's default is assumed (occupancy --wgp/--cu-mode chooses)"
+            )
         for k in co.kernels:
             shown = _findings(k.findings, which_findings, "      ")
             if shown:

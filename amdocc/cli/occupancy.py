@@ -130,7 +130,9 @@ MODEL_FLAGS = (
 )
 
 # Manual-mode resource numbers: refused beside a PATH, where the kernel's own numbers apply.
-MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "wgp", "cu_mode", "max_flat_workgroup_size")
+# (--wgp/--cu-mode are not among them: with a PATH they choose the mode of kernels whose code object
+# does not record it.)
+MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "max_flat_workgroup_size")
 # File-mode options: refused without a PATH, where there is nothing to select or read.
 FILE_DESTS = ("kernel", "jobs", "mangled", "what_if")
 
@@ -155,7 +157,7 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
     )
     m.add_argument("--agprs", type=a.integer(0), help=".agpr_count (reported; added only with --arch-vgprs)")
     m.add_argument("--sgprs", type=a.integer(0), help=".sgpr_count (default 0)")
-    m.add_argument("--lds", type=a.byte_size(), metavar="BYTES", help="static LDS (default 0)")
+    m.add_argument("--lds", type=a.LdsSize(), metavar="BYTES", help="static LDS (default 0)")
     m.add_argument(
         "--wave",
         type=a.OneOf(("32", "64"), "wave size", int),
@@ -163,9 +165,13 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
         help="wavefront size (default: the target's)",
     )
     mode = m.add_mutually_exclusive_group()
-    mode.add_argument("--wgp", action="store_true", help="WGP mode (the default where it exists)")
-    mode.add_argument("--cu-mode", action="store_true", help="CU mode")
-    m.add_argument("--max-flat-workgroup-size", type=a.integer(1, 1024), metavar="N", help=".max_flat_workgroup_size")
+    mode.add_argument(
+        "--wgp",
+        action="store_true",
+        help="WGP mode (the default where it exists); with PATHs: of kernels whose code object does not record it",
+    )
+    mode.add_argument("--cu-mode", action="store_true", help="CU mode (with PATHs: as --wgp)")
+    m.add_argument("--max-flat-workgroup-size", type=a.WorkgroupSize(), metavar="N", help=".max_flat_workgroup_size")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -181,10 +187,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dynamic-lds",
-        type=a.byte_size(),
-        default=0,
+        type=a.LdsSize(),
+        default=None,
         metavar="BYTES",
-        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)",
+        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix; default 0, or the launch a Triton "
+        "cache or AOTInductor package records)",
     )
     add_kernel_argument(parser)
     add_mangled_argument(parser)
@@ -211,6 +218,13 @@ def check_mode(args: argparse.Namespace, file_dests: tuple[str, ...] = FILE_DEST
     check_model_options(args)
     if args.paths:
         a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
+        if args.model == "hip":
+            a.refuse(
+                args,
+                ("wgp", "cu_mode"),
+                "with a PATH they choose the mode of kernels whose code object does not record it, for the "
+                "llvm and hw models; the hip model reads the metadata's .workgroup_processor_mode, as HIP does",
+            )
     else:
         # numbers typed in describe the processor named; a what-if can still ask a HIP profile
         # about a processor its runtime does not run
@@ -330,7 +344,7 @@ def run(args: argparse.Namespace) -> int:
         target=args.target,
         device=args.device,
         block_size=args.block,
-        dynamic_lds=args.dynamic_lds,
+        dynamic_lds=args.dynamic_lds or 0,
         model=args.model,
         what_if=bool(args.what_if),
         **options,
@@ -346,12 +360,19 @@ def run(args: argparse.Namespace) -> int:
             demangled="manual",
             target=usage.target.name,
             block_source="given",
+            dynamic_lds_source="default" if args.dynamic_lds is None else "given",
+            launch=None,
         )
     ]
     if args.json:
         sys.stdout.write(report.dumps({"results": results, "skipped": [], "errors": []}) + "\n")
     else:
+        from .notices import Notices
+
+        notices = Notices()  # diagnostics to standard error
+        notices.take_warnings(results)
         print(render(results))
+        notices.flush()
     return 0
 
 
@@ -364,10 +385,11 @@ class Spec:
     kernel: str | None
     what_if: bool
     block: int | None
-    dynamic_lds: int
+    dynamic_lds: int | None  # None: not given (0, or the recorded launch's)
     model: str
     options: dict[str, Any]
     as_json: bool
+    mode: str | None = None  # --wgp/--cu-mode: for kernels whose code object does not record it
 
 
 def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
@@ -388,9 +410,13 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
         args.model,
         options,
         args.json,
+        "wgp" if args.wgp else ("cu" if args.cu_mode else None),
     )
+    from .notices import Notices
+
     skipped: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    notices = Notices()  # warnings, once per target and message with a count, on standard error
     shown = 0
     if args.json:
         sys.stdout.write('{"results": [')
@@ -408,10 +434,12 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
             shown += len(value)
         else:
+            notices.take_warnings(value, args.mangled)
             print(render(value, mangled=args.mangled))
             shown += len(value)
     if args.json:
         sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+    notices.flush()
     if not shown:
         if not selection.matched:  # kernels that were selected but failed are already reported
             print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
@@ -426,6 +454,7 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
     from .. import report
     from ..demangle import demangle
     from ..errors import AmdoccError
+    from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
     from ..models.nextstep import next_step
     from .parallel import kernel_error, read
@@ -441,10 +470,26 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
         for kernel in selection.kernels_of(co):
             block, source = block_for(kernel, spec.block, spec.model)
             try:
-                occ = occupancy(
-                    kernel, block_size=block, dynamic_lds=spec.dynamic_lds, model=spec.model, **where, **spec.options
+                launch = recorded_launch(
+                    co.path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
                 )
-                usage = usage_of(kernel, where.get("target"), where.get("device"))
+                dynamic_lds = spec.dynamic_lds or 0
+                lds_source = "default" if spec.dynamic_lds is None else "given"
+                if launch is not None and spec.model != "llvm":  # llvm: the compiler's own view
+                    if spec.block is None:
+                        block, source = launch.block_size, f"{launch.source} launch"
+                    if spec.dynamic_lds is None:
+                        dynamic_lds, lds_source = launch.dynamic_lds, f"{launch.source} launch"
+                occ = occupancy(
+                    kernel,
+                    block_size=block,
+                    dynamic_lds=dynamic_lds,
+                    model=spec.model,
+                    mode=spec.mode,
+                    **where,
+                    **spec.options,
+                )
+                usage = usage_of(kernel, where.get("target"), where.get("device"), spec.mode)
                 step = next_step(usage, occ, **_step_options(spec.model, spec.options))
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
@@ -459,6 +504,8 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
                 demangled=demangle(kernel.name),
                 target=str(co.target_id),
                 block_source=source,
+                dynamic_lds_source=lds_source,
+                launch=None if launch is None else launch.as_dict() | {"label": launch.label},
             )
             rows.append(report.dumps(row) if spec.as_json else row)
         if rows:
@@ -569,6 +616,8 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
             notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}")
         for w in r["warnings"]:
             notes.append(f"    {name}: warning: {w}")
+        if r.get("launch"):
+            notes.append(f"    {name}: {r['launch']['label']}")
     # The llvm model over the flat workgroup range counts its limits in waves per SIMD.
     per = f"workgroups/{unit}" if results[0]["block_size"] is not None else "waves/SIMD"
     text = table(

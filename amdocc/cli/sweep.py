@@ -40,14 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mangled_argument(parser)
     parser.add_argument(
         "--blocks",
-        type=a.integers(1),
+        type=a.ListOf(a.WorkgroupSize()),
         metavar="N,N,...",
-        help="block sizes, each >= 1 (default: wave multiples up to the kernel's limit, in steps)",
+        help="block sizes, each 1 to 1024 (default: wave multiples up to the kernel's limit, in steps)",
     )
     parser.add_argument(
         "--dynamic-lds",
         dest="dynamic_lds_grid",
-        type=a.byte_sizes(),
+        type=a.ListOf(a.LdsSize()),
         metavar="B,B,...",
         help="dynamic LDS sizes in bytes (default: 0 and powers of two up to the target's limit)",
     )
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         a.require_one_kernel(chosen, "sweep", selection)
         co, kernel = chosen[0]
         where = place(co.target_id, co.target, args.target, args.device, what_if=bool(args.what_if))
-        usage = usage_of(kernel, args.target, args.device)
+        usage = usage_of(kernel, args.target, args.device, "wgp" if args.wgp else ("cu" if args.cu_mode else None))
         name = display(kernel.name, args.mangled)
         on = f" on {usage.target.name}" + (
             f" (what-if: {co.target_id} code cannot run there)" if where is not None and where.what_if else ""
@@ -192,7 +192,8 @@ def _plot(
         "given": "--block",
     }.get(source, source)
     dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
-    plot_sweep(args.plot, Point(usage, args.model, options, block, dynamic_lds, args.device), title, source)
+    point = Point(usage, args.model, options, block, dynamic_lds, args.device, bool(getattr(args, "what_if", False)))
+    plot_sweep(args.plot, point, title, source)
     print(f"plot written to {args.plot}", file=sys.stderr)
 
 

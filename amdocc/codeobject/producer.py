@@ -16,6 +16,10 @@ from dataclasses import dataclass
 # "<vendor> clang version X.Y.Z[git] (...)" and "Linker: <vendor> LLD X.Y.Z[git] (...)"
 _CLANG_RE = re.compile(r"^(?P<vendor>.*?)\bclang version (?P<version>\d+\.\d+\.\d+)(?P<git>git)?\b")
 _LLD_RE = re.compile(r"^Linker:\s*(?P<vendor>.*?)\bLLD (?P<version>\d+\.\d+\.\d+)(?P<git>git)?\b")
+# The commit a line names: the first run of 12-40 hex digits in it ("... llvm-project.git
+# 8f497e0992fb7513f7f78a6f6b6f1056c375e961)", "(ROCm/llvm-project d6f6cb691863)"; ROCm 7.14's
+# "46fcb339...+PATCHED:440716f8..." names its base commit first).
+_COMMIT_RE = re.compile(r"(?<![0-9a-fA-F])([0-9a-f]{12,40})(?![0-9a-fA-F])")
 MAX_COMMENT_BYTES = 1 << 16  # a .comment larger than this is not a compiler's identification
 
 
@@ -40,11 +44,20 @@ class Producer:
         return is_snapshot(self.version, self.git)
 
     @property
+    def commit(self) -> str | None:
+        """The source commit the line names (AMD's fork and upstream LLD both give one), or None."""
+        m = _COMMIT_RE.search(self.text)
+        return m.group(1) if m else None
+
+    @property
     def version_text(self) -> str:
         return ".".join(map(str, self.version)) + ("git" if self.git else "")
 
     def as_dict(self) -> dict[str, str]:
-        return {"text": self.text, "tool": self.tool, "vendor": self.vendor, "version": self.version_text}
+        out = {"text": self.text, "tool": self.tool, "vendor": self.vendor, "version": self.version_text}
+        if self.commit:
+            out["commit"] = self.commit
+        return out
 
 
 def is_snapshot(version: tuple[int, ...], git: bool) -> bool:

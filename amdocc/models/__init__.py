@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..codeobject.target_id import TargetId
 from ..errors import UsageError
+from ..numbers import whole_number
 from ..targets import Target
 from .applicable import check as check_applicable
 from .compat import IncompatibleTarget, device_id, place
@@ -59,15 +60,24 @@ __all__ = [
 
 
 def usage_of(
-    kernel_or_resources: Subject, target: Target | str | None = None, device: Device | str | None = None
+    kernel_or_resources: Subject,
+    target: Target | str | None = None,
+    device: Device | str | None = None,
+    mode: str | None = None,
 ) -> KernelUsage:
     """Turn a Kernel, a KernelUsage or a dict of manual numbers into a KernelUsage on the
-    processor ``target``/``device`` name (no compatibility check: see :func:`occupancy`)."""
+    processor ``target``/``device`` name (no compatibility check: see :func:`occupancy`);
+    ``mode`` as :func:`occupancy` takes it."""
     named = device_id(target, device)
-    return _usage(kernel_or_resources, named[1] if named else None)
+    return _usage(kernel_or_resources, named[1] if named else None, mode)
 
 
-def _usage(kernel_or_resources: Subject, t: Target | None) -> KernelUsage:
+def _usage(kernel_or_resources: Subject, t: Target | None, mode: str | None = None) -> KernelUsage:
+    if mode is not None and not hasattr(kernel_or_resources, "resources"):
+        raise UsageError(
+            "mode= chooses the CU/WGP mode of a kernel whose code object does not record it; "
+            "typed-in numbers take wgp= instead"
+        )
     if isinstance(kernel_or_resources, KernelUsage):
         return (
             kernel_or_resources if t is None or t is kernel_or_resources.target else kernel_or_resources.with_(target=t)
@@ -77,7 +87,7 @@ def _usage(kernel_or_resources: Subject, t: Target | None) -> KernelUsage:
             raise UsageError("manual resources need target= or device=")
         return manual_from_dict(t, kernel_or_resources)
     if hasattr(kernel_or_resources, "resources"):
-        return from_kernel(kernel_or_resources, t)
+        return from_kernel(kernel_or_resources, t, mode)
     raise UsageError(f"cannot compute occupancy of a {type(kernel_or_resources).__name__}")
 
 
@@ -91,8 +101,7 @@ def _built_for(kernel_or_resources: Subject) -> tuple[TargetId | None, Target | 
 
 
 def _whole(value: object, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} must be a whole number, not {value!r}")
+    whole_number(value, name)
 
 
 def occupancy(
@@ -104,6 +113,7 @@ def occupancy(
     dynamic_lds: int = 0,
     model: str = "hip",
     what_if: bool = False,
+    mode: str | None = None,
     **options: Any,
 ) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, and why.
@@ -121,7 +131,11 @@ def occupancy(
     ProfileDoesNotRun naming both, unless ``what_if=True``); llvm ``llvm_version`` (a version such as "22.1.8" or
     "24.0.0git", "main", or a rule set of tables/llvm_rules.toml; default: the compiler the code
     object names; ``lds_granule_rounding=True`` / ``sgpr_trap_reserve=True`` are spellings of the
-    version that brought them); hw ``trap_reserve``. A dynamic-VGPR kernel, or a processor fact
+    version that brought them); hw ``trap_reserve``. ``mode`` ("wgp" or "cu") chooses the CU/WGP
+    mode of a kernel whose code object does not record it (gfx1250, or gfx1310 built by ROCm
+    10.0: targets.toml mode_recorded); without it the processor's default is assumed, and the
+    llvm and hw records say so (a warning and ``details["workgroup_mode"]``); the hip model, which
+    reads the metadata as HIP does, takes no ``mode``. A dynamic-VGPR kernel, or a processor fact
     no public source pins that the model needs, is refused with a UsageError that gives the reason.
     """
     return evaluate(
@@ -132,6 +146,7 @@ def occupancy(
         dynamic_lds=dynamic_lds,
         model=model,
         what_if=what_if,
+        mode=mode,
         profile_named=True,
         **options,
     )
@@ -146,6 +161,7 @@ def evaluate(
     dynamic_lds: int = 0,
     model: str = "hip",
     what_if: bool = False,
+    mode: str | None = None,
     profile_named: bool = True,
     **options: Any,
 ) -> Occupancy:
@@ -153,6 +169,11 @@ def evaluate(
     ``profile_named=False`` (a profile picked from a live runtime's version, not by the user) a
     profile whose runtime does not run the processor answers with its refusal instead of raising."""
     opts = _model_options(model, options)
+    if mode is not None and model == "hip":
+        raise UsageError(
+            "mode= (--wgp/--cu-mode with a PATH) chooses the mode the compiler and the hardware use; the hip "
+            "model reads only the metadata's .workgroup_processor_mode, as HIP does"
+        )
     if block_size is None and model != "llvm":
         raise UsageError(f"the {model} model needs a block size")
     if block_size is not None:
@@ -169,7 +190,7 @@ def evaluate(
         from ..devices import Device, get_device
 
         lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
-    usage = _usage(kernel_or_resources, where.target if where else None)  # a kernel's is memoised on it
+    usage = _usage(kernel_or_resources, where.target if where else None, mode)  # a kernel's is memoised on it
     if usage.wave not in usage.target.wave_sizes:  # a what-if cannot change the wave size
         raise UsageError(
             f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
@@ -251,4 +272,12 @@ def compute(
         occ = hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
     else:
         occ = hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
-    return launch_check(usage, occ)
+    occ = launch_check(usage, occ)
+    # The mode was not in the code object: the llvm and hw answers assumed one and say so. (HIP
+    # reads only the metadata's .workgroup_processor_mode, and the hip model reproduces that parse.)
+    if usage.mode_assumed is not None and model != "hip":
+        mode = {"wgp": usage.wgp_mode, "recorded": False, "why": usage.mode_assumed}
+        occ = occ._replace(
+            warnings=(*occ.warnings, usage.mode_assumed), details={**occ.details, "workgroup_mode": mode}
+        )
+    return occ

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UnknownTargetError, UsageError
+from ..errors import TableError, UnknownTargetError, UsageError
 from ..tabledata import load_table
 from ..targets import Target
 
@@ -126,7 +126,7 @@ def _release(text: str | None) -> tuple[int, int] | None:
 
 def _evidence(name: str, text: str | None) -> str | None:
     if text is not None and not text.startswith("inferred from "):
-        raise ValueError(
+        raise TableError(
             f'{TABLE}: profile {name!r}: evidence must say what it is inferred from ("inferred from ..."), got {text!r}'
         )
     return text
@@ -169,7 +169,7 @@ def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
     aliases = dict(raw.get("aliases", {}))
     for alias, target in aliases.items():
         if target not in profiles or alias in profiles:
-            raise ValueError(f"{TABLE}: alias {alias!r} -> {target!r} is not a profile of its own")
+            raise TableError(f"{TABLE}: alias {alias!r} -> {target!r} is not a profile of its own")
     return profiles, aliases, raw["default"]
 
 

@@ -2,7 +2,10 @@
 
 The version comes from ``--llvm-version`` / ``llvm_version=`` when given, else from the compiler
 the code object names (``Producer``, read from ``.comment``), else the oldest rule set is used
-and the answer says why. Every choice that is not exact (a development snapshot from the cycle in
+and the answer says why. A compiler is first looked up by the commit its ``.comment`` names
+(``[compilers]`` of the table: AMD fork commits and Triton's LLVM, each measured against its own
+oracle); only a commit not there falls back to the rule set its version implies, with a warning
+that names that assumption. Every choice that is not exact (a development snapshot from the cycle in
 which the rules changed, a version older or newer than any rule set, AMD's fork, no version at
 all) comes back with a warning; nothing is chosen silently.
 """
@@ -16,13 +19,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codeobject.producer import Producer, is_snapshot
-from ..errors import UsageError
+from ..errors import TableError, UsageError
+from ..numbers import in_range
 from ..tabledata import load_table
 from ..targets import Target, wave_map
 
 SGPR_RULES = ("step-table", "budget-inverse")
-# An LLVM's view of some processors' targets.toml columns: ((column, ((wave, value), ...)), ...).
-Columns = tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
+# An LLVM's view of some processors' targets.toml columns: ((column, value), ...), where a value is
+# a wave map as ((wave, value), ...), an int or a bool (hashable, so a Target view can be cached).
+Columns = tuple[tuple[str, Any], ...]
+MIN_COMMIT_DIGITS = 12  # the short hashes AMD's .comment lines use (ROCm 10.1: d6f6cb691863)
 _VERSION_RE = re.compile(r"(?P<major>\d+)(?:\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?)?(?P<git>git)?")
 
 
@@ -45,9 +51,17 @@ class LlvmRules:
     def first_release(self) -> int:
         return min(self.releases)
 
-    def columns_for(self, processor: str) -> dict[str, dict[int, int]]:
+    @property
+    def versioned(self) -> bool:
+        """Whether an LLVM version chooses these rules (False: one compiler build's, by commit)."""
+        return bool(self.releases or self.snapshots or self.partial_snapshots)
+
+    def columns_for(self, processor: str) -> dict[str, Any]:
         """The targets.toml columns this LLVM computes differently for ``processor``."""
-        return {column: dict(items) for column, items in dict(self.overrides).get(processor, ())}
+        return {
+            column: dict(value) if isinstance(value, tuple) else value
+            for column, value in dict(self.overrides).get(processor, ())
+        }
 
     def target_view(self, t: Target) -> Target:
         """``t`` as this LLVM sees it (its overrides applied)."""
@@ -85,10 +99,50 @@ class RulesChoice:
         return {"rules": self.rules.name, "summary": self.rules.summary, "chosen_by": self.chosen_by}
 
 
+@dataclass(frozen=True, slots=True)
+class KnownCompiler:
+    """A compiler build identified by its commit ([compilers] of tables/llvm_rules.toml)."""
+
+    commit: str
+    compiler: str
+    rules: LlvmRules
+    oracle: str
+    source: str
+
+    def matches(self, commit: str) -> bool:
+        return len(commit) >= MIN_COMMIT_DIGITS and (self.commit.startswith(commit) or commit.startswith(self.commit))
+
+
+@functools.cache
+def known_compilers() -> tuple[KnownCompiler, ...]:
+    out = []
+    for commit, row in load_table("llvm_rules.toml").get("compilers", {}).items():
+        rules = rules_named(row["rules"])
+        if rules is None or len(commit) < MIN_COMMIT_DIGITS or not all(c in "0123456789abcdef" for c in commit):
+            raise TableError(f"llvm_rules.toml [compilers.{commit}]: needs a commit of 12+ hex digits and a rule set")
+        out.append(KnownCompiler(commit, row["compiler"], rules, row["oracle"], row["source"]))
+    return tuple(out)
+
+
+def compiler_of(commit: str | None) -> KnownCompiler | None:
+    """The table's compiler for a commit from a .comment line, or None."""
+    if not commit:
+        return None
+    return next((c for c in known_compilers() if c.matches(commit.lower())), None)
+
+
+@functools.cache
+def version_sets() -> tuple[LlvmRules, ...]:
+    """The rule sets an LLVM version chooses, oldest first."""
+    return tuple(r for r in rule_sets() if r.versioned)
+
+
 @functools.cache
 def rule_sets() -> tuple[LlvmRules, ...]:
     out = []
     for name, row in load_table("llvm_rules.toml").items():
+        if name == "compilers":
+            continue
         rules = LlvmRules(
             name,
             row["summary"],
@@ -103,25 +157,49 @@ def rule_sets() -> tuple[LlvmRules, ...]:
             _overrides(name, row.get("overrides", {})),
         )
         if rules.sgpr_occupancy not in SGPR_RULES:
-            raise ValueError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
+            raise TableError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
         out.append(rules)
     return tuple(out)
 
 
-# Columns an LLVM version may see differently from the table, and how to read them.
-_OVERRIDABLE = {"vgprs": wave_map, "vgpr_alloc_granule": wave_map}
+def _wave_items(value: Any, column: str, processor: str) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted(wave_map(value, column, processor).items()))
+
+
+def _whole(value: Any, column: str, processor: str) -> int:
+    if not in_range(value, 1):  # amdocc.numbers' one rule
+        raise TableError(f"llvm_rules.toml [overrides.{processor}]: {column} must be a positive whole number")
+    return value
+
+
+def _flag(value: Any, column: str, processor: str) -> bool:
+    if not isinstance(value, bool):
+        raise TableError(f"llvm_rules.toml [overrides.{processor}]: {column} must be true or false")
+    return value
+
+
+# Columns a compiler may see differently from the table, and how to read them (each a Target field).
+_OVERRIDABLE = {
+    "vgprs": _wave_items,
+    "vgpr_alloc_granule": _wave_items,
+    "lds_per_workgroup": _whole,
+    "lds_per_workgroup_wgp": _whole,
+    "lds_per_cu": _whole,
+    "lds_per_wgp": _whole,
+    "mode_recorded": _flag,
+}
 
 
 def _overrides(rules: str, table: dict[str, dict[str, Any]]) -> tuple[tuple[str, Columns], ...]:
     out = []
     for processor, columns in table.items():
-        read: list[tuple[str, tuple[tuple[int, int], ...]]] = []
+        read: list[tuple[str, Any]] = []
         for column, value in columns.items():
             if column == "cite":
                 continue
             if column not in _OVERRIDABLE:
-                raise ValueError(f"llvm_rules.toml [{rules}.overrides.{processor}]: {column} cannot be overridden")
-            read.append((column, tuple(sorted(_OVERRIDABLE[column](value, column, processor).items()))))
+                raise TableError(f"llvm_rules.toml [{rules}.overrides.{processor}]: {column} cannot be overridden")
+            read.append((column, _OVERRIDABLE[column](value, column, processor)))
         out.append((processor, tuple(read)))
     return tuple(out)
 
@@ -137,7 +215,7 @@ def rules_for_version(
     warnings that go with an inexact choice. ``label`` names the version in those warnings; a
     snapshot from the cycle in which a set's changes landed is warned about only when those
     changes matter for ``target``."""
-    sets = rule_sets()
+    sets = version_sets()
     for rules in sets:
         if major in (rules.snapshots if snapshot else rules.releases):
             return rules, []
@@ -172,7 +250,7 @@ def parse_version(text: str, target: Target | None = None) -> RulesChoice:
     if named is not None:
         return RulesChoice(named, f"--llvm-version {text}")
     if spec == "main":
-        return RulesChoice(rule_sets()[-1], "--llvm-version main")
+        return RulesChoice(version_sets()[-1], "--llvm-version main")
     m = _VERSION_RE.fullmatch(spec)
     if m is None:
         names = ", ".join(r.name for r in rule_sets())
@@ -187,7 +265,7 @@ def parse_version(text: str, target: Target | None = None) -> RulesChoice:
 def rules_for_producer(producer: Producer | None, from_file: bool, target: Target | None = None) -> RulesChoice:
     """The rules for the compiler a code object names; the oldest set for typed-in numbers."""
     if producer is None:
-        oldest = rule_sets()[0]
+        oldest = version_sets()[0]
         if not from_file:
             return RulesChoice(oldest, "default (no code object)")
         return RulesChoice(
@@ -198,18 +276,32 @@ def rules_for_producer(producer: Producer | None, from_file: bool, target: Targe
                 f"{oldest.name} rules used (--llvm-version chooses)",
             ),
         )
-    label = f"{producer.tool} {producer.version_text}" + (f" ({producer.vendor})" if producer.vendor else "")
-    rules, warnings = rules_for_version(producer.major, producer.snapshot, f"the code object's {label}", target)
-    if producer.vendor.upper().startswith("AMD"):
-        warnings.append(
-            f"built by AMD's LLVM fork ({producer.text!r}), which may carry occupancy changes "
-            f"upstream LLVM {producer.version_text} lacks; {rules.name} rules used"
-        )
     via = (
         "clang's .comment line"
         if producer.tool == "clang"
         else ".comment linker line (the compiler is taken to be the linker's LLVM)"
     )
+    known = compiler_of(producer.commit)
+    if known is not None:
+        return RulesChoice(
+            known.rules,
+            f"code object: {producer.text!r} ({via}; commit {known.commit[:12]}: {known.compiler})",
+            (),
+            producer.major,
+        )
+    label = f"{producer.tool} {producer.version_text}" + (f" ({producer.vendor})" if producer.vendor else "")
+    rules, warnings = rules_for_version(producer.major, producer.snapshot, f"the code object's {label}", target)
+    if producer.vendor.upper().startswith("AMD"):
+        which = (
+            f"whose commit {producer.commit[:12]} is not among the compilers tables/llvm_rules.toml has measured"
+            if producer.commit
+            else "which names no commit"
+        )
+        warnings.append(
+            f"built by AMD's LLVM fork ({producer.text!r}), {which}: the rules its version "
+            f"{producer.version_text} implies ({rules.name}) are assumed, and AMD's fork may carry "
+            f"occupancy changes upstream LLVM {producer.version_text} lacks"
+        )
     return RulesChoice(rules, f"code object: {producer.text!r} ({via})", tuple(warnings), producer.major)
 
 

@@ -42,15 +42,20 @@ class KernelUsage:
     producer: Producer | None = None  # the compiler its code object names (.comment), for the llvm model
     from_file: bool = False  # read from a code object (False: typed-in numbers)
     dynamic_vgpr: bool = False  # the descriptor enables dynamic VGPR allocation (gfx12)
+    # Where the code object does not record its CU/WGP mode (targets.toml mode_recorded, by
+    # compiler): how wgp_mode was chosen instead, said in every answer (None: read from the object).
+    mode_assumed: str | None = None
 
     def with_(self, **changes: Any) -> KernelUsage:
         return replace(self, **changes)
 
 
-def from_kernel(kernel: Kernel, target: Target | None = None) -> KernelUsage:
+def from_kernel(kernel: Kernel, target: Target | None = None, mode: str | None = None) -> KernelUsage:
     """The usage of a parsed kernel; ``target`` overrides its processor (e.g. generic code on a
-    concrete device). Cached on the kernel, since repeated queries are the common case."""
-    key = ("usage", target)
+    concrete device). ``mode`` ("wgp" or "cu") chooses the CU/WGP mode where the code object does
+    not record it (an error where it does). Cached on the kernel, since repeated queries are the
+    common case."""
+    key = ("usage", target, mode)
     cached: KernelUsage | None = kernel.memo.get(key)
     if cached is not None:
         return cached
@@ -70,13 +75,14 @@ def from_kernel(kernel: Kernel, target: Target | None = None) -> KernelUsage:
         ]
         raise UsageError(f"kernel {kernel.name}: no {', '.join(missing)} in its metadata or descriptor")
     fields = kernel.descriptor.fields if kernel.descriptor is not None else {}
+    wgp_mode, assumed = _mode(kernel, t, bool(r.wgp_mode), mode)
     usage = KernelUsage(
         target=t,
         wave=wave,
         vgprs=vgprs,
         sgprs=sgprs,
         lds=lds,
-        wgp_mode=bool(r.wgp_mode) and t.wgp,
+        wgp_mode=wgp_mode,
         wgp_metadata=metadata_text(kernel.meta("workgroup_processor_mode")),
         agprs=r.agprs,
         max_flat_workgroup_size=r.max_flat_workgroup_size,
@@ -88,9 +94,47 @@ def from_kernel(kernel: Kernel, target: Target | None = None) -> KernelUsage:
         producer=kernel.producer,
         from_file=True,
         dynamic_vgpr=bool(fields.get("enable_dynamic_vgpr")),
+        mode_assumed=assumed,
     )
     kernel.memo[key] = usage
     return usage
+
+
+MODES = ("wgp", "cu")
+
+
+def _mode(kernel: Kernel, t: Target, recorded_wgp: bool, mode: str | None) -> tuple[bool, str | None]:
+    """(WGP mode?, how it was assumed or None) for a kernel on ``t``. Where the compiler that built
+    it records the mode (targets.toml mode_recorded, as that compiler's rule set sees the
+    processor), the descriptor's WGP_MODE bit says it; elsewhere that bit does not mean what it
+    means on gfx10-12 and is not read: the processor's default mode is assumed, or ``mode``."""
+    from .llvm_rules import rules_for_producer
+
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"mode {mode!r} is not a CU/WGP mode (choose from {', '.join(MODES)})")
+    view = rules_for_producer(kernel.producer, True, t).rules.target_view(t)
+    if view.mode_recorded:
+        if mode is not None and not t.wgp:
+            raise UsageError(f"kernel {kernel.name}: {t.name} has no WGP mode, so there is no CU/WGP mode to choose")
+        if mode is not None:
+            raise UsageError(
+                f"kernel {kernel.name}: its code object records its mode ({'WGP' if recorded_wgp and t.wgp else 'CU'}) "
+                f"on {t.name}; a mode is chosen only where the code object does not record it"
+            )
+        return recorded_wgp and t.wgp, None
+    if mode == "wgp" and not t.wgp:
+        raise UsageError(f"kernel {kernel.name}: {t.name} has no WGP mode (CU mode is the only one modelled)")
+    default = "wgp" if t.wgp else "cu"
+    chosen = mode or default
+    label = {"wgp": "WGP", "cu": "CU"}[chosen]
+    by = "as chosen by the caller" if mode else f"assumed: {t.name}'s default"
+    why = (
+        f"the code object does not record CU or WGP mode on {t.name} (its compiler writes the same mode "
+        f"fields for both builds); {label} mode {by}"
+    )
+    if not t.wgp:
+        why += ", the only mode amdocc models there"
+    return chosen == "wgp", why
 
 
 def metadata_text(value: object) -> str | None:

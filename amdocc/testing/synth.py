@@ -37,9 +37,12 @@ ROCM_LLVM = Path(os.environ.get("ROCM_PATH", "/opt/rocm")) / "llvm" / "bin"
 
 def find_llvm_tool(name: str) -> str:
     """AMDOCC_LLVM_BIN/<name>, <name>-22, ROCm's copy, or <name> on PATH."""
+    from .. import env
+
     candidates = []
-    if os.environ.get("AMDOCC_LLVM_BIN"):
-        candidates.append(str(Path(os.environ["AMDOCC_LLVM_BIN"]) / name))
+    given = env.read("AMDOCC_LLVM_BIN")  # an existing directory, or a UsageError naming the variable
+    if given is not None:
+        candidates.append(str(Path(str(given)) / name))
     candidates += [f"{name}-22", str(ROCM_LLVM / name), name]
     for c in candidates:
         found = shutil.which(c)

@@ -1,26 +1,26 @@
-"""The last container survivors of the final mutation sample, each pinned by an oracle.
+"""Offload bundles and compressed bundles (CCOB): what is skipped and why, where one bundle ends,
+and how a compressed payload is bounded.
 
-Every container here is built by the test from the format's layout (zstd frames from RFC 8878
-§3.1, CCOB headers from clang-offload-bundler, rocm-kpack's archive), so the expected bytes,
-sizes and offsets are facts of what the test wrote. Where LLVM decides, clang-offload-bundler-22
-is asked.
+Skipped entries and bundle ends are checked against the fixture manifest (clang-offload-bundler-22's
+own listing of each bundle, python tools/fixtures). The other containers are built by the test from
+the format's layout (zstd frames from RFC 8878 §3.1, CCOB headers from clang-offload-bundler), so
+the expected bytes, sizes and offsets are facts of what the test wrote. Where LLVM decides,
+clang-offload-bundler-22 is asked.
 """
 
 from __future__ import annotations
 
-import os
+import hashlib
+import json
 import struct
 import subprocess
 import tracemalloc
 
-import msgpack
 import pytest
 
-from amdocc.containers import Blob, Failed, scan
+from amdocc.containers import Blob, Skipped, scan
 from amdocc.containers.bundle import decompress_ccob, parse_bundle
-from amdocc.containers.kpack import kpack_entries
 from amdocc.containers.model import Limits
-from amdocc.containers.scan import SMALL_FILE, scan_region
 from amdocc.errors import AmdoccError, FormatError, LimitError, Origin
 from conftest import FIXTURES
 from fuzz.formats.bundle import build_bundle
@@ -32,6 +32,7 @@ LEAD = b"\xee" * AT
 CODE_OBJECT = (FIXTURES / "elf" / "hand_aiter_gfx942.hsaco").read_bytes()
 ID0 = b"hipv4-amdgcn-amd-amdhsa--gfx942"
 MiB = 1 << 20
+
 
 # RFC 8878 §3.1.1: a frame is the magic, a header descriptor byte, an optional window
 # descriptor (present unless Single_Segment), an optional content size, then blocks, each with
@@ -78,7 +79,9 @@ def _raw_frame(payload: bytes, window_log: int) -> bytes:
     return _frame(blocks, window_log, len(payload))
 
 
-# -- CCOB: a v2 bundle is one whole zstd frame -----------------------------------------------------
+MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
+BUNDLED = [f for f in MANIFEST["fixtures"] if f.get("bundles")]
+CCOB = [f for f in BUNDLED if f["file"].startswith("containers/ccob_")]
 
 
 @pytest.mark.llvm22
@@ -130,49 +133,22 @@ def test_a_zstd_bomb_is_refused_after_a_bounded_allocation():
         assert peak < 24 * MiB, (version, peak)
 
 
-# -- kpack: a table of contents without a scheme is uncompressed ------------------------------------
+@pytest.mark.parametrize("fixture", BUNDLED, ids=[f["file"] for f in BUNDLED])
+def test_skipped_entries_and_their_reasons_match_the_bundler_listing(fixture):
+    want = sorted(
+        (e["entry_id"], e["skipped"].split(" (")[0]) for b in fixture["bundles"] for e in b["entries"] if "skipped" in e
+    )
+    got = sorted((s.entry_id, s.reason) for s in scan(FIXTURES / fixture["file"]) if isinstance(s, Skipped))
+    assert got == want and want
 
 
-def test_a_kpack_table_without_a_compression_scheme_stores_its_blobs_uncompressed():
-    # rocm-kpack's reader (python/rocm_kpack/compression.py) takes a missing
-    # "compression_scheme" as "none".
-    toc = {
-        "blobs": [{"offset": 64, "size": len(CODE_OBJECT)}],
-        "toc": {"lib.so": {"gfx942": {"type": "hsaco", "ordinal": 0}}},
-    }
-    head = b"KPAK" + struct.pack("<IQ", 1, 64 + len(CODE_OBJECT))
-    data = LEAD + head + b"\0" * (64 - len(head)) + CODE_OBJECT + msgpack.packb(toc, use_bin_type=True)
-    (entry,) = kpack_entries(data, AT, len(data), ORIGIN, Limits())
-    assert not isinstance(entry, FormatError), entry
-    assert (entry.label, entry.start, entry.end) == ("kpack lib.so [gfx942]", AT + 64, AT + 64 + len(CODE_OBJECT))
-    assert bytes(entry.buf[entry.start : entry.end]) == CODE_OBJECT
-
-
-# -- scanning -------------------------------------------------------------------------------------
-
-
-def test_a_big_non_code_file_in_a_directory_is_passed_over_after_a_peek(tmp_path):
-    # A sparse 64 MiB file of zeros: nothing the scanner reads starts with zeros, so the
-    # directory walk must look at its first bytes only, never read it whole.
-    big = tmp_path / "weights.bin"
-    with open(big, "wb") as fh:
-        fh.truncate(64 * MiB)
-    assert os.path.getsize(big) > SMALL_FILE
-    peak, items = _peak_bytes(lambda: list(scan(tmp_path)))
-    assert items == []
-    assert peak < 4 * MiB, peak
-
-
-def test_a_region_ends_at_its_end_even_when_bytes_follow_it():
-    # A .hip_fatbin-like region: one bundle, zero padding up to the region's end, then bytes of
-    # the next section that match no container. The region is read up to its end only.
-    bundle = build_bundle([(ID0, CODE_OBJECT)])
-    region = LEAD + bundle + b"\0" * 64
-    data = region + b"\xee" * 32
-    items = list(scan_region(data, AT, len(region), ORIGIN, Limits()))
-    assert [type(i) for i in items] == [Blob]
-    assert not any(isinstance(i, Failed) for i in items)
-    # The same bytes as a region running to the end of the buffer do hold unrecognised data,
-    # named where it starts.
-    blob, failed = list(scan_region(data, AT, len(data), ORIGIN, Limits()))
-    assert isinstance(blob, Blob) and isinstance(failed, Failed) and failed.error.offset == len(region)
+@pytest.mark.parametrize("fixture", CCOB, ids=[f["file"] for f in CCOB])
+def test_compressed_bundles_back_to_back_each_end_where_they_should(fixture):
+    # The same compressed bundle three times in a row (padded to 8 bytes, as HIP's fat binaries
+    # align them): every copy's entries, in order, and nothing read across a boundary.
+    one = (FIXTURES / fixture["file"]).read_bytes()
+    one += b"\0" * (-len(one) % 8)
+    want = [e["sha256"] for b in fixture["bundles"] for e in b["entries"] if "sha256" in e]
+    found = [hashlib.sha256(i.data).hexdigest() for i in scan(one * 3) if isinstance(i, Blob)]
+    assert found == want * 3
+    assert not [i for i in scan(one * 3) if not isinstance(i, (Blob, Skipped))]

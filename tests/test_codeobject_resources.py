@@ -18,7 +18,7 @@ import pytest
 from amdocc.codeobject.descriptor import decode_descriptor
 from amdocc.codeobject.resources import resolve
 from amdocc.errors import Origin
-from amdocc.targets import get_target
+from amdocc.targets import MAX_WORKGROUP_SIZE, get_target
 
 GFX942, GFX908, GFX1100 = get_target("gfx942"), get_target("gfx908"), get_target("gfx1100")
 
@@ -192,53 +192,6 @@ def test_the_largest_possible_values_are_not_findings():
     assert "out-of-range" not in found
 
 
-def test_reserved_descriptor_bits_and_bytes_are_problems_and_defined_ones_are_not():
-    # gfx942 (the gfx90a layout): rsrc1 bits 0-26 are defined, 27-31 reserved (AMDGPUUsage.rst).
-    every_defined = descriptor(GFX942, vgpr_blocks=0x3F, sgpr_blocks=0xF)
-    assert every_defined.problems == []
-    assert descriptor(GFX942, vgpr_blocks=1).problems == []
-    stray = descriptor(GFX942, vgpr_blocks=1 << 28)
-    assert stray.problems == ["compute_pgm_rsrc1 has reserved bits 0x10000000 set for gfx90a"]
-    data = bytearray(struct.pack("<III4sq20sIIIHH4s", 0, 0, 0, b"\0" * 4, 0, b"\0" * 20, 0, 0, 0, 0, 0, b"\0" * 4))
-    data[13] = 1  # a reserved byte (12-15)
-    kd = decode_descriptor(bytes(data), 0, GFX942, Origin("test"))
-    assert kd.problems == ["descriptor reserved bytes (12-15, 24-43 or 60-63) are not zero"]
-    assert decode_descriptor(bytes(data), 0, None, Origin("test")).fields == {}
-
-
-def test_fixture_descriptors_built_by_llvm_have_no_problems():
-    import amdocc
-    from conftest import FIXTURES
-
-    paths = [
-        p for p in sorted((FIXTURES / "elf").iterdir()) if p.suffix in (".hsaco", ".co", ".o") and "hand_" not in p.name
-    ]
-    kernels = [k for path in paths for co in amdocc.load(path) for k in co.kernels]
-    assert len(kernels) > 20 and any(p.name == "legacy_v2_gfx906.co" for p in paths)  # amd_kernel_code_t too
-    assert [(k.name, k.descriptor.problems) for k in kernels if k.descriptor.problems] == []
-
-
-def test_v2_amd_kernel_code_wave_size_and_words():
-    from amdocc.codeobject.descriptor import AMD_KERNEL_CODE, decode_amd_kernel_code
-
-    gfx906 = get_target("gfx906")
-
-    def code(log2):
-        raw = AMD_KERNEL_CODE.record(*[0] * len(AMD_KERNEL_CODE.fields))._replace(
-            version_major=1,
-            wavefront_size_log2=log2,
-            debug_fields=b"\0" * 12,
-            reserved=b"\0" * 12,
-            control_directives=b"\0" * 128,
-        )
-        return AMD_KERNEL_CODE.struct.pack(*raw)
-
-    kd = decode_amd_kernel_code(code(6), 0, gfx906, Origin("test"))
-    assert (kd.words["wavefront_size"], kd.wave_size, kd.words["compute_pgm_rsrc3"], kd.problems) == (64, 64, 0, [])
-    # A log2 of 20 names no wave size (and would be a 1 MiB wave): None, not 1 << 20.
-    assert decode_amd_kernel_code(code(20), 0, gfx906, Origin("test")).words["wavefront_size"] is None
-
-
 def test_spill_counts_are_reported_under_their_note_names():
     r, _ = resolved(GFX942, {".sgpr_spill_count": 3, ".vgpr_spill_count": 5})
     d = r.as_dict()
@@ -274,16 +227,64 @@ def test_wave_and_wgp_disagreements_only_when_both_views_speak():
     assert "wgp-mode-mismatch" in found and r.wgp_mode is True  # the descriptor's bit is what runs
 
 
-def test_usage_of_a_fixture_kernel_carries_the_descriptors_allocation():
-    # What llvm-objdump-22 printed for agpr_gfx942_cov6.hsaco's descriptors (stored at build time).
-    import amdocc
-    from amdocc.models import from_kernel
-    from conftest import FIXTURES
-    from oracle.llvm22 import parse_descriptor_dump
+def _findings(metadata: dict) -> tuple[object, list]:
+    findings: list = []
+    return resolve(GFX942, 5, metadata, None, {}, findings), findings
 
-    (dumped,) = parse_descriptor_dump((FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco.kd.txt").read_text()).values()
-    (co,) = amdocc.load(FIXTURES / "elf" / "agpr_gfx942_cov6.hsaco")
-    for k in co.kernels:
-        u = from_kernel(k)
-        assert u.vgprs_allocated == dumped[k.symbol]["next_free_vgpr"]
-        assert u.sgprs_allocated == dumped[k.symbol]["next_free_sgpr"]
+
+@pytest.mark.parametrize("size, legal", [(0, False), (1, True), (MAX_WORKGROUP_SIZE, True), (1025, False)])
+def test_max_flat_workgroup_size_is_legal_from_1_to_1024(size, legal):
+    r, findings = _findings({".max_flat_workgroup_size": size})
+    assert r.max_flat_workgroup_size == size
+    bad = [f for f in findings if f.code == "out-of-range"]
+    if legal:
+        assert bad == []
+    else:
+        assert [f.message for f in bad] == [f".max_flat_workgroup_size {size} is outside 1..1024"]
+
+
+@pytest.mark.parametrize("key", [".sgpr_spill_count", ".vgpr_spill_count"])
+def test_a_spill_count_that_is_not_an_integer_is_a_finding(key):
+    r, findings = _findings({key: "7"})
+    assert r.spills == (None, None)
+    assert [(f.code, f.severity, f.message) for f in findings if f.code == "metadata-type"] == [
+        ("metadata-type", "error", f"{key} is '7', not an integer")
+    ]
+    r, findings = _findings({key: -2})
+    assert [f.message for f in findings if f.code == "out-of-range"] == [f"{key} is negative (-2)"]
+
+
+def test_findings_come_in_the_order_of_the_steps():
+    # inspect --json lists a kernel's findings in the order resolve() raises them: wave size and
+    # WGP mode, VGPRs, SGPRs, segments, the workgroup limit's type, the impossible values, spills.
+    # One finding from each step, worked from the rules above: the note says wave32 where the
+    # descriptor selects wave64 (and gfx942 runs wave64 only); (5 + 1) x 8 = 48 VGPRs allocated for
+    # 600 used, (2 + 1) x 8 = 24 SGPRs for 30; 16384 B of LDS against the descriptor's 32768 B;
+    # 600 VGPRs exceed gfx942's 512; a spill count of -1.
+    findings: list = []
+    resolve(
+        GFX942,
+        5,
+        {
+            ".wavefront_size": 32,
+            ".vgpr_count": 600,
+            ".agpr_count": 0,
+            ".sgpr_count": 30,
+            ".group_segment_fixed_size": 16384,
+            ".max_flat_workgroup_size": "x",
+            ".vgpr_spill_count": -1,
+        },
+        descriptor(GFX942, vgpr_blocks=5, sgpr_blocks=2, lds=32768),
+        {},
+        findings,
+    )
+    assert [(f.code, f.message.split(" ")[0]) for f in findings] == [
+        ("wave-size-mismatch", "metadata"),
+        ("out-of-range", "wave32"),
+        ("vgpr-below-used", "descriptor"),
+        ("sgpr-below-used", "descriptor"),
+        ("lds-mismatch", "metadata"),
+        ("metadata-type", ".max_flat_workgroup_size"),
+        ("out-of-range", "600"),
+        ("out-of-range", ".vgpr_spill_count"),
+    ]
