@@ -22,11 +22,11 @@ AMDOCC_HIP_PROPERTY_EXAMPLES sets the examples per runtime x processor (default 
 
 from __future__ import annotations
 
-import os
 import zlib
 
 import pytest
 
+from amdocc import env
 from amdocc.testing import SynthSpec, synthesize_many
 from amdocc.testing.compare import Tally
 from amdocc.testing.oracles import EmulatedHip
@@ -34,7 +34,7 @@ from amdocc.testing.properties import run_properties
 from hip_emulated import RUNTIMES, available_runtimes, record, runtimes
 
 pytestmark = pytest.mark.llvm22
-EXAMPLES = int(os.environ.get("AMDOCC_HIP_PROPERTY_EXAMPLES", "15"))
+EXAMPLES = int(env.read("AMDOCC_HIP_PROPERTY_EXAMPLES") or 15)  # validated: a whole number >= 1
 MIN_COMPARISONS = 10_000
 TALLY = Tally()
 # What each runtime loads, as the runtimes themselves answered (test below): ROCm 5.2.3's comgr

@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help='print {"results": [...], "errors": [...]}')
     parser.add_argument(
         "--dynamic-lds",
-        type=a.byte_size(),
+        type=a.LdsSize(),
         default=0,
         metavar="BYTES",
         help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)",
