@@ -16,6 +16,10 @@ Main entry points:
                                   -> the same from numbers that mean what the metadata note means
     max_blocks_per_cu(kernel, 256, dynamic_lds=0, stream=None)
                                   -> int: HIP's answer when a GPU runtime can be asked, else the model's
+    max_potential_block_size(kernel, dynamic_lds=0, block_limit=0, device="MI300X")
+                                  -> BlockSizeAnswer: hipOccupancyMaxPotentialBlockSize's block and
+                                     grid (labelled hip_*), and the block to launch, which respects
+                                     .max_flat_workgroup_size (HIP's does not)
     iter_load(source)             -> the same code objects as a stream, with what was skipped or failed
     samples_path()                -> a code object shipped with amdocc, to try things on
 
@@ -31,13 +35,21 @@ at most 65536 // 5 = 13107 bytes):
     (4, True, 'lds', {'lds': 3277})
 
 Models: "hip" (default) is what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns, for
-a named runtime era (profile=); "llvm" is what LLVM 22 prints as '; Occupancy:'; "hw" is the
-best physical estimate from what the descriptor allocates.
+a named ROCm release (profile=; default rocm-7.14); "llvm" is what the compiler that built the
+kernel prints as '; Occupancy:' (its rule set: an LLVM release, an AMD fork or Triton's LLVM, as
+the code object's producer names it; llvm_version= chooses another); "hw" is the best physical
+estimate from what the descriptor allocates.
 
 Errors: every error amdocc raises on bad input or bad arguments derives from AmdoccError
 (FormatError for bytes that break their format, LimitError past a safety bound,
 UnknownTargetError for a processor, device or profile the tables do not know, UsageError for
-arguments that are wrong or inconsistent); its message is one line.
+arguments that are wrong or inconsistent, such as load(None); TableError for a bad table of
+tables/); its message is one line, and its exit_code is the status the CLI gives it.
+
+Environment: AMDOCC_MAX_DECOMPRESSED, AMDOCC_MAX_DEPTH, AMDOCC_MAX_ENTRIES,
+AMDOCC_MMAP_THRESHOLD and AMDOCC_MAX_ARCHIVE_BYTES change the safety bounds of load and
+iter_load (containers.Limits.from_env(), read at each call; a bad value is a UsageError naming
+the variable). docs/cli-contract.md lists every variable.
 
 Importing the package is cheap: submodules (CLI, tables, HIP) load on first use.
 """
@@ -56,6 +68,7 @@ if TYPE_CHECKING:
     from .containers.model import Failed, Limits, Skipped, Source
     from .devices import Device
     from .loader import Loaded
+    from .models.best_block import BlockSizeAnswer
     from .models.record import Occupancy
     from .models.usage import KernelUsage
     from .runtime import max_blocks_per_cu
@@ -76,6 +89,7 @@ __all__ = [
     "iter_load",
     "load",
     "max_blocks_per_cu",
+    "max_potential_block_size",
     "occupancy",
     "samples_path",
 ]
@@ -114,22 +128,25 @@ def load(source: Source, *, strict: bool = True, limits: Limits | None = None) -
             bytes. Any container amdocc reads: bare ELF, offload bundles (compressed too), host
             .so/executables, Windows .dll, .llvm.offloading objects.
         strict: if True (default), the first unreadable part raises; if False, unreadable parts
-            are listed in ``.failed`` and the rest is still returned.
-        limits: safety bounds (amdocc.containers.Limits); default: amdocc.containers.DEFAULT_LIMITS.
+            are listed in ``.failed`` and the rest is still returned, a whole file that is no
+            code object or container included (a text file named ``x.co``).
+        limits: safety bounds (amdocc.containers.Limits); default: ``Limits.from_env()``, the
+            built-in bounds with each AMDOCC_* variable that is set (read at this call).
 
     Returns:
         A list of :class:`CodeObject` (each with ``.kernels``) that also carries ``.skipped``
         (files or entries that are not AMDGPU code) and ``.failed`` (what could not be read).
 
     Raises:
-        AmdoccError: the source cannot be opened, or is not a code object or container at all
-            (FormatError); when ``strict``, also any part that cannot be read (FormatError, or
+        UsageError: ``source`` is not a path, "-" or bytes (None, a number), ``strict`` is not a
+            bool, or an AMDOCC_* bound is set to a value that is not a whole number >= 0.
+        AmdoccError: the source cannot be opened; when ``strict``, also a source that is not a
+            code object or container at all, or any part that cannot be read (FormatError, or
             LimitError past a safety bound).
     """
-    from .containers import DEFAULT_LIMITS
     from .loader import load as _load
 
-    return _load(source, strict=strict, limits=limits or DEFAULT_LIMITS)
+    return _load(source, strict=strict, limits=limits)
 
 
 def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObject | Skipped | Failed]:
@@ -144,12 +161,12 @@ def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObje
         ``amdocc.containers.Failed`` items (a failure is yielded, not raised).
 
     Raises:
+        UsageError: as for :func:`load`.
         AmdoccError: the source itself cannot be opened.
     """
-    from .containers import DEFAULT_LIMITS
     from .loader import iter_load as _iter_load
 
-    return _iter_load(source, limits or DEFAULT_LIMITS)
+    return _iter_load(source, limits)
 
 
 def occupancy(
@@ -160,6 +177,7 @@ def occupancy(
     block_size: int | None = None,
     dynamic_lds: int = 0,
     model: str = "hip",
+    what_if: bool = False,
     **options: Any,
 ) -> Occupancy:
     """How many workgroups of a kernel fit on a CU, which resource limits it, and why.
@@ -178,9 +196,18 @@ def occupancy(
             means the flat workgroup range 1..max_flat_workgroup_size (LLVM's '; Occupancy:').
         dynamic_lds: dynamic LDS bytes per workgroup (Triton's shared memory goes here).
         model: "hip" (default), "llvm" or "hw".
-        **options: hip: ``profile`` (or ``hip_profile``), the runtime era, e.g. "2025"; llvm:
-            ``lds_granule_rounding``, ``sgpr_trap_reserve`` (bools, 2026 upstream changes);
-            hw: ``trap_reserve`` (bool, default True).
+        what_if: a kernel is evaluated only where its code object can run (its processor with
+            matching xnack/sramecc modes, or a member of its generic family); elsewhere this
+            raises an AmdoccError naming both, unless ``what_if=True`` (which needs ``target``
+            or ``device``), and then the record says ``what_if``.
+        **options: hip: ``profile`` (or ``hip_profile``), the ROCm release to reproduce, e.g.
+            "rocm-6.4" or a patch release "rocm-6.4.1" (default: rocm-7.14, the newest release a
+            real runtime has confirmed; "develop" only by name); llvm: ``llvm_version``, a
+            compiler version such as "22.1.8" or "24.0.0git", "main", or a rule set of
+            tables/llvm_rules.toml (default: the compiler the code object names);
+            ``lds_granule_rounding=True`` and ``sgpr_trap_reserve=True`` are older spellings of
+            the version that brought each change, not switches of their own; hw:
+            ``trap_reserve`` (bool, default True).
 
     Returns:
         An :class:`Occupancy` record: ``blocks_per_cu`` (per WGP when ``per_wgp``),
@@ -190,8 +217,13 @@ def occupancy(
 
     Raises:
         UsageError: an unknown model or option, a misspelled resource key, a missing block size
-            or target, negative counts.
+            or target, counts that are negative or not whole numbers (a bool or a float is not
+            one), a dynamic-VGPR kernel, or a processor fact the model needs that no source pins.
+        IncompatibleTarget: a kernel asked about where its code object cannot run (a
+            UsageError), unless ``what_if``.
         UnknownTargetError: an unknown target, device or HIP profile.
+        ProfileDoesNotRun: a ``profile`` named whose runtime does not run the processor (a
+            UsageError naming both), unless ``what_if=True``.
     """
     global _occupancy
     if _occupancy is None:
@@ -205,11 +237,64 @@ def occupancy(
         block_size=block_size,
         dynamic_lds=dynamic_lds,
         model=model,
+        what_if=what_if,
         **options,
     )
 
 
 _occupancy: Callable[..., Occupancy] | None = None
+
+
+def max_potential_block_size(
+    kernel_or_resources: Kernel | KernelUsage | dict[str, Any],
+    dynamic_lds: int = 0,
+    block_limit: int = 0,
+    *,
+    target: str | None = None,
+    device: str | Device | None = None,
+    profile: str | None = None,
+    compute_units: int | None = None,
+    what_if: bool = False,
+) -> BlockSizeAnswer:
+    """The best block size: HIP's answer, and the block to launch, both labelled.
+
+    ``hip_block_size``/``hip_grid_size`` are what hipOccupancyMaxPotentialBlockSize
+    (hipModuleOccupancyMaxPotentialBlockSize) returns under the HIP ``profile``: no search,
+    ``min(threads one CU holds, block_limit or 1024 rounded up to a wave)``; LDS caps only the
+    grid, and .max_flat_workgroup_size is ignored. ``block_size`` is the block to launch: the
+    most resident threads per CU (largest on ties) among sizes up to the limit and the kernel's
+    .max_flat_workgroup_size, as HIP's header template hipOccupancyMaxPotentialBlockSizeVariableSMem
+    searches; ``blocks_per_cu`` and ``min_grid_size`` go with it.
+
+    Args:
+        kernel_or_resources: as for :func:`occupancy`.
+        dynamic_lds: dynamic LDS bytes per workgroup.
+        block_limit: HIP's blockSizeLimit (0: none).
+        target: the processor to evaluate on (required for a dict, unless ``device``).
+        device: a product from tables/devices.toml: its processor, its LDS, and the CU count
+            HIP reports for it (halved on RDNA, whose runtime counts WGPs), for the grid sizes.
+        profile: the HIP runtime profile (default: the newest release a runtime confirmed).
+        compute_units: multiProcessorCount as HIP reports it, instead of the device's.
+        what_if: evaluate a kernel on a processor its code object cannot run on, labelled.
+
+    Returns:
+        A :class:`amdocc.models.best_block.BlockSizeAnswer`; ``.as_dict()`` is its JSON record.
+
+    Raises:
+        UsageError: bad arguments; UnknownTargetError: an unknown target, device or profile.
+    """
+    from .models.best_block import potential_block_size
+
+    return potential_block_size(
+        kernel_or_resources,
+        dynamic_lds,
+        block_limit,
+        target=target,
+        device=device,
+        profile=profile,
+        compute_units=compute_units,
+        what_if=what_if,
+    )
 
 
 def samples_path() -> Path:

@@ -7,10 +7,15 @@ amdocc/cli/check.py) and writes it down; none decides anything.
 - JUnit XML follows the Apache Ant schema (windyroad/JUnit-Schema, JUnit.xsd): one <testsuite>
   per input file, one <testcase> per kernel checked, a <failure> for a kernel with new
   violations (the schema allows one, so they are listed together), an <error> for a file that
-  could not be read.
+  could not be read. Test cases are named by the demangled name, as the text shows it; the
+  schema gives a test case no properties, so each mangled name is a <property> of its suite
+  ("mangled: <test case name>").
 - SARIF 2.1.0 (OASIS): one result per violation. Accepted ones carry an external suppression
   and baselineState "unchanged", those past their accepted value "updated", new ones "new";
-  stale baseline entries are results with baselineState "absent".
+  stale baseline entries are results with baselineState "absent". Messages and logical
+  locations name the demangled name; the mangled one is the location's decoratedName (SARIF
+  section 3.33.6) and a property. Fingerprint amdoccCheck/v2 adds the kernel's location and copy
+  (amdocc.identity) to v1's target, kernel and rule.
 - GitHub Actions: ``::error``/``::warning`` lines, escaped as the runner's toolkit escapes them.
 """
 
@@ -27,6 +32,7 @@ from urllib.parse import quote
 from xml.sax.saxutils import escape as _escape
 from xml.sax.saxutils import quoteattr as _quoteattr
 
+from .demangle import display
 from .policy.checks import RULE_SUMMARY, RULES
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -94,9 +100,13 @@ def junit(result: Record, checked: list[tuple[str, str, str, str]]) -> str:
     out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
     for index, (path, kernels) in enumerate(by_file.items()):
         cases: list[str] = []
+        mangled: list[str] = []
         failures = 0
         for origin, kernel, target in kernels:
-            name = f"{kernel} [{target}]" + (f" [{origin}]" if origin else "")
+            shown = display(kernel)
+            name = f"{shown} [{target}]" + (f" [{origin}]" if origin else "")
+            if shown != kernel:
+                mangled.append(f"<property name={quoteattr('mangled: ' + name)} value={quoteattr(kernel)}/>")
             found = failing.get((path, origin, kernel, target))
             body = ""
             if found:
@@ -110,15 +120,19 @@ def junit(result: Record, checked: list[tuple[str, str, str, str]]) -> str:
                 f'<testcase name="read" classname={quoteattr(path)} time="0">'
                 f'<error message={quoteattr(message)} type="unreadable">{escape(message)}</error></testcase>'
             )
-        notes = [f"accepted by the baseline: {where(v)}: {v['rule']}: {v['message']}" for v in accepted.get(path, [])]
+        notes = [
+            f"accepted by the baseline: {where(v, False)}: {v['rule']}: {v['message']}" for v in accepted.get(path, [])
+        ]
         if index == 0:
-            notes += [f"stale baseline entry: {e['kernel']} ({e['target']}) {e['rule']}" for e in result["stale"]]
+            notes += [
+                f"stale baseline entry: {display(e['kernel'])} ({e['target']}) {e['rule']}" for e in result["stale"]
+            ]
         out.append(
             f'<testsuite package="amdocc.check" id="{index}" name={quoteattr(path)} timestamp="{stamp}" '
             f'hostname={quoteattr(host)} tests="{len(cases)}" failures="{failures}" '
             f'errors="{len(errors.get(path, []))}" skipped="0" time="0">'
         )
-        out.append(f"<properties>{props}</properties>")
+        out.append(f"<properties>{props}{''.join(mangled)}</properties>")
         out.extend(cases)
         out.append(f"<system-out>{escape(chr(10).join(notes))}</system-out><system-err></system-err>")
         out.append("</testsuite>")
@@ -143,29 +157,35 @@ def artifact_uri(path: str) -> str:
 
 
 def sarif(result: Record, version: str) -> Record:
+    from .policy import budgets
+
     rules = [r for r in RULES if r in result["settings"]["rules"]]
+    rules += budgets.rules_of(tuple(result["settings"].get("budgets", ())))  # budget:<comparison>
     index = {r: i for i, r in enumerate(rules)}
     baseline = result.get("baseline")
     results: list[Record] = []
     for v in result["violations"]:
+        shown = v.get("demangled") or display(v["kernel"])
         item: Record = {
             "ruleId": v["rule"],
             "ruleIndex": index[v["rule"]],
             "level": "error",
-            "message": {"text": f"{v['kernel']} ({v['target']}): {v['message']}{status_note(v)}"},
+            "message": {"text": f"{shown} ({v['target']}): {v['message']}{status_note(v)}"},
             "locations": [
                 {
                     "physicalLocation": {"artifactLocation": {"uri": artifact_uri(v["path"])}},
-                    "logicalLocations": [
-                        {"name": v["kernel"], "kind": "function", "fullyQualifiedName": f"{v['target']}::{v['kernel']}"}
-                    ],
+                    "logicalLocations": [_logical(v["kernel"], shown, v["target"])],
                 }
             ],
-            "partialFingerprints": {"amdoccCheck/v1": f"{v['target']}:{v['kernel']}:{v['rule']}"},
+            "partialFingerprints": _fingerprints(v),
             "properties": {
                 "target": v["target"],
                 "origin": v["origin"],
                 "symbol": v["symbol"],
+                "mangled": v["kernel"],
+                "demangled": shown,
+                "location": v.get("location"),
+                "copy": v.get("copy"),
                 "value": v["value"],
                 "limit": v["limit"],
             },
@@ -178,6 +198,7 @@ def sarif(result: Record, version: str) -> Record:
             ]
         results.append(item)
     for e in result["stale"]:
+        shown = display(e["kernel"])
         results.append(
             {
                 "ruleId": e["rule"],
@@ -185,21 +206,12 @@ def sarif(result: Record, version: str) -> Record:
                 "level": "note",
                 "baselineState": "absent",
                 "message": {
-                    "text": f"stale baseline entry: {e['kernel']} ({e['target']}) no longer violates "
+                    "text": f"stale baseline entry: {shown} ({e['target']}) no longer violates "
                     f"{e['rule']}; remove it with --update-baseline"
                 },
-                "locations": [
-                    {
-                        "logicalLocations": [
-                            {
-                                "name": e["kernel"],
-                                "kind": "function",
-                                "fullyQualifiedName": f"{e['target']}::{e['kernel']}",
-                            }
-                        ]
-                    }
-                ],
-                "partialFingerprints": {"amdoccCheck/v1": f"{e['target']}:{e['kernel']}:{e['rule']}"},
+                "locations": [{"logicalLocations": [_logical(e["kernel"], shown, e["target"])]}],
+                "partialFingerprints": _fingerprints(e),
+                "properties": {"mangled": e["kernel"], "location": e.get("location"), "copy": e.get("copy")},
             }
         )
     invocation = {
@@ -220,8 +232,8 @@ def sarif(result: Record, version: str) -> Record:
         "rules": [
             {
                 "id": r,
-                "name": _camel(r),
-                "shortDescription": {"text": RULE_SUMMARY[r]},
+                "name": _camel(r) if r in RULE_SUMMARY else "Budget",
+                "shortDescription": {"text": RULE_SUMMARY[r] if r in RULE_SUMMARY else budgets.summary(r)},
                 "defaultConfiguration": {"level": "error"},
             }
             for r in rules
@@ -231,6 +243,25 @@ def sarif(result: Record, version: str) -> Record:
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}],
+    }
+
+
+def _logical(mangled: str, shown: str, target: str) -> Record:
+    """A kernel as a SARIF logicalLocation: the demangled name, the mangled one as decoratedName."""
+    out: Record = {"name": shown, "kind": "function", "fullyQualifiedName": f"{target}::{shown}"}
+    if shown != mangled:
+        out["decoratedName"] = mangled
+    return out
+
+
+def _fingerprints(v: Record) -> dict[str, str]:
+    """v1 (target, kernel, rule: kept so that existing alerts keep matching) and v2, which adds
+    the location and copy that tell two copies of a name apart (amdocc.identity)."""
+    location = v.get("location")
+    return {
+        "amdoccCheck/v1": f"{v['target']}:{v['kernel']}:{v['rule']}",
+        "amdoccCheck/v2": f"{'*' if location is None else location}:{v.get('copy') or 0}:"
+        f"{v['target']}:{v['kernel']}:{v['rule']}",
     }
 
 
@@ -280,7 +311,7 @@ def github(result: Record, mangled: bool = False) -> list[str]:
         lines.append(
             annotation(
                 "warning",
-                f"stale baseline entry: {e['kernel']} ({e['target']}) no longer violates {e['rule']}",
+                f"stale baseline entry: {display(e['kernel'], mangled)} ({e['target']}) no longer violates {e['rule']}",
                 title="amdocc check: stale baseline entry",
             )
         )

@@ -6,7 +6,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from .errors import UnknownTargetError
+from .errors import TableError, UnknownTargetError
 from .tabledata import load_table
 from .targets import Target, get_target
 
@@ -49,7 +49,7 @@ def _devices() -> dict[str, Device]:
         for spelling in [name, *row.get("aliases", [])]:
             key = _key(spelling)
             if key in out and out[key] is not device:
-                raise ValueError(f"devices.toml: {spelling!r} names both {out[key].name} and {name}")
+                raise TableError(f"devices.toml: {spelling!r} names both {out[key].name} and {name}")
             out[key] = device
     return out
 

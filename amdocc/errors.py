@@ -1,7 +1,10 @@
 """Errors amdocc raises, and where in a file they happened.
 
 Every error on bad input derives from :class:`AmdoccError` and renders as one line that names the
-file and the offset, so the CLI can print it and exit 2 without a traceback.
+file and the offset, so the CLI can print it and exit without a traceback. Each class carries
+the exit status the command line gives it (``exit_code``): 2 for bad input, bad usage and a bad
+table, 3 for a runtime that is needed but missing (``amdocc.runtime.HipUnavailable``). The
+table in docs/cli-contract.md lists them.
 """
 
 from __future__ import annotations
@@ -13,46 +16,57 @@ class Origin:
     ``path`` is what the user gave ("-" for stdin, "<bytes>" for a buffer). ``hops`` names each
     container layer crossed on the way in (a section, a bundle entry, a decompressed payload).
     ``base`` is the absolute file offset of the buffer's first byte, or None once the bytes came
-    out of a decompressor and no longer sit at any file offset. Offsets in errors are offsets into
-    the buffer; ``where`` turns them into file offsets when it can. Immutable.
+    out of a decompressor and no longer sit at any file offset; ``payload`` is then the offset of
+    the buffer's first byte inside the innermost decompressed payload (a deflated wheel member,
+    a compressed bundle), which the last decompressing hop names, and None while ``base`` is
+    known. Offsets in errors are offsets into the buffer; ``where`` turns them into file offsets
+    when it can. Immutable.
     """
 
-    __slots__ = ("base", "hops", "path")
+    __slots__ = ("base", "hops", "path", "payload")
     path: str
     hops: tuple[str, ...]
     base: int | None
+    payload: int | None
 
-    def __init__(self, path: str, hops: tuple[str, ...] = (), base: int | None = 0):
+    def __init__(self, path: str, hops: tuple[str, ...] = (), base: int | None = 0, payload: int | None = None):
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "hops", tuple(hops))
         object.__setattr__(self, "base", base)
+        object.__setattr__(self, "payload", None if base is not None else (payload or 0))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Origin is immutable")
 
+    def _key(self) -> tuple[str, tuple[str, ...], int | None, int | None]:
+        return self.path, self.hops, self.base, self.payload
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Origin) and (self.path, self.hops, self.base) == (other.path, other.hops, other.base)
+        return isinstance(other, Origin) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self.path, self.hops, self.base))
+        return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"Origin(path={self.path!r}, hops={self.hops!r}, base={self.base!r})"
+        more = f", payload={self.payload!r}" if self.payload else ""
+        return f"Origin(path={self.path!r}, hops={self.hops!r}, base={self.base!r}{more})"
 
-    def __reduce__(self) -> tuple[type[Origin], tuple[str, tuple[str, ...], int | None]]:
-        return Origin, (self.path, self.hops, self.base)
+    def __reduce__(self) -> tuple[type[Origin], tuple[str, tuple[str, ...], int | None, int | None]]:
+        return Origin, self._key()
 
     def within(self, hop: str) -> Origin:
         """Same buffer, one more layer of context."""
-        return Origin(self.path, (*self.hops, hop), self.base)
+        return Origin(self.path, (*self.hops, hop), self.base, self.payload)
 
     def at(self, offset: int) -> Origin:
         """The origin of a sub-buffer that starts at ``offset`` of this buffer."""
-        return Origin(self.path, self.hops, None if self.base is None else self.base + offset)
+        if self.base is None:
+            return Origin(self.path, self.hops, None, (self.payload or 0) + offset)
+        return Origin(self.path, self.hops, self.base + offset)
 
     def decompressed(self, hop: str) -> Origin:
         """The origin of a new buffer produced by decompressing part of this one."""
-        return Origin(self.path, (*self.hops, hop), None)
+        return Origin(self.path, (*self.hops, hop), None, 0)
 
     def mark(self, offset: int) -> str:
         """An offset as a label for a hop: absolute when known, relative otherwise."""
@@ -77,6 +91,9 @@ class Origin:
 
 class AmdoccError(Exception):
     """Base of every error amdocc raises on bad input or bad usage."""
+
+    #: The command line's exit status for this error (a subclass may say otherwise).
+    exit_code = 2
 
     def __init__(self, message: str, origin: Origin | None = None, offset: int | None = None):
         super().__init__(message)
@@ -105,3 +122,9 @@ class UnknownTargetError(AmdoccError):
 
 class UsageError(AmdoccError):
     """The caller asked for something inconsistent (bad flags, missing inputs)."""
+
+
+class TableError(AmdoccError, ValueError):
+    """A table of ``tables/`` (shipped with amdocc, or edited by its user) is missing, is not
+    TOML, or holds a row the loader refuses; the message names the table and the row. Also a
+    ValueError, as the loaders raised before this class existed."""

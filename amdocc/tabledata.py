@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .errors import TableError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -25,7 +27,7 @@ def tables_dir() -> Path:
     for candidate in (_PACKAGE_DIR / "tables", _PACKAGE_DIR.parent / "tables"):
         if (candidate / "targets.toml").is_file():
             return candidate
-    raise FileNotFoundError("amdocc's tables/ directory is missing from this installation")
+    raise TableError("amdocc's tables/ directory is missing from this installation")
 
 
 @functools.cache
@@ -35,7 +37,13 @@ def load_table(name: str) -> dict[str, Any]:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """Parse one TOML file (uncached: for files that are appended to, like recorded answers)."""
-    with open(path, "rb") as fh:
-        table: dict[str, Any] = tomllib.load(fh)
+    """Parse one TOML file (uncached: for files that are appended to, like recorded answers); a
+    file that cannot be read or is not TOML is a TableError naming it."""
+    try:
+        with open(path, "rb") as fh:
+            table: dict[str, Any] = tomllib.load(fh)
+    except OSError as exc:
+        raise TableError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TableError(f"{path}: not valid TOML: {exc}") from None
     return table

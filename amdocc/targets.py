@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import UnknownTargetError
+from .errors import TableError, UnknownTargetError
 from .tabledata import load_table
 
 REGISTER_FILES = ("none", "separate", "unified")
@@ -107,7 +107,7 @@ def wave_map(value: dict[str, int], key: str, row: str) -> dict[int, int]:
     out = {}
     for k, v in value.items():
         if not k.startswith("w") or not k[1:].isdigit():
-            raise ValueError(f"targets.toml [{row}] {key}: bad wave key {k!r}")
+            raise TableError(f"targets.toml [{row}] {key}: bad wave key {k!r}")
         out[int(k[1:])] = int(v)
     return out
 
@@ -159,15 +159,15 @@ def _build(name: str, row: dict[str, Any], source: str) -> Target:
         **columns,
     )
     if t.register_file not in REGISTER_FILES:
-        raise ValueError(f"targets.toml [{name}]: register_file {t.register_file!r}")
+        raise TableError(f"targets.toml [{name}]: register_file {t.register_file!r}")
     if t.descriptor_layout not in DESCRIPTOR_LAYOUTS:
-        raise ValueError(f"targets.toml [{name}]: descriptor_layout {t.descriptor_layout!r}")
+        raise TableError(f"targets.toml [{name}]: descriptor_layout {t.descriptor_layout!r}")
     if t.wgp and (t.lds_per_wgp is None or t.max_workgroups_per_wgp is None):
-        raise ValueError(f"targets.toml [{name}]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp")
+        raise TableError(f"targets.toml [{name}]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp")
     for wave in t.wave_sizes:
         for table in (t.vgprs, t.vgpr_alloc_granule, t.vgpr_encode_granule):
             if wave not in table:
-                raise ValueError(f"targets.toml [{name}]: no wave{wave} entry in a VGPR table")
+                raise TableError(f"targets.toml [{name}]: no wave{wave} entry in a VGPR table")
     return t
 
 
@@ -182,7 +182,7 @@ def _targets() -> dict[str, Target]:
         if "like" in row:
             parent = row["like"]
             if parent not in resolved:
-                raise ValueError(f"targets.toml [{name}] is like {parent!r}, which is not above it")
+                raise TableError(f"targets.toml [{name}] is like {parent!r}, which is not above it")
             merged.update(resolved[parent])
             merged.pop("generic_of", None)
             # A doubt about a value is inherited with the value, not by a row that sets its own.
@@ -192,8 +192,21 @@ def _targets() -> dict[str, Target]:
         resolved[name] = merged
         # A row without its own note says which row its facts were copied from.
         sources[name] = row.get("source") or f"as {row['like']}: {sources[row['like']]}"
-        out[name] = _build(name, merged, sources[name])
+        out[name] = _row(name, merged, sources[name])
     return out
+
+
+def _row(name: str, merged: dict[str, Any], source: str) -> Target:
+    """One row as a Target; a missing column or a value of the wrong type is a TableError
+    naming the row, not a KeyError or TypeError escaping as a traceback."""
+    try:
+        return _build(name, merged, source)
+    except TableError:
+        raise
+    except KeyError as exc:
+        raise TableError(f"targets.toml [{name}]: no {exc.args[0]!r} column (and no row it is like has one)") from None
+    except (TypeError, ValueError) as exc:
+        raise TableError(f"targets.toml [{name}]: a value of the wrong type ({exc})") from None
 
 
 @functools.cache
@@ -201,7 +214,7 @@ def _by_mach() -> dict[int, Target]:
     out: dict[int, Target] = {}
     for t in _targets().values():
         if t.mach in out:
-            raise ValueError(f"targets.toml: mach {t.mach:#x} used by {out[t.mach].name} and {t.name}")
+            raise TableError(f"targets.toml: mach {t.mach:#x} used by {out[t.mach].name} and {t.name}")
         out[t.mach] = t
     return out
 
@@ -294,6 +307,12 @@ def strip_triple(text: str) -> str:
     return found.rest
 
 
+# What amdocc says of a processor name or EF_AMDGPU_MACH number that no row describes: it is
+# reported by that name or number and never read as a neighbouring processor (Hygon's DCU
+# gfx926/928/936/938, kokkos #9403, are such names: neither LLVM nor ROCm defines them).
+NOT_KNOWN = "not a processor amdocc knows (tables/targets.toml holds those LLVM and ROCm define)"
+
+
 def get_target(name: str) -> Target:
     """The Target for a processor name or target id; UnknownTargetError if the table lacks it, or
     if an amdgpu subarch triple names a processor the rest of the id contradicts."""
@@ -306,7 +325,7 @@ def get_target(name: str) -> Target:
     try:
         return _targets()[proc]
     except KeyError:
-        raise UnknownTargetError(f"unknown processor {proc!r} (not in tables/targets.toml)") from None
+        raise UnknownTargetError(f"unknown processor {proc!r}: {NOT_KNOWN}") from None
 
 
 def find_target(name: str) -> Target | None:

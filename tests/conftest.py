@@ -5,7 +5,9 @@ skip with their reason when those are missing, unless ``AMDOCC_REQUIRE_ORACLES=1
 ``.ci/run`` does: there a missing oracle is a failure, never a silent pass. The same holds for the
 optional packages some tests compare against (triton, FlyDSL, torch, matplotlib): tests take them
 through :func:`needs`, which skips only when oracles are not required. Tests marked ``hip`` need
-a ROCm GPU and always skip with their reason on machines without one.
+a HIP runtime with a device: without one they skip with their reason, or, when
+tests/test_hip_emulated_live.py is in the session, are deselected because it runs them in child
+sessions on the emulated HSA device (docs/hsa-emulator.md).
 
 Hypothesis runs with one seed per session, printed at the end of the run: ``AMDOCC_HYPOTHESIS_SEED``
 (or pytest's own ``--hypothesis-seed``) replays it; without either a seed is drawn.
@@ -87,6 +89,17 @@ def _mutmut_sees_every_table_load():
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    # The suite's own AMDOCC_* variables are checked like the package's (amdocc/env.py): a value
+    # such as AMDOCC_REQUIRE_ORACLES=true would otherwise mean "not required" in silence.
+    from amdocc import env
+    from amdocc.errors import UsageError
+
+    try:
+        unknown = env.check("tests")
+    except UsageError as exc:
+        pytest.exit(f"amdocc tests: {exc}", returncode=2)
+    for line in unknown:
+        print(f"amdocc tests: warning: {line}", file=sys.stderr)
     # Before Hypothesis's own hook reads the option: one reproducible seed for the session.
     if config.pluginmanager.hasplugin("hypothesispytest") and config.getoption("hypothesis_seed", None) is None:
         config.option.hypothesis_seed = os.environ.get("AMDOCC_HYPOTHESIS_SEED") or str(random.randrange(1 << 32))
@@ -103,6 +116,30 @@ def pytest_terminal_summary(terminalreporter, config):
     seed = config.getoption("hypothesis_seed", None)
     if seed is not None:
         terminalreporter.write_line(f"hypothesis seed {seed} (AMDOCC_HYPOTHESIS_SEED={seed} replays this run)")
+    hip_emulated = sys.modules.get("hip_emulated")
+    if hip_emulated is not None and hip_emulated.COMPARISONS:
+        counts = hip_emulated.COMPARISONS
+        per = ", ".join(f"{release}/{processor} {n}" for (release, processor), n in sorted(counts.items()))
+        terminalreporter.write_line(f"HIP comparisons: {sum(counts.values())} ({per})")
+
+
+@pytest.fixture(scope="session")
+def _hip_oracles():
+    from hip_emulated import Oracles
+
+    oracles = Oracles()
+    yield oracles
+    oracles.close()
+
+
+@pytest.fixture
+def hip_oracle(_hip_oracles):
+    """``hip_oracle(runtime_dir, processor)``: a started HipOracle (tools/hsa_emulator/client.py),
+    the real HIP runtime in that folder on the emulated processor, shared over the session. At
+    the end of the test, no worker may have seen an emulator call or attribute it does not model."""
+    yield _hip_oracles.get
+    unexpected = _hip_oracles.unexpected()
+    assert not unexpected, f"the emulated HSA device was asked for what it does not model: {unexpected}"
 
 
 def aiter_dir() -> Path | None:
@@ -128,8 +165,15 @@ def pytest_collection_modifyitems(config, items):
         from amdocc.runtime import runtime, unavailable_reason
 
         if runtime() is None:
-            for item in hip_items:
-                item.add_marker(pytest.mark.skip(reason=f"needs a ROCm GPU: {unavailable_reason()}"))
+            runner = [item for item in items if item.path.name == "test_hip_emulated_live.py"]
+            if runner:
+                # tests/test_hip_emulated_live.py runs them, on the emulated device, in child
+                # sessions whose HIP has a device: here they are deselected, not skipped.
+                items[:] = [item for item in items if not item.get_closest_marker("hip")]
+                config.hook.pytest_deselected(items=hip_items)
+            else:
+                for item in hip_items:
+                    item.add_marker(pytest.mark.skip(reason=f"needs a ROCm GPU: {unavailable_reason()}"))
     if REQUIRE:
         return  # a missing oracle must fail the run, so nothing is skipped here
     missing_llvm = [t for t in LLVM_TOOLS if not shutil.which(t)]

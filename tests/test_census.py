@@ -9,6 +9,7 @@ import csv
 import html
 import io
 import json
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -247,7 +248,10 @@ def test_names_are_demangled_as_llvm_cxxfilt_prints_them(capsys, tmp_path):
     code, out, _ = census(capsys, "--mangled", *over)
     assert mangled in out and readable not in out
     page = census(capsys, "--html", "-", *over)[1]
-    assert html.escape(readable, quote=False) in page and mangled not in page
+    # Shown demangled; the mangled name is kept only in the cell's title (shown on hover).
+    titles = re.findall(r' title="([^"]*)"', page)
+    assert html.escape(readable, quote=False) in page and mangled not in re.sub(r' title="[^"]*"', "", page)
+    assert f"{html.escape(readable)}\n{mangled}" in titles
 
 
 # --------------------------------------------------------------------------- two releases
@@ -278,7 +282,13 @@ def test_compare_matches_by_member_kernel_and_target(capsys, releases):
     assert change["regressions"] == ["occupancy", "vgpr"] and change["fails"] == []
     # A C name demangles to itself (llvm-cxxfilt prints it unchanged).
     assert result["added"] == [
-        {"member": DVGPR.name, "kernel": "k_dynamic_vgpr", "demangled": "k_dynamic_vgpr", "target": "gfx1200"}
+        {
+            "member": DVGPR.name,
+            "kernel": "k_dynamic_vgpr",
+            "demangled": "k_dynamic_vgpr",
+            "target": "gfx1200",
+            "copy": 0,
+        }
     ]
     assert {(r["member"], r["kernel"]) for r in result["removed"]} == {(LDS.name, k) for k in kernels_of(LDS)}
     assert result["matched"] == 4
@@ -314,7 +324,10 @@ def test_usage_errors(capsys, argv, words):
 @pytest.mark.parametrize(
     "argv, words",
     [
-        (["--block", "0", "a"], "argument --block: '0' is out of range: expected an integer >= 1"),
+        (
+            ["--block", "0", "a"],
+            "argument --block: '0' is out of range: expected a workgroup size in threads from 1 to 1024",
+        ),
         (["--top", "0", "a"], "argument --top: '0' is out of range: expected an integer >= 1"),
         (
             ["--fail-on", "speed", "a", "b"],

@@ -1,5 +1,5 @@
-"""Issue 10 §2-5 and the rest of §8: selections that match nothing, processor compatibility,
-records that agree with themselves, nothing vanishing from a tree, and what people read.
+"""Selections that match nothing, processor compatibility, records that agree with themselves,
+nothing vanishing from a tree, and what people read.
 
 Expected numbers come from LLVM 22's readings of the fixtures (manifest.json) worked by hand
 through HIP's algorithm (shared/research/hip-occupancy.md §4), from the target-id rules
@@ -44,7 +44,7 @@ def kernel(path, fragment):
     return k
 
 
-# -- §2 selections that match nothing ----------------------------------------------------------
+# -- selections that match nothing ----------------------------------------------------------
 
 
 @pytest.mark.llvm22
@@ -96,7 +96,7 @@ def test_verify_on_a_missing_file_is_bad_input_not_a_missing_gpu(capsys, tmp_pat
     assert code == 2 and "nope.co" in one_line(err)
 
 
-# -- §3 processor compatibility ----------------------------------------------------------------
+# -- processor compatibility ----------------------------------------------------------------
 
 
 def test_the_api_refuses_a_processor_the_code_cannot_run_on():
@@ -218,7 +218,7 @@ def test_gate_does_not_evaluate_a_kernel_the_device_cannot_load(aiter_hsa, tmp_p
     assert d.route == "ck_tile" and "occupancy" not in [c.rule for c in d.checks] and d.blocks_per_cu is None
 
 
-# -- §4 records that agree with themselves ----------------------------------------------------------
+# -- records that agree with themselves ----------------------------------------------------------
 
 
 def test_a_block_above_max_flat_workgroup_size_is_handled_alike_by_every_model():
@@ -296,7 +296,7 @@ def test_split_fallbacks_are_visible(capsys):
     assert doc["policy_fallback"] is False and doc["warnings"] == []
 
 
-# -- §5 nothing vanishes --------------------------------------------------------------------------
+# -- nothing vanishes --------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -427,7 +427,7 @@ def test_errors_in_json_carry_the_origin_and_offset_of_their_message(capsys, tmp
     assert seen >= 10
 
 
-# -- §8 text people read --------------------------------------------------------------------------
+# -- text people read --------------------------------------------------------------------------
 
 
 def test_inspect_shows_spills_and_scratch(capsys):

@@ -14,9 +14,11 @@ import amdocc
 from amdocc.codeobject import yaml_subset
 from amdocc.codeobject.descriptor import R2, BitField, _f, _flags, decode_amd_kernel_code
 from amdocc.codeobject.model import Finding
+from amdocc.codeobject.notes import decode_v2_isa
 from amdocc.codeobject.producer import comment_strings, producers
 from amdocc.codeobject.reader import parse_code_object
 from amdocc.codeobject.target_id import TargetId
+from amdocc.elf import Note
 from amdocc.errors import FormatError, Origin, UsageError
 from amdocc.targets import DESCRIPTOR_LAYOUTS, get_target
 from conftest import FIXTURES
@@ -279,3 +281,11 @@ def test_records_carry_the_names_the_readme_and_the_producer_line_give():
     line = "Linker: AMD LLD 19.0.0git (https://github.com/RadeonOpenCompute/llvm-project roc-6.3.1)"
     (chosen, notes) = producers([line])
     assert notes == [] and chosen.as_dict() == {"text": line, "tool": "lld", "vendor": "AMD", "version": "19.0.0git"}
+
+
+def test_isa_names_past_the_note_are_refused_in_those_words():
+    desc = struct.pack("<HHIII", 4, 8, 9, 0, 6) + b"AMD\0AMDGPU\0"  # 8 + 4 > 11 name bytes
+    with pytest.raises(FormatError) as caught:
+        decode_v2_isa(Note("AMD", 1, desc, 0x40), Origin("built.co", base=0))
+    assert caught.value.message == "ISA note names run past the note"
+    assert caught.value.offset == 16  # the names start after the 16-byte header

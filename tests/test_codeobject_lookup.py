@@ -15,14 +15,16 @@ import pytest
 from amdocc.codeobject.reader import parse_code_object
 from amdocc.errors import Origin, UsageError
 from conftest import FIXTURES
+from test_demangle import ANONYMOUS
 
 GFX942 = parse_code_object((FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes(), Origin("built.co"))
 OVERLOADS = ["_Z3fooi", "_Z3foof", "_Z3food", "_Z3fooc", "_Z3fool", "_Z3foos", "_Z3foob", "_Z3foom", "_Z3fooj"]
 
 
-def _with_kernels(names: list[str]):
+def _with_kernels(names: list[str], symbols: list[str] | None = None):
     template = GFX942.kernels[0]
-    kernels = [dataclasses.replace(template, name=n, symbol=n + ".kd", memo={}) for n in names]
+    symbols = symbols or [n + ".kd" for n in names]
+    kernels = [dataclasses.replace(template, name=n, symbol=s, memo={}) for n, s in zip(names, symbols, strict=True)]
     return dataclasses.replace(GFX942, kernels=kernels)
 
 
@@ -91,3 +93,40 @@ def test_the_spellings_of_a_kernel_are_its_names_and_the_demangled_signature():
     assert kernel.names() == ("_ZN2ns3fooEi", "_ZN2ns3fooEi.kd", readable, "ns::foo", "foo")
     plain = _with_kernels(["plain_kernel"]).kernels[0]
     assert plain.demangled_name is None and plain.names() == ("plain_kernel", "plain_kernel.kd")
+
+
+def test_anonymous_namespace_kernels_are_found_by_every_spelling_and_never_by_a_fragment():
+    co = _with_kernels(list(ANONYMOUS))
+    for mangled, (readable, qualified, bare) in ANONYMOUS.items():
+        assert co.kernel(mangled).name == mangled
+        names = co.kernel(mangled).names()
+        assert names == (mangled, mangled + ".kd", readable, qualified, bare)
+        for spelling in names:
+            assert co.kernel(spelling).name == mangled
+    # Fragments of a signature are no kernel's name: the empty string, a return type, the tail
+    # of a template argument list.
+    for fragment in ("", "void", "1>"):
+        assert _refusal(co, fragment).startswith(f"no kernel {fragment!r} in built.co (gfx942); ")
+
+
+def test_a_symbol_without_the_kd_suffix_is_kept_whole():
+    # A v2 code object's kernel symbol is the kernel's name itself: nothing is cut from it.
+    co = _with_kernels(["kernel_alpha"], ["kernel_alpha"])
+    assert co.kernels[0].names() == ("kernel_alpha",)
+    assert _refusal(co, "kernel_al").startswith("no kernel 'kernel_al' in built.co (gfx942); ")
+
+
+def test_a_misspelling_near_several_kernels_names_each_of_them():
+    # difflib ratios to "kernel_alph": 2*11/23 for kernel_alpha, 2*11/24 for kernel_alphxx, the
+    # closer first; "zzzz" shares nothing with it.
+    co = _with_kernels(["kernel_alphxx", "kernel_alpha", "zzzz"])
+    assert _refusal(co, "kernel_alph") == (
+        "no kernel 'kernel_alph' in built.co (gfx942); nearest: kernel_alpha, kernel_alphxx"
+    )
+
+
+def test_a_missing_metadata_key_gives_the_callers_default():
+    kernel = dataclasses.replace(GFX942.kernels[0], metadata={".sgpr_count": 7})
+    assert kernel.meta("sgpr_count", 3) == 7 and kernel.meta(".sgpr_count", 3) == 7
+    assert kernel.meta("no_such_key", 3) == 3 and kernel.meta(".no_such_key", "x") == "x"
+    assert kernel.meta("no_such_key") is None

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import subprocess
 import zipfile
 
 import pytest
 
 from amdocc.containers import Blob, Failed, Limits, Members, Piece, Skipped, pieces, plan, scan, scan_part
+from amdocc.containers.archive import Archive, Refused
 from amdocc.errors import FormatError, LimitError, Origin
 from conftest import FIXTURES
 
@@ -376,3 +378,24 @@ def test_offload_binaries_back_to_back_are_cut_at_their_8_aligned_ends(tmp_path,
     at, size = _section(path, ".hip_fatbin")
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
     assert [(p.start, p.end) for p in plan(str(path))] == [(at, at + aligned), (at + aligned, at + size)]
+
+
+def test_an_overlapping_member_is_refused_at_the_file_offset_of_its_data():
+    raw = bytearray(_zip({"a.bin": b"A" * 64, "b.bin": b"tiny"}))
+    cd = raw.rfind(b"PK\x01\x02")  # b.bin's central-directory entry
+    struct.pack_into("<I", raw, cd + 42, 0)  # its local header now is a.bin's, at 0
+    archive = Archive(io.BytesIO(bytes(raw)), Origin("t.zip", (), 0), Limits())
+    (refused,) = [m for m in archive.members(lambda head: True) if isinstance(m, Refused)]
+    # The data of a stored member starts after the 30-byte local header and its 5-byte name.
+    assert refused.name == "b.bin" and refused.reason == ""
+    assert isinstance(refused.error, FormatError) and refused.error.offset == 0
+    assert str(refused.error).startswith("t.zip: offset 0x23 in b.bin: member's data overlaps member 'a.bin'")
+
+
+def test_a_member_over_the_budget_is_refused_with_the_limit_error_alone():
+    archive = Archive(io.BytesIO(_zip({"big.bin": b"B" * 100})), Origin("t.zip", (), 0), Limits(), budget=99)
+    (refused,) = archive.members(lambda head: True)
+    assert isinstance(refused, Refused) and isinstance(refused.error, LimitError)
+    # A refusal that failed says why in its error; the reason is the words of a skip, so empty.
+    assert refused.reason == ""
+    assert "member declares 100 bytes, over what is left of the archive's expansion budget (99 of" in str(refused.error)

@@ -20,6 +20,7 @@ from amdocc.containers.scan import SMALL_FILE, iter_files, recognised, scan_file
 from amdocc.errors import AmdoccError, FormatError, Origin
 from conftest import FIXTURES
 from fuzz.formats.bundle import build_bundle
+from test_containers_bundle import MiB, _peak_bytes
 
 CODE_OBJECT = (FIXTURES / "elf" / "hand_aiter_gfx942.hsaco").read_bytes()
 BUNDLE = build_bundle([(b"hipv4-amdgcn-amd-amdhsa--gfx942", CODE_OBJECT)])
@@ -156,3 +157,15 @@ def test_a_large_archive_is_read_member_by_member_from_the_open_file(tmp_path):
 def test_a_buffer_of_any_kind_is_scanned_as_bytes(wrap):
     (item,) = list(scan(wrap(BUNDLE)))
     assert isinstance(item, Blob) and item.data == CODE_OBJECT and item.origin.path == "<bytes>"
+
+
+def test_a_big_non_code_file_in_a_directory_is_passed_over_after_a_peek(tmp_path):
+    # A sparse 64 MiB file of zeros: nothing the scanner reads starts with zeros, so the
+    # directory walk must look at its first bytes only, never read it whole.
+    big = tmp_path / "weights.bin"
+    with open(big, "wb") as fh:
+        fh.truncate(64 * MiB)
+    assert os.path.getsize(big) > SMALL_FILE
+    peak, items = _peak_bytes(lambda: list(scan(tmp_path)))
+    assert items == []
+    assert peak < 4 * MiB, peak

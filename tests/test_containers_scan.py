@@ -382,9 +382,10 @@ def test_what_a_compressed_bundle_holds_is_named_relative_to_its_payload():
     data, pos = _second(build_ccob(2, 0, payload))
     items = list(scan(data))
     assert (
-        items[1].origin == Origin("<bytes>", (f"CCOB v2 zlib@{pos:#x}", "bundle@+0x0", AMD.decode()), None)
+        items[1].origin
+        == Origin("<bytes>", (f"CCOB v2 zlib@{pos:#x}", "bundle@+0x0", AMD.decode()), None, payload.index(CODE_OBJECT))
         and items[1].data == CODE_OBJECT
-    )
+    )  # the code object's offset in the decompressed payload, found by searching the payload itself
 
 
 def test_a_kpack_entry_that_cannot_be_read_is_named_in_the_archive():

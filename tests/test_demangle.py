@@ -1,4 +1,4 @@
-"""Readable kernel names (issue 10 §8), with llvm-cxxfilt-22 as the oracle.
+"""Readable kernel names, with llvm-cxxfilt-22 as the oracle.
 
 The demangler was chosen by this measurement: every kernel name of the amd-aiter corpus and of
 bitsandbytes' ROCm libraries must come out exactly as llvm-cxxfilt-22 prints it.
@@ -15,7 +15,7 @@ import pytest
 
 import amdocc
 from amdocc.cli.main import main
-from amdocc.demangle import demangle
+from amdocc.demangle import base_name, demangle, qualified_name
 from conftest import FIXTURES, ROOT
 
 GFX942 = FIXTURES / "elf" / "gfx942_cov4.hsaco"
@@ -111,3 +111,30 @@ def test_names_that_are_not_mangled_stay_as_they_are():
     # only looks mangled comes back as it is, as llvm-cxxfilt prints it.
     for name in ("fmoe_int8_g1u0_subGU_128_gelu", "aiter_like_fwd", "_Zinvalid"):
         assert demangle(name) == name
+
+
+# mangled name -> (what llvm-cxxfilt-22 prints, the qualified name without return type and
+# parameters, the bare name), worked by hand from the Itanium ABI.
+ANONYMOUS = {
+    "_ZN12_GLOBAL__N_16anon_kEPi": ("(anonymous namespace)::anon_k(int*)", "(anonymous namespace)::anon_k", "anon_k"),
+    "_ZN12_GLOBAL__N_16anon_tIiEEvPT_": (
+        "void (anonymous namespace)::anon_t<int>(int*)",
+        "(anonymous namespace)::anon_t<int>",
+        "anon_t",
+    ),
+    "_Z4gemmIfLi1EEvPT_": ("void gemm<float, 1>(float*)", "gemm<float, 1>", "gemm"),
+}
+
+
+@pytest.mark.llvm22
+def test_the_hand_worked_demangled_names_are_llvm_cxxfilts():
+    printed = subprocess.run(
+        ["llvm-cxxfilt-22"], input="\n".join(ANONYMOUS), capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert printed == [spelt for spelt, _, _ in ANONYMOUS.values()]
+
+
+@pytest.mark.parametrize(("readable", "qualified", "bare"), list(ANONYMOUS.values()))
+def test_the_qualified_and_bare_names_keep_the_anonymous_namespace_and_template_arguments(readable, qualified, bare):
+    assert qualified_name(readable) == qualified
+    assert base_name(readable) == bare

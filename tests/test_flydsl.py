@@ -166,7 +166,7 @@ def test_max_blocks_per_cu_asks_hip_what_flydsl_asks():
 
 
 def test_another_device_is_refused_unless_asked_as_a_what_if():
-    # gfx942 code cannot run on gfx950 (issue 10 §3): refused, naming both processors. Asked
+    # gfx942 code cannot run on gfx950: refused, naming both processors. Asked
     # for as a what-if, it is evaluated with gfx950's 160 KiB of LDS: 163840 / 32768 = 5.
     with pytest.raises(UsageError, match="gfx942 code cannot run on gfx950"):
         af.max_blocks_per_cu(text_of("lds-gfx942"), device="gfx950")

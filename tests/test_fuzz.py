@@ -3,9 +3,12 @@
 Two tiers. Hypothesis drives the mutations of tools/fuzz/ (tests/fuzz_strategies.py) in this
 process: a few hundred examples, each run through ``amdocc.load`` and both renderers. The
 campaign runs the fuzzer itself (``python tools/fuzz``) for 20,000 seeded inputs on two watched
-worker processes and fails on any escaped exception, any input taking over 1 s (of CPU, so a
-busy machine does not fail it; a hang is caught on wall time), or a worker's peak RSS over
-1 GiB while it handles one input. It takes about 25 s on two cores. Its seed is new on every
+worker processes and fails on any escaped exception, any input taking over 1 s of CPU, any input
+on which a worker spends 10 s of CPU (a hang), or a worker's peak RSS over 1 GiB while it handles
+one input. Every bound is CPU time or a count, never wall time, so a busy machine cannot fail
+it: the worker's process_time() for the time limit, its /proc/<pid>/stat CPU time for the hang
+watchdog, and in this process a CPU-time timer (ITIMER_PROF) per Hypothesis example. It takes
+about 25 s on two cores. Its seed is new on every
 run and printed; ``AMDOCC_FUZZ_SEED`` fixes it and ``AMDOCC_FUZZ_INPUTS`` sets the count, e.g.
 to replay a failure seen in CI:
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -40,7 +44,8 @@ from fuzz_strategies import (
     section_header_edits,
 )
 
-HANG_SECONDS = 10  # an example taking this long is a hang, not a slow input
+HANG_SECONDS = 10  # CPU seconds: an example that costs this much is a hang, not a slow input
+CAMPAIGN_CPU_SECONDS = 1800  # RLIMIT_CPU of each campaign process: a runaway is killed, not waited for
 PROPERTY = settings(
     deadline=None,
     max_examples=400,
@@ -49,19 +54,27 @@ PROPERTY = settings(
 
 
 @contextmanager
-def hang_alarm(seconds: int = HANG_SECONDS):
-    """Turn a hang into a failure of this example instead of a stuck test run."""
+def hang_alarm(seconds: float = HANG_SECONDS):
+    """Turn a hang into a failure of this example instead of a stuck test run. The timer counts
+    this process's CPU time (user + system: ITIMER_PROF, delivered as SIGPROF), not wall time, so
+    an example that waits for a core on a loaded machine is not charged for the wait."""
 
     def expire(signum, frame):
-        raise TimeoutError(f"no answer within {seconds} s")
+        raise TimeoutError(f"no answer within {seconds:g} s of CPU time")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+def _cpu_bounded():
+    """In the campaign's process (before exec; inherited by its workers): at most
+    CAMPAIGN_CPU_SECONDS of CPU each, so a runaway ends the run instead of stalling CI."""
+    resource.setrlimit(resource.RLIMIT_CPU, (CAMPAIGN_CPU_SECONDS, CAMPAIGN_CPU_SECONDS))
 
 
 def only_amdocc_errors(data: bytes, mode: str = "bytes") -> None:
@@ -127,7 +140,6 @@ def test_fuzz_campaign(tmp_path):
     print(f"\nfuzz campaign: seed {seed}, {inputs} inputs (AMDOCC_FUZZ_SEED={seed} replays it)", flush=True)
     summary_path = tmp_path / "summary.json"
     out_dir = tmp_path / "reproducers"
-    started = time.monotonic()
     proc = subprocess.run(
         [
             sys.executable,
@@ -151,13 +163,11 @@ def test_fuzz_campaign(tmp_path):
         ],
         capture_output=True,
         text=True,
-        timeout=1800,
+        preexec_fn=_cpu_bounded,
         cwd=ROOT,
     )
-    wall = time.monotonic() - started
     print(proc.stdout)
     print(proc.stderr[-4000:], file=sys.stderr)
-    print(f"campaign wall time {wall:.1f} s", flush=True)
     summary = json.loads(summary_path.read_text())
     reproducers = sorted(out_dir.glob("*.txt")) if out_dir.exists() else []
     for path in reproducers:  # what failed and how, in the test's output
@@ -170,3 +180,34 @@ def test_fuzz_campaign(tmp_path):
     assert summary["slowest_seconds"] <= TIME_LIMIT
     assert summary["peak_rss_mib"] < RSS_LIMIT_MIB
     assert proc.returncode == 0
+
+
+def test_the_hang_timer_counts_cpu_time_not_waiting():
+    # Sleeping costs no CPU: half a second of it under a 0.1 s CPU bound is no hang however
+    # loaded the machine is; spinning is, once it has used 0.1 s of CPU (process_time, the oracle).
+    with hang_alarm(0.1):
+        time.sleep(0.5)
+    start = time.process_time()
+    with pytest.raises(TimeoutError, match="of CPU time"), hang_alarm(0.1):
+        for _ in range(10**10):  # a bound in steps, far beyond 0.1 s of CPU
+            pass
+    assert time.process_time() - start >= 0.1 - 0.02  # the kernel's CPU accounting is in ticks
+
+
+def test_the_campaign_watchdog_reads_a_workers_cpu_time():
+    # /proc/<pid>/stat's utime + stime against the child's own process_time(), which it prints
+    # after spinning for 0.3 s of CPU and before it sleeps; a sleeping child adds nothing.
+    from fuzz.campaign import cpu_seconds
+
+    code = "import time\nwhile time.process_time() < 0.3: pass\nprint(time.process_time(), flush=True)\ntime.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        own = float(child.stdout.readline())
+        seen = cpu_seconds(child.pid)
+        assert seen is not None and abs(seen - own) <= 0.05, (seen, own)  # clock ticks are 10 ms
+        time.sleep(0.3)
+        assert cpu_seconds(child.pid) - seen < 0.05  # waiting is not charged
+    finally:
+        child.kill()
+        child.wait()
+    assert cpu_seconds(child.pid) is None  # gone

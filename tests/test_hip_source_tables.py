@@ -1,8 +1,10 @@
-"""tables/hip_profiles.toml against HIP's own source, value by value (issues 11, 12).
+"""tables/hip_profiles.toml against HIP's own source, value by value.
 
 tests/data/hip_source_tables.json is what tools/hip_source_tables.py read from CLR at each ROCm
 release's tags or commits (ROCm/clr, smajidzahedi/clr, jeffdaily/clr, and the rocm-systems
-develop commits in NautRobot/Eze-P, those pinned by ROCm/TheRock's tags included): per processor
+develop commits in NautRobot/Eze-P, those pinned by ROCm/TheRock's tags included; before CLR,
+ROCm/hipamd and ROCm/ROCclr at ROCm 5.2's tags, where the occupancy function's own if-chain set
+the VGPR file): per processor
 the runtime runs (device.cpp's ROC column), the VGPRs per SIMD and granule rocdevice.cpp gives it
 (its ISA-version switch run for that processor), and the SGPR divisor of hip_platform.cpp's
 occupancy function (granule and trap reserve). The tool does not import amdocc; the numbers carry
@@ -10,7 +12,10 @@ their repository, revision and file. From rocm-systems 7fd322a the VGPR values c
 whose source the tool does not read: for those releases it gives the processor list and the SGPR divisor
 only, and this test holds their VGPR values to comgr's ISA table (tests/data/comgr_isa_vgprs.json).
 The JSON's freshness is `python3 tools/hip_source_tables.py --check`, where the mirrors exist.
-develop-2025 and develop cite copies and PRs not in any mirror: not compared.
+ROCm 10.0 and 10.1 pin rocm-systems commits no mirror has, and the develop snapshots follow PRs
+no mirror has: for them the newest develop device table read (aaae694; 55feeef and 318d138 for
+develop-2025) gives the processors, and where rocm-systems PR #10618 applies (develop, 10.1) the
+SGPR divisor is the PR's, not aaae694's.
 """
 
 from __future__ import annotations
@@ -26,12 +31,17 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = json.loads((ROOT / "tests" / "data" / "hip_source_tables.json").read_text())
 RELEASES = DATA["releases"]
 OWN = {name: p for name, p in profiles().items() if p.name == name}
-NOT_READ = {"develop-2025", "develop"}
+NOT_READ: set[str] = set()
+# rocm-systems PR #10618 (merged 2026-08-26, after every develop commit read): the SGPR granule is
+# comgr's SGPRAllocGranule ("target") and each wave pays 16 more trap-handler SGPRs.
+PR10618 = {"develop", "rocm-10.1"}
 
 # Values compared per profile: 2 per processor whose VGPR file the source sets (switch releases),
 # plus the SGPR granule and trap reserve. rocm-5.6: 30 processors; 5.7: 33; 6.0, 6.1: 35; 6.2: 37;
-# 6.3: 34 (gfx700-702 gone); 6.4: 36; 7.0: 35 (gfx950 in, gfx940/941 out); 7.x from comgr: 2.
+# 6.3: 34 (gfx700-702 gone); 6.4: 36; 7.0: 35 (gfx950 in, gfx940/941 out); 7.x, 10.x and develop
+# from comgr: 2. rocm-5.2: 25 processors (gfx700 .. gfx1035) from hipamd's if-chain.
 EXPECTED_COUNTS = {
+    "rocm-5.2": 52,
     "rocm-5.6": 62,
     "rocm-5.7": 68,
     "rocm-6.0": 72,
@@ -48,11 +58,15 @@ EXPECTED_COUNTS = {
     "rocm-7.12": 2,
     "rocm-7.13": 2,
     "rocm-7.14": 2,
+    "rocm-10.0": 2,
+    "rocm-10.1": 2,
+    "develop-2025": 2,
+    "develop": 2,
 }
 
 
 def table_rows(profile):
-    return {k: v for k, v in profile.vgpr_table.items() if k != "base"}
+    return dict(profile.vgpr_table)
 
 
 def compare(name):
@@ -75,6 +89,9 @@ def compare(name):
                 )
     sgpr = read["sgpr"]
     cite = f"({sgpr['source']['repo']} {sgpr['source']['revision']} {sgpr['source']['file']})"
+    if name in PR10618:
+        sgpr = {"granule": "target", "trap_reserve": 16}
+        cite = "(rocm-systems PR #10618)"
     count += 2
     if profile.sgpr_trap_reserve != sgpr["trap_reserve"]:
         wrong.append(
@@ -118,7 +135,7 @@ def test_values_match_the_source(name):
 
 def test_total_values_compared():
     total = sum(compare(name)[1] for name in RELEASES)
-    assert total == sum(EXPECTED_COUNTS.values()) == 582
+    assert total == sum(EXPECTED_COUNTS.values()) == 642
 
 
 # From rocm-systems 7fd322a rocdevice.cpp takes each processor's VGPR file from comgr's ISA table;
@@ -131,6 +148,7 @@ COMGR_RELEASES = sorted(
 
 def test_the_comgr_releases_are_the_7x_ones():
     expected = ["rocm-7.1", "rocm-7.2", "rocm-7.9", "rocm-7.10", "rocm-7.11", "rocm-7.12", "rocm-7.13", "rocm-7.14"]
+    expected += ["rocm-10.0", "rocm-10.1", "develop-2025", "develop"]
     assert sorted(expected) == COMGR_RELEASES
 
 
@@ -144,15 +162,3 @@ def test_comgr_releases_match_comgrs_isa_table(name):
         if [int(v) for v in value] != [comgr[processor]["total_vgprs"], comgr[processor]["vgpr_alloc_granule"]]
     ]
     assert wrong == [] and len(rows) >= 35, name
-
-
-def test_the_comgr_table_rows_are_comgrs():
-    # [vgpr_tables.comgr] (develop's VGPR source) lists by hand only where comgr's ISA table differs
-    # from LLVM's values (gfx10.3's granule); each such row must be comgr's.
-    from amdocc.tabledata import load_table
-
-    written = {k: v for k, v in load_table("hip_profiles.toml")["vgpr_tables"]["comgr"].items() if k != "base"}
-    comgr = COMGR["processors"]
-    assert len(written) >= 8
-    for processor, (total, granule) in written.items():
-        assert [total, granule] == [comgr[processor]["total_vgprs"], comgr[processor]["vgpr_alloc_granule"]], processor

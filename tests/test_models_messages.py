@@ -45,7 +45,7 @@ def test_hip_warnings_about_how_an_old_runtime_read_the_kernel():
 
 
 def test_hip_pr9571_warning():
-    (w,) = warnings_of(manual(t("gfx1100"), vgprs=32, lds=8192), block_size=256)
+    (w,) = warnings_of(manual(t("gfx1100"), vgprs=32, lds=8192), block_size=256, profile="develop")
     assert w == (
         "rocm-systems PR #9571 (Jul 2026) changed how this runtime counts LDS for gfx11 WGP-mode "
         "kernels; its formula is not known here, so the LDS limit follows the earlier rule"
@@ -81,7 +81,7 @@ def test_hip_crashes_say_the_process_dies():
         "and divides by zero computing the grid (SIGFPE); the calling process dies, so no value is returned",
     )
     # 801 SGPRs cost alignUp(801, 16) + 16 (develop's trap reserve) = 832 > 800.
-    sgpr = amdocc.occupancy(manual(t("gfx942"), vgprs=8, sgprs=801), block_size=64)
+    sgpr = amdocc.occupancy(manual(t("gfx942"), vgprs=8, sgprs=801), block_size=64, profile="develop")
     assert sgpr.warnings[-1] == (
         "801 SGPRs cost 832 per wave, more than the 800 a SIMD has: no wave fits, and HIP divides by the zero "
         "thread budget computing the grid (SIGFPE); the calling process dies, so no value is returned"
@@ -114,15 +114,17 @@ def test_hw_warnings_name_what_is_not_modelled_or_not_confirmed():
 
 def test_hw_says_where_hip_answers_otherwise():
     # gfx942, 128 VGPRs but a descriptor allocating 256: hw 512 // 256 = 2 waves -> 4 x 2 = 8
-    # one-wave blocks; HIP reads .vgpr_count: 512 // 128 = 4 -> 256 x 4 // 64 = 16.
+    # one-wave blocks; HIP reads .vgpr_count: 512 // 128 = 4 -> 256 x 4 // 64 = 16. The default
+    # HIP profile (rocm-7.14) charges 8 SGPRs alignUp(8, 16) = 16, no trap reserve: 800 // 16 = 50
+    # waves -> 256 x 50 // 64 = 200; hw charges 8 + 16 = 24, rounded to 32: 800 // 32 = 25 -> 100.
     u = manual(t("gfx942"), vgprs=128, sgprs=8).with_(vgprs_allocated=256)
     (w,) = warnings_of(u, block_size=64, model="hw")
-    assert w == "HIP (develop) answers 16: VGPRs allow 16 there, 8 here"
+    assert w == "HIP (rocm-7.14) answers 16: VGPRs allow 16 there, 8 here; SGPRs allow 200 there, 100 here"
     # gfx942, 13000 B of LDS, no SGPRs, one-wave blocks: HIP 65536 // 13000 = 5 and it counts no
     # SGPRs; hw rounds LDS to 512 B (13312): 65536 // 13312 = 4, and charges 1 SGPR + 16 (32):
     # 800 // 32 = 25 waves -> 4 x 25 = 100. Every resource that differs is named, binding or not.
     (w,) = warnings_of(manual(t("gfx942"), vgprs=8, lds=13000), block_size=64, model="hw")
-    assert w == "HIP (develop) answers 5: SGPRs allow any number there, 100 here; LDS allow 5 there, 4 here"
+    assert w == "HIP (rocm-7.14) answers 5: SGPRs allow any number there, 100 here; LDS allow 5 there, 4 here"
 
 
 def test_llvm_warns_that_dynamic_lds_is_a_what_if():
@@ -175,9 +177,10 @@ def test_launch_problems_are_said_alike():
         "block size 512 exceeds the kernel's .max_flat_workgroup_size 256: a launch fails; "
         "HIP's occupancy API does not read .max_flat_workgroup_size and answers anyway",
     )
-    # The hw model answers 0 there; HIP's 4 differs in no resource, only in the block size check.
+    # The hw model answers 0 there. HIP (rocm-7.14) charges 8 SGPRs 16 (no trap reserve): 800 // 16
+    # = 50 waves -> 256 x 50 // 512 = 25; hw charges 32: 25 waves -> 256 x 25 // 512 = 12.
     assert warnings_of(u, block_size=512, model="hw") == (
-        "HIP (develop) answers 4: see the limits",
+        "HIP (rocm-7.14) answers 4: SGPRs allow 25 there, 12 here",
         "block size 512 exceeds the kernel's .max_flat_workgroup_size 256: a launch fails",
     )
     assert warnings_of(manual(t("gfx942"), vgprs=8), block_size=2048, model="hw") == (
@@ -265,18 +268,25 @@ def test_hip_runtime_versions_that_name_no_release_say_which_profile_stands_in()
     from amdocc.models.hip_profiles import get_profile, profile_for_runtime
 
     assert profile_for_runtime(0).warning == (
-        "hipRuntimeGetVersion() returned 0, which is no HIP version; comparing with rocm-5.6, the oldest release known"
+        "hipRuntimeGetVersion() returned 0, which is no HIP version; comparing with rocm-5.2, the oldest release known"
     )
-    # 5.5.1 predates ROCm 5.6, the oldest release with a profile; 6.5.0 follows 6.4.
-    assert profile_for_runtime(50500001).warning == (
-        "HIP runtime 5.5.1 (50500001) is not a ROCm release amdocc has a profile for; using rocm-5.6, "
+    # 5.1.3 predates ROCm 5.2, the oldest release with a profile; 5.5.1 falls between 5.2 and 5.6;
+    # 6.5.0 follows 6.4.
+    assert profile_for_runtime(50100003).warning == (
+        "HIP runtime 5.1.3 (50100003) is not a ROCm release amdocc has a profile for; using rocm-5.2, "
         "the oldest known release"
+    )
+    assert profile_for_runtime(50500001).warning == (
+        "HIP runtime 5.5.1 (50500001) is not a ROCm release amdocc has a profile for; using rocm-5.2, "
+        "the newest known release before it"
     )
     assert profile_for_runtime(60500000).warning == (
         "HIP runtime 6.5.0 (60500000) is not a ROCm release amdocc has a profile for; using rocm-6.4, "
         "the newest known release before it"
     )
-    with pytest.raises(amdocc.AmdoccError, match=r"^unknown HIP profile 'rocm-9\.9' \(known: rocm-5\.6, .*; aliases: "):
+    with pytest.raises(
+        amdocc.AmdoccError, match=r"^unknown HIP profile 'rocm-9\.9' \(known: rocm-5\.2, rocm-5\.6, .*; aliases: "
+    ):
         get_profile("rocm-9.9")
 
 

@@ -99,12 +99,17 @@ def test_results_respect_the_wave_caps_and_name_the_binding_limiter(u, block, dy
     assert all(v is None or v >= value for v in occ.limits.values())
 
 
+# The HIP runtime that charges the trap handler's SGPRs as the hardware does (rocm-systems #10618):
+# develop. Earlier runtimes (the default, rocm-7.14, among them) omit the reserve, a documented quirk.
+HW_LIKE_PROFILE = "develop"
+
+
 def _hip_matches_hardware_facts(t) -> bool:
     """Targets where HIP's device values equal the hardware's: a power-of-two VGPR granule equal to
     the targets table's (not gfx1100/1101/1151/120x: granule 24; not gfx103x: comgr's 8 vs 16), and
     HIP's wave cap equal to the hardware's (not gfx6-gfx908: HIP caps at 8, the hardware has 10)."""
     wave = 32 if t.major >= 10 else 64
-    file = get_profile(None).vgpr_file(t)
+    file = get_profile(HW_LIKE_PROFILE).vgpr_file(t)  # None where that runtime does not run t
     return (
         file == (t.vgprs[wave], t.vgpr_alloc_granule[wave])
         and file[1] & (file[1] - 1) == 0
@@ -118,9 +123,8 @@ COMPARABLE = [t for t in TARGETS if _hip_matches_hardware_facts(t) and refusal(m
 
 def test_the_comparable_targets_are_the_expected_ones():
     assert {t.name for t in COMPARABLE} == {
+        # (develop's device table, rocm-systems aaae694: no gfx940/941, gfx1154 or gfx117x)
         "gfx90a",
-        "gfx940",
-        "gfx941",
         "gfx942",
         "gfx950",
         "gfx1102",
@@ -128,10 +132,6 @@ def test_the_comparable_targets_are_the_expected_ones():
         "gfx1150",
         "gfx1152",
         "gfx1153",
-        "gfx1154",
-        "gfx1170",
-        "gfx1171",
-        "gfx1172",
     }
 
 
@@ -142,7 +142,7 @@ def test_hip_and_hw_agree_where_no_documented_quirk_applies(u, block, granules):
     t = u.target
     lds = min(granules * t.lds_granule, t.lds_per_workgroup)  # LDS already on its granule
     u = u.with_(lds=lds)
-    hip = compute(u, "hip", block)
+    hip = compute(u, "hip", block, profile=HW_LIKE_PROFILE)
     hw = compute(u, "hw", block)
     assume(hip.error is None)
     waves_per_block = -(-block // u.wave)

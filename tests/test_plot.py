@@ -245,10 +245,14 @@ def test_hand_worked_gfx1100_example_4_per_wgp_with_the_bit_mask():
 def test_hand_worked_gfx942_example_5_sgpr_bound():
     # §9 example 5: 92 SGPRs, 32 VGPRs, block 64: 800 / (96 + 16) = 7 waves → 28 blocks of one wave
     # on 4 SIMDs = 7 waves per SIMD (rocm-systems PR #10618's figure).
+    # With the trap reserve (develop); the default, rocm-7.14, predates it: 800 / 96 = 8 -> 32.
     usage = usage_of({"vgprs": 32, "sgprs": 92}, target="gfx942")
-    p = read_panels(figure_of(usage, block=64))["block"]
+    p = read_panels(figure_of(usage, options={"profile": "develop"}, block=64))["block"]
     assert p["star"] == (64, 7.0)
     assert p["workgroups"][p["xs"].index(64)] == 28
+    p = read_panels(figure_of(usage, block=64))["block"]
+    assert p["star"] == (64, 8.0)
+    assert p["workgroups"][p["xs"].index(64)] == 32
 
 
 # --- what the axes say -----------------------------------------------------------------------------

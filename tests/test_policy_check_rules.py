@@ -53,9 +53,9 @@ def launch_miss_answers():
 @pytest.mark.parametrize(
     "models,listed",
     [
-        (("llvm",), "llvm fits 0"),
-        (("hip", "hw"), "hip and hw fit 0"),
-        (("hip", "llvm", "hw"), "hip, llvm and hw fit 0"),
+        (("llvm",), "llvm answers 0"),
+        (("hip", "hw"), "hip and hw answer 0"),
+        (("hip", "llvm", "hw"), "hip, llvm and hw answer 0"),
     ],
 )
 def test_the_launch_message_lists_the_models_that_fit_nothing_in_english(launch_miss_answers, models, listed):
@@ -65,6 +65,45 @@ def test_the_launch_message_lists_the_models_that_fit_nothing_in_english(launch_
     assert v.message == (
         f"a 1024-thread workgroup (.max_flat_workgroup_size) does not fit on a CU: {listed} (limited by vgpr)"
     )
+
+
+@pytest.mark.llvm22
+def test_a_launch_only_hips_rounding_refuses_names_hip_and_what_the_others_fit(tmp_path):
+    # gfx1100, wave32, CU mode, .vgpr_count 88, 1024 threads = 32 waves on the CU's 2 SIMDs.
+    # HIP's amd::alignUp is a bit-mask (research/hip-occupancy.md section 7, rocclr/utils/util.hpp):
+    # (88 + 23) & ~23 = 104, 1536 / 104 = 14 waves per SIMD, 2 x 14 = 28 < 32 waves: 0 workgroups.
+    # Rounded truly, 88 -> 96 VGPRs, 1536 / 96 = 16 waves per SIMD, 32 waves: 1 workgroup, as the
+    # hardware allocates and as LLVM counts. The metadata is what llvm-readelf-22 reads back.
+    from amdocc.testing import SynthSpec, synthesize
+    from oracle import llvm22
+
+    path = tmp_path / "k.co"
+    synthesize(SynthSpec("gfx1100", 88, 0, 10, 0, wave=32, wgp=False, max_flat_workgroup_size=1024, name="k"), path)
+    (note,) = llvm22.readelf([str(path)])[str(path)]["metadata"][0]["amdhsa.kernels"]
+    assert (note[".vgpr_count"], note[".wavefront_size"], note[".workgroup_processor_mode"]) == (88, 32, 0)
+    (k,) = amdocc.load(path)[0].kernels
+    v = launch_rule({m: amdocc.occupancy(k, block_size=1024, model=m) for m in ("hip", "llvm", "hw")}, 1024, "x")
+    assert v.value == "hip"
+    assert v.message == (
+        "a 1024-thread workgroup (x) does not fit on a CU: hip (HIP's occupancy API) answers 0 "
+        "(limited by vgpr), while llvm and hw fit 1 per CU"
+    )
+
+
+@pytest.mark.llvm22
+def test_a_launch_message_of_a_wgp_mode_kernel_says_wgp(tmp_path):
+    # gfx1100 wave32 in WGP mode (.workgroup_processor_mode 1, read back by llvm-readelf-22), 256
+    # VGPRs: a 1024-thread workgroup fits under no model, and the unit is the WGP.
+    from amdocc.testing import SynthSpec, synthesize
+    from oracle import llvm22
+
+    path = tmp_path / "k.co"
+    synthesize(SynthSpec("gfx1100", 256, 0, 10, 0, wave=32, wgp=True, max_flat_workgroup_size=1024, name="k"), path)
+    (note,) = llvm22.readelf([str(path)])[str(path)]["metadata"][0]["amdhsa.kernels"]
+    assert note[".workgroup_processor_mode"] == 1
+    (k,) = amdocc.load(path)[0].kernels
+    v = launch_rule({m: amdocc.occupancy(k, block_size=1024, model=m) for m in ("hip", "hw")}, 1024, "x")
+    assert v.message.startswith("a 1024-thread workgroup (x) does not fit on a WGP: hip and hw answer 0")
 
 
 def test_a_launch_every_model_fits_is_no_violation():
@@ -202,8 +241,19 @@ def test_classify_calls_a_value_past_the_recorded_one_worse_by_the_rules_directi
 @pytest.mark.parametrize(
     "doc,message",
     [
-        ("[]", "is not an amdocc-check-baseline file of version 1"),
-        ('{"format": "amdocc-check-baseline", "version": 2, "entries": []}', "is not an amdocc-check-baseline file"),
+        ("[]", "is not an amdocc-check-baseline file of version 1 or 2"),
+        ('{"format": "amdocc-check-baseline", "version": 3, "entries": []}', "is not an amdocc-check-baseline file"),
+        ('{"format": "amdocc-check-baseline", "version": true, "entries": []}', "is not an amdocc-check-baseline file"),
+        (
+            '{"format": "amdocc-check-baseline", "version": 2, "entries": '
+            '[{"kernel": "k", "target": "t", "rule": "lds", "location": 3}]}',
+            "entry 0: location must be a string or null",
+        ),
+        (
+            '{"format": "amdocc-check-baseline", "version": 2, "entries": '
+            '[{"kernel": "k", "target": "t", "rule": "lds", "copy": -1}]}',
+            "entry 0: copy must be a count",
+        ),
         ('{"format": "amdocc-check-baseline", "version": 1}', "'entries' must be a list"),
         ('{"format": "amdocc-check-baseline", "version": 1, "entries": {}}', "'entries' must be a list"),
         ('{"format": "amdocc-check-baseline", "version": 1, "entries": [3]}', "entry 0 is not an object"),
@@ -247,7 +297,8 @@ def test_a_baseline_that_cannot_be_read_or_written_is_a_usage_error(tmp_path):
 
 
 def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path):
-    # Sorted by target, then kernel, then the rules' report order (RULES), whatever the input order.
+    # Sorted by target, then location, kernel, copy, then the rules' report order (RULES),
+    # whatever the input order.
     entries = [
         baseline.Entry("b", "gfx942", "scratch", 16),
         baseline.Entry("a", "gfx950", "vgpr-spills", 1),
@@ -257,7 +308,7 @@ def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path)
     ]
     text = baseline.dumps(entries)
     lines = text.splitlines()
-    assert lines[0] == '{"format": "amdocc-check-baseline", "version": 1,'
+    assert lines[0] == '{"format": "amdocc-check-baseline", "version": 2,'
     assert lines[1] == ' "entries": ['
     assert lines[-1] == " ]}" and len(lines) == 2 + len(entries) + 1
     body = [json.loads(line.strip().rstrip(",")) for line in lines[2:-1]]
@@ -268,13 +319,13 @@ def test_the_baseline_file_is_sorted_one_entry_per_line_and_reads_back(tmp_path)
         ("gfx942", "b", "occupancy"),
         ("gfx950", "a", "vgpr-spills"),
     ]
-    assert list(body[0]) == ["kernel", "target", "rule", "value"]
+    assert list(body[0]) == ["kernel", "target", "rule", "value", "location", "copy"]
     path = tmp_path / "b.json"
     baseline.write(path, entries)
     assert path.read_text() == text and text.endswith("\n")
     assert sorted(baseline.read(path), key=str) == sorted(entries, key=str)
     baseline.write(path, [])
-    assert json.loads(path.read_text()) == {"format": "amdocc-check-baseline", "version": 1, "entries": []}
+    assert json.loads(path.read_text()) == {"format": "amdocc-check-baseline", "version": 2, "entries": []}
     assert baseline.read(path) == []
 
 
@@ -306,11 +357,29 @@ def test_a_floor_is_any_positive_number_of_waves(given, parsed):
     assert value == parsed and type(value) is type(parsed)
 
 
-@pytest.mark.parametrize("given", ["0", 0, -1, "x", True, float("inf"), "nan", None])
+@pytest.mark.parametrize("given", ["0", 0, -1, "x", True, float("inf"), "nan", None, 21, "20.5", 100])
 def test_anything_else_is_not_a_floor(given):
+    # 20: the most wave slots per SIMD of any processor (targets.toml max_waves_per_simd of gfx10.1,
+    # [L22]: llc-22's getMaxWavesPerEU), above which no kernel's occupancy can be.
     with pytest.raises(UsageError) as exc:
         check_config.floor(given, "min-occupancy in p.toml")
-    assert exc.value.message == f"min-occupancy in p.toml must be a number of waves per SIMD above 0, not {given!r}"
+    assert exc.value.message == (
+        "min-occupancy in p.toml must be a number of waves per SIMD above 0 and at most 20 "
+        f"(the most wave slots any processor has), not {given!r}"
+    )
+
+
+@pytest.mark.parametrize("model, most", [("hip", 16), ("llvm", 20), ("hw", 20)])
+def test_a_floor_above_what_the_model_can_answer_is_refused(model, most):
+    # hip: HIP's MaxWavesPerSimd is 8 through gfx9 and 16 from gfx10 (CLR hip_platform.cpp, the
+    # hip_max_waves_per_simd column); llvm/hw: getMaxWavesPerEU, 20 on gfx10.1 (llc-22 measured).
+    assert check_config.resolve({"min-occupancy": most, "model": model}, {}, None)[0].min_occupancy == most
+    with pytest.raises(UsageError) as exc:
+        check_config.resolve({"min-occupancy": most + 0.5}, {"model": model}, "p.toml")
+    assert exc.value.message == (
+        f"--min-occupancy {most + 0.5:g} can never be met: the {model} model counts at most {most} waves "
+        "per SIMD on any processor"
+    )
 
 
 def test_the_other_parsers_refuse_with_what_is_valid():
@@ -364,7 +433,10 @@ def test_read_parses_each_setting_and_places_a_relative_baseline_beside_the_file
         ("[tool]\namdocc = 3\n", "{config}: [tool.amdocc] must be a table"),  # was an AttributeError
         ("tool = 3\n", "{config} has no [tool.amdocc.check] table"),
         ("[tool.amdocc.check]\nspeed = 1\n", "{config}: [tool.amdocc.check] has no setting 'speed' (settings: "),
-        ("[tool.amdocc.check]\nmax-scratch = -1\n", "max-scratch in {config} must be an integer >= 0, not -1"),
+        (
+            "[tool.amdocc.check]\nmax-scratch = -1\n",
+            'max-scratch in {config} must be a byte count >= 0 (an integer, or text such as "1K"), not -1',
+        ),
         ("[tool.amdocc.check\n", "{config} is not valid TOML: "),
     ],
 )
@@ -390,19 +462,40 @@ def test_resolve_merges_the_flags_and_the_file():
     check_config.resolve({"baseline": Path("x/../b.json")}, {"baseline": Path("b.json").resolve()}, "p")
 
 
+def test_the_command_line_overrides_the_file_and_says_so():
+    # The convention of ruff, pytest and mypy: a flag replaces the file's value of its setting.
+    flags = {"rules": ("scratch", "lds"), "baseline": Path("a.json"), "max-scratch": 64}
+    config = {"rules": ("lds",), "baseline": Path("b.json"), "max-scratch": 0, "max-vgpr-spills": 3}
+    settings, rest = check_config.resolve(flags, config, "p.toml")
+    assert settings.rules == ("scratch", "lds") and settings.max_scratch == 64 and rest["baseline"] == Path("a.json")
+    assert check_config.overrides(flags, config, "p.toml") == [
+        "--baseline a.json overrides baseline = b.json in p.toml",
+        "--max-scratch 64 overrides max-scratch = 0 in p.toml",
+        "--rules scratch,lds overrides rules = lds in p.toml",
+        "max-vgpr-spills = 3 in p.toml is not used: --rules scratch,lds turns off the vgpr-spills rule",
+    ]
+    assert settings.max_vgpr_spills == 0  # the file's threshold of a rule turned off is not applied
+    assert check_config.overrides({"max-scratch": 8}, {"max-scratch": 8}, "p.toml") == []  # agreeing: nothing
+
+
+@pytest.mark.parametrize("text, expected", [("1K", 1024), ("64", 64), ("0x40", 64), ("2 MiB", 2 << 20), (512, 512)])
+def test_config_byte_settings_take_the_spellings_of_the_flags(text, expected):
+    # --max-scratch 1K is 1024 bytes (cli/args.ByteSize); max-scratch = "1K" in the file is the same.
+    assert check_config.byte_count(text, "max-scratch in p.toml") == expected
+    assert check_config.SETTINGS["max-scratch"][0] is check_config.byte_count
+    if expected <= 320 << 10:  # dynamic LDS: up to the most any processor gives a workgroup (gfx1250)
+        assert check_config.lds_size(text, "dynamic-lds in p.toml") == expected
+
+
+@pytest.mark.parametrize("text", ["1e3", "-1", "1.5K", True, 1.0, "lots"])
+def test_config_byte_settings_refuse_what_the_flags_refuse(text):
+    with pytest.raises(UsageError, match=r"^max-scratch in p.toml must be a byte count >= 0"):
+        check_config.byte_count(text, "max-scratch in p.toml")
+
+
 @pytest.mark.parametrize(
     "flags,config,message",
     [
-        (
-            {"rules": ("scratch", "lds")},
-            {"rules": ("lds",)},
-            "--rules scratch,lds contradicts rules = lds in p.toml (change one, or run with --no-config)",
-        ),
-        (
-            {"baseline": Path("a.json")},
-            {"baseline": Path("b.json")},
-            "--baseline a.json contradicts baseline = b.json in p.toml (change one, or run with --no-config)",
-        ),
         (
             {},
             {"rules": ("scratch",), "dynamic-lds": 4},
@@ -631,16 +724,16 @@ def test_an_answer_that_is_an_error_is_zero_and_says_so():
     hip = amdocc.occupancy(k, block_size=0, model="hip")
     assert (hip.error, hip.limiter) == ("hipErrorInvalidValue", None)
     v = launch_rule({"hip": hip}, 0, "given")
-    assert v.message == "a 0-thread workgroup (given) does not fit on a CU: hip fits 0 (no wave fits)"
+    assert v.message == "a 0-thread workgroup (given) does not fit on a CU: hip answers hipErrorInvalidValue"
     v = occupancy_rule(hip, 1, 0, "given")
     assert (v.value, v.message) == (
         0,
         "0 waves per SIMD at 0 threads (given; hip answers hipErrorInvalidValue), below the floor of 1",
     )
-    # With a model that does name its limit, only that limit is listed.
+    # A model that names its limit says it; one that answers an error says the error.
     llvm = amdocc.occupancy(k, block_size=0, model="llvm")
     assert launch_rule({"hip": hip, "llvm": llvm}, 0, "given").message.endswith(
-        f"hip and llvm fit 0 (limited by {llvm.limiter})"
+        f"hip answers hipErrorInvalidValue; llvm answers 0 (limited by {llvm.limiter})"
     )
 
 
@@ -697,11 +790,15 @@ def test_each_threshold_applies_to_its_own_rules_only(setting, value, rules):
     [
         ("max-vgpr-spills", '"x"', "must be an integer >= 0"),
         ("max-sgpr-spills", "-1", "must be an integer >= 0"),
-        ("max-scratch", "1.5", "must be an integer >= 0"),
-        ("min-occupancy", "0", "must be a number of waves per SIMD above 0"),
+        ("max-scratch", "1.5", 'must be a byte count >= 0 (an integer, or text such as "1K")'),
+        (
+            "min-occupancy",
+            "0",
+            "must be a number of waves per SIMD above 0 and at most 20 (the most wave slots any processor has)",
+        ),
         ("block", "0", "must be an integer from 1 to 1024"),
         ("model", '"fast"', "must be one of hip, llvm, hw"),
-        ("dynamic-lds", "-1", "must be an integer >= 0"),
+        ("dynamic-lds", "-1", 'must be LDS bytes per workgroup from 0 to 327680 (an integer, or text such as "16K")'),
         ("rules", "3", "must be a list of rule names"),
         ("baseline", '""', "must be a file name"),
         ("fail-on-stale", '"yes"', "must be true or false"),

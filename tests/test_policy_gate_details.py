@@ -17,7 +17,15 @@ import subprocess
 
 import pytest
 
-from amdocc.policy.prefill_gate import AsmKernel, Check, NotFound, decide, find_asm_kernel, validate_asm_kernel
+from amdocc.policy.prefill_gate import (
+    AsmKernel,
+    Check,
+    NotFound,
+    _codegen_rows,
+    decide,
+    find_asm_kernel,
+    validate_asm_kernel,
+)
 from conftest import FIXTURES
 from test_check import LDS, LIB1, C, kernels_of, llc_lds_limit
 
@@ -640,3 +648,68 @@ def test_manifests_are_opened_as_utf8_in_process(tmp_path, monkeypatch):
     assert find_asm_kernel(tmp_path / "a", "gfx950").knl_name == "_ZN5aiter5fwd_aE"
     assert find_asm_kernel(tmp_path / "b", "gfx950").knl_name == "k"
     assert len(seen) == 2
+
+
+GENERIC = FIXTURES / "elf" / "gfx9-4-generic_cov6.hsaco"
+
+
+def test_an_indented_commented_out_codegen_entry_is_not_an_entry():
+    def entry(mask, name, indent=""):
+        s = f"fmha_fwd_kernel_selector<FmhaFwdBf16, 128, {mask}, false, false, 0, GPUArch::gfx950>"
+        return [
+            f'{indent}template<> struct FmhaFwdV3Name<{s}> {{ static constexpr const char * n = "{name}"; }};',
+            f'{indent}template<> struct FmhaFwdV3Buf<{s}> {{ static constexpr const char * b = "{name}.co"; }};',
+        ]
+
+    live = entry(0, "fwd_live")
+    dead = [f"    // {line}" for line in entry(1, "fwd_dead")]  # commented out inside an indented block
+    rows = _codegen_rows("\n".join(live + dead) + "\n")
+    assert [r["co_name"] for r in rows] == ["fwd_live.co"]
+
+
+def test_the_gate_counts_blocks_on_the_device_not_on_the_generic_target():
+    # llvm-objdump-22: 16384 B static LDS; 6 VGPRs; 256 threads = 4 waves. On gfx950 (160 KiB LDS):
+    # LDS 163840 // 16384 = 10, wave slots 4 x 8 x 64 // 256 = 8, VGPRs 512 // 8 = 64 -> capped: 8
+    # blocks limited by waves. (gfx942's 64 KiB would give 4, limited by LDS.)
+    lds = re.search(r"\.amdhsa_group_segment_fixed_size (\d+)", (GENERIC.parent / f"{GENERIC.name}.kd.txt").read_text())
+    assert int(lds.group(1)) == 16384
+    kernel = AsmKernel("_Z9saxpy_ldsfPKfPfi", GENERIC.name, GENERIC)
+    checks, blocks = validate_asm_kernel(kernel, "gfx950", block_size=256)
+    assert blocks == 8
+    assert checks[-1].detail == "8 block(s) of 256 threads per CU (limited by waves)"
+    assert validate_asm_kernel(kernel, "gfx942", block_size=256)[0][-1].detail == (
+        "4 block(s) of 256 threads per CU (limited by lds)"
+    )
+
+
+def test_a_commented_codegen_line_skips_only_itself():
+    s = "fmha_fwd_kernel_selector<FmhaFwdBf16, 128, {mask}, false, false, 0, GPUArch::gfx950>"
+
+    def entry(mask: int, name: str, prefix: str = "") -> list[str]:
+        sel = s.format(mask=mask)
+        return [
+            f'{prefix}template<> struct FmhaFwdV3Name<{sel}> {{ static constexpr const char * n = "{name}"; }};',
+            f'{prefix}template<> struct FmhaFwdV3Buf<{sel}> {{ static constexpr const char * b = "{name}.co"; }};',
+        ]
+
+    # The commented entry comes FIRST: the live ones after it are still read.
+    text = "\n".join(entry(1, "fwd_dead", "// ") + entry(0, "fwd_a") + entry(2, "fwd_b")) + "\n"
+    assert [r["co_name"] for r in _codegen_rows(text)] == ["fwd_a.co", "fwd_b.co"]
+
+
+def test_a_selector_with_too_few_arguments_skips_only_itself_on_its_line():
+    """A specialisation whose selector has fewer than the seven positions AITER's selector takes
+    (dtype, hdim, mask, seq pad, hd pad, store LSE, arch) is not an entry, and the entry written
+    after it on the same line is still read."""
+    full = "fmha_fwd_kernel_selector<FmhaFwdBf16, 128, 0, false, false, 0, GPUArch::gfx950>"
+    short = "fmha_fwd_kernel_selector<FmhaFwdBf16, 128>"
+
+    def entry(sel: str, name: str) -> list[str]:
+        return [
+            f'template<> struct FmhaFwdV3Name<{sel}> {{ static constexpr const char * n = "{name}"; }};',
+            f'template<> struct FmhaFwdV3Buf<{sel}> {{ static constexpr const char * b = "{name}.co"; }};',
+        ]
+
+    bad, good = entry(short, "fwd_short"), entry(full, "fwd_a")
+    text = f"{bad[0]} {good[0]}\n{bad[1]} {good[1]}\n"
+    assert [r["co_name"] for r in _codegen_rows(text)] == ["fwd_a.co"]

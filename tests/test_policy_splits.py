@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import amdocc
+from amdocc.models import manual
 from amdocc.policy.splits import auto_num_splits, policy_for, resolve_occupancy, splits_by_wave_cost
+from amdocc.targets import get_target
 from conftest import FIXTURES
+
+GFX942 = get_target("gfx942")
 
 # AITER's _splits_by_wave_cost unit-test vectors: (grid_x, effective_cus, W, max_splits, overhead).
 VECTORS = [
@@ -149,4 +155,11 @@ def test_the_occupancy_source_names_the_kernel_as_source_spells_it(capsys):
         ]
     )
     out = capsys.readouterr().out
-    assert code == 0 and f"occupancy: 1 workgroup per CU from model — hip model (develop) on {readable}" in out
+    assert code == 0 and f"occupancy: 1 workgroup per CU from model — hip model (rocm-7.14) on {readable}" in out
+
+
+def test_a_model_answer_on_the_kernels_own_processor_has_no_suffix():
+    # gfx942, 128 VGPRs, 256 threads: 512 // 128 = 4 waves -> 4 x 4 x 64 // 256 = 4 blocks by VGPRs.
+    answer = resolve_occupancy(kernel=manual(GFX942, vgprs=128), block_size=256)
+    assert (answer.blocks_per_cu, answer.source) == (4, "model")
+    assert re.fullmatch(r"hip model \([^)]+\) on manual, limited by vgpr", answer.detail)

@@ -1,4 +1,4 @@
-"""Facts by compiler (issue 19 item 2): the llvm model's rule set is chosen by the commit the code
+"""Facts by compiler: the llvm model's rule set is chosen by the commit the code
 object's .comment names, and ROCm 10.0's compiler is an oracle of its own.
 
 Oracles: bitsandbytes 0.50.2's six ROCm libraries (each built by one ROCm release's compiler; their

@@ -165,10 +165,14 @@ def _agpr_user():
         (70226015, "rocm-7.2", 5, False),  # 7.2.x: also TheRock 7.10 .. 7.12
         (71300000, "rocm-7.13", 5, False),  # 7.13.0
         (71460850, "rocm-7.14", 5, False),  # 7.14.60850
+        (50221153, "rocm-5.2", None, False),  # 5.2.21153 (Debian's libamdhip64-5): 5.2 runs no gfx942
+        (71500000, "rocm-10.0", 5, False),  # HIP 7.15 is ROCm 10.0 (rocm-systems #9648)
+        (71600000, "rocm-10.1", 5, False),  # HIP 7.16 is ROCm 10.1: with #10618, 8 SGPRs cost 16 + 16 = 32:
+        #                                     800 / 32 = 25 waves, still above the VGPRs' 5
         (60500000, "rocm-6.4", 5, True),  # no ROCm 6.5: the newest known release before it
-        (71500000, "rocm-7.14", 5, True),  # 7.15: develop after 2b8f21d, newer than every release known
-        (100200000, "rocm-7.14", 5, True),  # 10.2: newer than every release known
-        (40500000, "rocm-5.6", None, True),  # older than every release known: the oldest
+        (71700000, "rocm-10.1", 5, True),  # HIP 7.17 (ROCm 10.2, #11712): no profile, the newest before it
+        (100200000, "rocm-10.1", 5, True),  # HIP 10.2: newer than every release known
+        (40500000, "rocm-5.2", None, True),  # older than every release known: the oldest
     ],
 )
 def test_the_model_reproduces_the_runtimes_own_release(version, profile, model, fallback, caplog):
@@ -193,13 +197,27 @@ def test_a_version_several_releases_report_names_the_ones_that_answer_otherwise(
 def test_without_a_readable_version_the_default_profile_is_used(caplog):
     with caplog.at_level(logging.WARNING, logger="amdocc.runtime"):
         got = max_blocks_per_cu(_agpr_user(), 256, hip=Hip(FakeHip(blocks=5)))
-    assert got.profile == "develop" and got.runtime_version is None
+    assert got.profile == "rocm-7.14" and got.runtime_version is None
     assert "could not read the HIP runtime's version" in caplog.text
 
 
 def test_an_explicit_profile_wins_over_the_runtime_version():
     got = max_blocks_per_cu(_agpr_user(), 256, hip=Hip(FakeHip(blocks=5, version=60443482)), profile="rocm-6.0")
     assert got.profile == "rocm-6.0" and got.model == 2
+
+
+def test_a_named_profile_must_run_the_kernels_processor_a_runtime_chosen_one_answers_no():
+    # rocm-5.6.0 device.cpp lists no gfx942. Named by the caller it is an error naming both; picked
+    # from the runtime's version (5.6.31061) the model simply has no answer (the HIP one stands).
+    from amdocc.models import ProfileDoesNotRun
+
+    fake = Hip(FakeHip(blocks=5, version=60443482))
+    with pytest.raises(ProfileDoesNotRun, match=r"rocm-5\.6 .* does not run gfx942"):
+        max_blocks_per_cu(_agpr_user(), 256, hip=fake, profile="rocm-5.6")
+    got = max_blocks_per_cu(_agpr_user(), 256, hip=Hip(FakeHip(blocks=5, version=50631061)))
+    assert (got.profile, got.model, int(got)) == ("rocm-5.6", None, 5)
+    got = max_blocks_per_cu(_agpr_user(), 256, hip=fake, profile="rocm-6.4.1")  # a patch names its line
+    assert (got.profile, got.model) == ("rocm-6.4", 5)
 
 
 def test_hip_is_not_asked_when_the_runtime_would_divide_by_zero():

@@ -17,6 +17,13 @@ mirrors (``git show REV:path``), the CLR files the occupancy function's numbers 
 - ``hipamd/src/hip_platform.cpp``: the SGPR divisor of the occupancy function,
   ``alignUp(usedSGPRs_, GRANULE)`` plus, if any, a literal trap reserve.
 
+Before ROCm/clr (ROCm <= 5.5) the runtime was two repositories, both tagged per release:
+ROCm-Developer-Tools/hipamd (``src/hip_platform.cpp``, whose occupancy function then set the VGPR
+file itself, in an ``if`` chain on ``device.isa()``'s version: this tool runs that chain per
+processor as it runs the later switch) and ROCm-Developer-Tools/ROCclr (``device/device.cpp``, the
+same ISA table). The ROCm/hipamd and ROCm/ROCclr mirrors hold them; a ("hipamd", TAG) reading reads
+both at TAG.
+
 Every number goes to tests/data/hip_source_tables.json with the repository, revision, commit and
 file (and lines) it was read from. This tool never imports amdocc: it is the independent reading
 that tests/test_hip_source_tables.py compares tables/hip_profiles.toml with.
@@ -51,12 +58,15 @@ REPOS = {
     # rocm-systems develop history with projects/clr, as published in NautRobot/Eze-P.
     "NautRobot+Eze-P": "NautRobot/Eze-P",
     "ROCm+TheRock": "ROCm/TheRock",
+    "ROCm+hipamd": "ROCm/hipamd",
+    "ROCm+ROCclr": "ROCm/ROCclr",
 }
 CLR_IN_ROCM_SYSTEMS = "projects/clr/"
 
 # (mirror, revision, path prefix of CLR in that repository). A ("ROCm+TheRock", TAG) entry means
 # "the rocm-systems commit TAG pins", looked up in the rocm-systems history.
 READINGS: dict[str, list[tuple[str, str]]] = {
+    "rocm-5.2": [("hipamd", "rocm-5.2.0"), ("hipamd", "rocm-5.2.1"), ("hipamd", "rocm-5.2.3")],
     "rocm-5.6": [("ROCm+clr", "rocm-5.6.0"), ("ROCm+clr", "rocm-5.6.1")],
     "rocm-5.7": [("ROCm+clr", "rocm-5.7.0"), ("ROCm+clr", "rocm-5.7.1")],
     "rocm-6.0": [("ROCm+clr", "rocm-6.0.0"), ("ROCm+clr", "rocm-6.0.2")],
@@ -84,7 +94,21 @@ READINGS: dict[str, list[tuple[str, str]]] = {
     "rocm-7.12": [("ROCm+TheRock", "therock-7.12"), ("NautRobot+Eze-P", "93bc019")],
     "rocm-7.13": [("ROCm+TheRock", "therock-7.13")],
     "rocm-7.14": [("ROCm+TheRock", "therock-7.14"), ("NautRobot+Eze-P", "cd52904"), ("NautRobot+Eze-P", "aaae694")],
+    # ROCm 10: the release branches' pins are not in the mirrors; the newest develop read stands in
+    # (tables/hip_profiles.toml says from which commits the rest is inferred).
+    "rocm-10.0": [("ROCm+TheRock", "release/therock-10.0"), ("NautRobot+Eze-P", "aaae694")],
+    "rocm-10.1": [("ROCm+TheRock", "release/bkc/therock-10.1-20260811"), ("NautRobot+Eze-P", "aaae694")],
+    # the develop snapshots: the device tables of their periods
+    "develop-2025": [("NautRobot+Eze-P", "55feeef"), ("NautRobot+Eze-P", "318d138")],
+    "develop": [("NautRobot+Eze-P", "aaae694")],
 }
+# The pre-CLR layout: hipamd and ROCclr at the same tag.
+PRE_CLR = ("ROCm+hipamd", "ROCm+ROCclr")
+PRE_CLR_PLATFORM = "src/hip_platform.cpp"
+PRE_CLR_DEVICE = "device/device.cpp"
+# the occupancy function's locals that held the VGPR file then
+PRE_CLR_VGPRS, PRE_CLR_GRANULE = "maxVGPRs", "VgprGranularity"
+OCCUPANCY_FUNCTION = "ihipOccupancyMaxActiveBlocksPerMultiprocessor"
 ROCM_SYSTEMS_MIRROR = "NautRobot+Eze-P"
 
 DEVICE_CPP = "rocclr/device/device.cpp"
@@ -206,9 +230,10 @@ class Break(Exception):
 
 
 class Interpreter:
-    def __init__(self, tokens: list[Tok], version: dict[str, int]) -> None:
+    def __init__(self, tokens: list[Tok], version: dict[str, int], local_fields: tuple[str, ...] = ()) -> None:
         self.tokens = tokens
         self.version = version
+        self.local_fields = local_fields  # plain variables it may assign (`maxVGPRs = 512;`)
         self.assigned: dict[str, tuple[int, int]] = {}  # field -> (value, line)
 
     # expressions ------------------------------------------------------------------------
@@ -249,7 +274,9 @@ class Interpreter:
             if j != close:
                 raise SourceError(f"line {tok.line}: unexpected {self.tokens[j].text!r}")
             return value, close + 1
-        # isa().versionMajor() and its kin
+        # isa().versionMajor() and its kin (device.isa()... in the pre-CLR occupancy function)
+        if [t.text for t in self.tokens[i : i + 2]] == ["device", "."]:
+            i += 2
         texts = [t.text for t in self.tokens[i : i + 8]]
         if texts[:6] == ["isa", "(", ")", ".", texts[4], "("] and texts[6] == ")":
             if texts[4] not in self.version:
@@ -317,6 +344,14 @@ class Interpreter:
         if texts[:2] == ["info_", "."] and texts[3] == "=" and self.tokens[i + 4].kind == "number" and texts[5] == ";":
             self.assigned[texts[2]] = (int(texts[4]), self.tokens[i + 4].line)
             return i + 6
+        if (
+            texts[0] in self.local_fields
+            and texts[1] == "="
+            and self.tokens[i + 2].kind == "number"
+            and texts[3] == ";"
+        ):
+            self.assigned[texts[0]] = (int(texts[2]), self.tokens[i + 2].line)
+            return i + 4
         raise SourceError(f"line {self.tokens[i].line}: not a literal info_ assignment: {' '.join(texts)}")
 
     def switch(self, i: int) -> int:
@@ -366,6 +401,31 @@ def vgpr_switch(text: str) -> tuple[list[Tok], int] | None:
     if len(outer) > 1:
         raise SourceError("more than one switch sets the VGPR file")
     return (tokens, outer[0]) if outer else None
+
+
+def vgpr_if_chain(text: str) -> tuple[list[Tok], int]:
+    """Tokens of the pre-CLR hip_platform.cpp and the index of the outermost `if` of the
+    occupancy function that assigns the VGPR file's locals."""
+    tokens = tokenize(text)
+    # the body of ihipOccupancyMaxActiveBlocksPerMultiprocessor's definition
+    starts = [i for i, t in enumerate(tokens[:-1]) if t.text == OCCUPANCY_FUNCTION and tokens[i + 1].text == "("]
+    bodies = [matching(tokens, i + 1) + 1 for i in starts]
+    bodies = [b for b in bodies if tokens[b].text == "{"]
+    if len(bodies) != 1:
+        raise SourceError(f"hip_platform.cpp: {len(bodies)} definitions of {OCCUPANCY_FUNCTION}, not one")
+    first, last = bodies[0] + 1, matching(tokens, bodies[0])
+    found = []
+    for i in range(first, last):
+        if tokens[i].text != "if" or tokens[i + 1].text != "(":
+            continue
+        run = Interpreter(tokens, {}, (PRE_CLR_VGPRS, PRE_CLR_GRANULE))
+        end = run.statement_end(i)
+        if any(t.text == PRE_CLR_VGPRS and tokens[k + 1].text == "=" for k, t in enumerate(tokens[i:end], i)):
+            found.append((i, end))
+    outer = [(i, end) for i, end in found if not any(o < i < e for o, e in found)]
+    if len(outer) != 1:
+        raise SourceError(f"hip_platform.cpp: {len(outer)} if-chains set {PRE_CLR_VGPRS}, not one")
+    return tokens, outer[0][0]
 
 
 def assignment_lines(text: str, field: str) -> list[int]:
@@ -497,6 +557,44 @@ def read_revision(mirrors: Path, rev: Revision) -> dict[str, Any]:
     return out
 
 
+def read_pre_clr(mirrors: Path, tag: str) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """hipamd and ROCclr at ``tag``: the ISA table, the occupancy function's own VGPR if-chain run
+    for each processor, and its SGPR divisor."""
+    revs = []
+    for mirror in PRE_CLR:
+        rev, _ = resolve(mirrors, mirror, tag)
+        assert rev is not None  # resolve only returns None for TheRock pins
+        revs.append(rev)
+    hipamd, rocclr = revs
+    device = show(mirrors, rocclr, PRE_CLR_DEVICE)
+    platform = show(mirrors, hipamd, PRE_CLR_PLATFORM)
+    tokens, at = vgpr_if_chain(platform)
+    listed = {p.name: rocclr.cite(PRE_CLR_DEVICE, [p.line]) for p in runtime_processors(device)}
+    out: dict[str, Any] = {"vgpr_values": "hip_platform.cpp if-chain on the ISA version", "processors": {}}
+    for p in runtime_processors(device):
+        run = Interpreter(
+            tokens,
+            dict(zip(("versionMajor", "versionMinor", "versionStepping"), p.version, strict=True)),
+            (PRE_CLR_VGPRS, PRE_CLR_GRANULE),
+        )
+        run.run(at)
+        vgprs, granule = run.assigned.get(PRE_CLR_VGPRS), run.assigned.get(PRE_CLR_GRANULE)
+        if vgprs is None or granule is None:
+            raise SourceError(f"{p.name}: the if-chain sets {PRE_CLR_VGPRS} and {PRE_CLR_GRANULE} on every path")
+        out["processors"][p.name] = {
+            "version": list(p.version),
+            "listed": listed[p.name],
+            "vgprs_per_simd": vgprs[0],
+            "granule": granule[0],
+            "source": hipamd.cite(PRE_CLR_PLATFORM, [vgprs[1], granule[1]]),
+        }
+    sgpr = sgpr_divisor(platform)
+    out["sgpr"] = {"granule": sgpr["granule"], "trap_reserve": sgpr["trap_reserve"],
+                   "source": hipamd.cite(PRE_CLR_PLATFORM, sgpr["lines"])}  # fmt: skip
+    read = [{"repo": REPOS[r.mirror], "revision": r.revision, "commit": r.commit} for r in revs]
+    return read, out
+
+
 def numbers(reading: dict[str, Any]) -> Any:
     """What a reading says, without its citations (to compare revisions of one release)."""
     procs = {k: (v.get("vgprs_per_simd"), v.get("granule")) for k, v in reading["processors"].items()}
@@ -506,6 +604,14 @@ def numbers(reading: dict[str, Any]) -> Any:
 def read_release(mirrors: Path, release: str) -> dict[str, Any]:
     read, unreadable, first, differs = [], [], None, []
     for mirror, revision in READINGS[release]:
+        if mirror == "hipamd":
+            pair, reading = read_pre_clr(mirrors, revision)
+            read.extend(pair)
+            if first is None:
+                first = reading
+            elif numbers(reading) != numbers(first):
+                differs.append(revision)
+            continue
         rev, missing = resolve(mirrors, mirror, revision)
         if rev is None:
             unreadable.append(missing)

@@ -8,7 +8,7 @@ them (one offline HTML page, :mod:`.html`). It reads no files of its own.
 from __future__ import annotations
 
 import heapq
-import re
+import math
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -50,27 +50,20 @@ COLUMNS = (
     ("cannot_launch", str),  # models that fit no workgroup of the declared size, ','-joined
     ("findings", str),  # codes of warning/error findings, ';'-joined
     ("problem", str),  # why occupancy could not be computed, if it could not
+    ("copy", int),  # which copy of (member, target, kernel) in reading order, 0 first (amdocc.identity)
+    ("unmodelled", str),  # "model: why" of each model that cannot answer here (" | "-joined)
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 # One census row: COLUMN_NAMES → values of the COLUMNS types, None where not known.
 Row = dict[str, Any]
 
-# Hops that only say how a code object was packed (a section, a bundle, its compression, an
-# entry id, an offset): two releases pack the same member differently, so they are left out
-# of the member a kernel is matched by.
-_PACKING = re.compile(r"^(section |bundle|CCOB|OffloadBinary|AKS|hip[v0-9]*-|hipv4-|openmp-|host-)|amdgcn-")
-_MARK = re.compile(r"@(0x[0-9a-fA-F]+|\+0x[0-9a-fA-F]+)$")
-
 
 def member_of(relative_path: str, hops: Iterable[str]) -> str:
-    """The member a kernel lives in: the file's path within what was given, then any hop that
-    names a file inside it (an archive member), with packing hops and offsets left out."""
-    parts = [relative_path] if relative_path else []
-    for hop in hops:
-        hop = _MARK.sub("", hop).strip()
-        if hop and not _PACKING.search(hop):
-            parts.append(hop)
-    return "!".join(parts)
+    """The member a kernel lives in: its location as amdocc.identity decides it (the file's
+    path within what was given, then any archive member, packing hops and offsets left out)."""
+    from ..identity import location_of
+
+    return location_of(relative_path, hops)
 
 
 def spills(row: Row) -> int:
@@ -99,6 +92,8 @@ class Summary:
         t = self.targets.get(row["target"])
         if t is None:
             t = self.targets[row["target"]] = {
+                "processor": row.get("processor"),
+                "max_waves_per_simd": _most_waves(row.get("processor")),
                 "kernels": 0,
                 "occupancy": Counter(),
                 "limiters": Counter(),
@@ -107,6 +102,7 @@ class Summary:
                 "scratch": 0,
                 "cannot_launch": 0,
                 "launch_unchecked": 0,
+                "unmodelled": Counter(),
             }
         t["kernels"] += 1
         t["occupancy"][_bucket(row["waves_per_simd"])] += 1
@@ -130,6 +126,8 @@ class Summary:
             t["launch_unchecked"] += 1
         for code in filter(None, (row["findings"] or "").split(";")):
             self.findings[code] += 1
+        for model, why in (row.get("unmodelled_by") or {}).items():
+            t["unmodelled"][f"{model}: {why}"] += 1
 
     def add_code_object(self) -> None:
         self.code_objects += 1
@@ -151,6 +149,7 @@ class Summary:
                     **t,
                     "occupancy": dict(sorted(t["occupancy"].items(), key=_bucket_order)),
                     "limiters": dict(t["limiters"].most_common()),
+                    "unmodelled": dict(t["unmodelled"].most_common()),
                 }
                 for name, t in sorted(self.targets.items())
             },
@@ -162,11 +161,29 @@ class Summary:
         }
 
 
+# Histogram buckets are a quarter of a wave wide: a workgroup of 1024 threads (16 wave64 waves)
+# on a CU of 4 SIMDs is 4 waves per SIMD, one wave on that CU is 0.25, and 0.25 is not 0.
+BUCKET = 0.25
+
+
 def _bucket(waves: float | None) -> str:
-    """Waves per SIMD as a histogram bucket: its whole part ("n/a" when not computed)."""
-    return "n/a" if waves is None else str(int(waves))
+    """Waves per SIMD as a histogram bucket: the multiple of BUCKET at or below it, written as
+    the shortest number ("3", "0.25", "1.5"); "n/a" when not computed."""
+    if waves is None:
+        return "n/a"
+    low = math.floor(waves / BUCKET) * BUCKET
+    return f"{low:g}"
 
 
-def _bucket_order(item: tuple[str, int]) -> tuple[int, int]:
+def _bucket_order(item: tuple[str, int]) -> tuple[int, float]:
     key = item[0]
-    return (1, 0) if key == "n/a" else (0, int(key))
+    return (1, 0.0) if key == "n/a" else (0, float(key))
+
+
+def _most_waves(processor: str | None) -> int | None:
+    """The most waves per SIMD HIP's occupancy API counts on ``processor`` (the targets table's
+    hip_max_waves_per_simd), the histogram's range; None for a processor the table lacks."""
+    from ..targets import find_target
+
+    target = find_target(processor) if processor else None
+    return None if target is None else target.hip_max_waves_per_simd

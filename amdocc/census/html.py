@@ -20,17 +20,41 @@ table { border-collapse: collapse; margin: 8px 0; } td, th { padding: 2px 8px; t
 th { background: #eee; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr:nth-child(even) td { background: #f7f7f7; } code { font-size: 12px; }
 svg .title { font-size: 13px; font-weight: 600; } svg .axis { font-size: 12px; } svg .tick { font-size: 11px; }
-.charts { display: flex; flex-wrap: wrap; gap: 12px; } p.note { color: #555; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; } p.note { color: #555; } p.none { color: #555; }
+td.name { max-width: 24em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+td.name:hover { white-space: normal; overflow-wrap: anywhere; }
 """
 
 
+class Name:
+    """A name cell (a kernel or a member path): cut to one line with an ellipsis when long, the
+    whole name (and a kernel's mangled name) in its title, shown on hover."""
+
+    __slots__ = ("full", "mangled")
+
+    def __init__(self, full: str, mangled: str | None = None) -> None:
+        self.full, self.mangled = full, mangled
+
+    def cell(self) -> str:
+        title = self.full if not self.mangled or self.mangled == self.full else f"{self.full}\n{self.mangled}"
+        return f'<td class="name" title="{escape(title)}">{escape(self.full)}</td>'
+
+    def __str__(self) -> str:
+        return self.full
+
+
 def _cell(value: object) -> str:
+    if isinstance(value, Name):
+        return value.cell()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f'<td class="n">{value}</td>'
     return f"<td>{escape('' if value is None else str(value))}</td>"
 
 
-def table(headers: list[str], rows: list[list[Any]], css: str = "") -> str:
+def table(headers: list[str], rows: list[list[Any]], css: str = "", what: str = "") -> str:
+    """A table of ``rows``; with no rows, "none" (``what``: none, said of what), not a bare header."""
+    if not rows:
+        return f'<p class="none {css}">{escape(what + ": " if what else "")}none</p>'
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "\n".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
     return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>'
@@ -49,15 +73,29 @@ def page(title: str, sections: list[str], subtitle: str = "") -> str:
     )
 
 
-def buckets(counts: dict[str, int]) -> list[str]:
-    """Histogram categories: every whole number of waves per SIMD up to the largest seen."""
-    numbers = [int(k) for k in counts if k != "n/a"]
-    out = [str(i) for i in range(max(numbers) + 1)] if numbers else []
-    return out + (["n/a"] if "n/a" in counts else [])
+def buckets(counts: dict[str, int], most: int | None = None) -> list[str]:
+    """Histogram categories: every whole number of waves per SIMD from 0 to the processor's most
+    (``most``; else the largest seen), the fractional buckets seen between them, then "n/a"."""
+    seen = [float(k) for k in counts if k != "n/a"]
+    top = max([float(most or 0), *seen]) if seen or most else -1.0
+    values = sorted({float(i) for i in range(int(top) + 1)} | set(seen))
+    return [f"{v:g}" for v in values] + (["n/a"] if "n/a" in counts else [])
 
 
 def kernel_rows(rows: list[dict[str, Any]], columns: list[str], mangled: bool = True) -> list[list[Any]]:
-    return [[name(r, mangled) if c == "kernel" else r[c] for c in columns] for r in rows]
+    def cell(r: dict[str, Any], c: str) -> Any:
+        if c == "kernel":
+            return Name(name(r, mangled), r["kernel"])
+        if c == "member":
+            return Name(r[c] or "")
+        return r[c]
+
+    return [[cell(r, c) for c in columns] for r in rows]
+
+
+def change_rows(changes: list[dict[str, Any]]) -> list[list[Any]]:
+    """A comparison's change cells, the member and the kernel as name cells."""
+    return [[Name(c["cells"][0]), Name(c["cells"][1], c["kernel"]), *c["cells"][2:]] for c in changes]
 
 
 def name(row: dict[str, Any], mangled: bool) -> str:
@@ -138,8 +176,8 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
     histograms = [
         svg.columns(
             f"{name}: waves per SIMD at the declared block size (hip)",
-            buckets(t["occupancy"]),
-            {name: [t["occupancy"].get(b, 0) for b in buckets(t["occupancy"])]},
+            buckets(t["occupancy"], t.get("max_waves_per_simd")),
+            {name: [t["occupancy"].get(b, 0) for b in buckets(t["occupancy"], t.get("max_waves_per_simd"))]},
             css="occupancy",
             x_label="waves per SIMD",
         )
@@ -189,6 +227,13 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
         css="launch",
         if_none="Every kernel checked fits at least one workgroup of its declared size on a CU.",
     )
+    for target, t in targets.items():
+        for key, n in t.get("unmodelled", {}).items():
+            model, why = key.split(": ", 1)
+            launch.append(
+                f'<p class="note">{escape(target)}: {n} kernel(s) judged without the {escape(model)} model: '
+                f"{escape(why)}</p>"
+            )
     if unchecked:
         launch.append(
             f'<p class="note">{unchecked} kernel(s) not checked: no declared size '
@@ -197,8 +242,13 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
         )
     findings = table(["finding", "kernels"], [[k, n] for k, n in summary["findings"].items()], "findings")
     inputs = [
-        table(["skipped because", "entries"], [[k, n] for k, n in summary["skipped"].items()], "skipped"),
-        table(["path", "error"], [[e["path"], e["error"]] for e in summary["errors"]], "errors"),
+        table(
+            ["skipped because", "entries"],
+            [[k, n] for k, n in summary["skipped"].items()],
+            "skipped",
+            "entries skipped",
+        ),
+        table(["path", "error"], [[e["path"], e["error"]] for e in summary["errors"]], "errors", "unreadable parts"),
     ]
     return page(
         title,
@@ -260,7 +310,8 @@ def compare_page(result: dict[str, Any], title: str, mangled: bool = True) -> st
     for target in sorted(set(old["targets"]) | set(new["targets"])):
         a = old["targets"].get(target, {}).get("occupancy", {})
         b = new["targets"].get(target, {}).get("occupancy", {})
-        cats = buckets({**a, **b})
+        most = (new["targets"].get(target) or old["targets"][target]).get("max_waves_per_simd")
+        cats = buckets({**a, **b}, most)
         charts.append(
             svg.columns(
                 f"{target}: waves per SIMD (hip), old and new",
@@ -274,11 +325,11 @@ def compare_page(result: dict[str, Any], title: str, mangled: bool = True) -> st
         title,
         [
             section("summary", "Summary", overview, counts),
-            section("regressions", "Regressions", table(change_cols, [c["cells"] for c in regressions], "regressions")),
+            section("regressions", "Regressions", table(change_cols, change_rows(regressions), "regressions")),
             section(
                 "changes",
                 "Every changed kernel",
-                table(change_cols, [c["cells"] for c in result["changes"]], "changes"),
+                table(change_cols, change_rows(result["changes"]), "changes"),
             ),
             section(
                 "added", "Added kernels", table(added_cols, kernel_rows(result["added"], added_cols, mangled), "added")

@@ -97,7 +97,10 @@ def rows(
         y = top + i * line
         w = plot_w * value / peak
         shown = label if len(label) <= 48 else label[:45] + "..."
-        out.append(f'<text x="{left - 6}" y="{y + 12}" text-anchor="end" class="tick">{escape(shown)}</text>')
+        out.append(
+            f'<text x="{left - 6}" y="{y + 12}" text-anchor="end" class="tick">'
+            f"<title>{escape(label)}</title>{escape(shown)}</text>"
+        )
         out.append(
             f'<rect class="bar" x="{left}" y="{y + 2}" width="{w:.1f}" height="{line - 5}" fill="{colour}"'
             f"{_attrs(label=label, count=value)}><title>{escape(f'{label}: {value}')}</title></rect>"

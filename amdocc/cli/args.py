@@ -17,6 +17,7 @@ manual resource numbers beside a PATH, file filters without a PATH.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError as UsageError  # re-exported: commands raise a.UsageError
+from ..numbers import BYTE_SUFFIXES, parse_bytes, parse_integer
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
@@ -102,40 +104,31 @@ class Integer(ArgType):
 
 
 def _parse_int(text: str, what: str, expected: str) -> int:
-    stripped = text.strip()
-    try:
-        if re.fullmatch(r"[+-]?0[xX][0-9a-fA-F]+", stripped):
-            return int(stripped, 16)
-        if re.fullmatch(r"[+-]?[0-9]+", stripped):
-            return int(stripped, 10)
-    except ValueError:
-        pass
-    raise Invalid(f"{text!r} is not {what}: expected {expected}" if text else f"empty value: expected {expected}")
-
-
-_BYTE_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20}
+    value = parse_integer(text)
+    if value is None:
+        raise Invalid(f"{text!r} is not {what}: expected {expected}" if text else f"empty value: expected {expected}")
+    return value
 
 
 @dataclass(frozen=True)
 class ByteSize(Integer):
-    """A byte count: an integer, optionally with a K/KiB or M/MiB suffix (powers of 1024)."""
+    """A byte count: an integer, optionally with a K/KiB, M/MiB or G/GiB suffix (powers of 1024)."""
 
     minimum: int | None = 0
     what: str = "a byte count"
 
     def __call__(self, text: str) -> int:
-        m = re.fullmatch(r"\s*(0[xX][0-9a-fA-F]+|[+-]?[0-9]+)\s*([A-Za-z]*)\s*", text)
-        unit = m and _BYTE_UNITS.get(m.group(2).upper())
-        if not m or unit is None:
+        value = parse_bytes(text)
+        if value is None:
             raise Invalid(
                 f"{text!r} is not {self.what}: expected {self.describe()}"
                 if text
                 else f"empty value: expected {self.describe()}"
             )
-        return self.check(int(m.group(1), 0) * unit, text)
+        return self.check(value, text)
 
     def describe(self) -> str:
-        return super().describe() + " (bytes, or with a K/KiB or M/MiB suffix)"
+        return super().describe() + f" (bytes, or with a {BYTE_SUFFIXES} suffix)"
 
     def invalid_examples(self) -> list[str]:
         return [*super().invalid_examples(), "1e3", "64 parsecs"]
@@ -211,6 +204,90 @@ class ListOf(ArgType):
         return ["", ",", "1,,2"] + [f"{self.item.example()},{bad}" for bad in self.item.invalid_examples() if bad]
 
 
+@dataclass(frozen=True)
+class WorkgroupSize(Integer):
+    """A workgroup size in threads: 1 to the largest workgroup any AMDGPU processor launches
+    (targets.MAX_WORKGROUP_SIZE, 1024: LLVM's flat-workgroup-size cap, HIP's maxThreadsPerBlock).
+    A size above one kernel's own maximum is still taken: the models then say what HIP and LLVM
+    answer for it."""
+
+    minimum: int | None = 1
+    maximum: int | None = None
+    what: str = "a workgroup size in threads"
+
+    def __post_init__(self) -> None:
+        if self.maximum is None:
+            from ..targets import MAX_WORKGROUP_SIZE
+
+            object.__setattr__(self, "maximum", MAX_WORKGROUP_SIZE)
+
+    def describe(self) -> str:
+        return super().describe() + " (no AMDGPU processor launches a larger workgroup)"
+
+
+@dataclass(frozen=True)
+class WaveFloor(Number):
+    """An occupancy floor in waves per SIMD: above 0 and at most the most wave slots any
+    processor of tables/targets.toml has (max_waves_per_simd, LLVM's getMaxWavesPerEU: 20 on
+    gfx10-gfx11), read when a value is checked. A floor above the processor's own slots can
+    never be met; check_config refuses that per model and processor."""
+
+    minimum: float | None = 0
+    exclusive: bool = True
+    what: str = "a number of waves per SIMD"
+
+    def __call__(self, text: str) -> float:
+        value = super().__call__(text)
+        most = most_waves_per_simd()
+        if value > most:
+            raise Invalid(f"{text!r} is out of range: expected {self.describe()}")
+        return value
+
+    def describe(self) -> str:
+        return f"{self.what} above 0 and at most {most_waves_per_simd()} (the most wave slots any processor has)"
+
+    def invalid_examples(self) -> list[str]:
+        return [*super().invalid_examples(), str(most_waves_per_simd() + 1), "100"]
+
+
+@dataclass(frozen=True)
+class LdsSize(ByteSize):
+    """LDS bytes per workgroup (static or dynamic): 0 to the most one workgroup may use on any
+    processor of tables/targets.toml (lds_per_workgroup, or lds_per_workgroup_wgp in WGP mode),
+    read when a value is checked. Within that, a size above one processor's own limit is taken:
+    the models then say the workgroup does not launch there."""
+
+    what: str = "LDS bytes per workgroup"
+
+    def __call__(self, text: str) -> int:
+        value = super().__call__(text)
+        if value > most_lds_per_workgroup():
+            raise Invalid(f"{text!r} is out of range: expected {self.describe()}")
+        return value
+
+    def describe(self) -> str:
+        most = most_lds_per_workgroup()
+        return (
+            f"{self.what} from 0 to {most} ({most // 1024} KiB, the most any processor gives one workgroup; "
+            f"bytes, or with a {BYTE_SUFFIXES} suffix)"
+        )
+
+    def invalid_examples(self) -> list[str]:
+        return [*super().invalid_examples(), str(most_lds_per_workgroup() + 1), "1G"]
+
+
+def most_lds_per_workgroup() -> int:
+    from ..targets import all_targets
+
+    return max(max(t.lds_per_workgroup, t.lds_per_workgroup_wgp or 0) for t in all_targets())
+
+
+def most_waves_per_simd() -> int:
+    from ..targets import all_targets
+
+    return max(t.max_waves_per_simd for t in all_targets())
+
+
 def integer(minimum: int | None = None, maximum: int | None = None) -> Integer:
     return Integer(minimum, maximum)
 
@@ -230,23 +307,32 @@ def byte_sizes(minimum: int = 0) -> ListOf:
 # -- enumerations -------------------------------------------------------------------------------
 
 
+def did_you_mean(text: str, valid: Iterable[str]) -> str:
+    """ " (did you mean 'x'?)" for the valid name nearest ``text``, or nothing when none is near."""
+    close = difflib.get_close_matches(text, list(valid), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 @dataclass(frozen=True)
 class OneOf(ArgType):
-    """One name from a set read at check time (a table's rows), or a fixed tuple."""
+    """One name from a set read at check time (a table's rows), or a fixed tuple. ``synonyms``
+    maps spellings users write to the name they mean (``--findings info``: all, info and above)."""
 
     values: Callable[[], Iterable[str]] | tuple[str, ...]
     what: str = "value"
     convert: Callable[[str], object] = str
+    synonyms: tuple[tuple[str, str], ...] = ()
 
     def valid(self) -> list[str]:
         return [str(v) for v in (self.values() if callable(self.values) else self.values)]
 
     def __call__(self, text: str) -> object:
         valid = self.valid()
+        text = dict(self.synonyms).get(text, text)
         if text in valid:
             return self.convert(text)
         raise Invalid(
-            f"unknown {self.what} {text!r} (choose from {', '.join(valid)})"
+            f"unknown {self.what} {text!r}{did_you_mean(text, valid)} (choose from {', '.join(valid)})"
             if text
             else f"empty value: choose a {self.what} from {', '.join(valid)}"
         )
@@ -256,6 +342,21 @@ class OneOf(ArgType):
 
     def invalid_examples(self) -> list[str]:
         return ["", "bogus"]
+
+
+@dataclass(frozen=True)
+class ProfileName(OneOf):
+    """A HIP profile's name, or a patch release of its release line (rocm-6.4.1 -> rocm-6.4)."""
+
+    def __call__(self, text: str) -> object:
+        from ..models.hip_profiles import canonical_name
+
+        return super().__call__(canonical_name(text))
+
+    def example(self) -> str:
+        from ..models.hip_profiles import default_profile_name
+
+        return default_profile_name()
 
 
 @dataclass(frozen=True)
@@ -283,7 +384,8 @@ class Kinds(ArgType):
         if bad:
             shown = ", ".join(repr(b) for b in bad)
             extra = ", ".join([*shorthands] + (["none"] if self.none else []))
-            raise Invalid(f"unknown {self.what} {shown} (choose from {', '.join(kinds)}; or {extra})")
+            hint = did_you_mean(bad[0], [*kinds, *shorthands]) if len(bad) == 1 else ""
+            raise Invalid(f"unknown {self.what} {shown}{hint} (choose from {', '.join(kinds)}; or {extra})")
         picked = {k for name in chosen for k in shorthands.get(name, (name,))}
         return [k for k in kinds if k in picked]
 
@@ -315,7 +417,7 @@ class Processor(ArgType):
         target = find_target(text)
         if target is None:
             names = ", ".join(t.name for t in all_targets())
-            raise Invalid(f"unknown processor {processor_name(text)!r} (known: {names})")
+            raise Invalid(f"unknown processor {processor_name(text)!r}: not a processor amdocc knows (known: {names})")
         for part in strip_triple(text).split(":")[1:]:
             feature = _FEATURES.get(part[:-1].lower())
             if part[-1:] not in ("+", "-") or feature is None:

@@ -14,6 +14,7 @@ from .render import table
 if TYPE_CHECKING:
     from ..census import Summary
     from ..codeobject import CodeObject, Kernel
+    from ..identity import KernelId
     from .parallel import Event, FileItem
     from .selection import Selection
 
@@ -42,7 +43,8 @@ summary.
 nothing exits 2 naming what is there.
 
 With two PATHs, compares the releases OLD and NEW kernel by kernel (matched by member, kernel
-name and target) the way `amdocc diff` compares two builds; --fail-on makes it a gate (exit 1)."""
+name, target and copy; a kernel now in another member is reported as moved) the way
+`amdocc diff` compares two builds; --fail-on makes it a gate (exit 1)."""
 
 REPORT_KINDS = ("csv", "parquet")
 
@@ -70,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
     shared.add_block_argument(parser, "block size for occupancy (default: each kernel's declared size)")
     parser.add_argument(
-        "--dynamic-lds", type=a.byte_size(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
+        "--dynamic-lds", type=a.LdsSize(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
     )
     shared.add_kernel_argument(parser)
     shared.add_target_arguments(parser)
@@ -139,7 +141,9 @@ def nothing_selected(selection: Selection, paths: str) -> int:
 def census_rows(
     path: str, args: argparse.Namespace, selection: Selection, summary: Summary, sinks: Iterable[Sink] = ()
 ) -> None:
-    """Feed every kernel of ``path`` the selection keeps (a row each) to ``summary`` and ``sinks``."""
+    """Feed every kernel of ``path`` the selection keeps (a row each) to ``summary`` and ``sinks``,
+    each row numbered as amdocc.identity numbers copies (results come in file order)."""
+    from ..identity import Numbering
     from . import parallel
 
     root = path if path != "-" and os.path.isdir(path) else None
@@ -147,8 +151,10 @@ def census_rows(
     spec: CensusSpec = (root, args.block, args.dynamic_lds, (args.target, args.device, args.kernel, args.what_if))
     # Over a tree the runner counts files; inside one large file (a wheel, a fat library) count kernels.
     counter = KernelCounter() if len(files) == 1 else None
+    number = Numbering()
     for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(args.jobs, files)):
         if kind == "row":
+            value["copy"] = number(value["member"], value["target"], value["kernel"]).copy
             summary.add(value)
             for sink in sinks:
                 sink.add(value)
@@ -244,6 +250,7 @@ def kernel_row(
             if len(_MODEL_COLUMNS) >= _MAX_MODEL_COLUMNS:
                 _MODEL_COLUMNS.clear()
             _MODEL_COLUMNS[key] = answers
+    columns, problem, unmodelled = answers
     return {
         "member": member,
         "path": co.path,
@@ -265,22 +272,28 @@ def kernel_row(
         "sgpr_spills": sgpr_spills,
         "dynamic_stack": r.uses_dynamic_stack,
         "max_flat_workgroup_size": r.max_flat_workgroup_size,
-        **answers[0],
+        **columns,
         "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
-        "problem": answers[1],
+        "problem": problem,
+        "copy": 0,  # numbered in reading order by census_rows
+        "unmodelled": " | ".join(f"{m}: {why}" for m, why in sorted(unmodelled.items())) or None,
+        "unmodelled_by": dict(unmodelled),  # not a column: the same, by model, for the summary
     }
 
 
 # The columns the models answer, shared by kernels that differ only in name (policy.checks.model_key):
 # a library's thousands of instances of one template are evaluated once.
-_MODEL_COLUMNS: dict[Hashable, tuple[dict[str, Any], str | None]] = {}
+_MODEL_COLUMNS: dict[Hashable, tuple[dict[str, Any], str | None, dict[str, str]]] = {}
 _MAX_MODEL_COLUMNS = 1 << 16
 
 
 def _model_columns(
     kernel: Kernel, declared: tuple[int | None, str], given_block: int | None, dynamic_lds: int, where: dict[str, Any]
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[dict[str, Any], str | None, dict[str, str]]:
+    """The row's columns from block_size to cannot_launch, in order; its "problem"; and the models
+    that could not answer, with why."""
     from ..models import occupancy
+    from ..models.applicable import ModelUnavailable
     from ..policy.checks import Settings, evaluate
     from .occupancy import block_for
 
@@ -289,10 +302,17 @@ def _model_columns(
     )
     found = {v.rule: v for v in verdict.violations}
     block, source = block_for(kernel, given_block, "hip")
-    occ = None if "mode" in found else occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
+    # A model that lacks a fact for this processor blanks its own columns, with why; the row stays.
+    unmodelled = {n.model: n.reason for n in verdict.not_evaluated if n.model}
+    occ = None
+    if "mode" not in found:
+        try:
+            occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
+        except ModelUnavailable as exc:
+            unmodelled[exc.model] = exc.message
     blocks = None if occ is None or occ.error else occ.blocks_per_cu
     unit = None if occ is None else occ.unit
-    return {  # the row's columns in order, and its "problem" (after "findings")
+    columns = {
         "block_size": block,
         "block_source": source,
         "blocks_per_cu": blocks,
@@ -301,9 +321,10 @@ def _model_columns(
         "waves_per_simd": None if occ is None else (0 if occ.error else occ.waves_per_simd),
         "occupancy_fraction": None if occ is None else (0.0 if occ.error else occ.occupancy_fraction),
         "limiter": None if occ is None else occ.limiter,
-        "launch_checked": not any(n.rule == "launch" for n in verdict.not_evaluated),
+        "launch_checked": not any(n.rule == "launch" and n.model is None for n in verdict.not_evaluated),
         "cannot_launch": found["launch"].value if "launch" in found else None,
-    }, found["mode"].message if "mode" in found else None
+    }
+    return columns, found["mode"].message if "mode" in found else None, unmodelled
 
 
 # --------------------------------------------------------------------------- one release
@@ -336,9 +357,19 @@ def _census(args: argparse.Namespace, selection: Selection) -> int:
         sys.stdout.write(report.dumps({"path": path, **result}) + "\n")
     elif "-" not in (args.csv, args.html):
         print(render_summary(path, result, args.mangled))
+    unmodelled_lines(result)
     for e in result["errors"]:
         print(f"amdocc: {e['error']}", file=sys.stderr)
     return nothing_selected(selection, path) or (2 if result["errors"] else 0)
+
+
+def unmodelled_lines(summary: dict[str, Any]) -> None:
+    """Once per target and reason, with a count, on standard error: the models that could not
+    answer (their columns are blank in those rows)."""
+    for target, t in summary["targets"].items():
+        for key, n in t.get("unmodelled", {}).items():
+            model, why = key.split(": ", 1)
+            print(f"amdocc: {target}: {n} kernel(s) without the {model} model: {why}", file=sys.stderr)
 
 
 def _note(args: argparse.Namespace) -> str:
@@ -423,19 +454,15 @@ def _kernel_list(
 
 
 class _Rows:
-    """Census rows of one release, keyed by (member, kernel, target) and, for a key seen more
-    than once in one release, its occurrence."""
+    """Census rows of one release by their identity (amdocc.identity: member, target, kernel, copy)."""
 
     def __init__(self) -> None:
-        self.by_key: dict[tuple[str, str, str, int], dict[str, Any]] = {}
-        self.seen: dict[tuple[str, str, str], int] = {}
+        self.by_id: dict[KernelId, dict[str, Any]] = {}
 
     def add(self, row: dict[str, Any]) -> None:
-        key = (row["member"], row["kernel"], row["target"])
-        n = self.seen.get(key, 0)
-        self.seen[key] = n + 1
-        numbered = (*key, n)
-        self.by_key[numbered] = row
+        from ..identity import KernelId
+
+        self.by_id[KernelId(row["member"], row["target"], row["kernel"], row["copy"])] = row
 
     def close(self) -> None:
         pass
@@ -462,6 +489,7 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
     from .. import report
     from ..census import Summary
     from ..demangle import display
+    from ..identity import match
     from .compare import cells, failed_kinds, regressions
     from .render import write_report
 
@@ -472,20 +500,29 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
         sides.append((rows, summary.as_dict()))
     (old, old_summary), (new, new_summary) = sides
     fail_on = args.fail_on or []
+    paired = match(old.by_id, new.by_id)
     changes: list[dict[str, Any]] = []
-    for key in sorted(old.by_key.keys() & new.by_key.keys()):
-        a, b = old.by_key[key], new.by_key[key]
+    pairs = [(k, k, a, b) for k, a, b in paired.same] + list(paired.moved)
+    for was, now, a, b in pairs:
         before, after = facts(a), facts(b)
-        if before == after and a["block_size"] == b["block_size"]:
+        moved = was != now
+        if before == after and a["block_size"] == b["block_size"] and not moved:
             continue
         worse = regressions(before, after)
         gate = [k for k in worse if k in fail_on]
+        member = now.location or "-"
+        if moved:
+            member += f" (moved from {was.location or 'the file itself'})"
+        if now.copy or was.copy:
+            member += f" copy {now.copy + 1}"
         changes.append(
             {
-                "member": key[0],
-                "kernel": key[1],
+                "member": now.location,
+                "kernel": now.name,
                 "demangled": b["demangled"],
-                "target": key[2],
+                "target": now.target,
+                "copy": now.copy,
+                "moved_from": {"member": was.location, "copy": was.copy} if moved else None,
                 "old": before,
                 "new": after,
                 "old_block": a["block_size"],
@@ -493,21 +530,22 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
                 "regressions": worse,
                 "fails": gate,
                 "cells": [
-                    key[0] or "-",
-                    display(key[1], args.mangled),
-                    key[2],
+                    member,
+                    display(now.name, args.mangled),
+                    now.target,
                     *cells(before, after, a["block_size"], b["block_size"], worse, gate),
                 ],
             }
         )
-    ident = ("member", "kernel", "demangled", "target")
-    added = [{k: new.by_key[key][k] for k in ident} for key in sorted(new.by_key.keys() - old.by_key.keys())]
-    removed = [{k: old.by_key[key][k] for k in ident} for key in sorted(old.by_key.keys() - new.by_key.keys())]
+    ident = ("member", "kernel", "demangled", "target", "copy")
+    added = [{k: row[k] for k in ident} for _, row in paired.added]
+    removed = [{k: row[k] for k in ident} for _, row in paired.removed]
     result = {
         "old": args.paths[0],
         "new": args.paths[1],
         "fail_on": fail_on,
-        "matched": len(old.by_key.keys() & new.by_key.keys()),
+        "matched": len(pairs),
+        "moved": len(paired.moved),
         "changes": changes,
         "regressed": sum(bool(c["regressions"]) for c in changes),
         "failing": sum(bool(c["fails"]) for c in changes),
@@ -517,6 +555,13 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
         "old_summary": old_summary,
         "new_summary": new_summary,
     }
+    errors = old_summary["errors"] + new_summary["errors"]
+    for side in (old_summary, new_summary):
+        unmodelled_lines(side)
+    paths = f"{args.paths[0]} and {args.paths[1]}"
+    # The verdict is decided before anything is written (a closed standard output keeps it).
+    status = 0 if selection.matched else 2
+    status = status or (2 if errors else (1 if result["failing"] else 0))
     if args.html:
         from ..census.html import compare_page
 
@@ -529,11 +574,9 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
         )
     elif args.html != "-":
         print(render_compare(result, args.mangled))
-    errors = old_summary["errors"] + new_summary["errors"]
     for e in errors:
         print(f"amdocc: {e['error']}", file=sys.stderr)
-    paths = f"{args.paths[0]} and {args.paths[1]}"
-    return nothing_selected(selection, paths) or (2 if errors else (1 if result["failing"] else 0))
+    return nothing_selected(selection, paths) or status
 
 
 def render_compare(result: dict[str, Any], mangled: bool = False) -> str:
@@ -552,6 +595,7 @@ def render_compare(result: dict[str, Any], mangled: bool = False) -> str:
             lines.append(
                 f"  {label}: {display(k['kernel'], mangled)} ({k['target']})"
                 + (f" in {k['member']}" if k["member"] else "")
+                + (f" copy {k['copy'] + 1}" if k.get("copy") else "")
             )
     lines.append(verdict(result["failing"], result["failed_kinds"], result["fail_on"]))
     return "\n".join(lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,9 @@ from .render import table
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..codeobject.model import Kernel
     from ..policy.baseline import Entry
+    from ..policy.budgets import Outcome
     from ..policy.checks import Settings
     from .parallel import Event, FileItem
 
@@ -22,9 +25,15 @@ the kernel's declared size (.reqd_workgroup_size, else .max_flat_workgroup_size)
 under every model (hip, llvm, hw), static plus dynamic LDS against the processor's
 per-workgroup limit, and kernels amdocc cannot model (unknown processor, dynamic-VGPR mode).
 
-A baseline file records accepted violations by kernel, target and rule, so that only new ones
-(or ones worse than accepted) fail; entries nothing matches any more are reported as stale.
-Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml.
+A baseline file records accepted violations by kernel identity (location: the file within a
+directory and the archive member; target id; name; which copy, where a file holds several) and
+rule, so that only new ones (or ones worse than accepted) fail, and an accepted violation in one
+library accepts nothing in another; entries nothing matches any more are reported as stale.
+A baseline of the previous format (no locations) is read, with a notice, and rewritten with
+locations by --update-baseline.
+Settings may also come from [tool.amdocc.check] in the nearest pyproject.toml, with the same
+names and spellings (max-scratch = "1K"); an option given on the command line overrides the
+file's value, and each override is said on stderr (and under "config_overrides" in --json).
 
 --kernel, --target, --device and --what-if select as in every command: kernels are judged on
 the processor named (code that cannot run there only with --what-if, labelled so), and a
@@ -32,6 +41,12 @@ selection that matches nothing exits 2 naming what is there.
 
 Exit status: 0 no new violation, 1 new violations (or stale entries with --fail-on-stale),
 2 bad usage, unreadable input or nothing selected."""
+
+
+def _check_budget(text: str) -> None:
+    from ..policy.budgets import parse
+
+    parse(text.strip())
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,13 +76,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     r.add_argument(
         "--min-occupancy",
-        type=a.Number(0, exclusive=True, what="a number of waves per SIMD"),
+        type=a.WaveFloor(),
         metavar="W",
         help="occupancy floor in waves per SIMD (turns the occupancy rule on)",
     )
-    shared.add_block_argument(
-        r, "block size for the occupancy floor (default: the kernel's declared size)", cfg.MAX_BLOCK
-    )
+    shared.add_block_argument(r, "block size for the occupancy floor (default: the kernel's declared size)")
     r.add_argument(
         "--model",
         type=a.OneOf(cfg.MODELS, "model"),
@@ -76,9 +89,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     r.add_argument(
         "--dynamic-lds",
-        type=a.byte_size(),
+        type=a.LdsSize(),
         metavar="BYTES",
         help="dynamic LDS per workgroup, for the occupancy, launch and lds rules (default 0)",
+    )
+    r.add_argument(
+        "--budget",
+        action="append",
+        type=a.Checked(_check_budget, "spills==0, vgprs<=128", ("", "vgpr<=1", "spills==")),
+        metavar="EXPR",
+        help="per-kernel budget, e.g. 'spills==0, vgprs<=128' or 'attn_*: waves_per_simd[hip]>=2' "
+        "(repeatable; fields and grammar: docs/caches-and-budgets.md)",
     )
     s = parser.add_argument_group("selection")
     shared.add_kernel_argument(s)
@@ -144,6 +165,9 @@ def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
         if found is not None:
             name, config = str(found), cfg.read(found)
     settings, rest = cfg.resolve(flags, config, name)
+    args.config_overrides = cfg.overrides(flags, config, name)  # shown on stderr and in --json
+    for line in args.config_overrides:
+        print(f"amdocc: {line}", file=sys.stderr)
     baseline: Path | None = rest.get("baseline")
     fail_on_stale = bool(rest.get("fail_on_stale"))
     if args.update_baseline and baseline is None:
@@ -176,7 +200,9 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import __version__, check_report, report
+    from ..identity import Numbering
     from ..policy import baseline as bl
+    from ..policy import check_config as cfg
     from . import args as a
     from . import parallel
     from .render import write_report
@@ -186,46 +212,65 @@ def run(args: argparse.Namespace) -> int:
     a.what_if_needs_a_processor(args)
     settings, baseline_path, fail_on_stale = settings_of(args)
     selection = Selection(args.target, args.device, args.kernel, args.what_if)
+    if selection.named is not None:
+        cfg.floor_on(settings, selection.named[1], selection.target_text or "")
     entries: list[Entry] = []
     if baseline_path is not None and not (args.update_baseline and not baseline_path.exists()):
         entries = bl.read(baseline_path)
+        notice = bl.upgrade_notice(baseline_path, entries)
+        if notice:
+            print(f"amdocc: {notice}", file=sys.stderr)
 
     files = parallel.expand(args.paths)
-    spec = (settings.as_dict(), (args.target, args.device, args.kernel, args.what_if))
+    roots = [p for p in args.paths if p != "-" and os.path.isdir(p)]
+    spec = (settings.as_dict(), (args.target, args.device, args.kernel, args.what_if), roots)
     violations: list[dict[str, Any]] = []
     checked: list[tuple[str, str, str, str]] = []  # (path, origin, kernel, target) for JUnit
     errors: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    not_evaluated: dict[tuple[str, str], int] = {}  # (rule, reason) → kernels
+    not_evaluated: dict[tuple[str, str, str | None], int] = {}  # (rule, reason, model) → kernels
     kernels = 0
+    number = Numbering()
     for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, files)):
         if kind == "kernel":
             kernels += 1
+            copy = number(value["location"], value["target"], value["kernel"]).copy
             if args.junit:  # JUnit lists every kernel; the other reports only what failed
                 checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
+            for v in value["violations"]:
+                v["copy"] = copy
             violations += value["violations"]
-            for rule, reason in value["not_evaluated"]:
-                not_evaluated[(rule, reason)] = not_evaluated.get((rule, reason), 0) + 1
+            for rule, reason, model in value["not_evaluated"]:
+                key = (rule, reason, model)
+                not_evaluated[key] = not_evaluated.get(key, 0) + 1
         elif kind == "seen":
             selection.merge(value)
         else:
             (errors if kind == "error" else skipped).append(value)
 
-    def in_scope(e: Entry) -> bool:
-        return e.rule in settings.rules and selection.covers(e.kernel, e.target)
+    from ..policy.budgets import rules_of
 
-    found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"]) for v in violations]
+    budget_rules = set(rules_of(settings.budgets))
+
+    def in_scope(e: Entry) -> bool:
+        return (e.rule in settings.rules or e.rule in budget_rules) and selection.covers(e.kernel, e.target)
+
+    found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"], v["location"], v["copy"]) for v in violations]
     statuses, stale = bl.classify(found, entries, in_scope)
-    accepted = {e.key: e.value for e in entries}
+    by_key = bl.entries_by_key(entries)
     for v, f, status in zip(violations, found, statuses, strict=True):  # classify keeps found's order
         v["status"] = status
-        v["accepted_value"] = accepted.get(f.key)
+        entry = bl.accepted_by(f, by_key)
+        v["accepted_value"] = None if entry is None else entry.value
     result: dict[str, Any] = {
         "settings": settings.as_dict(),
         "baseline": str(baseline_path) if baseline_path is not None else None,
+        "config_overrides": args.config_overrides,
         "violations": violations,
         "stale": [e.as_dict() for e in stale],
-        "not_evaluated": [{"rule": r, "reason": why, "kernels": n} for (r, why), n in not_evaluated.items()],
+        "not_evaluated": [
+            {"rule": r, "reason": why, "kernels": n, "model": model} for (r, why, model), n in not_evaluated.items()
+        ],
         "skipped": skipped,
         "errors": errors,
     }
@@ -272,23 +317,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check_file(
-    item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool]]
+    item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool], list[str]]
 ) -> Iterator[Event]:
     """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
     per part passed over or unreadable, and last ("seen", what the selection passed over)."""
+    import dataclasses
+
     from ..demangle import demangle
     from ..errors import AmdoccError
+    from ..identity import location_of, relative_path
+    from ..integrations.launches import recorded_launch
     from ..policy.checks import Settings, declared_block, evaluate
     from .parallel import kernel_error
     from .selection import Selection, selected_in
 
-    settings_dict, chosen = spec
+    settings_dict, chosen, roots = spec
     settings = Settings(**settings_dict)
     selection = Selection(*chosen)
     where = selection.evaluation()
     for kind, value in selected_in(item, selection):
         if kind == "code_object":
             place = selection.evaluated_as(value.target_id, value.target)
+            location = location_of(relative_path(value.path, roots), value.origin.hops)
             continue
         if kind != "kernel":
             yield kind, value
@@ -301,9 +351,20 @@ def check_file(
             "symbol": kernel.symbol,
             "demangled": demangle(kernel.name),
             **place,
+            "location": location,  # with "copy", numbered by run(): amdocc.identity
         }
         try:
-            verdict = evaluate(kernel, settings, where=where, declared=declared_block(kernel))
+            judged, declared, launch = settings, declared_block(kernel), None
+            if item_path := co.path:  # a launch a Triton cache or .pt2 records: judged at it
+                launch = recorded_launch(
+                    item_path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
+                )
+            if launch is not None:
+                declared = (launch.block_size, f"{launch.source} launch")
+                if not settings.dynamic_lds:
+                    judged = dataclasses.replace(settings, dynamic_lds=launch.dynamic_lds)
+            verdict = evaluate(kernel, judged, where=where, declared=declared)
+            budget_outcomes = budget_check(kernel, judged, where, declared, ident["demangled"])
         except AmdoccError as exc:
             yield "error", kernel_error(co, kernel, exc)
             continue
@@ -314,10 +375,32 @@ def check_file(
                 "violations": [
                     {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
                     for v in verdict.violations
+                ]
+                + [
+                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message}
+                    for b in budget_outcomes
+                    if b.violated
                 ],
-                "not_evaluated": [(n.rule, n.reason) for n in verdict.not_evaluated],
+                "not_evaluated": [(n.rule, n.reason, n.model) for n in verdict.not_evaluated]
+                + [(b.rule, b.message, None) for b in budget_outcomes if not b.violated],
+                "launch": None if launch is None else launch.as_dict(),
             },
         )
+
+
+def budget_check(
+    kernel: Kernel, settings: Settings, where: dict[str, Any], declared: tuple[int | None, str], demangled: str
+) -> list[Outcome]:
+    """The budgets' comparisons on one kernel, at the --block given, else the declared (or
+    recorded) launch."""
+    if not settings.budgets:
+        return []
+    from ..models import occupancy
+    from ..policy.budgets import Facts, evaluate
+
+    block, source = (settings.block, "given") if settings.block else declared
+    facts = Facts(kernel, where, block, source, settings.dynamic_lds, occupancy)
+    return evaluate(settings.budgets, (kernel.name, demangled), facts)
 
 
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}
@@ -352,10 +435,13 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
         )
         lines += [f"  {display(e['kernel'], mangled)} ({e['target']}) {e['rule']}" for e in result["stale"]]
     for n in result["not_evaluated"]:
-        lines.append(f"not evaluated: {n['rule']} on {n['kernels']} kernel(s): {n['reason']}")
+        by = f" by the {n['model']} model (the others judged)" if n.get("model") else ""
+        lines.append(f"not evaluated{by}: {n['rule']} on {n['kernels']} kernel(s): {n['reason']}")
     lines += skipped_lines(result["skipped"])
     s = result["summary"]
     rules = ", ".join(result["settings"]["rules"])
+    if result["settings"].get("budgets"):
+        rules += f"; budgets {'; '.join(result['settings']['budgets'])}"
     if s["violations"]:
         verdict = f"{s['violations']} violation(s): {s['failing']} failing, {s['accepted']} accepted by the baseline"
     else:

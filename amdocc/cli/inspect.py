@@ -27,6 +27,8 @@ largest workgroup size, and findings where metadata and descriptor disagree."""
 
 
 FINDINGS = ("all", "warnings", "errors", "none")
+# Spellings users give --findings (a severity rather than the level's name): each means its level and above.
+FINDINGS_SYNONYMS = (("info", "all"), ("warning", "warnings"), ("warn", "warnings"), ("error", "errors"))
 SEVERITY_SHOWN: dict[str, set[str]] = {
     "all": {"info", "warning", "error"},
     "warnings": {"warning", "error"},
@@ -64,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--findings",
-        type=a.OneOf(FINDINGS, "findings level"),
+        type=a.OneOf(FINDINGS, "findings level", synonyms=FINDINGS_SYNONYMS),
         default=None,
         metavar="{" + ",".join(FINDINGS) + "}",
         help="which findings the table shows: all (info too), warnings (and errors; the "
@@ -118,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         parallel.warm_up()
     failed = shown = 0
     skipped: list[dict[str, Any]] = []
+    passed_over: dict[str, int] = {}  # entries inside files skipped, by why (text mode)
     errors: list[dict[str, Any]] = []
     first = True
     written, warned = 0, False  # --json bytes so far, and whether the note on size was given
@@ -154,9 +157,10 @@ def run(args: argparse.Namespace) -> int:
         elif kind == "skipped":
             if args.json:
                 skipped.append(value)
-            else:
-                origin = f" [{value['origin']}]" if value["origin"] else ""
-                print(f"skipped {value['path']}{origin}: {value['reason']}\n")
+            elif not value["origin"]:  # a whole file amdocc does not read: part of the listing
+                print(f"skipped {value['path']}: {value['reason']}\n")
+            else:  # an entry inside a file (a bundle's host entry): counted, said once at the end
+                passed_over[value["reason"]] = passed_over.get(value["reason"], 0) + 1
         else:
             failed += 1
             errors.append(value)
@@ -166,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
     if selection is not None and not shown:  # filtered, and nothing was
         error(selection.nothing_selected())
         return 2
+    if passed_over and not failed:  # on failure, stderr holds the errors alone
+        error("skipped entries: " + "; ".join(f"{n} {why}" for why, n in passed_over.items()))
     return 2 if failed else 0
 
 

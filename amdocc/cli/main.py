@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import NoReturn
@@ -16,6 +18,10 @@ from ..errors import AmdoccError
 COMMANDS = {
     "inspect": ("amdocc.cli.inspect", "show code objects, kernels, resources and findings"),
     "occupancy": ("amdocc.cli.occupancy", "workgroups per CU for each kernel, the limiter, and the next step"),
+    "best-block": (
+        "amdocc.cli.best_block",
+        "HIP's potential block size and the block to launch (respects .max_flat_workgroup_size)",
+    ),
     "sweep": ("amdocc.cli.sweep", "grid of workgroups per CU over block sizes and dynamic LDS for one kernel"),
     "split": ("amdocc.cli.split", "KV split count for AITER's fp8_mqa_logits from the kernel's occupancy"),
     "gate": ("amdocc.cli.gate", "route a prefill to AITER's asm kernel or CK Tile, with every reason"),
@@ -40,6 +46,7 @@ class Parser(argparse.ArgumentParser):
     (the full usage is in --help) and the error itself."""
 
     def error(self, message: str) -> NoReturn:
+        message = _with_suggestion(message)
         positionals = " ".join(
             _shown(act) + ("..." if act.nargs in ("*", "+") else "")
             for act in self._actions
@@ -47,6 +54,47 @@ class Parser(argparse.ArgumentParser):
         )
         short = f"{self.prog} [options]" + (f" {positionals}" if positionals else "") + f"  (see {self.prog} --help)"
         self.exit(EXIT_INPUT, f"usage: {short}\n{self.prog}: error: {message}\n")
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> object:
+        # amdocc's validated types raise Invalid for a bad value; anything else they raise (a
+        # TableError is a ValueError too) is not the value's fault and must not be turned into
+        # argparse's "invalid X value": it propagates to main, which prints it as one line.
+        from .args import ArgType, Invalid
+
+        if isinstance(action.type, ArgType):
+            try:
+                return action.type(arg_string)
+            except Invalid as exc:
+                raise argparse.ArgumentError(action, str(exc)) from None
+        return super()._get_value(action, arg_string)
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)$")
+
+
+def _with_suggestion(message: str) -> str:
+    """argparse's "invalid choice" (a misspelled command), with the nearest choice suggested."""
+    m = _INVALID_CHOICE.search(message)
+    if not m:
+        return message
+    names = re.findall(r"'([^']*)'", m.group("choices"))
+    close = difflib.get_close_matches(m.group("given"), names, n=1, cutoff=0.6)
+    if not close:
+        return message
+    given, choices = m.group("given"), m.group("choices")
+    return f"{message[: m.start()]}invalid choice: {given!r} (did you mean {close[0]!r}? choose from {choices})"
+
+
+def unrecognized(parser: argparse.ArgumentParser, extra: list[str]) -> str:
+    """ "unrecognized arguments: ...", each misspelled option with the nearest one it has
+    (Python 3.11's argparse suggests none): "--blok (did you mean --block?)"."""
+    options = [o for action in parser._actions for o in action.option_strings]
+    shown = []
+    for arg in extra:
+        name = arg.split("=", 1)[0]
+        close = difflib.get_close_matches(name, options, n=1, cutoff=0.6) if name.startswith("-") else []
+        shown.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
+    return f"unrecognized arguments: {' '.join(shown)}"
 
 
 def _shown(action: argparse.Action) -> str:
@@ -89,29 +137,42 @@ def main(argv: list[str] | None = None) -> int:
     gc.set_threshold(100_000, 50, 100)
     parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
     try:
-        args, extra = parser.parse_known_args(argv)
+        args, extra = parser.parse_known_args(argv)  # an AmdoccError a type meets is caught below
         if extra:
             # Shown with the usage of the subcommand they were given to, not the top level's.
-            getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+            where = getattr(args, "_parser", parser)
+            where.error(unrecognized(where, extra))
     except SystemExit as exc:  # usage errors (2), --help and --version (0): returned, not raised
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
+    except AmdoccError as exc:  # a bad table read while checking a value
+        print(f"amdocc: {exc}", file=sys.stderr)
+        return exc.exit_code
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT
+    from .output import guarded_stdout
+
     try:
+        from .. import env
+
+        for warning in env.check("amdocc"):  # a bad AMDOCC_* value: UsageError, exit 2
+            print(f"amdocc: warning: {warning}", file=sys.stderr)
         run: Callable[[argparse.Namespace], int] = importlib.import_module(args._module).run
-        return run(args)
+        # A closed standard output (head -1) drops what is left to print; the command still
+        # runs to its end and its exit status is the verdict (amdocc.cli.output).
+        with guarded_stdout():
+            return run(args)
 
     except AmdoccError as exc:
         print(f"amdocc: {exc}", file=sys.stderr)
-        from ..runtime.hip import HipUnavailable
-
-        return EXIT_RUNTIME if isinstance(exc, HipUnavailable) else EXIT_INPUT
+        return exc.exit_code  # each error class says its status (errors.py; 3: HipUnavailable)
     except BrokenPipeError:
-        # Output piped into head(1) and closed early: not an error worth a traceback.
+        # Only output written around the guard can get here (standard output is guarded above):
+        # the verdict is unknown, so it is not reported as success.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
+        print("amdocc: standard output closed before the command finished", file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
 

@@ -28,11 +28,12 @@ if TYPE_CHECKING:
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
 
-Models: hip (default) reproduces hipModuleOccupancyMaxActiveBlocksPerMultiprocessor for a named
-runtime era (--hip-profile); llvm reproduces LLVM's '; Occupancy:' (waves per SIMD; without
---block over the flat workgroup range 1..max_flat_workgroup_size) under the rules of the LLVM
-that built the kernel (--llvm-version); hw estimates what the
-hardware does from the descriptor's allocation.
+Models: hip (default) reproduces hipModuleOccupancyMaxActiveBlocksPerMultiprocessor for a ROCm
+release (--hip-profile; default rocm-7.14, the newest release a real runtime has confirmed; a
+profile that does not run the kernel's processor is an error unless --what-if); llvm reproduces
+LLVM's '; Occupancy:' (waves per SIMD; without --block over the flat workgroup range
+1..max_flat_workgroup_size) under the rules of the LLVM that built the kernel (--llvm-version);
+hw estimates what the hardware does from the descriptor's allocation.
 
 File mode reads PATHs; with --target or --device only the code objects that can run there are
 evaluated (a generic code object as the member it stands for); --what-if evaluates the others
@@ -84,8 +85,9 @@ MODEL_FLAGS = (
         "profile",
         dict(
             metavar="NAME",
-            type=a.OneOf(_hip_profiles, "HIP profile"),
-            help="hip: the HIP runtime era to reproduce (default: newest; see --list-profiles)",
+            type=a.ProfileName(_hip_profiles, "HIP profile"),
+            help="hip: the HIP runtime release to reproduce (a patch release such as rocm-6.4.1 names its line; "
+            "default: the newest release a real runtime has confirmed; develop only by name; see --list-profiles)",
         ),
     ),
     ModelFlag(
@@ -155,7 +157,7 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
     )
     m.add_argument("--agprs", type=a.integer(0), help=".agpr_count (reported; added only with --arch-vgprs)")
     m.add_argument("--sgprs", type=a.integer(0), help=".sgpr_count (default 0)")
-    m.add_argument("--lds", type=a.byte_size(), metavar="BYTES", help="static LDS (default 0)")
+    m.add_argument("--lds", type=a.LdsSize(), metavar="BYTES", help="static LDS (default 0)")
     m.add_argument(
         "--wave",
         type=a.OneOf(("32", "64"), "wave size", int),
@@ -169,7 +171,7 @@ def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
         help="WGP mode (the default where it exists); with PATHs: of kernels whose code object does not record it",
     )
     mode.add_argument("--cu-mode", action="store_true", help="CU mode (with PATHs: as --wgp)")
-    m.add_argument("--max-flat-workgroup-size", type=a.integer(1, 1024), metavar="N", help=".max_flat_workgroup_size")
+    m.add_argument("--max-flat-workgroup-size", type=a.WorkgroupSize(), metavar="N", help=".max_flat_workgroup_size")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -185,10 +187,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dynamic-lds",
-        type=a.byte_size(),
-        default=0,
+        type=a.LdsSize(),
+        default=None,
         metavar="BYTES",
-        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix)",
+        help="dynamic LDS per workgroup (bytes, or with a K/KiB suffix; default 0, or the launch a Triton "
+        "cache or AOTInductor package records)",
     )
     add_kernel_argument(parser)
     add_mangled_argument(parser)
@@ -223,8 +226,20 @@ def check_mode(args: argparse.Namespace, file_dests: tuple[str, ...] = FILE_DEST
                 "llvm and hw models; the hip model reads the metadata's .workgroup_processor_mode, as HIP does",
             )
     else:
-        a.refuse(args, file_dests, "only applies to kernels read from a PATH, and none is given")
+        # numbers typed in describe the processor named; a what-if can still ask a HIP profile
+        # about a processor its runtime does not run
+        manual = ("what_if",) if a.given(args, "hip_profile") else ()
+        a.refuse(
+            args,
+            tuple(d for d in file_dests if d not in manual),
+            "only applies to kernels read from a PATH, and none is given",
+        )
     a.what_if_needs_a_processor(args)
+
+
+def asked_what_if(args: argparse.Namespace, usage: KernelUsage) -> dict[str, Any]:
+    """amdocc.occupancy's what-if keywords for a usage already placed on its processor."""
+    return {"target": usage.target, "what_if": True} if getattr(args, "what_if", False) else {}
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -329,8 +344,9 @@ def run(args: argparse.Namespace) -> int:
         target=args.target,
         device=args.device,
         block_size=args.block,
-        dynamic_lds=args.dynamic_lds,
+        dynamic_lds=args.dynamic_lds or 0,
         model=args.model,
+        what_if=bool(args.what_if),
         **options,
     )
     results = [
@@ -344,12 +360,19 @@ def run(args: argparse.Namespace) -> int:
             demangled="manual",
             target=usage.target.name,
             block_source="given",
+            dynamic_lds_source="default" if args.dynamic_lds is None else "given",
+            launch=None,
         )
     ]
     if args.json:
         sys.stdout.write(report.dumps({"results": results, "skipped": [], "errors": []}) + "\n")
     else:
+        from .notices import Notices
+
+        notices = Notices()  # diagnostics to standard error
+        notices.take_warnings(results)
         print(render(results))
+        notices.flush()
     return 0
 
 
@@ -362,7 +385,7 @@ class Spec:
     kernel: str | None
     what_if: bool
     block: int | None
-    dynamic_lds: int
+    dynamic_lds: int | None  # None: not given (0, or the recorded launch's)
     model: str
     options: dict[str, Any]
     as_json: bool
@@ -389,8 +412,11 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
         args.json,
         "wgp" if args.wgp else ("cu" if args.cu_mode else None),
     )
+    from .notices import Notices
+
     skipped: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    notices = Notices()  # warnings, once per target and message with a count, on standard error
     shown = 0
     if args.json:
         sys.stdout.write('{"results": [')
@@ -408,10 +434,12 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
             shown += len(value)
         else:
+            notices.take_warnings(value, args.mangled)
             print(render(value, mangled=args.mangled))
             shown += len(value)
     if args.json:
         sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+    notices.flush()
     if not shown:
         if not selection.matched:  # kernels that were selected but failed are already reported
             print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
@@ -426,6 +454,7 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
     from .. import report
     from ..demangle import demangle
     from ..errors import AmdoccError
+    from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
     from ..models.nextstep import next_step
     from .parallel import kernel_error, read
@@ -441,10 +470,20 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
         for kernel in selection.kernels_of(co):
             block, source = block_for(kernel, spec.block, spec.model)
             try:
+                launch = recorded_launch(
+                    co.path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
+                )
+                dynamic_lds = spec.dynamic_lds or 0
+                lds_source = "default" if spec.dynamic_lds is None else "given"
+                if launch is not None and spec.model != "llvm":  # llvm: the compiler's own view
+                    if spec.block is None:
+                        block, source = launch.block_size, f"{launch.source} launch"
+                    if spec.dynamic_lds is None:
+                        dynamic_lds, lds_source = launch.dynamic_lds, f"{launch.source} launch"
                 occ = occupancy(
                     kernel,
                     block_size=block,
-                    dynamic_lds=spec.dynamic_lds,
+                    dynamic_lds=dynamic_lds,
                     model=spec.model,
                     mode=spec.mode,
                     **where,
@@ -465,6 +504,8 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
                 demangled=demangle(kernel.name),
                 target=str(co.target_id),
                 block_source=source,
+                dynamic_lds_source=lds_source,
+                launch=None if launch is None else launch.as_dict() | {"label": launch.label},
             )
             rows.append(report.dumps(row) if spec.as_json else row)
         if rows:
@@ -486,6 +527,8 @@ def _list_profiles() -> int:
             print(f"{name}{mark}  {p.release_name}  {p.dates}\n    {p.unknown or p.changes}\n    source: {p.source}")
             if p.evidence:
                 print(f"    evidence: {p.evidence}")
+            if p.confirmed:
+                print(f"    confirmed: {p.confirmed}")
             reports = p.reports
             if reports is not None and reports != p.release:
                 print(f"    hipRuntimeGetVersion(): HIP {reports[0]}.{reports[1]}")
@@ -573,6 +616,8 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
             notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}")
         for w in r["warnings"]:
             notes.append(f"    {name}: warning: {w}")
+        if r.get("launch"):
+            notes.append(f"    {name}: {r['launch']['label']}")
     # The llvm model over the flat workgroup range counts its limits in waves per SIMD.
     per = f"workgroups/{unit}" if results[0]["block_size"] is not None else "waves/SIMD"
     text = table(

@@ -65,6 +65,7 @@ def jobs_for(requested: int | None, files: int | list[tuple[str, bool]]) -> int:
     many files or for one input large enough to cut into parts, else one."""
     count = files if isinstance(files, int) else len(files)
     if requested is not None and requested > 0:
+        requested = capped_jobs(requested)
         return min(requested, max(count, 1)) if isinstance(files, int) else requested
     if count >= MIN_FILES_FOR_POOL:
         return idle_cpus()
@@ -73,12 +74,30 @@ def jobs_for(requested: int | None, files: int | list[tuple[str, bool]]) -> int:
     return 1
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, as taskset(1) sets it)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def capped_jobs(requested: int) -> int:
+    """--jobs N, at most the CPUs available: more processes than CPUs only wait for one another
+    and add their memory (--jobs 5000 would start 5,000 interpreters). Above it, a warning on
+    stderr says so and the CPU count is used."""
+    cpus = available_cpus()
+    if requested <= cpus:
+        return requested
+    print(
+        f"amdocc: warning: --jobs {requested} is more than the {cpus} CPU(s) this process may use; using {cpus}",
+        file=sys.stderr,
+    )
+    return cpus
+
+
 def idle_cpus() -> int:
     """CPUs not busy with other work, at least one: the CPU count less the processes running
     elsewhere right now. On a machine other work keeps busy, workers that wait for a core are
     slower than one process; on a quiet one every core is used."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, cpus - running_elsewhere())
+    return max(1, available_cpus() - running_elsewhere())
 
 
 def running_elsewhere(loadavg: str = "/proc/loadavg") -> int:
@@ -116,11 +135,12 @@ def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
     wheel cut into parts (``containers.plan``). Role "last" ends a file (for the progress
     line), "part" does not, and "local" is a large file that cannot be cut: the main process
     streams it, so no worker holds its whole output."""
-    from ..containers import plan
+    from ..containers import Limits, plan
 
+    limits = Limits.from_env()
     for path, in_directory in files:
         big = path != "-" and _size(path) >= SPLIT_BYTES
-        parts = plan(path, spill_dir=spill_dir) if big else None
+        parts = plan(path, limits, spill_dir=spill_dir) if big else None
         if parts:
             for i, part in enumerate(parts):
                 yield (part, False), "last" if i == len(parts) - 1 else "part"

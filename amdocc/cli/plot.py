@@ -74,13 +74,21 @@ class Point:
     block: int | None
     dynamic_lds: int = 0
     device: str | None = None
+    what_if: bool = False  # --what-if: a HIP profile named may answer with its refusal
 
     def at(self, usage: KernelUsage, block: int | None, dynamic_lds: int) -> Occupancy:
         """The model's answer for ``usage`` at ``block`` and ``dynamic_lds`` on this device."""
         from ..models import occupancy
 
+        where: dict[str, Any] = {"target": usage.target, "what_if": True} if self.what_if else {}
         return occupancy(
-            usage, device=self.device, block_size=block, dynamic_lds=dynamic_lds, model=self.model, **self.options
+            usage,
+            device=self.device,
+            block_size=block,
+            dynamic_lds=dynamic_lds,
+            model=self.model,
+            **where,
+            **self.options,
         )
 
 

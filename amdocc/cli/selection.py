@@ -81,8 +81,8 @@ def add_jobs_argument(parser: Parser) -> None:
 
 
 def add_block_argument(parser: Parser, text: str, maximum: int | None = None) -> None:
-    """--block, the workgroup size in threads (>= 1, and at most ``maximum`` where the command caps it)."""
-    parser.add_argument("--block", type=a.integer(1, maximum), metavar="N", help=text)
+    """--block, the workgroup size in threads (1 to the largest workgroup any processor launches)."""
+    parser.add_argument("--block", type=a.WorkgroupSize(maximum=maximum), metavar="N", help=text)
 
 
 class Selection:

@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     occ.add_argument("--occupancy", type=a.integer(1), help="blocks per CU, if known (instead of a PATH)")
     add_kernel_argument(occ, "the kernel in PATH (name, demangled name or symbol)")
     add_block_argument(occ, "threads per block of the kernel")
-    occ.add_argument("--dynamic-lds", type=a.byte_size(), default=0, help="dynamic LDS bytes per block")
+    occ.add_argument("--dynamic-lds", type=a.LdsSize(), default=0, help="dynamic LDS bytes per block")
     occ.add_argument(
         "--what-if",
         action="store_true",

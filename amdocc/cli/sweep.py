@@ -10,6 +10,7 @@ from . import args as a
 from .occupancy import (
     add_manual_arguments,
     add_model_arguments,
+    asked_what_if,
     check_mode,
     manual_usage,
     model_options,
@@ -39,14 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mangled_argument(parser)
     parser.add_argument(
         "--blocks",
-        type=a.integers(1),
+        type=a.ListOf(a.WorkgroupSize()),
         metavar="N,N,...",
-        help="block sizes, each >= 1 (default: wave multiples up to the kernel's limit, in steps)",
+        help="block sizes, each 1 to 1024 (default: wave multiples up to the kernel's limit, in steps)",
     )
     parser.add_argument(
         "--dynamic-lds",
         dest="dynamic_lds_grid",
-        type=a.byte_sizes(),
+        type=a.ListOf(a.LdsSize()),
         metavar="B,B,...",
         help="dynamic LDS sizes in bytes (default: 0 and powers of two up to the target's limit)",
     )
@@ -131,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     unit: str | None = None
     for dyn in lds_sizes:
         for block in blocks:
-            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model, **options)
+            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model,
+                            **asked_what_if(args, usage), **options)  # fmt: skip
             unit = unit or occ.unit
             grid.append(
                 {
@@ -190,7 +192,8 @@ def _plot(
         "given": "--block",
     }.get(source, source)
     dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
-    plot_sweep(args.plot, Point(usage, args.model, options, block, dynamic_lds, args.device), title, source)
+    point = Point(usage, args.model, options, block, dynamic_lds, args.device, bool(getattr(args, "what_if", False)))
+    plot_sweep(args.plot, point, title, source)
     print(f"plot written to {args.plot}", file=sys.stderr)
 
 

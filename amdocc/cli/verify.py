@@ -30,13 +30,15 @@ def _hip_profiles() -> dict[str, HipProfile]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="+", metavar="PATH")
-    parser.add_argument("--blocks", type=a.integers(1), default=[64, 128, 256, 512, 1024], metavar="N,N,...")
-    parser.add_argument("--dynamic-lds", type=a.byte_sizes(), default=[0, 16384], metavar="B,B,...")
+    parser.add_argument(
+        "--blocks", type=a.ListOf(a.WorkgroupSize()), default=[64, 128, 256, 512, 1024], metavar="N,N,..."
+    )
+    parser.add_argument("--dynamic-lds", type=a.ListOf(a.LdsSize()), default=[0, 16384], metavar="B,B,...")
     add_kernel_argument(parser)
     parser.add_argument(
         "--hip-profile",
         metavar="NAME",
-        type=a.OneOf(_hip_profiles, "HIP profile"),
+        type=a.ProfileName(_hip_profiles, "HIP profile"),
         help="the HIP profile to compare with (default: the runtime's own release, from hipRuntimeGetVersion())",
     )
     parser.add_argument(

@@ -7,6 +7,8 @@ library out of amdocc's dependencies; anything else is reported as an error, not
 
 from __future__ import annotations
 
+from ..errors import FormatError
+
 MAX_DEPTH = 64
 
 # A value of the subset: a scalar, a sequence or a mapping.
@@ -15,8 +17,9 @@ Value = str | int | bool | None | list["Value"] | dict[str, "Value"]
 Line = tuple[int, str, int]
 
 
-class YamlSubsetError(ValueError):
-    """Text outside the subset; ``line`` is the 1-based line it was met on, when known."""
+class YamlSubsetError(FormatError, ValueError):
+    """Text outside the subset; ``line`` is the 1-based line it was met on, when known. A
+    FormatError (the note's text does not follow its format), and a ValueError as before."""
 
     def __init__(self, message: str, line: int | None = None):
         super().__init__(f"line {line}: {message}" if line is not None else message)

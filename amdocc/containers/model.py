@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import AmdoccError, Origin
@@ -37,31 +38,35 @@ class Failed:
     error: AmdoccError
 
 
-def _env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Safety bounds for untrusted input. Each can be raised by its environment variable."""
+    """Safety bounds for untrusted input. ``Limits()`` holds the built-in defaults;
+    :meth:`from_env` reads each bound's environment variable when it is called."""
 
     # Largest payload one compressed bundle may expand to (bytes).
-    max_decompressed: int = _env_int("AMDOCC_MAX_DECOMPRESSED", 1 << 30)
+    max_decompressed: int = 1 << 30
     # How many container layers may wrap a code object (bundle in CCOB in section ...).
-    max_depth: int = _env_int("AMDOCC_MAX_DEPTH", 8)
+    max_depth: int = 8
     # Entries one bundle or section may declare.
-    max_entries: int = _env_int("AMDOCC_MAX_ENTRIES", 1 << 16)
+    max_entries: int = 1 << 16
     # Files above this size are mapped instead of read (archive members: spilled to a
     # temporary file, then mapped).
-    mmap_threshold: int = _env_int("AMDOCC_MMAP_THRESHOLD", 64 << 20)
+    mmap_threshold: int = 64 << 20
     # Bytes one zip archive (a wheel) may expand to, nested archives included.
-    max_archive_bytes: int = _env_int("AMDOCC_MAX_ARCHIVE_BYTES", 8 << 30)
+    max_archive_bytes: int = 8 << 30
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """The defaults, each replaced by its variable when that is set (``AMDOCC_MAX_DEPTH`` for
+        ``max_depth``, and so on; byte bounds take K/M/G suffixes). A value that is not a whole
+        number >= 0 is a UsageError naming the variable (amdocc.env)."""
+        from .. import env
+
+        given = {field: env.read(f"AMDOCC_{field.upper()}", environ) for field in cls.__slots__}
+        return cls(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = Limits()  # the built-in bounds, whatever the environment says
 
 # What the scanner yields.
 Item = Blob | Skipped | Failed

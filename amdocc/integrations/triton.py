@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import UsageError
+from ..numbers import in_range
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -61,7 +62,7 @@ def _count(meta: Any, name: str, *, minimum: int) -> int:
     value = _get(meta, name, None)
     if value is None:
         raise UsageError(f"Triton metadata has no {name!r}")
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not in_range(value, minimum):
         raise UsageError(f"Triton metadata {name!r} is {value!r}, not an integer >= {minimum}")
     return value
 

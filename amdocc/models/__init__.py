@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..codeobject.target_id import TargetId
 from ..errors import UsageError
+from ..numbers import whole_number
 from ..targets import Target
 from .applicable import check as check_applicable
 from .compat import IncompatibleTarget, device_id, place
 from .hip import hip_occupancy
+from .hip_profiles import ProfileDoesNotRun, check_runs, get_profile
 from .hw import hw_occupancy
 from .llvm import llvm_occupancy
 from .llvm_rules import version_option
@@ -50,6 +52,7 @@ __all__ = [
     "IncompatibleTarget",
     "KernelUsage",
     "Occupancy",
+    "ProfileDoesNotRun",
     "answer_key",
     "from_kernel",
     "manual",
@@ -100,8 +103,7 @@ def _built_for(kernel_or_resources: Subject) -> tuple[TargetId | None, Target | 
 
 
 def _whole(value: object, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} must be a whole number, not {value!r}")
+    whole_number(value, name)
 
 
 def occupancy(
@@ -125,7 +127,10 @@ def occupancy(
     HIP, its LDS) names where to evaluate. A kernel is evaluated only where its code object can
     run (its processor with matching xnack/sramecc modes, or a member of its generic family);
     elsewhere this raises an AmdoccError naming both, unless ``what_if=True``, and then the
-    record says ``what_if``. Options: hip ``profile``; llvm ``llvm_version`` (a version such as "22.1.8" or
+    record says ``what_if``. Options: hip ``profile`` (a profile of tables/hip_profiles.toml, or a
+    patch release such as "rocm-6.4.1" for its line; default: the newest release a real runtime has
+    confirmed, rocm-7.14; a profile named here whose runtime does not run the processor raises
+    ProfileDoesNotRun naming both, unless ``what_if=True``); llvm ``llvm_version`` (a version such as "22.1.8" or
     "24.0.0git", "main", or a rule set of tables/llvm_rules.toml; default: the compiler the code
     object names; ``lds_granule_rounding=True`` / ``sgpr_trap_reserve=True`` are spellings of the
     version that brought them); hw ``trap_reserve``. ``mode`` ("wgp" or "cu") chooses the CU/WGP
@@ -135,6 +140,36 @@ def occupancy(
     reads the metadata as HIP does, takes no ``mode``. A dynamic-VGPR kernel, or a processor fact
     no public source pins that the model needs, is refused with a UsageError that gives the reason.
     """
+    return evaluate(
+        kernel_or_resources,
+        target=target,
+        device=device,
+        block_size=block_size,
+        dynamic_lds=dynamic_lds,
+        model=model,
+        what_if=what_if,
+        mode=mode,
+        profile_named=True,
+        **options,
+    )
+
+
+def evaluate(
+    kernel_or_resources: Subject,
+    *,
+    target: Target | str | None = None,
+    device: Device | str | None = None,
+    block_size: int | None = None,
+    dynamic_lds: int = 0,
+    model: str = "hip",
+    what_if: bool = False,
+    mode: str | None = None,
+    profile_named: bool = True,
+    **options: Any,
+) -> Occupancy:
+    """:func:`occupancy`, for callers that choose the HIP profile themselves: with
+    ``profile_named=False`` (a profile picked from a live runtime's version, not by the user) a
+    profile whose runtime does not run the processor answers with its refusal instead of raising."""
     opts = _model_options(model, options)
     if mode is not None and model == "hip":
         raise UsageError(
@@ -148,8 +183,13 @@ def occupancy(
     _whole(dynamic_lds, "dynamic_lds")
     if dynamic_lds < 0:
         raise UsageError("dynamic LDS cannot be negative")
-    if what_if and target is None and device is None:
+    local = getattr(kernel_or_resources, "launchable", True) is False  # a relocatable's local counts
+    if what_if and target is None and device is None and not local:
         raise UsageError("what_if needs target= or device=: the processor to evaluate on")
+    if local and not what_if:
+        raise IncompatibleTarget(
+            f"{_LOCAL_COUNTS}; ask for a what-if (what_if=True, or --what-if with --target) to evaluate it anyway"
+        )
     code, code_target = _built_for(kernel_or_resources)
     where = place(code, code_target, target, device, what_if=what_if)
     lds_bytes = None
@@ -163,11 +203,30 @@ def occupancy(
             f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
             f"only wave{'/'.join(map(str, usage.target.wave_sizes))}: no evaluation there can be right"
         )
+    if model == "hip" and profile_named:
+        _profile_runs(usage.target, dict(opts).get("profile"), what_if)
     occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     if where is not None and where.built_for is not None:
         warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
         occ = occ._replace(built_for=where.built_for, what_if=where.what_if, warnings=warnings)
+    if local:
+        occ = occ._replace(what_if=True, warnings=(*occ.warnings, f"what-if: {_LOCAL_COUNTS}"))
     return occ
+
+
+def _profile_runs(t: Target, name: str | None, what_if: bool) -> None:
+    """A HIP profile named by the caller must run the processor, unless a what-if is asked for
+    (then the record says that runtime does not run it). The default profile is not checked: its
+    refusal is an answer (the record's error), not a usage error."""
+    if name is not None and not what_if:
+        check_runs(get_profile(name), t)
+
+
+# Why a relocatable's kernel gets no plain answer (codeobject/linking.py; llvm #192594).
+_LOCAL_COUNTS = (
+    "its code object is a relocatable or object-linking object: local counts, not launchable as built "
+    "(the linked kernel may need what its callees use)"
+)
 
 
 def _model_options(model: str, options: dict[str, Any]) -> Options:

@@ -70,7 +70,16 @@ def refusal(usage: KernelUsage, model: str) -> str | None:
     return None
 
 
+class ModelUnavailable(UsageError):
+    """A model cannot answer for this kernel (a fact it needs is unknown, or dynamic VGPRs):
+    the other models may still answer, and callers that ask several keep their answers."""
+
+    def __init__(self, message: str, model: str) -> None:
+        super().__init__(message)
+        self.model = model
+
+
 def check(usage: KernelUsage, model: str) -> None:
     why = refusal(usage, model)
     if why:
-        raise UsageError(why)
+        raise ModelUnavailable(why, model)

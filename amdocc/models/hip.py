@@ -89,8 +89,10 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     # Until 2025 postLoad overwrote the metadata wave size with the device's (32 on RDNA).
     wave = u.wave if p.wave_size == "metadata" else t.default_wave
     wgp_mode = p.parses_wgp(u.wgp_metadata)
-    # Runtimes up to 6.4 took gfx9's SIMD count from the device and ignored WGP mode there.
-    wgp = wgp_mode and (p.simd_count == "isa" or t.wgp)
+    # ROCm <= 5.5 ("device"): the device's SIMDs per CU, doubled on every processor with WGPs
+    # because the runtime runs in WGP mode there (GPU_ENABLE_WGP_MODE, on by default), whatever the
+    # kernel. Runtimes up to 6.4 took gfx9's SIMD count from the device and ignored WGP mode there.
+    wgp = t.wgp if p.simd_count == "device" else wgp_mode and (p.simd_count == "isa" or t.wgp)
     empty = _Budget(
         wave=wave,
         max_waves=max_waves,
@@ -223,7 +225,8 @@ class _Shape(TypedDict):
 def hip_occupancy(
     u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, profile: str | None = None, lds_bytes: int | None = None
 ) -> Occupancy:
-    """Blocks per CU as the named HIP runtime answers (default: ROCm develop)."""
+    """Blocks per CU as the named HIP runtime answers (default: the table's default release,
+    the newest one a real runtime has confirmed; ROCm develop only when named)."""
     p = get_profile(profile)
     check_sizes(u, dynamic_lds)
     t = u.target
@@ -304,7 +307,12 @@ def _warnings(u: KernelUsage, p: HipProfile, b: _Budget, dynamic_lds: int) -> li
         warnings.append(
             f"this runtime takes the wave size from the device ({b.wave}), not the kernel's .wavefront_size {u.wave}"
         )
-    if t.wgp and u.wgp_metadata not in (None, "0", "false") and not b.wgp_mode:
+    if p.wgp_parse == "none" and t.wgp:
+        warnings.append(
+            "this runtime does not read .workgroup_processor_mode: it runs in WGP mode "
+            "(GPU_ENABLE_WGP_MODE, on by default) and counts every kernel per WGP"
+        )
+    elif t.wgp and u.wgp_metadata not in (None, "0", "false") and not b.wgp_mode:
         warnings.append(
             f"this runtime reads .workgroup_processor_mode {u.wgp_metadata!r} as off (it accepts only "
             '"true", and LLVM writes 1), so it counts per CU, not per WGP'

@@ -1,19 +1,23 @@
 """Which HIP runtime the ``hip`` model reproduces: the profiles of ``tables/hip_profiles.toml``.
 
-One profile per ROCm release line (read from that release's tagged CLR source, or inferred from the
-develop history around it when the tag was not readable: ``evidence``) plus ROCm develop. A profile
-says which processors the runtime runs and with which VGPR file, and how its occupancy function,
-metadata parse and module wrapper behave. This module only reads the table and maps a
+One profile per ROCm release line (read from that release's tagged source: hipamd and ROCclr up to
+ROCm 5.5, CLR from 5.6; or inferred from the develop history around it when the tag was not
+readable: ``evidence``) plus two ROCm develop snapshots. A profile says which processors the
+runtime runs and with which VGPR file, and how its occupancy function, metadata parse and module
+wrapper behave. The default is the newest release whose answers a real runtime has confirmed
+(``default`` in the table); ``develop`` is used only when named. A patch release
+(``rocm-6.4.1``) names its release line's profile. This module only reads the table and maps a
 ``hipRuntimeGetVersion()`` value onto a profile; the arithmetic lives in :mod:`.hip`.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UnknownTargetError
+from ..errors import TableError, UnknownTargetError, UsageError
 from ..tabledata import load_table
 from ..targets import Target
 
@@ -47,8 +51,9 @@ class HipProfile:
     source: str
     unknown: str | None  # why this release cannot be reproduced (then nothing else is set)
     evidence: str | None = None  # "inferred from ...": not read at the release's own tag
+    confirmed: str | None = None  # how the release's own runtime confirmed the profile's answers
     hip_version: tuple[int, int] | None = None  # what its runtime reports, when not `release`
-    vgpr_table: dict[str, Any] | None = None  # processor (or "base") → [VGPRs, granule] or "targets"
+    vgpr_table: dict[str, Any] | None = None  # processor → [VGPRs per SIMD, granule]
     vgpr_guard: str = "vgprs"
     zero_vgpr_waves: str = "hipErrorUnknown"
     caller_value: str = "unchanged"
@@ -70,10 +75,16 @@ class HipProfile:
         its source: TheRock 7.9.0's runtime, for one, reports HIP 7.1)."""
         return self.hip_version or self.release
 
+    def runs(self, target: Target) -> bool:
+        """Whether this runtime runs ``target`` at all (its device table lists it). Only for known
+        profiles."""
+        return self.vgpr_file(target) is not None
+
     @property
     def inferred(self) -> str | None:
-        """The warning every answer of a profile established by inference carries."""
-        return f"HIP profile {self.name} is {self.evidence}" if self.evidence else None
+        """The warning every answer of a profile established by inference carries; none once the
+        release's own runtime has confirmed its answers (``confirmed``: the evidence stays as data)."""
+        return f"HIP profile {self.name} is {self.evidence}" if self.evidence and not self.confirmed else None
 
     def behaviour(self) -> tuple[object, ...]:
         """Everything that decides an answer (two profiles with equal behaviour answer alike)."""
@@ -83,17 +94,14 @@ class HipProfile:
         """[VGPRs per SIMD, granule] in HIP's units (wave32 on gfx10+); None when this runtime does
         not run the processor. Only for known profiles."""
         assert self.vgpr_table is not None, f"HIP profile {self.name} is unknown: it has no VGPR table"
-        value = self.vgpr_table.get(target.name, self.vgpr_table.get("base"))
-        if value is None:
-            return None
-        if value == "targets":
-            wave = target.default_wave
-            return target.vgprs[wave], target.vgpr_alloc_granule[wave]
-        return int(value[0]), int(value[1])
+        value = self.vgpr_table.get(target.name)
+        return None if value is None else (int(value[0]), int(value[1]))
 
     def parses_wgp(self, metadata_text: str | None) -> bool:
         """Whether HIP reads .workgroup_processor_mode as on. ``metadata_text`` is the note's value
         as comgr renders it (a usage's ``wgp_metadata``): LLVM writes the integer 1, i.e. "1"."""
+        if self.wgp_parse == "none":  # ROCm <= 5.5: the key is not read at all
+            return False
         return metadata_text == "true" or (self.wgp_parse == "true-or-1" and metadata_text == "1")
 
 
@@ -118,7 +126,7 @@ def _release(text: str | None) -> tuple[int, int] | None:
 
 def _evidence(name: str, text: str | None) -> str | None:
     if text is not None and not text.startswith("inferred from "):
-        raise ValueError(
+        raise TableError(
             f'{TABLE}: profile {name!r}: evidence must say what it is inferred from ("inferred from ..."), got {text!r}'
         )
     return text
@@ -138,6 +146,7 @@ def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
             source=row["source"],
             unknown=row.get("unknown"),
             evidence=_evidence(name, row.get("evidence")),
+            confirmed=row.get("confirmed"),
             hip_version=_release(row.get("hip_version")),
         )
         if common["unknown"]:
@@ -160,7 +169,7 @@ def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
     aliases = dict(raw.get("aliases", {}))
     for alias, target in aliases.items():
         if target not in profiles or alias in profiles:
-            raise ValueError(f"{TABLE}: alias {alias!r} -> {target!r} is not a profile of its own")
+            raise TableError(f"{TABLE}: alias {alias!r} -> {target!r} is not a profile of its own")
     return profiles, aliases, raw["default"]
 
 
@@ -179,16 +188,50 @@ def default_profile_name() -> str:
     return _table()[2]
 
 
+# A patch release of a release line: rocm-6.4.1, rocm-7.14.1, rocm-5.2.3.
+_PATCH_RELEASE = re.compile(r"rocm-(\d+)\.(\d+)\.\d+")
+
+
+def canonical_name(name: str) -> str:
+    """The profile name ``name`` stands for: a patch release (``rocm-6.4.1``) names the profile of
+    its release line (``rocm-6.4``) when there is one; any other name is returned as given."""
+    m = _PATCH_RELEASE.fullmatch(name)
+    if m is not None and name not in profiles():
+        line = f"rocm-{int(m.group(1))}.{int(m.group(2))}"
+        if line in _table()[0]:
+            return line
+    return name
+
+
 @functools.cache
 def get_profile(name: str | None) -> HipProfile:
-    name = name or default_profile_name()
+    name = canonical_name(name) if name else default_profile_name()
     try:
         return profiles()[name]
     except KeyError:
         known = ", ".join(_table()[0])
         raise UnknownTargetError(
-            f"unknown HIP profile {name!r} (known: {known}; aliases: {', '.join(_table()[1])})"
+            f"unknown HIP profile {name!r} (known: {known}; aliases: {', '.join(_table()[1])}; "
+            "a patch release such as rocm-6.4.1 names its release line)"
         ) from None
+
+
+class ProfileDoesNotRun(UsageError):
+    """A HIP profile was asked about a processor its runtime does not run."""
+
+
+def check_runs(profile: HipProfile, target: Target) -> None:
+    """Raise :class:`ProfileDoesNotRun` naming both when ``profile``'s runtime does not run
+    ``target`` (its device table does not list it)."""
+    if profile.unknown is not None or profile.runs(target):
+        return
+    others = [p.name for p in _table()[0].values() if p.unknown is None and p.release is not None and p.runs(target)]
+    which = f"profiles that run it: {', '.join(others)}" if others else "no release profile runs it"
+    raise ProfileDoesNotRun(
+        f"HIP profile {profile.name} ({profile.release_name}) does not run {target.name}: its runtime's "
+        f"device table does not list it ({which}); ask for a what-if (what_if=True, or --what-if) "
+        "to see that profile's refusal anyway"
+    )
 
 
 def decode_runtime_version(version: int) -> tuple[int, int, int]:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codeobject.producer import Producer, is_snapshot
-from ..errors import UsageError
+from ..errors import TableError, UsageError
+from ..numbers import in_range
 from ..tabledata import load_table
 from ..targets import Target, wave_map
 
@@ -118,7 +119,7 @@ def known_compilers() -> tuple[KnownCompiler, ...]:
     for commit, row in load_table("llvm_rules.toml").get("compilers", {}).items():
         rules = rules_named(row["rules"])
         if rules is None or len(commit) < MIN_COMMIT_DIGITS or not all(c in "0123456789abcdef" for c in commit):
-            raise ValueError(f"llvm_rules.toml [compilers.{commit}]: needs a commit of 12+ hex digits and a rule set")
+            raise TableError(f"llvm_rules.toml [compilers.{commit}]: needs a commit of 12+ hex digits and a rule set")
         out.append(KnownCompiler(commit, row["compiler"], rules, row["oracle"], row["source"]))
     return tuple(out)
 
@@ -156,7 +157,7 @@ def rule_sets() -> tuple[LlvmRules, ...]:
             _overrides(name, row.get("overrides", {})),
         )
         if rules.sgpr_occupancy not in SGPR_RULES:
-            raise ValueError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
+            raise TableError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
         out.append(rules)
     return tuple(out)
 
@@ -166,14 +167,14 @@ def _wave_items(value: Any, column: str, processor: str) -> tuple[tuple[int, int
 
 
 def _whole(value: Any, column: str, processor: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"llvm_rules.toml [overrides.{processor}]: {column} must be a positive whole number")
+    if not in_range(value, 1):  # amdocc.numbers' one rule
+        raise TableError(f"llvm_rules.toml [overrides.{processor}]: {column} must be a positive whole number")
     return value
 
 
 def _flag(value: Any, column: str, processor: str) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"llvm_rules.toml [overrides.{processor}]: {column} must be true or false")
+        raise TableError(f"llvm_rules.toml [overrides.{processor}]: {column} must be true or false")
     return value
 
 
@@ -197,7 +198,7 @@ def _overrides(rules: str, table: dict[str, dict[str, Any]]) -> tuple[tuple[str,
             if column == "cite":
                 continue
             if column not in _OVERRIDABLE:
-                raise ValueError(f"llvm_rules.toml [{rules}.overrides.{processor}]: {column} cannot be overridden")
+                raise TableError(f"llvm_rules.toml [{rules}.overrides.{processor}]: {column} cannot be overridden")
             read.append((column, _OVERRIDABLE[column](value, column, processor)))
         out.append((processor, tuple(read)))
     return tuple(out)

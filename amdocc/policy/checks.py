@@ -62,6 +62,7 @@ class Settings:
     block: int | None = None  # block size for the occupancy floor (default: declared)
     dynamic_lds: int = 0
     model: str = "hip"  # model of the occupancy floor
+    budgets: tuple[str, ...] = ()  # budget expressions (policy/budgets.py), checked as rules budget:...
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.rules if r not in RULES]
@@ -71,7 +72,8 @@ class Settings:
             raise UsageError("the occupancy rule needs a floor (min-occupancy, in waves per SIMD)")
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        # budgets only when given, so that the settings of a run without them read as before
+        return {name: getattr(self, name) for name in self.__slots__ if name != "budgets" or self.budgets}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,7 @@ class Violation:
 class NotEvaluated:
     rule: str
     reason: str
+    model: str | None = None  # the one model that could not answer (the others did), if so
 
 
 @dataclass(slots=True)
@@ -113,6 +116,10 @@ def expand_rules(names: Iterable[str]) -> tuple[str, ...]:
 
 def worse(rule: str, value: object, accepted: object) -> bool:
     """Is ``value`` worse than the ``accepted`` one a baseline recorded? Only numbers compare."""
+    if rule.startswith("budget:"):
+        from .budgets import worse as budget_worse
+
+        return budget_worse(rule, value, accepted)
     numbers = (int, float)
     if not isinstance(value, numbers) or not isinstance(accepted, numbers) or isinstance(value, bool):
         return False
@@ -213,19 +220,45 @@ def occupancy_rule(occ: Occupancy, floor: float, block: int, source: str) -> Out
 
 def launch_rule(answers: dict[str, Occupancy], block: int, source: str) -> Outcome:
     """``answers``: model → Occupancy at the declared size. Any model fitting no workgroup fails;
-    the violation's value names those models."""
+    the violation's value names those models, and its message says why each answers 0 and what
+    the others fit, per CU or per WGP as the kernel runs."""
     zero = {m: o for m, o in answers.items() if o.error or not o.blocks_per_cu}
     if not zero:
         return None
-    limiters = sorted({o.limiter for o in zero.values() if o.limiter})
-    why = f"limited by {', '.join(limiters)}" if limiters else "no wave fits"
-    return Violation(
-        "launch",
-        ",".join(zero),
-        None,
-        f"a {block}-thread workgroup ({source}) does not fit on a CU: "
-        f"{_listed(list(zero))} fit{'s' if len(zero) == 1 else ''} 0 ({why})",
-    )
+    fits = {m: o for m, o in answers.items() if m not in zero}
+    units = sorted({o.unit for o in zero.values()})
+    unit = units[0] if len(units) == 1 else " or ".join(units)
+
+    def why(o: Occupancy) -> str:
+        if o.error:
+            return f"answers {o.error}"
+        return f"answers 0 (limited by {o.limiter})" if o.limiter else "answers 0 (no wave fits)"
+
+    groups: dict[str, list[str]] = {}
+    for m, o in zero.items():
+        groups.setdefault(why(o), []).append(m)
+    said = []
+    for reason, models in groups.items():
+        names = [_MODEL_NAMES[m] if fits and m in _MODEL_NAMES else m for m in models]
+        verb = reason if len(models) == 1 else reason.replace("answers", "answer", 1)
+        said.append(f"{_listed(names)} {verb}")
+    message = f"a {block}-thread workgroup ({source}) does not fit on a {unit}: " + "; ".join(said)
+    if fits:
+        counts: dict[str, list[str]] = {}
+        for m, o in fits.items():
+            counts.setdefault(f"{o.blocks_per_cu} per {o.unit}", []).append(m)
+        message += ", while " + "; ".join(
+            f"{_listed(models)} fit{'s' if len(models) == 1 else ''} {n}" for n, models in counts.items()
+        )
+    return Violation("launch", ",".join(zero), None, message)
+
+
+# How a launch message names a model when the models disagree (HIP's API rounds where the others do not).
+_MODEL_NAMES = {
+    "hip": "hip (HIP's occupancy API)",
+    "llvm": "llvm (the compiler's rule)",
+    "hw": "hw (the hardware model)",
+}
 
 
 def _number(x: float) -> str:
@@ -318,14 +351,19 @@ def _model_outcomes(
 def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: dict[str, Any]) -> Hashable | None:
     """What the models' answers about ``kernel`` on ``target`` depend on, asked ``question`` with
     amdocc.occupancy's ``where`` keywords: the kernel's usage without its name, its code object's
-    target id (where it may run), the question and ``where``. None when the kernel has no usage
-    (the mode rule says why, naming it) or ``where`` cannot be a key: then nothing is shared."""
-    from ..models import answer_key, usage_of
+    target id (where it may run), the question and ``where``. None, so that nothing is shared,
+    when the kernel has no usage (the mode rule says why, naming it), when a model refuses it (a
+    dynamic-VGPR refusal names the kernel), or when ``where`` cannot be a key."""
+    from ..models import MODELS, answer_key, usage_of
+    from ..models.applicable import refusal
 
     if target is None:
         return None
     try:
-        key = (answer_key(usage_of(kernel, target)), kernel.target_id, question, tuple(sorted(where.items())))
+        usage = usage_of(kernel, target)
+        if any(refusal(usage, m) for m in MODELS):
+            return None
+        key = (answer_key(usage), kernel.target_id, question, tuple(sorted(where.items())))
         hash(key)
     except (UsageError, TypeError):
         return None
@@ -340,6 +378,7 @@ def _model_outcomes_uncached(
     declared: tuple[int | None, str],
 ) -> tuple[Outcome, ...]:
     from ..models import occupancy
+    from ..models.applicable import ModelUnavailable
 
     rules = settings.rules
     out: list[Outcome] = []
@@ -354,21 +393,28 @@ def _model_outcomes_uncached(
             out.append(NotEvaluated("occupancy", f"no block size: {source}; give one"))
         else:
             assert settings.min_occupancy is not None  # Settings refuses the occupancy rule without a floor
-            occ = occupancy(
-                kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds, model=settings.model, **where
-            )
-            out.append(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
+            try:
+                occ = occupancy(
+                    kernel, block_size=floor_block, dynamic_lds=settings.dynamic_lds, model=settings.model, **where
+                )
+            except ModelUnavailable as exc:
+                out.append(NotEvaluated("occupancy", exc.message, exc.model))
+            else:
+                out.append(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
     if "launch" in rules:
         if not modelled:
             out.append(NotEvaluated("launch", "the kernel cannot be modelled (see the mode rule)"))
         elif block is None:
             out.append(NotEvaluated("launch", source))
         else:
-            answers = {
-                m: occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
-                for m in LAUNCH_MODELS
-            }
-            out.append(launch_rule(answers, block, source))
+            answers = {}
+            for m in LAUNCH_MODELS:  # a model that lacks a fact is left out, with why; the others judge
+                try:
+                    answers[m] = occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
+                except ModelUnavailable as exc:
+                    out.append(NotEvaluated("launch", exc.message, exc.model))
+            if answers:
+                out.append(launch_rule(answers, block, source))
     if "lds" in rules:
         out.append(
             lds_rule(kernel, target, settings.dynamic_lds)

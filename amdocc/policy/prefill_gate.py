@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import AmdoccError
 from ..tabledata import load_table
 from ..targets import processor_name
 
@@ -102,8 +103,9 @@ def sku_folders(arch: str) -> dict[str, str] | None:
 # -- the AITER directory -------------------------------------------------------------------
 
 
-class NotFound(Exception):
-    """The asm kernel cannot be located; the message is the reason."""
+class NotFound(AmdoccError):
+    """The asm kernel cannot be located; the message is the reason (the gate catches it and
+    routes to CK Tile; one that escapes is bad input, exit 2)."""
 
 
 def mangled(name: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..errors import UsageError
+from ..numbers import whole_number, whole_value
 from ..tabledata import load_table
 from ..targets import processor_name
 
@@ -123,23 +124,20 @@ def _whole_numbers(optional: bool = False, **inputs: tuple[object, int]) -> None
     allowed when ``optional``): a count of 0 CUs, a negative head count or a bool would otherwise be
     used as given, or, for 0, be taken for "not given" and silently replaced by a fallback."""
     for name, (value, minimum) in inputs.items():
-        if optional and value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            given = "absent" if value is None else repr(value)
-            raise UsageError(f"{name} must be a whole number >= {minimum}, not {given}")
+        if not (optional and value is None):
+            whole_number(value, name, minimum)
 
 
 def splits_by_wave_cost(grid_x: int, effective_cus: int, window_tiles: int, max_splits: int, overhead: int) -> int:
     """The split count s minimising ceil(grid_x*s / effective_cus) * (ceil(W/s) + overhead) over
     s in [1, min(max_splits, 64)], ties to fewer splits (less duplicated KV traffic)."""
-    values = [grid_x, effective_cus, window_tiles, max_splits, overhead]
-    for i, v in enumerate(values):
-        if isinstance(v, float):
-            if v != int(v):
-                raise UsageError(f"splits_by_wave_cost takes whole numbers, got {v}")
-            values[i] = int(v)
-    grid_x, effective_cus, window_tiles, max_splits, overhead = values
+    # AITER's own vectors for this function pass whole floats (1e6): they are taken, as there;
+    # a fraction or a bool is not a count.
+    values = [whole_value(v, floats=True) for v in (grid_x, effective_cus, window_tiles, max_splits, overhead)]
+    for given, value in zip((grid_x, effective_cus, window_tiles, max_splits, overhead), values, strict=True):
+        if value is None:
+            raise UsageError(f"splits_by_wave_cost takes whole numbers, got {given}")
+    grid_x, effective_cus, window_tiles, max_splits, overhead = (v or 0 for v in values)
     if grid_x < 1 or effective_cus < 1 or window_tiles < 1 or max_splits < 1 or overhead < 0:
         raise UsageError("grid_x, effective_cus, window_tiles and max_splits must be positive, overhead >= 0")
 

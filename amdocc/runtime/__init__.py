@@ -9,8 +9,11 @@ its source, and every disagreement between the two is logged and counted, never 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
+import weakref
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import UsageError
@@ -37,9 +40,26 @@ __all__ = [
 
 log = logging.getLogger("amdocc.runtime")
 _lock = threading.Lock()
-# (runtime, image identity and length, kernel, block size, dynamic LDS) → HIP's answer
-_hip_answers: dict[tuple[int, int, int, str, int, int], int] = {}
+# HIP's answers, per runtime (the hip-python module or the object standing in for it; the cache
+# goes with it), keyed by (sha256 of the code object, kernel, block size, dynamic LDS): the
+# content, never an object's id, which Python reuses once the object is collected. At most
+# HIP_ANSWERS_KEPT per runtime, least recently used dropped first.
+HIP_ANSWERS_KEPT = 4096
+_hip_answers: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, str, int, int], int]] = weakref.WeakKeyDictionary()
 stats = {"hip": 0, "model": 0, "compared": 0, "disagreements": 0}
+
+
+def _answers_of(rt: Any) -> OrderedDict[tuple[str, str, int, int], int] | None:
+    """The answer cache of one runtime (None when the runtime cannot be weakly referenced: then
+    nothing is cached)."""
+    owner = getattr(rt, "hip", rt)
+    try:
+        cache = _hip_answers.get(owner)
+        if cache is None:
+            cache = _hip_answers[owner] = OrderedDict()
+    except TypeError:
+        return None
+    return cache
 
 
 class ProfileChoice(NamedTuple):
@@ -188,9 +208,9 @@ def max_blocks_per_cu(
         UsageError: no kernel or several match, ``kernel_name`` does not name the kernel
             passed, or neither HIP nor the model can answer.
         UnknownTargetError: an unknown device, processor or profile.
+        ProfileDoesNotRun: ``profile`` names a release whose runtime does not run the processor
+            (unless ``what_if``).
     """
-    import amdocc
-
     kernel, image = _kernel_and_image(code_object_or_kernel, kernel_name)
     rt = hip if hip is not None else runtime()
     choice = choose_profile(rt, profile)
@@ -205,7 +225,18 @@ def max_blocks_per_cu(
         target_kwargs = {"target" if is_processor else "device": device, "what_if": what_if}
     elif what_if:
         raise UsageError("what_if needs device=: the processor to evaluate on")
-    occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **target_kwargs, **kwargs)
+    from ..models import evaluate
+
+    # A profile picked from the runtime's version answers with its refusal where that release does
+    # not run the processor; one the caller named is held to it (ProfileDoesNotRun).
+    occ = evaluate(
+        kernel,
+        block_size=block_size,
+        dynamic_lds=dynamic_lds,
+        profile_named=profile is not None,
+        **target_kwargs,
+        **kwargs,
+    )
     model = occ.blocks_per_cu
 
     if rt is None:
@@ -217,14 +248,20 @@ def max_blocks_per_cu(
     elif occ.error == "division-by-zero":
         reason = "not asked: this runtime would divide by zero (SIGFPE) and take the process down"
     else:
-        key = (id(getattr(rt, "hip", rt)), id(image), len(image), kernel.name, block_size, dynamic_lds)
+        key = (hashlib.sha256(image).hexdigest(), kernel.name, block_size, dynamic_lds)
         with _lock:
-            answer = _hip_answers.get(key)
+            cache = _answers_of(rt)
+            answer = cache.get(key) if cache is not None else None
+            if answer is not None and cache is not None:
+                cache.move_to_end(key)
         try:
             if answer is None:
                 answer = rt.occupancy_of(image, kernel.name, block_size, dynamic_lds)
                 with _lock:
-                    _hip_answers[key] = answer
+                    if cache is not None:
+                        cache[key] = answer
+                        while len(cache) > HIP_ANSWERS_KEPT:
+                            cache.popitem(last=False)
         except (HipError, HipUnavailable) as exc:
             reason = f"HIP could not answer: {exc}"
         else:

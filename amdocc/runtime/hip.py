@@ -19,6 +19,8 @@ from ..targets import processor_name
 class HipUnavailable(AmdoccError):
     """No usable HIP runtime here (no hip-python, no libamdhip64, or no device)."""
 
+    exit_code = 3
+
 
 class HipError(AmdoccError):
     """A HIP call returned an error code."""

@@ -1,8 +1,10 @@
 """The campaign driver: inputs run in watched worker processes, failures grouped by signature.
 
 Inputs run in worker processes fed through one pipe each. A watchdog in the parent kills a worker
-stuck on one input for ``hang_timeout`` seconds (after asking faulthandler for its stack),
-records a hang and carries on with a fresh worker, so a hang cannot stall the campaign. A slow
+that has spent ``hang_timeout`` seconds of its own CPU time on one input (after asking faulthandler
+for its stack), records a hang and carries on with a fresh worker, so a hang cannot stall the
+campaign. CPU time, read from /proc/<pid>/stat, is what the input costs: a worker that waits for
+a core on a loaded machine is not charged for the wait, so load cannot fail the campaign. A slow
 input is timed twice and the faster run counts. Failures are grouped by signature (exception
 type and the innermost amdocc frame).
 """
@@ -54,11 +56,12 @@ def _worker(conn, slot, seed, as_limit_mib, stack_file, time_limit):
             case = generate(seed, index)
             per_input = reset_peak_rss()
             slot[0] = index
-            slot[1] = time.monotonic()
+            slot[2] = time.process_time()  # this process's CPU seconds when the input starts
+            slot[1] = 1.0  # busy: the watchdog charges the CPU time from slot[2] to this input
             outcome, elapsed, wall, failure = run_one(case.data, case.mode)
             if elapsed > time_limit and failure is None:
                 # A slow input is timed twice and the faster run counts (caches, allocator, GC).
-                slot[1] = time.monotonic()
+                slot[2] = time.process_time()
                 again = run_one(case.data, case.mode)
                 elapsed, wall = min(elapsed, again[1]), min(wall, again[2])
             slot[1] = 0.0
@@ -86,6 +89,24 @@ def _worker(conn, slot, seed, as_limit_mib, stack_file, time_limit):
                 break
         conn.send(("done", bloated))
     conn.close()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used, from /proc/<pid>/stat; None when it
+    cannot be read (the process is gone, or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # After "pid (comm)": state is field 3, utime and stime are fields 14 and 15 (proc(5)).
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spent(w: Worker) -> float:
+    """CPU seconds worker ``w`` has spent on the input it is on (0 when that cannot be read)."""
+    now = cpu_seconds(w.proc.pid)
+    return 0.0 if now is None else max(0.0, now - w.slot[2])
 
 
 @dataclass
@@ -173,7 +194,7 @@ def run_campaign(
     def spawn():
         nonlocal spawned
         parent, child = ctx.Pipe()
-        slot = ctx.Array("d", [-1.0, 0.0], lock=False)
+        slot = ctx.Array("d", [-1.0, 0.0, 0.0], lock=False)  # input index, busy, CPU seconds at its start
         spawned += 1
         stack_file = os.path.join(tmp, f"stack-{spawned}.txt")
         proc = ctx.Process(target=_worker, args=(child, slot, seed, as_limit_mib, stack_file, time_limit), daemon=True)
@@ -209,7 +230,7 @@ def run_campaign(
                     "exception": kind,
                     "message": detail,
                     "traceback": stack,
-                    "elapsed": time.monotonic() - w.slot[1] if kind == "hang" else None,
+                    "elapsed": spent(w) if kind == "hang" else None,
                     "fixture": case.fixture,
                     "layer": case.layer_path,
                     "mutations": case.mutations,
@@ -291,14 +312,13 @@ def run_campaign(
                 )
                 # Without a per-input reset the peak stays high: finish the chunk, then a fresh worker.
                 w.retire = not per_input
-        now = time.monotonic()
         for w in list(workers):
-            if w.slot[1] and now - w.slot[1] > hang_timeout:
+            if w.slot[1] and spent(w) > hang_timeout:
                 os.kill(w.proc.pid, signal.SIGUSR1)  # faulthandler writes the stuck stack
                 time.sleep(0.3)
                 stack = Path(w.stack_file).read_text(errors="replace") if os.path.exists(w.stack_file) else ""
                 where = _innermost_amdocc(stack)
-                lost(w, "hang", f"no answer within {hang_timeout:g} s{' at ' + where if where else ''}", stack)
+                lost(w, "hang", f"no answer within {hang_timeout:g} s of CPU{' at ' + where if where else ''}", stack)
             elif not w.proc.is_alive() and not w.conn.poll():
                 lost(w, "died", f"worker exited with status {w.proc.exitcode}")
         if progress and stats.inputs >= next_report:

@@ -70,7 +70,7 @@ def main(argv=None) -> int:
         "--hang-timeout",
         type=float,
         default=HANG_TIMEOUT,
-        help="seconds before the watchdog kills a worker (default 10)",
+        help="CPU seconds one input may take before the watchdog kills its worker (default 10)",
     )
     ap.add_argument("--rss-limit-mib", type=float, default=RSS_LIMIT_MIB, help="peak RSS bound (default 1024)")
     ap.add_argument(

@@ -104,7 +104,7 @@ def run_one(data: bytes, mode: str = "bytes") -> tuple[str, float, float, dict |
     """(outcome, CPU seconds, wall seconds, failure) for one input, in this process.
 
     The time limit applies to CPU time: it is what the input costs, whatever else the machine
-    is doing (wall time is reported beside it; the watchdog uses wall time for hangs).
+    is doing (wall time is reported beside it; the watchdog counts CPU time for hangs too).
     """
     start, cpu_start = time.perf_counter(), time.process_time()
     try:

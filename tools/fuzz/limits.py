@@ -1,7 +1,8 @@
 """What one input may cost, and how a process measures it.
 
-Time is CPU time measured in the worker, so other load on the machine does not fail an input
-(a hang is caught on wall time by the watchdog). Peak RSS is reset before each input through
+Time is CPU time, so other load on the machine does not fail an input: the time limit is the
+worker's own process_time() per input, and the watchdog calls an input a hang once the worker
+has spent HANG_TIMEOUT seconds of CPU on it (read from /proc/<pid>/stat). Peak RSS is reset before each input through
 /proc/self/clear_refs and read from ``ru_maxrss`` after it; address space is capped so a
 runaway allocation becomes a reported MemoryError instead of the machine swapping.
 """
@@ -12,7 +13,7 @@ import os
 import resource
 
 TIME_LIMIT = 1.0  # seconds per input
-HANG_TIMEOUT = 10.0  # the watchdog kills a worker stuck this long on one input
+HANG_TIMEOUT = 10.0  # CPU seconds: the watchdog kills a worker that spends this much on one input
 RSS_LIMIT_MIB = 1024  # peak resident set size of any campaign process
 AS_LIMIT_MIB = 4096  # address-space cap of a worker: runaway allocations raise MemoryError
 

@@ -1,0 +1,93 @@
+"""Standard output that may close early without changing a command's verdict.
+
+``amdocc check … | head -1`` closes the pipe after one line. Python ignores SIGPIPE, so the
+next write raises BrokenPipeError (EPIPE). Raised out of a command, that error used to end the
+run with exit status 0: a failing gate passed as soon as its log was trimmed. Here the output
+that no one reads any more is dropped instead, the command runs to its end (reports written to
+files are completed) and its own exit status is returned.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+
+class _Reader:
+    """Whether the reader of standard output went away (shared by the text and byte streams)."""
+
+    gone = False
+
+
+class Guarded:
+    """A text stream (or, as its ``buffer``, a byte stream) whose writes after the reader went
+    away are dropped.
+
+    Once a write or flush meets a closed pipe, the stream's file descriptor is pointed at
+    /dev/null, so that what is still buffered (and the interpreter's flush at exit, which would
+    otherwise print "Exception ignored" and exit 120) goes nowhere, quietly."""
+
+    def __init__(self, stream: Any, reader: _Reader | None = None) -> None:
+        self.stream = stream
+        self.reader = reader or _Reader()
+
+    @property
+    def lost(self) -> bool:
+        return self.reader.gone
+
+    @property
+    def buffer(self) -> Guarded:
+        """The byte stream under a text stream, guarded the same way (AttributeError if none)."""
+        return Guarded(self.stream.buffer, self.reader)
+
+    def write(self, data: Any) -> int:
+        if not self.reader.gone:
+            try:
+                written: int = self.stream.write(data)
+                return written
+            except BrokenPipeError:
+                self._reader_gone()
+        return len(data)
+
+    def writelines(self, lines: Iterable[Any]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if not self.reader.gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        self.reader.gone = True
+        try:
+            fd = self.stream.fileno()
+        except (OSError, ValueError, AttributeError):  # not a file (a test's capture): nothing to redirect
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+class guarded_stdout:
+    """``with guarded_stdout():`` runs a command with :class:`Guarded` standard output, flushes
+    it at the end (a closed pipe included) and puts the stream back."""
+
+    def __enter__(self) -> Guarded:
+        self.previous: TextIO = sys.stdout
+        self.guard = Guarded(sys.stdout)
+        sys.stdout = self.guard  # a TextIO in all that print() uses (stdout is typed Any here)
+        return self.guard
+
+    def __exit__(self, *exc: object) -> None:
+        self.guard.flush()
+        sys.stdout = self.previous
