@@ -82,3 +82,17 @@ def test_a_kernel_missing_a_count_is_named_in_its_own_verdict():
         verdict = evaluate(broken, Settings(rules=("launch", "mode")), declared=(256, ".max_flat_workgroup_size"))
         (mode,) = [v for v in verdict.violations if v.rule == "mode"]
         assert f"kernel {name}:" in mode.message
+
+
+def test_a_relocatable_twin_of_a_launchable_kernel_is_still_refused(capsys):
+    # Same usage, but the twin's code object is a relocatable: amdocc.occupancy refuses its local
+    # counts (codeobject/linking.py), so census and check must report it as an error, not share.
+    co, k, twin = _twins()
+    local = dataclasses.replace(twin, launchable=False)
+    kernel_row(co, k, "", {}, None, 0, {})
+    with pytest.raises(amdocc.AmdoccError, match="relocatable"):
+        kernel_row(co, local, "", {}, None, 0, {})
+    settings = Settings(rules=("launch", "mode"))
+    evaluate(k, settings, declared=declared_block(k))
+    with pytest.raises(amdocc.AmdoccError, match="relocatable"):
+        evaluate(local, settings, declared=declared_block(local))

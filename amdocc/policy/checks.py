@@ -351,9 +351,10 @@ def _model_outcomes(
 def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: dict[str, Any]) -> Hashable | None:
     """What the models' answers about ``kernel`` on ``target`` depend on, asked ``question`` with
     amdocc.occupancy's ``where`` keywords: the kernel's usage without its name, its code object's
-    target id (where it may run), the question and ``where``. None, so that nothing is shared,
-    when the kernel has no usage (the mode rule says why, naming it), when a model refuses it (a
-    dynamic-VGPR refusal names the kernel), or when ``where`` cannot be a key."""
+    target id (where it may run), whether it is launchable as built, the question and ``where``.
+    None, so that nothing is shared, when the kernel has no usage (the mode rule says why, naming
+    it), when a model refuses it (a dynamic-VGPR refusal names the kernel), or when ``where``
+    cannot be a key."""
     from ..models import MODELS, answer_key, usage_of
     from ..models.applicable import refusal
 
@@ -363,7 +364,8 @@ def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: 
         usage = usage_of(kernel, target)
         if any(refusal(usage, m) for m in MODELS):
             return None
-        key = (answer_key(usage), kernel.target_id, question, tuple(sorted(where.items())))
+        # launchable: a relocatable's kernel is refused by amdocc.occupancy (its counts are local).
+        key = (answer_key(usage), kernel.target_id, kernel.launchable, question, tuple(sorted(where.items())))
         hash(key)
     except (UsageError, TypeError):
         return None
