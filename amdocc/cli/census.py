@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .render import table
 
 if TYPE_CHECKING:
+    from ..app.reading import Event, FileItem
+    from ..app.selection import Selection
     from ..census import Summary
     from ..codeobject import CodeObject, Kernel
     from ..identity import KernelId
-    from .parallel import Event, FileItem
-    from .selection import Selection
 
     # What census_file needs: (the tree's root or None, --block, --dynamic-lds, the Selection's arguments).
     CensusSpec = tuple[str | None, int | None, int, tuple[str | None, str | None, str | None, bool]]
@@ -51,7 +51,6 @@ REPORT_KINDS = ("csv", "parquet")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
-    from . import selection as shared
     from .compare import KINDS
 
     parser.description = DESCRIPTION
@@ -70,13 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the report as one self-contained HTML page ('-': stdout)",
     )
     parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
-    shared.add_block_argument(parser, "block size for occupancy (default: each kernel's declared size)")
+    a.add_block_argument(parser, "block size for occupancy (default: each kernel's declared size)")
     parser.add_argument(
         "--dynamic-lds", type=a.LdsSize(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
     )
-    shared.add_kernel_argument(parser)
-    shared.add_target_arguments(parser)
-    shared.add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
+    a.add_kernel_argument(parser)
+    a.add_target_arguments(parser)
+    a.add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
     parser.add_argument(
         "--top", type=a.integer(1), default=25, metavar="N", help="spillers listed in the report (default 25)"
     )
@@ -87,13 +86,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KIND,...",
         help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, all or none (default none)",
     )
-    shared.add_jobs_argument(parser)
+    a.add_jobs_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..app.selection import Selection
     from ..errors import UsageError
     from . import args as a
-    from .selection import Selection
 
     if len(args.paths) > 2:
         raise UsageError(f"census takes one PATH, or OLD NEW to compare, not {len(args.paths)} paths")
@@ -143,8 +142,8 @@ def census_rows(
 ) -> None:
     """Feed every kernel of ``path`` the selection keeps (a row each) to ``summary`` and ``sinks``,
     each row numbered as amdocc.identity numbers copies (results come in file order)."""
+    from ..app import parallel
     from ..identity import Numbering
-    from . import parallel
 
     root = path if path != "-" and os.path.isdir(path) else None
     files = parallel.expand([path])
@@ -197,11 +196,11 @@ class KernelCounter:
 def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
     record) for one file, and last ("seen", what the selection passed over)."""
+    from ..app.reading import kernel_error
+    from ..app.selection import Selection, selected_in
     from ..census import member_of
     from ..containers import part_path
     from ..errors import AmdoccError
-    from .parallel import kernel_error
-    from .selection import Selection, selected_in
 
     root, block, dynamic_lds, chosen = spec
     selection = Selection(*chosen)

@@ -13,11 +13,11 @@ from .render import table
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..app.reading import Event, FileItem
     from ..codeobject.model import Kernel
     from ..policy.baseline import Entry
     from ..policy.budgets import Outcome
     from ..policy.checks import Settings
-    from .parallel import Event, FileItem
 
 DESCRIPTION = """Check every kernel in each PATH against rules a kernel library wants to hold in CI:
 VGPR and SGPR spills, scratch (or a dynamic stack), an occupancy floor, whether a workgroup of
@@ -53,7 +53,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..policy import check_config as cfg
     from ..policy.checks import DEFAULT_RULES, RULE_GROUPS, RULES
     from . import args as a
-    from . import selection as shared
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -80,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="W",
         help="occupancy floor in waves per SIMD (turns the occupancy rule on)",
     )
-    shared.add_block_argument(r, "block size for the occupancy floor (default: the kernel's declared size)")
+    a.add_block_argument(r, "block size for the occupancy floor (default: the kernel's declared size)")
     r.add_argument(
         "--model",
         type=a.OneOf(cfg.MODELS, "model"),
@@ -102,8 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(repeatable; fields and grammar: docs/caches-and-budgets.md)",
     )
     s = parser.add_argument_group("selection")
-    shared.add_kernel_argument(s)
-    shared.add_target_arguments(s)
+    a.add_kernel_argument(s)
+    a.add_target_arguments(s)
     b = parser.add_argument_group("baseline")
     b.add_argument("--baseline", type=a.OutputFile(), metavar="FILE", help="accepted violations (JSON)")
     b.add_argument(
@@ -138,8 +137,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument(
         "--sarif", metavar="FILE", type=a.OutputFile(stdout=True), help="also write SARIF 2.1.0 ('-': stdout)"
     )
-    shared.add_mangled_argument(o, "text and --github")
-    shared.add_jobs_argument(parser)
+    a.add_mangled_argument(o, "text and --github")
+    a.add_jobs_argument(parser)
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
@@ -200,13 +199,13 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import __version__, check_report, report
+    from ..app import parallel
+    from ..app.selection import Selection
     from ..identity import Numbering
     from ..policy import baseline as bl
     from ..policy import check_config as cfg
     from . import args as a
-    from . import parallel
     from .render import write_report
-    from .selection import Selection
 
     check_outputs(args)
     a.what_if_needs_a_processor(args)
@@ -323,13 +322,13 @@ def check_file(
     per part passed over or unreadable, and last ("seen", what the selection passed over)."""
     import dataclasses
 
+    from ..app.reading import kernel_error
+    from ..app.selection import Selection, selected_in
     from ..demangle import demangle
     from ..errors import AmdoccError
     from ..identity import location_of, relative_path
     from ..integrations.launches import recorded_launch
     from ..policy.checks import Settings, declared_block, evaluate
-    from .parallel import kernel_error
-    from .selection import Selection, selected_in
 
     settings_dict, chosen, roots = spec
     settings = Settings(**settings_dict)

@@ -11,9 +11,9 @@ from .compare import HEADERS, KINDS, cells, facts, failed_kinds, regressions, ve
 from .render import table
 
 if TYPE_CHECKING:
+    from ..app.selection import Selection
     from ..codeobject import CodeObject, Kernel
     from ..identity import KernelId
-    from .selection import Selection
 
 DESCRIPTION = """Compare two builds of a kernel library kernel by kernel: VGPRs, AGPRs, SGPRs,
 static LDS, scratch, spills, and workgroups per CU under the hip model at --block and
@@ -30,7 +30,7 @@ with another copy."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
-    from .selection import add_block_argument, add_kernel_argument, add_mangled_argument
+    from .args import add_block_argument, add_kernel_argument, add_mangled_argument
 
     parser.description = DESCRIPTION
     parser.add_argument("old", metavar="OLD")
@@ -83,11 +83,11 @@ def _facts(kernel: Kernel, block: int | None, dynamic_lds: int) -> dict[str, Any
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
+    from ..app.selection import Selection
     from ..demangle import demangle
     from ..errors import UsageError
     from ..identity import match
     from .occupancy import block_for
-    from .selection import Selection
 
     selection = Selection(kernel=args.kernel)
     old, new = _snapshot(args.old, selection), _snapshot(args.new, selection)

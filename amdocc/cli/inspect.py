@@ -12,8 +12,8 @@ from ..errors import AmdoccError
 from .render import error, fmt, table
 
 if TYPE_CHECKING:
+    from ..app.reading import Event, FileItem
     from ..codeobject import CodeObject, Finding
-    from .parallel import Event, FileItem
 
     # What inspect_file needs: (output mode, kernel fields, findings shown, --target, --kernel, --mangled).
     InspectOptions = tuple[str, tuple[str, ...] | None, str, str | None, str | None, bool]
@@ -39,7 +39,7 @@ SEVERITY_SHOWN: dict[str, set[str]] = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
-    from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
+    from .args import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
@@ -108,8 +108,8 @@ def _output_mode(args: argparse.Namespace) -> tuple[str, tuple[str, ...] | None]
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import parallel
-    from .selection import Selection
+    from ..app import parallel
+    from ..app.selection import Selection
 
     mode, fields = _output_mode(args)
     filtered = args.target or args.kernel
@@ -189,8 +189,8 @@ def inspect_file(item: FileItem, options: InspectOptions) -> Iterator[Event]:
     a multi-GB file is printed as it is read.
     """
     from .. import report
-    from .parallel import read
-    from .selection import Selection
+    from ..app.reading import read
+    from ..app.selection import Selection
 
     mode, fields, which_findings, target, kernel, mangled = options
     # Without --target or --kernel everything is shown, and nothing passed over needs counting.

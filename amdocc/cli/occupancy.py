@@ -9,21 +9,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
-from .render import fmt, table
-from .selection import (
+from .args import (
     add_block_argument,
     add_jobs_argument,
     add_kernel_argument,
     add_mangled_argument,
     add_target_arguments,
 )
+from .render import fmt, table
 
 if TYPE_CHECKING:
+    from ..app.reading import Event, FileItem
+    from ..app.selection import Selection
     from ..codeobject import CodeObject, Kernel
     from ..models import KernelUsage, Occupancy
     from ..models.hip_profiles import HipProfile
-    from .parallel import Event, FileItem
-    from .selection import Selection
 
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
@@ -270,7 +270,7 @@ def manual_usage(args: argparse.Namespace) -> KernelUsage:
 
 
 def selection_of(args: argparse.Namespace) -> Selection:
-    from .selection import Selection
+    from ..app.selection import Selection
 
     return Selection(args.target, args.device, args.kernel, bool(getattr(args, "what_if", False)))
 
@@ -280,7 +280,7 @@ def selected_kernels(
 ) -> list[tuple[CodeObject, Kernel]]:
     """(code object, kernel) for every kernel the PATHs and the selection keep; what could not
     be read is appended to ``failures`` (one-line messages)."""
-    from .parallel import read
+    from ..app.reading import read
 
     chosen: list[tuple[CodeObject, Kernel]] = []
     for item in _files(args.paths):
@@ -293,7 +293,7 @@ def selected_kernels(
 
 
 def _files(paths: list[str]) -> list[tuple[str, bool]]:
-    from . import parallel
+    from ..app import parallel
 
     return parallel.expand(paths)
 
@@ -396,7 +396,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
     import json
 
-    from . import parallel
+    from ..app import parallel
 
     selection = selection_of(args)  # --target and --device that disagree: refused up front
     files = parallel.expand(args.paths)
@@ -452,13 +452,13 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
     last, ("seen", what the selection passed over) for one file. Rows are JSON text or dicts
     for the table, so a worker process can send them back."""
     from .. import report
+    from ..app.reading import kernel_error, read
+    from ..app.selection import Selection
     from ..demangle import demangle
     from ..errors import AmdoccError
     from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
     from ..models.nextstep import next_step
-    from .parallel import kernel_error, read
-    from .selection import Selection
 
     selection = Selection(spec.target, spec.device, spec.kernel, spec.what_if)
     where = selection.evaluation()

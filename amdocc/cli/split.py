@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
-from .selection import add_block_argument, add_kernel_argument
+from .args import add_block_argument, add_kernel_argument
 
 if TYPE_CHECKING:
     from ..codeobject import Kernel
@@ -157,8 +157,8 @@ def refuse_unused(args: argparse.Namespace) -> None:
 
 def _kernel(args: argparse.Namespace) -> Kernel:
     """The one kernel of PATHs that --kernel selects and that can run on --arch (or --what-if)."""
+    from ..app.selection import Selection
     from .occupancy import selected_kernels
-    from .selection import Selection
 
     selection = Selection(args.arch, None, args.kernel, bool(args.what_if), flag="--arch")
     failures: list[str] = []

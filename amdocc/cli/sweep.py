@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
+from .args import add_block_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 from .occupancy import (
     add_manual_arguments,
     add_model_arguments,
@@ -18,7 +19,6 @@ from .occupancy import (
     selection_of,
 )
 from .render import table
-from .selection import add_block_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
 if TYPE_CHECKING:
     from ..codeobject import Kernel

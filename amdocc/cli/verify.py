@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
-from .selection import add_kernel_argument
+from .args import add_kernel_argument
 
 if TYPE_CHECKING:
     from ..models.hip_profiles import HipProfile
@@ -49,10 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import observed, report
+    from ..app.selection import Selection
     from ..models import occupancy
     from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
     from .occupancy import selected_kernels
-    from .selection import Selection
 
     a.check_readable(args.paths)  # a missing file is bad input (2), whatever the runtime
     rt = runtime()
