@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .compare import HEADERS, KINDS, cells, facts, failed_kinds, regressions, verdict
+from ..app.compare import HEADERS, KINDS, cells, facts, failed_kinds, regressions, verdict
 from .render import table
 
 if TYPE_CHECKING:
@@ -83,11 +83,11 @@ def _facts(kernel: Kernel, block: int | None, dynamic_lds: int) -> dict[str, Any
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
+    from ..app.occupancy_op import block_for
     from ..app.selection import Selection
     from ..demangle import demangle
     from ..errors import UsageError
     from ..identity import match
-    from .occupancy import block_for
 
     selection = Selection(kernel=args.kernel)
     old, new = _snapshot(args.old, selection), _snapshot(args.new, selection)

@@ -157,12 +157,12 @@ def refuse_unused(args: argparse.Namespace) -> None:
 
 def _kernel(args: argparse.Namespace) -> Kernel:
     """The one kernel of PATHs that --kernel selects and that can run on --arch (or --what-if)."""
+    from ..app.occupancy_op import selected_kernels
     from ..app.selection import Selection
-    from .occupancy import selected_kernels
 
     selection = Selection(args.arch, None, args.kernel, bool(args.what_if), flag="--arch")
     failures: list[str] = []
-    chosen = selected_kernels(args, selection, failures)
+    chosen = selected_kernels(args.paths, selection, failures)
     if failures:
         raise a.UsageError("; ".join(failures))
     a.require_one_kernel(chosen, "split", selection)

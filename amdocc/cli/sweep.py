@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import args as a
 from .args import add_block_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
-from .occupancy import (
+from .model_args import (
     add_manual_arguments,
     add_model_arguments,
     asked_what_if,
     check_mode,
     manual_usage,
     model_options,
-    selected_kernels,
     selection_of,
 )
 from .render import table
@@ -94,6 +93,7 @@ def default_dynamic_lds(static: int, per_workgroup: int) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
+    from ..app.occupancy_op import selected_kernels
     from ..demangle import display
     from ..models import occupancy, usage_of
     from ..models.compat import place
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if args.paths:
         selection = selection_of(args)
         failures: list[str] = []
-        chosen = selected_kernels(args, selection, failures)
+        chosen = selected_kernels(args.paths, selection, failures)
         for message in failures:
             print(f"amdocc: {message}", file=sys.stderr)
         a.require_one_kernel(chosen, "sweep", selection)
@@ -175,8 +175,8 @@ def _plot(
     args: argparse.Namespace, usage: KernelUsage, kernel: Kernel | None, options: dict[str, Any], title: str
 ) -> None:
     """The plot, with its star where `amdocc occupancy` evaluates the kernel."""
+    from ..app.occupancy_op import block_for
     from ..targets import MAX_WORKGROUP_SIZE
-    from .occupancy import block_for
     from .plot import Point, plot_sweep
 
     if kernel is not None:

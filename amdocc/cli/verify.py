@@ -49,10 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import observed, report
+    from ..app.occupancy_op import selected_kernels
     from ..app.selection import Selection
     from ..models import occupancy
     from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
-    from .occupancy import selected_kernels
 
     a.check_readable(args.paths)  # a missing file is bad input (2), whatever the runtime
     rt = runtime()
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     agree = total = 0
     recorded: list[dict[str, Any]] = []
     not_asked: list[str] = []
-    chosen = selected_kernels(args, selection, failures)
+    chosen = selected_kernels(args.paths, selection, failures)
     if not chosen and not failures:
         raise a.UsageError(selection.nothing_selected())
     for co, kernel in chosen:
