@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..demangle import base_name, display
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel, TargetId
@@ -200,3 +201,16 @@ def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
                 if selection.wants(kernel):
                     yield "kernel", (value, kernel)
     yield "seen", selection.summary()
+
+
+def require_one_kernel(chosen: list[tuple[CodeObject, Kernel]], what: str, selection: Selection) -> None:
+    """``chosen`` must hold exactly one kernel; otherwise say what is there."""
+    if len(chosen) == 1:
+        return
+    if not chosen:
+        raise UsageError(selection.nothing_selected())
+    names = ", ".join(f"{display(k.name)} ({co.processor})" for co, k in chosen[:8])
+    more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
+    raise UsageError(
+        f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} (narrow it with --kernel and --target)"
+    )

@@ -28,8 +28,7 @@ from ..errors import UsageError as UsageError  # re-exported: commands raise a.U
 from ..numbers import BYTE_SUFFIXES, parse_bytes, parse_integer
 
 if TYPE_CHECKING:
-    from ..app.selection import Selection
-    from ..codeobject import CodeObject, Kernel
+    pass
 
 
 class Invalid(argparse.ArgumentTypeError):
@@ -579,21 +578,6 @@ def what_if_needs_a_processor(args: argparse.Namespace) -> None:
     """--what-if evaluates code where it cannot run: it needs --target or --device to name where."""
     if given(args, "what_if") and not (args.target or args.device):
         raise UsageError("--what-if needs --target or --device: the processor to evaluate on")
-
-
-def require_one_kernel(chosen: list[tuple[CodeObject, Kernel]], what: str, selection: Selection) -> None:
-    """``chosen`` must hold exactly one kernel; otherwise say what is there."""
-    if len(chosen) == 1:
-        return
-    if not chosen:
-        raise UsageError(selection.nothing_selected())
-    from ..demangle import display
-
-    names = ", ".join(f"{display(k.name)} ({co.processor})" for co, k in chosen[:8])
-    more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
-    raise UsageError(
-        f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} (narrow it with --kernel and --target)"
-    )
 
 
 # -- the options of a command that picks kernels out of PATHs --------------------------------
