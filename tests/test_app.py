@@ -217,3 +217,9 @@ def test_import_amdocc_does_not_load_the_application_and_amdocc_app_loads_on_use
         "assert 'amdocc.cli' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_an_operation_takes_a_path_object_as_it_takes_text():
+    assert amdocc.app.occupancy(Path(BASE)) == amdocc.app.occupancy(BASE) == amdocc.app.occupancy([BASE])
+    assert amdocc.app.diff(Path(BASE), Path(MORE_LDS)) == amdocc.app.diff(BASE, MORE_LDS)
+    assert amdocc.app.census(DIFF) == amdocc.app.census(str(DIFF))

@@ -318,7 +318,7 @@ def compare_releases(
 
 
 def census(
-    path: str,
+    path: str | os.PathLike[str],
     *,
     block: int | None = None,
     dynamic_lds: int = 0,
@@ -339,6 +339,7 @@ def census(
     from ..errors import UsageError
     from .selection import Selection
 
+    path = os.fspath(path)
     selection = Selection(target, device, kernel, what_if)
     summary = Summary(top=top)
     sinks = [_ListSink(rows)] if rows is not None else []
@@ -351,8 +352,8 @@ def census(
 
 
 def census_compare(
-    old: str,
-    new: str,
+    old: str | os.PathLike[str],
+    new: str | os.PathLike[str],
     *,
     block: int | None = None,
     dynamic_lds: int = 0,
@@ -369,6 +370,7 @@ def census_compare(
     from ..errors import UsageError
     from .selection import Selection
 
+    old, new = os.fspath(old), os.fspath(new)
     selection = Selection(target, device, kernel, what_if)
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs)
     result = compare_releases(old, new, options, selection, fail_on=fail_on)

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .reading import StrPath, path_list
+
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
     from ..policy.baseline import Entry
@@ -204,7 +206,7 @@ def budget_check(
 
 
 def check(
-    paths: str | Iterable[str],
+    paths: StrPath | Iterable[StrPath],
     *,
     target: str | None = None,
     device: str | None = None,
@@ -233,7 +235,7 @@ def check(
     if selection.named is not None:
         cfg.floor_on(chosen, selection.named[1], selection.target_text or "")
     entries = bl.read(Path(baseline)) if baseline is not None else []
-    run = run_check([paths] if isinstance(paths, str) else list(paths), chosen, selection, entries, jobs)
+    run = run_check(path_list(paths), chosen, selection, entries, jobs)
     if not selection.matched:
         raise UsageError(selection.nothing_selected())
     run.result["baseline"] = None if baseline is None else str(baseline)

@@ -3,6 +3,7 @@ regressions named as amdocc.app.compare decides them."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -48,8 +49,8 @@ def _facts(kernel: Kernel, block: int | None, dynamic_lds: int) -> dict[str, Any
 
 
 def diff(
-    old_path: str,
-    new_path: str,
+    old_path: str | os.PathLike[str],
+    new_path: str | os.PathLike[str],
     *,
     kernel: str | None = None,
     block: int | None = None,
@@ -67,6 +68,7 @@ def diff(
     from .occupancy_op import block_for
     from .selection import Selection
 
+    old_path, new_path = os.fspath(old_path), os.fspath(new_path)
     selection = Selection(kernel=kernel)
     old, new = _snapshot(old_path, selection), _snapshot(new_path, selection)
     if not old and not new:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .reading import StrPath, path_list
+
 if TYPE_CHECKING:
     from ..codeobject import CodeObject
     from .reading import Event, FileItem, Record
@@ -76,7 +78,7 @@ def inspect_file(item: FileItem, options: InspectOptions) -> Iterator[Event]:
 
 
 def inspect(
-    paths: str | Iterable[str],
+    paths: StrPath | Iterable[StrPath],
     *,
     target: str | None = None,
     kernel: str | None = None,
@@ -93,7 +95,7 @@ def inspect(
     from .selection import Selection
 
     selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
-    files = parallel.expand([paths] if isinstance(paths, str) else list(paths))
+    files = parallel.expand(path_list(paths))
     options = InspectOptions("records", tuple(fields) if fields is not None else None, target, kernel)
     out: dict[str, list[Record]] = {"code_objects": [], "skipped": [], "errors": []}
     for kind, value in parallel.run(files, inspect_file, options, parallel.jobs_for(jobs, files)):

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .reading import StrPath, path_list
+
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
     from ..models import Occupancy
@@ -149,7 +151,7 @@ def step_options(model: str, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def occupancy(
-    paths: str | Iterable[str],
+    paths: StrPath | Iterable[StrPath],
     *,
     model: str = "hip",
     block: int | None = None,
@@ -173,7 +175,7 @@ def occupancy(
     from .selection import Selection
 
     selection = Selection(target, device, kernel, what_if)  # a target and device that disagree: refused
-    files = parallel.expand([paths] if isinstance(paths, str) else list(paths))
+    files = parallel.expand(path_list(paths))
     spec = OccupancyOptions(target, device, kernel, what_if, block, dynamic_lds, model, model_options, False, mode)
     out: dict[str, list[Record]] = {"results": [], "skipped": [], "errors": []}
     for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(jobs, len(files))):

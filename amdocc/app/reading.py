@@ -7,8 +7,12 @@ are amdocc.report's JSON records, plain dicts, so a worker process can send them
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+import os
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Union
+
+# A path an operation is given: text or a path object.
+StrPath = Union[str, "os.PathLike[str]"]
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -53,3 +57,10 @@ def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
     from .. import report
 
     return {**report.origin_record(co.origin), "kernel": kernel.name, "error": f"{co.origin}: {kernel.name}: {exc}"}
+
+
+def path_list(paths: StrPath | Iterable[StrPath]) -> list[str]:
+    """The PATHs an operation was given, one or many, as text ("-" is standard input)."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [os.fspath(p) for p in paths]

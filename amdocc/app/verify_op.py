@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .reading import StrPath, path_list
+
 
 @dataclass(frozen=True)
 class Verification:
@@ -26,7 +28,7 @@ class Verification:
 
 
 def verify(
-    paths: str | Iterable[str],
+    paths: StrPath | Iterable[StrPath],
     *,
     kernel: str | None = None,
     blocks: Iterable[int] = (64, 128, 256, 512, 1024),
@@ -46,7 +48,7 @@ def verify(
     from .occupancy_op import selected_kernels
     from .selection import Selection
 
-    paths = [paths] if isinstance(paths, str) else list(paths)
+    paths = path_list(paths)
     blocks, dynamic_lds = list(blocks), list(dynamic_lds)
     rt = runtime()
     if rt is None:
