@@ -66,7 +66,11 @@ def result_record(occ: Occupancy, next_step: dict[str, Any] | None, **where: Any
 
 @dataclass(frozen=True)
 class OccupancyOptions:
-    """What a worker process needs to evaluate one file (picklable)."""
+    """What ``occupancy_file`` needs to evaluate one file (picklable, for a worker process):
+    the selection (target, device, kernel pattern, what-if), the launch (block and dynamic LDS;
+    None: the kernel's declared size or recorded launch, and 0), the model and amdocc.occupancy's
+    model options, whether rows come back as JSON text (which a streaming writer prints as is)
+    or as dicts, and the mode of kernels whose code object does not record it ("wgp", "cu")."""
 
     target: str | None
     device: str | None
