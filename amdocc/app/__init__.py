@@ -11,7 +11,8 @@ dicts and lists), so a script gets the CLI's answers without going through argv:
 - :func:`diff` — two builds kernel by kernel, with the regressions;
 - :func:`verify` — the hip model against the live HIP runtime;
 - :func:`split` and :func:`split_by_cost` — AITER's KV split count;
-- :func:`gate` — FlashInfer's asm-prefill route.
+- :func:`gate` — FlashInfer's asm-prefill route;
+- :func:`best_block` — HIP's potential block size beside the block to launch.
 
 ``amdocc.cli`` parses arguments, calls these (or their per-file workers) and renders what they
 return; the scheduler (:mod:`amdocc.app.parallel`) and the kernel selection
@@ -25,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "best_block",
     "census",
     "census_compare",
     "check",
@@ -40,6 +42,7 @@ __all__ = [
 
 # operation -> the module that holds it (imported on first use)
 _OPERATIONS = {
+    "best_block": "best_block_op",
     "census": "census_op",
     "census_compare": "census_op",
     "check": "check_op",
