@@ -5,10 +5,12 @@ translation unit, back to back in ``.hip_fatbin``). Each container's extent is k
 header alone, so the file is cut at container boundaries and each piece is scanned on its own.
 A wheel is cut by members: small members go to workers in groups, and a large library member
 is written once to a temporary file and cut like a library on disk. Every part gives exactly
-the items a serial scan gives there, with the same origins, in the same order. Anything unusual
-(no plain fat-binary section, a kpack reference, overlapping sections or members, a container
-whose extent only its decompressor knows, an archive over its expansion budget) leaves the
-input whole: the serial scan then reports it as usual.
+the items a serial scan gives there, with the same origins, in the same order: both read the
+regions and containers of regions.py's one walk. Anything unusual (no plain fat-binary section,
+a kpack reference, a raw image, an RDC section, overlapping sections or members, a container
+that does not parse, more containers than ``limits.max_entries``, an archive over its expansion
+budget) leaves the input whole, and the serial scan then reports it as usual; a container whose
+extent only its decompressor knows ends the last piece of its region.
 """
 
 from __future__ import annotations
