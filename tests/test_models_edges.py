@@ -399,11 +399,11 @@ def test_next_step_where_hip_divides_by_zero_at_no_vgprs():
     # 128 VGPRs, 256 threads: 512 // 128 = 4 blocks; 5 need alignUp(v, 8) <= 102 -> v <= 96.
     occ = amdocc.occupancy(manual(get_target("gfx90a"), vgprs=128, sgprs=20), block_size=256, profile="rocm-5.6")
     assert (occ.blocks_per_cu, occ.limiters) == (4, ("vgpr",))
-    assert occ.next_step() == {"gain": 5, "unit": "blocks_per_cu", "shed": {"vgpr": 32}}
+    assert amdocc.next_step(occ) == {"gain": 5, "unit": "blocks_per_cu", "shed": {"vgpr": 32}}
     # Without SGPRs that runtime skips the VGPR limit altogether (VgprWaves = MaxWavesPerSimd = 8):
     # 256 x 8 // 256 = 8 blocks, bound by the wave slots, which no kernel resource can relax.
     occ = amdocc.occupancy(manual(get_target("gfx90a"), vgprs=128), block_size=256, profile="rocm-5.6")
-    assert (occ.blocks_per_cu, occ.limiter, occ.next_step()) == (8, "waves", None)
+    assert (occ.blocks_per_cu, occ.limiter, amdocc.next_step(occ)) == (8, "waves", None)
 
 
 def test_hip_block_size_search_within_a_limit_and_on_error():
@@ -428,9 +428,9 @@ def test_a_runtime_version_keeps_the_number_it_was_given():
 
 def test_no_next_step_without_a_binding_limit():
     # An error record (600 VGPRs: hipErrorUnknown) has no answer, so no limiter.
-    assert amdocc.occupancy(manual(GFX942, vgprs=600), block_size=64).next_step() is None
+    assert amdocc.next_step(amdocc.occupancy(manual(GFX942, vgprs=600), block_size=64)) is None
     # gfx942, 8 VGPRs, 64 threads: the wave slots bind (32 blocks): a cap, no step.
-    assert amdocc.occupancy(manual(GFX942, vgprs=8), block_size=64).next_step() is None
+    assert amdocc.next_step(amdocc.occupancy(manual(GFX942, vgprs=8), block_size=64)) is None
 
 
 def test_hip_profile_is_also_spelled_hip_profile():

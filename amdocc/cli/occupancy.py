@@ -324,7 +324,7 @@ def result_record(occ: Occupancy, next_step: dict[str, Any] | None, **where: Any
 def run(args: argparse.Namespace) -> int:
     from .. import report
     from ..models import occupancy
-    from ..models.nextstep import next_step
+    from ..models.nextstep import search_next_step
 
     if args.list_profiles:
         others = [act.dest for act in args._parser._actions if act.dest not in ("help", "list_profiles")]
@@ -352,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
     results = [
         result_record(
             occ,
-            next_step(usage, occ, **_step_options(args.model, options)),
+            search_next_step(usage, occ, **_step_options(args.model, options)),
             path=None,
             origin=None,
             kernel="manual",
@@ -456,7 +456,7 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
     from ..errors import AmdoccError
     from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
-    from ..models.nextstep import next_step
+    from ..models.nextstep import search_next_step
     from .parallel import kernel_error, read
     from .selection import Selection
 
@@ -490,7 +490,7 @@ def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
                     **spec.options,
                 )
                 usage = usage_of(kernel, where.get("target"), where.get("device"), spec.mode)
-                step = next_step(usage, occ, **_step_options(spec.model, spec.options))
+                step = search_next_step(usage, occ, **_step_options(spec.model, spec.options))
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
                 continue

@@ -82,7 +82,7 @@ def _hsaco(compiled: Any) -> bytes:
 
 @functools.lru_cache(maxsize=64)
 def _kernels(hsaco: bytes) -> tuple[Kernel, ...]:
-    from .. import load
+    from ..loader import load
 
     return tuple(k for co in load(hsaco) for k in co.kernels)
 
@@ -130,7 +130,7 @@ def occupancy(
     the ``; Occupancy:`` of ``compiled.asm["amdgcn"]``; pass them to ask LLVM's rules about the
     launch instead. Other keywords (``target``, ``device``, ``profile``, ...) pass through.
     """
-    from .. import occupancy as _occupancy
+    from ..models import occupancy as _occupancy
 
     kernel = kernel_of(compiled)
     launch = launch_of(compiled)

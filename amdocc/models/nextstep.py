@@ -17,7 +17,8 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _cached, compute
+from ..errors import UsageError
+from .dispatch import cached_occupancy, compute
 from .record import Occupancy
 from .usage import KernelUsage
 
@@ -60,9 +61,11 @@ def _largest_by_walk(gains: Callable[[int], bool], have: int, stride: int, floor
     return amount  # the floor gains: the caller checked it
 
 
-def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, Any] | None:
-    """{"gain": new value, "unit": ..., "shed": {limiter: amount}}, or None when no kernel
-    resource can help (a cap binds: wave slots, barriers, block size) or there is no answer."""
+def search_next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, Any] | None:
+    """The search behind :func:`next_step`, uncached, for a record of ``usage`` under the model's
+    ``options`` (as :func:`amdocc.models.compute` takes them): {"gain": new value, "unit": ...,
+    "shed": {limiter: amount}}, or None when no kernel resource can help (a cap binds: wave
+    slots, barriers, block size) or there is no answer."""
     if not occ.limiters:  # nothing binds: an error, no single answer (llvm's range), or no limit at all
         return None
     current = _value(occ)
@@ -114,10 +117,26 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, A
     return {"gain": gain, "unit": "blocks_per_cu" if occ.block_size is not None else "waves_per_simd", "shed": shed}
 
 
-def next_step_of(occ: Occupancy) -> dict[str, Any] | None:
-    """The next step of a record made by :func:`amdocc.occupancy`, from the inputs it carries.
-    A fresh dict each call (the cached answer is shared)."""
-    assert occ.query is not None  # Occupancy.next_step() refuses a record without one
+def next_step(occ: Occupancy) -> dict[str, Any] | None:
+    """What to shed for one more workgroup (or wave): the ``next_step`` of the JSON record.
+
+    Args:
+        occ: a record made by :func:`amdocc.occupancy` (it carries how it was asked, ``query``).
+
+    Returns:
+        ``{"gain": value after the cut, "unit": "blocks_per_cu" or "waves_per_simd",
+        "shed": {limiter: amount}}`` (VGPRs/SGPRs per work-item, bytes of LDS: static and
+        dynamic together), or None when no kernel resource can help (a cap such as wave
+        slots or the block size binds) or there is no answer. A fresh dict each call.
+
+    Raises:
+        UsageError (an AmdoccError): the record does not say how it was asked (made by hand).
+
+    Computed on first call by bisection over the same model, inputs and device (about
+    0.2 ms), then cached by those inputs.
+    """
+    if occ.query is None:
+        raise UsageError("this record does not say how it was asked; make it with amdocc.occupancy()")
     usage, opts, lds_bytes = occ.query
     step = _cached_next_step(usage, occ.model, occ.block_size, occ.dynamic_lds, lds_bytes, opts)
     return None if step is None else {**step, "shed": dict(step["shed"])}
@@ -127,5 +146,5 @@ def next_step_of(occ: Occupancy) -> dict[str, Any] | None:
 def _cached_next_step(
     usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None, opts: Options
 ) -> dict[str, Any] | None:
-    occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
-    return next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))
+    occ = cached_occupancy(usage, model, block_size, dynamic_lds, lds_bytes, opts)
+    return search_next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))

@@ -175,10 +175,10 @@ def resolve_occupancy(
     if kernel is not None:
         if block_size is None:
             raise UsageError("the kernel's occupancy needs the launch block size")
-        import amdocc
+        from ..models import occupancy as evaluate
 
         where: dict[str, Any] = {"target": arch, "what_if": what_if} if arch is not None else {}
-        occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **where)
+        occ = evaluate(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **where)
         if occ.error is None and occ.blocks_per_cu:
             label = " (what-if: its code object cannot run there)" if occ.what_if else ""
             return OccupancyAnswer(

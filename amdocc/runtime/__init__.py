@@ -137,15 +137,14 @@ class BlocksPerCU(int):
 
 def _kernel_and_image(obj: Kernel | CodeObject | Source, kernel_name: str | None) -> tuple[Kernel, bytes | None]:
     """(kernel, code-object bytes or None) from a Kernel, a CodeObject, bytes or a path."""
-    import amdocc
-
     from ..codeobject import CodeObject, Kernel
+    from ..loader import load
 
     if isinstance(obj, Kernel):
         if kernel_name is not None and kernel_name not in obj.names():
             raise UsageError(f"kernel_name={kernel_name!r} does not name the kernel passed ({obj.name})")
         return obj, obj.image or None
-    cos = [obj] if isinstance(obj, CodeObject) else list(amdocc.load(obj))
+    cos = [obj] if isinstance(obj, CodeObject) else list(load(obj))
     if len(cos) != 1:
         raise UsageError(f"expected one code object, found {len(cos)}; pass the kernel itself")
     co = cos[0]
