@@ -6,9 +6,9 @@ resources from all the views it has, recording a finding wherever the views disa
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
+from ..caches import cached
 from ..elf import EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile, Note, Symbol
 from ..errors import FormatError, Origin
 from ..targets import Target, find_triple, subarch_admits, target_by_isa_version
@@ -144,7 +144,7 @@ def _check_declared_target(metadata: Metadata | None, target_id: TargetId, findi
         findings.extend(_declared_target_findings(declared, target_id))
 
 
-@functools.lru_cache(maxsize=512)  # a library names a few targets thousands of times
+@cached(maxsize=512)  # a library names a few targets thousands of times
 def _declared_target_findings(declared: str, target_id: TargetId) -> tuple[Finding, ...]:
     found = []
     if str(TargetId.parse(declared)) != str(target_id):  # "any" is absent from both strings
@@ -186,7 +186,7 @@ def _producer(elf: ElfFile, findings: list[Finding]) -> Producer | None:
 MAX_CACHED_COMMENT = 4096
 
 
-@functools.lru_cache(maxsize=256)  # the same few compiler lines in every object of a library
+@cached(maxsize=256)  # the same few compiler lines in every object of a library
 def _producers_of(comment: bytes) -> tuple[Producer | None, tuple[str, ...]]:
     chosen, notes = producers(comment_strings(comment))
     return chosen, tuple(notes)

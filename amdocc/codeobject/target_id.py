@@ -8,9 +8,9 @@ processor in a note instead (see notes.py).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
+from ..caches import cached
 from ..targets import Target, strip_triple, target_by_mach
 
 EF_MACH = 0xFF
@@ -93,7 +93,7 @@ class DecodedFlags:
     problems: tuple[str, ...]
 
 
-@functools.lru_cache(maxsize=512)  # a library repeats a few words thousands of times
+@cached(maxsize=512)  # a library repeats a few words thousands of times
 def decode_e_flags(flags: int, co_version: int) -> DecodedFlags:
     """Target id from a v3+ e_flags word (v2 keeps the processor in a note; see decode_v2_flags)."""
     problems = []

@@ -28,10 +28,10 @@ what ``str(module)`` and ``CompiledArtifact.ir`` give.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
+from ..caches import cached
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -446,7 +446,7 @@ def _resolve(name: str, defs: dict[str, Any], function: str | None) -> _Operand:
     return _Operand(name, value, "")
 
 
-@functools.lru_cache(maxsize=16)
+@cached(maxsize=16)
 def _parse(text: str) -> _Parsed:
     binaries: dict[str, tuple[_Object, ...]] = {}
     pending: list[tuple[str, int, int]] = []  # launch lines of the current function
@@ -570,7 +570,7 @@ def launches(mlir_text_or_compiled: Any) -> list[Launch]:
     return [_strict(raw, parsed) for raw in parsed.launches]
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def _kernels(data: bytes) -> tuple[Kernel, ...]:
     from ..loader import load
 

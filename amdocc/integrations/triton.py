@@ -21,10 +21,10 @@ when the code object holds several. Nothing is guessed: a missing or inconsisten
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..caches import cached
 from ..errors import UsageError
 from ..numbers import in_range
 
@@ -80,7 +80,7 @@ def _hsaco(compiled: Any) -> bytes:
     return bytes(data)
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def _kernels(hsaco: bytes) -> tuple[Kernel, ...]:
     from ..loader import load
 

@@ -6,9 +6,9 @@ dynamic LDS, device LDS, options). :mod:`amdocc.models` validates the caller's a
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
+from ..caches import cached
 from ..errors import UsageError
 from .applicable import check as check_applicable
 from .hip import hip_occupancy
@@ -29,7 +29,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@cached(maxsize=1 << 16)
 def cached_occupancy(
     usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None, opts: Options
 ) -> Occupancy:

@@ -11,11 +11,11 @@ returns an error, the record says so instead of answering.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
+from ..caches import cached
 from ..errors import UsageError
 from ..tabledata import load_table
 from ..targets import MAX_WORKGROUP_SIZE, Target
@@ -82,7 +82,7 @@ class _Budget:
     failure: tuple[str, str] | None = None  # HIP fails after its block-size checks: (error, why)
 
 
-@functools.lru_cache(maxsize=4096)  # depends on the kernel and runtime, not on the launch shape
+@cached(maxsize=4096)  # depends on the kernel and runtime, not on the launch shape
 def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     t = u.target
     max_waves = max_waves_per_simd(t)

@@ -13,10 +13,10 @@ allocation when the kernel has one.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..caches import cached
 from ..errors import UsageError
 from .dispatch import cached_occupancy, compute
 from .record import Occupancy
@@ -142,7 +142,7 @@ def next_step(occ: Occupancy) -> dict[str, Any] | None:
     return None if step is None else {**step, "shed": dict(step["shed"])}
 
 
-@functools.lru_cache(maxsize=4096)
+@cached(maxsize=4096)
 def _cached_next_step(
     usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None, opts: Options
 ) -> dict[str, Any] | None:

@@ -8,11 +8,11 @@ of the number travels with the answer.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ..caches import cached
 from ..errors import UsageError
 from ..numbers import whole_number, whole_value
 from ..tabledata import load_table
@@ -38,7 +38,7 @@ class SplitPolicy:
     source: str
 
 
-@functools.cache
+@cached(maxsize=1)
 def _policies() -> tuple[dict[str, SplitPolicy], str, int]:
     table = load_table("split_policies.toml")
     rows = {k: v for k, v in table.items() if isinstance(v, dict)}

@@ -16,6 +16,7 @@ import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..caches import register
 from ..errors import UsageError
 from .hip import DeviceInfo, Hip, HipError, HipUnavailable, runtime, unavailable_reason
 
@@ -46,6 +47,7 @@ _lock = threading.Lock()
 # HIP_ANSWERS_KEPT per runtime, least recently used dropped first.
 HIP_ANSWERS_KEPT = 4096
 _hip_answers: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, str, int, int], int]] = weakref.WeakKeyDictionary()
+register(f"{__name__}._hip_answers", lambda: _hip_answers.clear())
 stats = {"hip": 0, "model": 0, "compared": 0, "disagreements": 0}
 
 

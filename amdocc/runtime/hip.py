@@ -8,10 +8,10 @@ raises RuntimeError("failed to dlopen ..."); that, and a missing hip-python, bec
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
+from ..caches import cached
 from ..errors import AmdoccError
 from ..targets import processor_name
 
@@ -165,7 +165,7 @@ class Hip:
         return capturing
 
 
-@functools.lru_cache(maxsize=1)
+@cached(maxsize=1)
 def _probe() -> tuple[Hip | None, str]:
     try:
         hip = Hip()
