@@ -14,6 +14,13 @@ if ! command -v llvm-readelf-22 >/dev/null || ! command -v clang-22 >/dev/null |
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-22 clang-22 lld-22 >/dev/null
 fi
+# Debian's ROCm 5.2.3 HSA runtime keeps its blit kernels as raw code objects in .data
+# (tests/test_raw_images.py reads them).
+if [ ! -f /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1.5.0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libhsa-runtime64-1 >/dev/null
+fi
 # Headless Chromium opens the `amdocc census --html` report in tests/test_census.py.
 if ! command -v chromium >/dev/null; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -84,6 +91,26 @@ with zipfile.ZipFile(wheel) as z:
 print(f"unpacked {len(members)} ROCm libraries of {wheel}")
 PY
 fi
+
+# Device code outside every container, for tests/test_raw_images.py (28 MB): mojolearn-amd keeps
+# 4,502 gfx942 code objects as raw ELF images in its libraries' .rodata. Pinned by SHA-256.
+MOJO_WHEEL=mojolearn_amd-0.8.62-py3-none-manylinux_2_35_x86_64.whl
+if [ ! -f ".cache/mojolearn/$MOJO_WHEEL" ]; then
+  mkdir -p .cache/mojolearn
+  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+      --python-version 3.11 --platform manylinux_2_35_x86_64 -d .cache/mojolearn "mojolearn-amd==0.8.62"
+fi
+echo "bfd08ff89fa34b09006fd215b1c391585ae2ded73291c6607f1d16aaf3995f8f  .cache/mojolearn/$MOJO_WHEEL" | sha256sum -c --quiet -
+
+# The first public CDNA 5 corpus, for tests/test_corpus_rocm10.py (134 MB; ROCm 10.1, 15,287 gfx1250
+# kernels): PyPI tags it manylinux_2_27 only, so pip is told the platform. Pinned by SHA-256.
+JAX_WHEEL=jax_rocm10_pjrt-0.12.0-py3-none-manylinux_2_27_x86_64.whl
+if [ ! -f ".cache/jax-rocm10/$JAX_WHEEL" ]; then
+  mkdir -p .cache/jax-rocm10
+  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+      --python-version 3.11 --platform manylinux_2_27_x86_64 -d .cache/jax-rocm10 "jax-rocm10-pjrt==0.12.0"
+fi
+echo "45ee7b471b71a582ce165dd63069b10d1d8923d849b61b6fa8783f1d13294edb  .cache/jax-rocm10/$JAX_WHEEL" | sha256sum -c --quiet -
 
 # Two real ROCm wheels from PyPI for tests/test_wheels.py (98 MB): pinned by version and SHA-256.
 # Their tags are not this interpreter's, so pip is told which Python and platforms to fetch for.

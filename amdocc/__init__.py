@@ -17,6 +17,10 @@ Main entry points:
                                   -> the same from numbers that mean what the metadata note means
     max_blocks_per_cu(kernel, 256, dynamic_lds=0, stream=None)
                                   -> int: HIP's answer when a GPU runtime can be asked, else the model's
+    max_potential_block_size(kernel, dynamic_lds=0, block_limit=0, device="MI300X")
+                                  -> BlockSizeAnswer: hipOccupancyMaxPotentialBlockSize's block and
+                                     grid (labelled hip_*), and the block to launch, which respects
+                                     .max_flat_workgroup_size (HIP's does not)
     iter_load(source)             -> the same code objects as a stream, with what was skipped or failed
     samples_path()                -> a code object shipped with amdocc, to try things on
 
@@ -65,6 +69,7 @@ if TYPE_CHECKING:
     from .containers.model import Failed, Limits, Skipped, Source
     from .devices import Device
     from .loader import Loaded
+    from .models.best_block import BlockSizeAnswer
     from .models.record import Occupancy
     from .models.usage import KernelUsage
     from .runtime import max_blocks_per_cu
@@ -85,6 +90,7 @@ __all__ = [
     "iter_load",
     "load",
     "max_blocks_per_cu",
+    "max_potential_block_size",
     "next_step",
     "occupancy",
     "samples_path",
@@ -260,6 +266,58 @@ def next_step(occ: Occupancy) -> dict[str, Any] | None:
     from .models.nextstep import next_step as _next_step
 
     return _next_step(occ)
+
+
+def max_potential_block_size(
+    kernel_or_resources: Kernel | KernelUsage | dict[str, Any],
+    dynamic_lds: int = 0,
+    block_limit: int = 0,
+    *,
+    target: str | None = None,
+    device: str | Device | None = None,
+    profile: str | None = None,
+    compute_units: int | None = None,
+    what_if: bool = False,
+) -> BlockSizeAnswer:
+    """The best block size: HIP's answer, and the block to launch, both labelled.
+
+    ``hip_block_size``/``hip_grid_size`` are what hipOccupancyMaxPotentialBlockSize
+    (hipModuleOccupancyMaxPotentialBlockSize) returns under the HIP ``profile``: no search,
+    ``min(threads one CU holds, block_limit or 1024 rounded up to a wave)``; LDS caps only the
+    grid, and .max_flat_workgroup_size is ignored. ``block_size`` is the block to launch: the
+    most resident threads per CU (largest on ties) among sizes up to the limit and the kernel's
+    .max_flat_workgroup_size, as HIP's header template hipOccupancyMaxPotentialBlockSizeVariableSMem
+    searches; ``blocks_per_cu`` and ``min_grid_size`` go with it.
+
+    Args:
+        kernel_or_resources: as for :func:`occupancy`.
+        dynamic_lds: dynamic LDS bytes per workgroup.
+        block_limit: HIP's blockSizeLimit (0: none).
+        target: the processor to evaluate on (required for a dict, unless ``device``).
+        device: a product from tables/devices.toml: its processor, its LDS, and the CU count
+            HIP reports for it (halved on RDNA, whose runtime counts WGPs), for the grid sizes.
+        profile: the HIP runtime profile (default: the newest release a runtime confirmed).
+        compute_units: multiProcessorCount as HIP reports it, instead of the device's.
+        what_if: evaluate a kernel on a processor its code object cannot run on, labelled.
+
+    Returns:
+        A :class:`amdocc.models.best_block.BlockSizeAnswer`; ``.as_dict()`` is its JSON record.
+
+    Raises:
+        UsageError: bad arguments; UnknownTargetError: an unknown target, device or profile.
+    """
+    from .models.best_block import potential_block_size
+
+    return potential_block_size(
+        kernel_or_resources,
+        dynamic_lds,
+        block_limit,
+        target=target,
+        device=device,
+        profile=profile,
+        compute_units=compute_units,
+        what_if=what_if,
+    )
 
 
 def samples_path() -> Path:

@@ -250,6 +250,15 @@ VARIABLES: dict[str, Variable] = {
             ("abc", "0", "-1", "1.5"),
         ),
         Variable(
+            "AMDOCC_HIP_PROPERTY_EXAMPLES",
+            "tests",
+            "examples per runtime x processor tests/test_hip_properties.py draws (default 15)",
+            _POSITIVE,
+            _whole(1),
+            "15",
+            ("abc", "0", "-1", "1.5"),
+        ),
+        Variable(
             "AMDOCC_HIP_PROFILE",
             "tests",
             "the HIP profile the live-runtime tests expect (default: the runtime's own release)",
@@ -269,6 +278,10 @@ VARIABLES: dict[str, Variable] = {
                 ("AMDOCC_PROBE_CACHE", "tools/probe_targets.py's llc cache (default ~/.cache/amdocc/llc-probe)"),
                 ("AMDOCC_TRITON_CODEGEN", "Triton's AMD code generator for tools/triton_llc.py"),
                 ("AMDOCC_ROCM_LLVM", "the libLLVM.so tools/rocm_llc.py loads (default: rocm-bindings-compiler's)"),
+                (
+                    "AMDOCC_COMGR",
+                    "the libamd_comgr tools/comgr_isa.py asks (default: ROCm 7.14's, .cache/hip-runtimes)",
+                ),
                 ("AMDOCC_ROCM_SYSDEPS", "the zlib/zstd shims tools/rocm_llc.py loads (default .cache/rocm-sysdeps)"),
             )
         ),

@@ -74,7 +74,7 @@ def iter_load(
     for item in items:
         if isinstance(item, Blob):
             try:
-                yield parse_code_object(item.data, item.origin)
+                yield parse_code_object(item.data, item.origin, item.entry_id)
             except NotAnHsaCodeObject as exc:
                 yield Skipped(item.origin, exc.message, item.entry_id)
             except AmdoccError as exc:

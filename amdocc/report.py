@@ -173,6 +173,9 @@ KERNEL_FIELDS: dict[str, KernelField] = {
     "resource_symbols": lambda kernel, note: dict(kernel.resource_symbols),
     "findings": lambda kernel, note: [f.as_dict() for f in kernel.findings],
     "metadata": lambda kernel, note: kernel.metadata,
+    # False for a relocatable's kernel (local counts, not launchable as built); see codeobject/linking.py
+    "launchable": lambda kernel, note: kernel.launchable,
+    "object_linking": lambda kernel, note: kernel.object_linking,
 }
 ALL_FIELDS = tuple(KERNEL_FIELDS)
 # What one JSON line per kernel carries unless --fields says otherwise: the note's numbers.
@@ -287,8 +290,23 @@ def code_object_record(co: CodeObject, fields: Iterable[str] | None = None) -> d
         "size": co.size,
         "metadata_version": list(co.metadata_version) if co.metadata_version else None,
         "metadata": top,
+        "launchable": co.launchable,
+        "object_linking": _linking_record(co),
         "findings": [f.as_dict() for f in co.findings],
         "kernels": [kernel_record(k, fields) for k in co.kernels],
+    }
+
+
+def _linking_record(co: CodeObject) -> dict[str, Any] | None:
+    """The ``.amdgpu.info`` section as a whole: every function it describes, with its local record."""
+    info = co.linking
+    if info is None:
+        return None
+    return {
+        "offset": info.offset,
+        "functions": {name: fn.as_dict() for name, fn in info.functions.items()},
+        "lds": {name: {"size": size, "align": align} for name, (size, align) in info.lds.items()},
+        "unknown_kinds": {str(kind): count for kind, count in sorted(info.unknown_kinds.items())},
     }
 
 

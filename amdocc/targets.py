@@ -307,6 +307,12 @@ def strip_triple(text: str) -> str:
     return found.rest
 
 
+# What amdocc says of a processor name or EF_AMDGPU_MACH number that no row describes: it is
+# reported by that name or number and never read as a neighbouring processor (Hygon's DCU
+# gfx926/928/936/938, kokkos #9403, are such names: neither LLVM nor ROCm defines them).
+NOT_KNOWN = "not a processor amdocc knows (tables/targets.toml holds those LLVM and ROCm define)"
+
+
 def get_target(name: str) -> Target:
     """The Target for a processor name or target id; UnknownTargetError if the table lacks it, or
     if an amdgpu subarch triple names a processor the rest of the id contradicts."""
@@ -319,7 +325,7 @@ def get_target(name: str) -> Target:
     try:
         return _targets()[proc]
     except KeyError:
-        raise UnknownTargetError(f"unknown processor {proc!r} (not in tables/targets.toml)") from None
+        raise UnknownTargetError(f"unknown processor {proc!r}: {NOT_KNOWN}") from None
 
 
 def find_target(name: str) -> Target | None:

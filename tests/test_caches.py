@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -73,15 +74,17 @@ def test_every_cached_function_is_registered_and_bounded():
 
 
 def test_no_cache_is_keyed_by_an_object_id():
-    # id() is reused once an object is collected: an answer keyed by it can be another's. The one
-    # id() in the package groups spellings of one object that a local dict holds alive.
-    calls = [
-        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+    # id() is reused once an object is collected: an answer keyed by it can be another's. The
+    # id()s left are of objects held alive beside the key: the spellings of one kernel in a local
+    # dict (codeobject/model.py), and the loaded module held in the value of the oracle's function
+    # handles (testing/oracles.py).
+    calls = Counter(
+        str(path.relative_to(PACKAGE.parent))
         for path, tree in _sources()
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "id"
-    ]
-    assert calls == ["amdocc/codeobject/model.py:262"]
+    )
+    assert calls == {"amdocc/codeobject/model.py": 1, "amdocc/testing/oracles.py": 2}
 
 
 def test_clear_all_empties_every_cache(fresh_caches):

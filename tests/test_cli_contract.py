@@ -469,6 +469,7 @@ def test_every_workgroup_size_option_is_bounded_by_the_largest_workgroup(capsys)
     assert sizes == {
         ("occupancy", "--block"),
         ("occupancy", "--max-flat-workgroup-size"),
+        ("best-block", "--max-flat-workgroup-size"),
         ("sweep", "--block"),
         ("sweep", "--blocks"),
         ("sweep", "--max-flat-workgroup-size"),
@@ -618,6 +619,8 @@ def test_every_lds_option_is_bounded_by_the_most_lds_a_workgroup_gets(capsys):
     assert lds == {
         ("occupancy", "--lds"),
         ("occupancy", "--dynamic-lds"),
+        ("best-block", "--lds"),
+        ("best-block", "--dynamic-lds"),
         ("sweep", "--lds"),
         ("sweep", "--dynamic-lds"),
         ("diff", "--dynamic-lds"),

@@ -113,7 +113,10 @@ def test_an_unknown_v2_isa_version_names_vendor_and_architecture():
     co = _parse(data)
     (finding,) = [f for f in co.findings if f.code == "unknown-processor"]
     assert finding.severity == "error"
-    assert finding.message == "ISA version (9, 0, 99) (AMD:AMDGPU) is not a known processor"
+    assert finding.message == (
+        "ISA version (9, 0, 99) (AMD:AMDGPU) is not a processor amdocc knows "
+        "(tables/targets.toml holds those LLVM and ROCm define)"
+    )
     assert co.processor == "unknown-isa-9.0.99"
 
 
@@ -187,7 +190,12 @@ def test_unknown_mach_and_unknown_flag_bits_are_two_findings_of_their_own_kind()
     struct.pack_into("<I", data, 0x30, (flags & ~0xFF) | 0xFF | 0x1000)
     co = _parse(bytes(data))
     found = [(f.code, f.severity, f.message) for f in co.findings]
-    assert ("unknown-processor", "error", "EF_AMDGPU_MACH 0xff is not a known processor") in found
+    assert (
+        "unknown-processor",
+        "error",
+        "EF_AMDGPU_MACH 0xff is not a processor amdocc knows (tables/targets.toml holds those LLVM and ROCm "
+        "define); it is read as no other processor",
+    ) in found
     assert ("e-flags", "warning", "unknown e_flags bits 0x1000 for code-object v4") in found
 
 

@@ -290,8 +290,10 @@ def test_bad_images_are_refused_by_the_runtime_without_a_crash_or_an_unmodelled_
     assert hip.load(b"not an elf at all" * 10) == {"ok": False, "error": "hipErrorInvalidImage"}
     # A code object cut after 1500 bytes: hipErrorInvalidImage in a fresh process; once a module
     # has been loaded, HIP 7.14 instead throws inside (its log: "HIP Exception: C++ Exception:
-    # basic_string::_M_create") and answers hipErrorUnknown, before any HSA call.
-    assert hip.load(co.data[:1500])["error"] in ("hipErrorInvalidImage", "hipErrorUnknown")
+    # basic_string::_M_create") and answers hipErrorUnknown, before any HSA call; about one run in
+    # eight it answers hipErrorOutOfMemory (a size read past the cut, seen in whole-file runs).
+    cut = hip.load(co.data[:1500])
+    assert cut["ok"] is False and cut["error"] in ("hipErrorInvalidImage", "hipErrorUnknown", "hipErrorOutOfMemory")
     half = hip.load(co.data[: len(co.data) // 2])
     assert half["ok"] is False and half["error"].startswith("hipError"), half
     assert hip.load(other.data) == {"ok": False, "error": "hipErrorNoBinaryForGpu"}

@@ -70,7 +70,10 @@ def test_two_rows_with_one_mach_are_refused(monkeypatch):
 def test_target_lookups_refuse_naming_what_is_wrong():
     with pytest.raises(AmdoccError) as err:
         get_target("gfx9999:xnack-")
-    assert str(err.value) == "unknown processor 'gfx9999' (not in tables/targets.toml)"
+    assert str(err.value) == (
+        "unknown processor 'gfx9999': not a processor amdocc knows "
+        "(tables/targets.toml holds those LLVM and ROCm define)"
+    )
     # amdgpu9.42 is gfx942's subarch (LLVM's TargetParser); gfx90a after it contradicts it.
     with pytest.raises(AmdoccError) as err:
         get_target(" amdgpu9.42-amd-amdhsa-unknown-gfx90a ")

@@ -12,6 +12,12 @@ Each value has one kind of check (value_kind); a value none of them covers fails
   stepping in hex; generic targets gfx<major>[-<minor>]-generic). A name outside the rule
   (gfx1250-strict) is measured instead: the subarch of the triple Triton's LLVM printed for it
   (amdgpu12.50s: 12.5.0).
+- COMGR: what the ROCm 7.14 runtime's own comgr states for the processor
+  (amd_comgr_get_isa_metadata, recorded by tools/comgr_isa.py in tests/data/comgr_isa_metadata.json
+  and held to the live library by tests/test_comgr_isa.py): addressable_vgprs
+  (AddressableNumVGPRs), sgpr_alloc_granule (SGPRAllocGranule), sgprs_per_simd (TotalNumSGPRs,
+  through gfx9: from gfx10 SGPRs are per wave, no shared file) and lds_per_cu (LocalMemorySize),
+  for every processor comgr knows, but where comgr is known to be wrong (COMGR_NOT_MEASURED).
 - CITE: any other value must be stated by its note, ``[row.cite] column = "..."``: the nearest
   note on the way from the row up its ``like`` chain to the row that sets the value (a row
   inherits a value's note with the value and may add its own). A note states a value as a
@@ -94,7 +100,24 @@ WGP_ONLY = frozenset({"lds_per_wgp", "max_workgroups_per_wgp", "lds_per_workgrou
 # Removed from LLVM in 2025 (8615f9aaffd4); they share gfx942's FeatureISAVersion9_4_Common.
 SAME_FEATURES = {"gfx940": "gfx942", "gfx941": "gfx942"}
 
+# The targets.toml columns comgr's ISA metadata states, by its key (tools/comgr_isa.py).
+COMGR_COLUMNS = {
+    "addressable_vgprs": "AddressableNumVGPRs",
+    "sgpr_alloc_granule": "SGPRAllocGranule",
+    "sgprs_per_simd": "TotalNumSGPRs",
+    "lds_per_cu": "LocalMemorySize",
+}
+# Where comgr's value is not the table's fact, with the reason; such values keep their notes.
+COMGR_NOT_MEASURED = {
+    ("gfx950", "lds_per_cu"): "comgr reports 64 KiB for gfx950 (ROCm/llvm-project#4099); the HSA group "
+    "segment HIP reads is 160 KiB",
+}
+# comgr's TotalNumSGPRs is LLVM's getTotalNumSGPRs (800 on every gfx8+ ISA); the shared SGPR file
+# it counts ends with gfx9 (the table's 0, HIP's UINT32_MAX from gfx10 on).
+COMGR_SGPR_FILE_UP_TO_MAJOR = 9
+
 RAW = tomllib.loads((tables_dir() / "targets.toml").read_text())
+COMGR = json.loads((TESTS / "data" / "comgr_isa_metadata.json").read_text())["isas"]
 PROBE = json.loads((TESTS / "data" / "llvm22_target_probe.json").read_text())
 TRITON_PROBE = json.loads((TESTS / "data" / "triton_llvm_target_probe.json").read_text())
 # The Triton probe is compared through the llvm-23 rules, whose overrides it measured instead.
@@ -152,8 +175,15 @@ def _isa_from_subarch(target_id: str) -> list[int]:
     return [int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or "0", 16)]
 
 
+def comgr_measures(raw: dict, name: str, column: str) -> bool:
+    """Whether comgr's ISA metadata states row ``name``'s value of ``column`` (whatever it is)."""
+    if name not in COMGR or column not in COMGR_COLUMNS or (name, column) in COMGR_NOT_MEASURED:
+        return False
+    return column != "sgprs_per_simd" or _resolved(raw, name)["isa_version"][0] <= COMGR_SGPR_FILE_UP_TO_MAJOR
+
+
 def value_kind(raw: dict, name: str, column: str) -> str | None:
-    """How row ``name``'s value of ``column`` is checked: "probe: <which>", "rule" or "cite";
+    """How row ``name``'s value of ``column`` is checked: "probe: <which>", "rule", "comgr" or "cite";
     None for annotations and for WGP-mode columns of a row without WGP mode."""
     row = _resolved(raw, name)
     if column in ANNOTATIONS or (column in WGP_ONLY and not row.get("wgp")):
@@ -165,6 +195,8 @@ def value_kind(raw: dict, name: str, column: str) -> str | None:
     measured = measurement(raw, name)
     if measured and column in measured[1]:
         return f"probe: {measured[0]}"
+    if comgr_measures(raw, name, column):
+        return "comgr"
     return "cite"
 
 
@@ -210,9 +242,17 @@ def states(note: str, value) -> bool:
 
 
 def source_problems(raw: dict, rows=None) -> tuple[list[str], Counter]:
-    """(problems, values checked per column) for every cited value of every row (or of ``rows``)."""
+    """(problems, values checked per column) for every cited or comgr-stated value of every row
+    (or of ``rows``)."""
     problems, checked = [], Counter()
     for name, column, value, kind in values(raw, rows):
+        if kind == "comgr":
+            key = COMGR_COLUMNS[column]
+            if value != int(COMGR[name][key]):
+                problems.append(f"[{name}] {column} = {value!r}: comgr's {key} for {name} is {COMGR[name][key]}")
+            else:
+                checked[column] += 1
+            continue
         if kind != "cite":
             continue
         owner, note = _note(raw, name, column)
@@ -238,12 +278,21 @@ def rule_problems(raw: dict, rows=None) -> list[str]:
 
 
 def stray_notes(raw: dict) -> list[str]:
-    """Notes that no check reads: on a measured or named value, or on a column the row lacks."""
+    """Notes that no check reads: on a column the row lacks, or on a measured, named or
+    comgr-stated value that no row taking the note from it (itself, or a row ``like`` it with no
+    note of its own) has cited."""
+
+    def read(name: str, column: str) -> bool:
+        return any(
+            value_kind(raw, user, column) == "cite" and _note(raw, user, column)[0] == name
+            for user in _inheritors(raw, name)
+        )
+
     return [
         f"[{name}] cite.{column}: the value is {value_kind(raw, name, column) or 'not one of the row'}"
         for name, row in raw.items()
         for column in row.get("cite", {})
-        if column not in _resolved(raw, name) or value_kind(raw, name, column) != "cite"
+        if column not in _resolved(raw, name) or not read(name, column)
     ]
 
 
@@ -267,7 +316,8 @@ def test_every_value_of_every_row_is_checked_against_a_source():
     assert rule_problems(RAW) == []
     assert stray_notes(RAW) == []
     kinds = Counter((column, kind) for _, column, _, kind in values(RAW))
-    assert sum(n for (c, k), n in kinds.items() if k == "cite") == sum(checked.values())
+    assert sum(n for (c, k), n in kinds.items() if k in ("cite", "comgr")) == sum(checked.values())
+    assert sum(n for (c, k), n in kinds.items() if k == "comgr") >= 150  # comgr states most of four columns
     # Every row has every column (its own or inherited) but those only some rows have.
     optional = {"generic_of", "since_llvm", "lds_per_workgroup_wgp", "mode_recorded"}  # (mode_recorded: default true)
     for name in RAW:
@@ -408,14 +458,14 @@ def written_values(raw: dict):
 
 
 def test_breaking_any_cited_or_named_value_fails():
-    """Every value the file writes, changed, is caught by its note or the naming rule (measured
+    """Every value the file writes, changed, is caught by its note, comgr or the naming rule (measured
     values: test_targets_table.test_breaking_any_measured_value_fails)."""
     caught = Counter()
     for owner, column, value in written_values(RAW):
         rows = _inheritors(RAW, owner)
         row_kinds = {value_kind(RAW, name, column) for name in rows if _defining_row(RAW, name, column) == owner}
         assert row_kinds - {None}, (owner, column, "no row reads this value")
-        if not row_kinds & {"cite", "rule"} and column != "isa_version":
+        if not row_kinds & {"cite", "rule", "comgr"} and column != "isa_version":
             continue
         raw = _copy(RAW)
         raw[owner][column] = perturbed(value)

@@ -98,8 +98,13 @@ def _take(lib, pointer, size=None) -> bytes:
         lib.triton_amdgpu_free(pointer)
 
 
-def compile_ir(lib, ir: bytes, triple: str, cpu: str, features: str) -> bytes:
-    opts = _Options(ABI_VERSION, triple.encode(), cpu.encode(), features.encode(), b"", b"", b"", 0, 0, 0, 0, 0)
+def compile_ir(lib, ir: bytes, triple: str, cpu: str, features: str, flags: str = "") -> bytes:
+    """IR to assembly. ``flags``: LLVM command-line options for the library, named without their
+    leading dash (measured: "amdgpu-enable-object-linking" turns on object linking; "-amdgpu-..."
+    is silently ignored)."""
+    opts = _Options(
+        ABI_VERSION, triple.encode(), cpu.encode(), features.encode(), b"", flags.encode(), b"", 0, 0, 0, 0, 0
+    )
     text, size, error = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
     if lib.triton_amdgpu_compile(
         ir, len(ir), ctypes.byref(opts), ctypes.byref(text), ctypes.byref(size), ctypes.byref(error)

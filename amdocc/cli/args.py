@@ -417,7 +417,7 @@ class Processor(ArgType):
         target = find_target(text)
         if target is None:
             names = ", ".join(t.name for t in all_targets())
-            raise Invalid(f"unknown processor {processor_name(text)!r} (known: {names})")
+            raise Invalid(f"unknown processor {processor_name(text)!r}: not a processor amdocc knows (known: {names})")
         for part in strip_triple(text).split(":")[1:]:
             feature = _FEATURES.get(part[:-1].lower())
             if part[-1:] not in ("+", "-") or feature is None:

@@ -18,6 +18,10 @@ from ..errors import AmdoccError
 COMMANDS = {
     "inspect": ("amdocc.cli.inspect", "show code objects, kernels, resources and findings"),
     "occupancy": ("amdocc.cli.occupancy", "workgroups per CU for each kernel, the limiter, and the next step"),
+    "best-block": (
+        "amdocc.cli.best_block",
+        "HIP's potential block size and the block to launch (respects .max_flat_workgroup_size)",
+    ),
     "sweep": ("amdocc.cli.sweep", "grid of workgroups per CU over block sizes and dynamic LDS for one kernel"),
     "split": ("amdocc.cli.split", "KV split count for AITER's fp8_mqa_logits from the kernel's occupancy"),
     "gate": ("amdocc.cli.gate", "route a prefill to AITER's asm kernel or CK Tile, with every reason"),

@@ -10,6 +10,7 @@ from typing import Any
 from ..errors import Origin, UsageError
 from ..targets import Target
 from .descriptor import Descriptor
+from .linking import LinkingInfo
 from .producer import Producer
 from .target_id import TargetId
 
@@ -128,6 +129,10 @@ class Kernel:
             once by the reader; None for a kernel made by hand (see :meth:`meta`).
         demangled_name: the name as C++ source spells it (a property; None when not mangled or
             when no demangler is available).
+        launchable: False when its code object is a relocatable or carries ``.amdgpu.info``
+            (local counts); models then answer only a what-if.
+        object_linking: for such a kernel with an ``.amdgpu.info`` record, {"local": its own
+            counts, "transitive": with every function it reaches}; None otherwise.
     """
 
     name: str
@@ -146,6 +151,8 @@ class Kernel:
     memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
     # The metadata under v3 note names (v2 CodeProps translated), built once by the reader.
     note: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    launchable: bool = True
+    object_linking: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def meta(self, key: str, default: Any = None) -> Any:
         """A metadata value by its note name, with or without the leading dot."""
@@ -201,6 +208,10 @@ class CodeObject:
         producer: the compiler its ``.comment`` section names (clang's line, else the linker's),
             or None; the llvm model picks its rules by it.
         metadata_plain: True when the metadata note is known to hold no floating-point values.
+        launchable: False for a relocatable (ET_REL) or an object-linking object (one with
+            ``.amdgpu.info``): its counts are local, and occupancy is answered only as a what-if.
+        linking: the decoded ``.amdgpu.info`` (:class:`amdocc.codeobject.linking.LinkingInfo`),
+            or None.
     """
 
     origin: Origin
@@ -220,6 +231,8 @@ class CodeObject:
     # True when the metadata note is known to hold no floating-point values (MessagePack float
     # markers absent), so JSON writers may take a fast path; False when unknown.
     metadata_plain: bool = field(default=False, repr=False, compare=False)
+    launchable: bool = True
+    linking: LinkingInfo | None = field(default=None, repr=False, compare=False)
 
     @property
     def processor(self) -> str:

@@ -6,12 +6,27 @@ resources from all the views it has, recording a finding wherever the views disa
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from ..caches import cached
-from ..elf import EM_AMDGPU, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHT_DYNSYM, SHT_SYMTAB, ElfFile, Note, Symbol
-from ..errors import FormatError, Origin
-from ..targets import Target, find_triple, subarch_admits, target_by_isa_version
+from ..elf import (
+    EM_AMDGPU,
+    ET_DYN,
+    ET_EXEC,
+    ET_REL,
+    SHN_ABS,
+    SHT_DYNSYM,
+    SHT_NOBITS,
+    SHT_RELA,
+    SHT_SYMTAB,
+    ElfFile,
+    Note,
+    Symbol,
+)
+from ..errors import AmdoccError, FormatError, Origin
+from ..targets import NOT_KNOWN, Target, find_triple, get_target, strip_triple, subarch_admits, target_by_isa_version
+from . import linking as L
 from . import notes as N
 from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, Descriptor, decode_amd_kernel_code, decode_descriptor
 from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
@@ -46,8 +61,9 @@ class NotAnHsaCodeObject(FormatError):
     """An AMDGPU ELF that is not an HSA code object (PAL or Mesa graphics); containers skip it."""
 
 
-def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
-    """Parse one AMDGPU code object held entirely in ``data``."""
+def parse_code_object(data: bytes, origin: Origin, entry_id: str | None = None) -> CodeObject:
+    """Parse one AMDGPU code object held entirely in ``data``; ``entry_id``: the bundle entry id
+    (or OffloadBinary label) it came under, checked against what its e_flags say."""
     elf = ElfFile(data, origin)
     h, ident = elf.header, elf.ident
     if h.e_machine != EM_AMDGPU:
@@ -91,6 +107,8 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
         metadata, md_version, plain = _v3_metadata(all_notes, origin, findings)
         _check_declared_target(metadata, target_id, findings)
 
+    if entry_id is not None:
+        findings.extend(_entry_findings(entry_id, target_id))
     producer = _producer(elf, findings)
     co = CodeObject(
         origin=origin,
@@ -109,11 +127,68 @@ def parse_code_object(data: bytes, origin: Origin) -> CodeObject:
         metadata_plain=plain,
     )
     symbols = _symbols(elf)
+    co.linking = _linking_info(elf, origin)
+    if h.e_type == ET_REL or co.linking is not None:
+        co.launchable = False
+        co.findings.append(Finding("local-counts", WARNING, _local_counts_message(h.e_type == ET_REL, co.linking)))
     if co_version == 2:
         co.kernels = _v2_kernels(elf, data, co, symbols)
     else:
         co.kernels = _v3_kernels(elf, data, co, symbols)
     return co
+
+
+# -- object linking ------------------------------------------------------------------------
+
+
+def _local_counts_message(relocatable: bool, info: L.LinkingInfo | None) -> str:
+    what = "a relocatable object (ET_REL)" if relocatable else f"an object with {L.INFO_SECTION}"
+    why = (
+        f"; {L.INFO_SECTION} describes {len(info.functions)} function(s) for the linker, and the call-graph "
+        "maximum is reported beside each kernel's local counts"
+        if info is not None
+        else ""
+    )
+    return (
+        f"local counts, not launchable as built: {what}, whose registers, LDS and scratch may leave out "
+        f"what its callees need until it is linked{why}; occupancy only as a what-if"
+    )
+
+
+def _linking_info(elf: ElfFile, origin: Origin) -> L.LinkingInfo | None:
+    """The object's ``.amdgpu.info``, decoded with its relocations and LDS symbols, or None."""
+    section = next((s for s in elf.sections if s.name == L.INFO_SECTION and s.type != SHT_NOBITS), None)
+    if section is None:
+        return None
+    start, end = elf.section_range(section)
+    strtab_section = next((s for s in elf.sections if s.name == L.STRTAB_SECTION), None)
+    strtab = elf.section_bytes(strtab_section) if strtab_section is not None else None
+    relocations: dict[int, str] = {}
+    lds: dict[str, tuple[int, int]] = {}
+    for rel in elf.sections:
+        if rel.type != SHT_RELA or rel.info != section.index:
+            continue
+        if rel.link >= len(elf.sections):
+            raise FormatError(f"{rel.name} links to missing symbol table {rel.link}", origin, rel.offset)
+        table = elf.symbols(elf.sections[rel.link])
+        body = elf.section_bytes(rel)
+        if rel.entsize != RELA64.size or len(body) % RELA64.size:
+            raise FormatError(f"{rel.name}: entries of {rel.entsize} bytes, not {RELA64.size}", origin, rel.offset)
+        for i, (r_offset, r_info, _addend) in enumerate(RELA64.iter_unpack(body)):
+            index = r_info >> 32
+            if index >= len(table):
+                raise FormatError(
+                    f"{rel.name}: relocation {i} names symbol {index} of {len(table)}", origin, rel.offset + i * 24
+                )
+            relocations[r_offset] = table[index].name
+    symtab = next((s for s in elf.sections if s.type == SHT_SYMTAB), None)
+    if symtab is not None:
+        for sym in elf.symbols(symtab, lambda info, shndx: shndx == L.SHN_AMDGPU_LDS):
+            lds[sym.name] = (sym.size, sym.value)  # an LDS symbol's value is its alignment
+    return L.decode(elf.data, start, end - start, relocations, strtab, lds, origin)
+
+
+RELA64 = struct.Struct("<QQq")  # r_offset, r_info (symbol << 32 | type), r_addend
 
 
 # -- identity and metadata -----------------------------------------------------------------
@@ -166,6 +241,37 @@ def _declared_target_findings(declared: str, target_id: TargetId) -> tuple[Findi
     return tuple(found)
 
 
+@cached(maxsize=512)
+def _entry_findings(entry_id: str, target_id: TargetId) -> tuple[Finding, ...]:
+    """A bundle entry id that names a processor amdocc does not know, or another processor than
+    the code object's e_flags (the loader goes by the id; amdocc reads the object by its own)."""
+    if find_triple(entry_id) is None:
+        return ()  # a kpack or OffloadBinary label, not a target id
+    named = TargetId.parse(entry_id)
+    if not named.processor:
+        return ()
+    try:
+        known = get_target(strip_triple(entry_id))
+    except AmdoccError:
+        return (
+            Finding(
+                "unknown-processor",
+                ERROR,
+                f"bundle entry {entry_id!r} names {named.processor}, {NOT_KNOWN}; the code object is read by "
+                f"its own e_flags ({target_id})",
+            ),
+        )
+    if known.name != target_id.processor:
+        return (
+            Finding(
+                "entry-target-mismatch",
+                WARNING,
+                f"bundle entry {entry_id!r} names {known.name}, but the code object's e_flags say {target_id}",
+            ),
+        )
+    return ()
+
+
 def _producer(elf: ElfFile, findings: list[Finding]) -> Producer | None:
     """The compiler named in ``.comment`` (producer.py), or None; a damaged section is a finding."""
     section = next((sec for sec in elf.sections if sec.name == ".comment"), None)
@@ -206,9 +312,7 @@ def _v2_identity(
     target = target_by_isa_version(version)
     if target is None:
         processor = f"unknown-isa-{version[0]}.{version[1]}.{version[2]}"
-        findings.append(
-            Finding("unknown-processor", ERROR, f"ISA version {version} ({vendor}:{arch}) is not a known processor")
-        )
+        findings.append(Finding("unknown-processor", ERROR, f"ISA version {version} ({vendor}:{arch}) is {NOT_KNOWN}"))
     else:
         processor = target.name
     xnack = ("on" if elf.header.e_flags & EF_V2_XNACK else "off") if target and target.xnack else None
@@ -388,5 +492,27 @@ def _kernel(
         image=data,
         producer=co.producer,
         note=note,
+        launchable=co.launchable,
     )
+    if co.linking is not None:
+        fn_info = co.linking.functions.get(fn)
+        total = co.linking.transitive(fn)
+        kernel.object_linking = {"local": fn_info.as_dict() if fn_info else None, "transitive": total}
+        findings.append(Finding("call-graph-maximum", INFO, _call_graph_message(total)))
     return kernel
+
+
+def _call_graph_message(total: dict[str, Any]) -> str:
+    """The transitive maximum in words (codeobject/linking.py)."""
+    if "functions" not in total:
+        return f"no call-graph maximum: {total['reason']}"
+    bound = "at least " if not total["complete"] else ""
+    reached = total["functions"]
+    text = (
+        f"with the {len(reached)} function(s) it reaches, the kernel needs {bound}{total['num_vgpr']} VGPRs"
+        + (f" + {total['num_agpr']} AGPRs" if total["num_agpr"] else "")
+        + f", {total['num_sgpr']} numbered SGPRs, {total['lds_bytes']} B of LDS and "
+        f"{total['private_segment_size']} B of scratch per work-item (from {L.INFO_SECTION}, combined as a "
+        "linker would)"
+    )
+    return text + (f"; a lower bound: {total['reason']}" if total["reason"] else "")

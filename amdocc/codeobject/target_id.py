@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..caches import cached
-from ..targets import Target, strip_triple, target_by_mach
+from ..targets import NOT_KNOWN, Target, strip_triple, target_by_mach
 
 EF_MACH = 0xFF
 # v3: single bits
@@ -101,7 +101,7 @@ def decode_e_flags(flags: int, co_version: int) -> DecodedFlags:
     target = target_by_mach(mach)
     processor = target.name if target else f"unknown-mach-{mach:#04x}"
     if target is None:
-        problems.append(f"EF_AMDGPU_MACH {mach:#04x} is not a known processor")
+        problems.append(f"EF_AMDGPU_MACH {mach:#04x} is {NOT_KNOWN}; it is read as no other processor")
     xnack: str | None
     sramecc: str | None
     if co_version == 3:

@@ -93,6 +93,10 @@ def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Part] | Non
         spans = [elf.section_range(s) for s in regions]
         if overlaps(spans):
             return None
+        from .scan import raw_images
+
+        if next(raw_images(buf, elf, origin, limits), None) is not None:
+            return None  # raw code objects in its data sections: the serial scan reads them first
         pieces: list[Part] = []
         for s, (lo, hi) in zip(regions, spans, strict=True):
             here = origin.within(f"section {s.name}")

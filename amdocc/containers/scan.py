@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import BinaryIO
 
 from ..binary import Buffer, overlaps
-from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
+from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, SHT_PROGBITS, ElfFile, Section, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
 from .archive import Archive, Member, Refused, is_zip
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, is_amdgpu_triple, parse_bundle
@@ -433,8 +433,18 @@ def _scan_host_elf(buf: Buffer, start: int, origin: Origin, limits: Limits, dept
         regions = [s for s in regions if s.name not in FATBIN_SECTIONS]  # a zeroed stub
         if not regions:
             return
-    if not regions:
+    images = list(raw_images(buf, elf, origin, limits))
+    if not regions and not images:
         yield Skipped(origin, f"host ELF (machine {elf.header.e_machine}) without device code")
+        return
+    for image in images:
+        if isinstance(image, tuple):
+            section, lo, hi = image
+            here = origin.within(f"section {section.name} @{origin.mark(lo)}")
+            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1), here.at(lo))
+        else:
+            yield image
+    if not regions:
         return
     spans = [elf.section_range(s) for s in regions]
     # Device code is read once: a table listing one fat binary thousands of times costs one read.
@@ -460,6 +470,116 @@ def _scan_host_elf(buf: Buffer, start: int, origin: Origin, limits: Limits, dept
             yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, entry_id), here.at(lo))
         else:
             yield from _scan_region(buf, lo, hi, here, limits, depth + 1)
+
+
+# -- raw code objects in a host binary's data ------------------------------------------------
+#
+# Some host binaries keep device code as plain byte arrays: a whole AMDGPU ELF image in .rodata
+# or .data (the HSA runtime's blit kernels, libraries that embed .hsaco files with xxd or
+# incbin), outside every fat-binary container. The host ELF's sections are classified once,
+# here: fat-binary regions (above), kpack references, and the data sections searched for ELF
+# images. A candidate counts only when its header is consistent: ELF magic, 64-bit
+# little-endian, EV_CURRENT, e_machine 224 (EM_AMDGPU), the ELF64 header, section-header and
+# program-header sizes (64, 64, 56 bytes), and every table and section it declares inside the
+# host section that holds it. The image ends at the last byte its headers claim. The search is
+# bounded: at most ``limits.max_entries`` candidates per section, each costing one header read
+# and one pass over its section table.
+
+ELF64_EHSIZE, ELF64_SHENTSIZE, ELF64_PHENTSIZE = 64, 64, 56
+SHF_EXECINSTR = 0x4
+_RAW_SKIP_PREFIXES = (".debug", ".note", ".gnu", ".rela", ".rel.", ".dyn", ".symtab", ".strtab", ".shstrtab")
+
+
+def _may_hold_raw_images(section: Section) -> bool:
+    """Data sections a raw image can sit in: allocated or not, never code, notes, symbol,
+    string, relocation or debug tables."""
+    return (
+        section.type == SHT_PROGBITS
+        and section.size >= ELF64_EHSIZE
+        and not section.flags & SHF_EXECINSTR
+        and not section.name.startswith(_RAW_SKIP_PREFIXES)
+        and section.name not in FATBIN_SECTIONS
+        and not section.name.startswith(BUNDLE_SECTION_PREFIX)
+    )
+
+
+def raw_images(buf: Buffer, elf: ElfFile, origin: Origin, limits: Limits) -> Iterator[tuple[Section, int, int] | Item]:
+    """(section, start, end) of every consistent AMDGPU ELF image in the host ELF's data
+    sections; a candidate that has EM_AMDGPU's header but does not fit its section is a Failed
+    item. (pieces.py asks this too: a library holding raw images is read whole.)"""
+    for section in (s for s in elf.sections if _may_hold_raw_images(s)):
+        lo, hi = elf.section_range(section)
+        pos, candidates = lo, 0
+        while True:
+            pos = buf.find(b"\x7fELF", pos, hi)
+            if pos < 0:
+                break
+            candidates += 1
+            if candidates > limits.max_entries:
+                yield Failed(
+                    origin.within(f"section {section.name}").at(pos),
+                    LimitError(f"more than {limits.max_entries} ELF candidates in section {section.name}", origin, pos),
+                )
+                break
+            end = _raw_image_end(buf, pos, hi, section, origin)
+            if isinstance(end, Failed):
+                yield end
+                pos += 4
+            elif end is None:
+                pos += 4
+            else:
+                yield section, pos, end
+                pos = end
+
+
+def _raw_image_end(buf: Buffer, pos: int, hi: int, section: Section, origin: Origin) -> int | Failed | None:
+    """Where the AMDGPU image at ``pos`` ends, None when the bytes there are no AMDGPU ELF
+    header, a Failed item when they are one whose tables run past ``hi``."""
+    if hi - pos < ELF64_EHSIZE:
+        return None
+    head = bytes(buf[pos : pos + ELF64_EHSIZE])
+    if head[4:7] != b"\x02\x01\x01" or int.from_bytes(head[18:20], "little") != EM_AMDGPU:
+        return None
+    version, phoff, shoff = int.from_bytes(head[20:24], "little"), _u64(head, 32), _u64(head, 40)
+    ehsize, phentsize, phnum = _u16(head, 52), _u16(head, 54), _u16(head, 56)
+    shentsize, shnum = _u16(head, 58), _u16(head, 60)
+    if version != 1 or ehsize != ELF64_EHSIZE:
+        return None
+    if (phnum and phentsize != ELF64_PHENTSIZE) or (shnum and shentsize != ELF64_SHENTSIZE):
+        return None
+    room = hi - pos
+    end = ELF64_EHSIZE
+    problem = None
+    if phnum:
+        end = max(end, phoff + phnum * ELF64_PHENTSIZE)
+    if shnum:
+        end = max(end, shoff + shnum * ELF64_SHENTSIZE)
+    if end > room:
+        problem = f"its headers claim {end:#x} bytes, the section has {room:#x} from there"
+    elif shnum:
+        table = bytes(buf[pos + shoff : pos + shoff + shnum * ELF64_SHENTSIZE])
+        for i in range(shnum):
+            row = table[i * ELF64_SHENTSIZE : (i + 1) * ELF64_SHENTSIZE]
+            kind, offset, size = int.from_bytes(row[4:8], "little"), _u64(row, 24), _u64(row, 32)
+            if kind not in (0, SHT_NOBITS):
+                end = max(end, offset + size)
+        if end > room:
+            problem = f"its sections claim {end:#x} bytes, the section has {room:#x} from there"
+    if problem is None:
+        return pos + end
+    here = origin.within(f"section {section.name} @{origin.mark(pos)}")
+    return Failed(
+        here.at(pos),
+        FormatError(f"AMDGPU ELF header in section {section.name} does not fit: {problem}", origin, pos),
+    )
+
+
+def _u16(data: bytes, at: int) -> int:
+    return int.from_bytes(data[at : at + 2], "little")
+
+
+def _u64(data: bytes, at: int) -> int:
+    return int.from_bytes(data[at : at + 8], "little")
 
 
 def _kpack_skip(buf: Buffer, lo: int, hi: int, here: Origin) -> Item:

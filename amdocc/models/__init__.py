@@ -172,8 +172,13 @@ def evaluate(
     _whole(dynamic_lds, "dynamic_lds")
     if dynamic_lds < 0:
         raise UsageError("dynamic LDS cannot be negative")
-    if what_if and target is None and device is None:
+    local = getattr(kernel_or_resources, "launchable", True) is False  # a relocatable's local counts
+    if what_if and target is None and device is None and not local:
         raise UsageError("what_if needs target= or device=: the processor to evaluate on")
+    if local and not what_if:
+        raise IncompatibleTarget(
+            f"{_LOCAL_COUNTS}; ask for a what-if (what_if=True, or --what-if with --target) to evaluate it anyway"
+        )
     code, code_target = _built_for(kernel_or_resources)
     where = place(code, code_target, target, device, what_if=what_if)
     lds_bytes = None
@@ -193,6 +198,8 @@ def evaluate(
     if where is not None and where.built_for is not None:
         warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
         occ = occ._replace(built_for=where.built_for, what_if=where.what_if, warnings=warnings)
+    if local:
+        occ = occ._replace(what_if=True, warnings=(*occ.warnings, f"what-if: {_LOCAL_COUNTS}"))
     return occ
 
 
@@ -202,6 +209,13 @@ def _profile_runs(t: Target, name: str | None, what_if: bool) -> None:
     refusal is an answer (the record's error), not a usage error."""
     if name is not None and not what_if:
         check_runs(get_profile(name), t)
+
+
+# Why a relocatable's kernel gets no plain answer (codeobject/linking.py; llvm #192594).
+_LOCAL_COUNTS = (
+    "its code object is a relocatable or object-linking object: local counts, not launchable as built "
+    "(the linked kernel may need what its callees use)"
+)
 
 
 def _model_options(model: str, options: dict[str, Any]) -> Options:

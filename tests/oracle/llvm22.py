@@ -127,8 +127,25 @@ class OracleUnavailable(Exception):
     """LLVM itself cannot decode this input (e.g. no disassembler for gfx6)."""
 
 
+# One argument may hold at most MAX_ARG_STRLEN (128 KiB on Linux): longer symbol lists are split.
+SYMBOLS_PER_ARGUMENT = 100_000
+
+
 def objdump_descriptors(files: list[str], symbols: list[str]) -> dict[str, dict]:
     """Descriptors of ``symbols`` (names ending in .kd) in ``files``, which must share a processor."""
+    batches: list[list[str]] = [[]]
+    for symbol in symbols:
+        if batches[-1] and sum(len(s) + 1 for s in batches[-1]) + len(symbol) > SYMBOLS_PER_ARGUMENT:
+            batches.append([])
+        batches[-1].append(symbol)
+    out: dict[str, dict] = {}
+    for batch in batches:
+        for name, found in _objdump_descriptors(files, batch).items():
+            out.setdefault(name, {}).update(found)
+    return out
+
+
+def _objdump_descriptors(files: list[str], symbols: list[str]) -> dict[str, dict]:
     proc = subprocess.run(
         [OBJDUMP, "-D", "--disassemble-symbols=" + ",".join(symbols), *files],
         capture_output=True,

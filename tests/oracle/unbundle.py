@@ -72,3 +72,59 @@ def unbundle_library(library: Path, work: Path, section: str = ".hip_fatbin") ->
             out.append(co)
     dumped.unlink()
     return out
+
+
+CCOB_MAGIC = b"CCOB"
+
+
+def compressed_bundles(data: bytes) -> list[bytes]:
+    """The compressed bundles (CCOB v2/v3) of a fat-binary section, each cut to the total size its
+    header gives (u16 version, u16 method, then for v2 a u32 and for v3 a u64 total size, as LLVM's
+    ClangOffloadBundler.rst documents them): clang-offload-bundler-22 refuses a CCOB followed by
+    the zero padding that separates them in a section ("Src size is incorrect", measured)."""
+    out = []
+    for match in re.finditer(re.escape(CCOB_MAGIC), data):
+        pos = match.start()
+        version = int.from_bytes(data[pos + 4 : pos + 6], "little")
+        if version == 3:
+            total = int.from_bytes(data[pos + 8 : pos + 16], "little")
+        elif version == 2:
+            total = int.from_bytes(data[pos + 8 : pos + 12], "little")
+        else:
+            raise ValueError(f"CCOB v{version} at {pos:#x}: no total size in its header")
+        out.append(data[pos : pos + total])
+    return out
+
+
+def unbundle_compressed(
+    library: Path, work: Path, targets: set[str] | None = None, section: str = ".hip_fatbin"
+) -> list[tuple[int, Path]]:
+    """(bundle index, code object) for every AMDGPU entry LLVM's tools extract from the CCOBs of
+    ``library``'s fat-binary section (only the processors in ``targets`` when given)."""
+    work.mkdir(parents=True, exist_ok=True)
+    dumped = work / "section.bin"
+    _run([OBJCOPY, f"--dump-section={section}={dumped}", str(library), "/dev/null"])
+    data = dumped.read_bytes()
+    dumped.unlink()
+    out = []
+    for index, blob in enumerate(compressed_bundles(data)):
+        piece = work / f"ccob{index}.bin"
+        piece.write_bytes(blob)
+        entries = [e for e in _run([BUNDLER, "--list", "--type=o", f"--input={piece}"]).split() if AMDGPU_ENTRY in e]
+        if targets is not None:
+            entries = [e for e in entries if e.split("--", 1)[1].split(":")[0] in targets]
+        paths = [work / f"ccob{index}-{e.split('--', 1)[1].replace(':', '_')}.co" for e in entries]
+        if entries:
+            _run(
+                [
+                    BUNDLER,
+                    "--unbundle",
+                    "--type=o",
+                    f"--input={piece}",
+                    f"--targets={','.join(entries)}",
+                    *[f"--output={p}" for p in paths],
+                ]
+            )
+        piece.unlink()
+        out += [(index, p) for p in paths]
+    return out

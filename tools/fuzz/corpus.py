@@ -7,6 +7,7 @@ Bare code objects, offload bundles, CCOB v1-v3 with zlib and zstd, OffloadBinary
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 from . import ROOT
@@ -31,9 +32,14 @@ def fixtures() -> list[Fixture]:
     """Every fixture the manifest lists, with its layers (computed once per process)."""
     global _FIXTURES
     if _FIXTURES is None:
-        manifest = json.loads((FIXTURES / "manifest.json").read_text())
+        entries = json.loads((FIXTURES / "manifest.json").read_text())["fixtures"]
+        # object-linking relocatables, unknown processors, raw images (tools/fixtures/objects.py)
+        entries += json.loads((FIXTURES / "objects" / "manifest.json").read_text())["fixtures"]
+        only = os.environ.get("AMDOCC_FUZZ_ONLY")  # a substring of the fixture names to fuzz
         out = []
-        for entry in manifest["fixtures"]:
+        for entry in entries:
+            if only and only not in entry["file"]:
+                continue
             path = FIXTURES / entry["file"]
             if path.is_file():
                 data = path.read_bytes()

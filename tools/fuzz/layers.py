@@ -62,6 +62,42 @@ def discover(data: bytes) -> list[Layer]:
     return out
 
 
+SHT_PROGBITS, SHF_EXECINSTR = 1, 0x4
+
+
+def raw_image_length(blob: bytes, at: int) -> int | None:
+    """The length of the AMDGPU ELF64 image at ``blob[at:]`` by its own headers (section table
+    end, or the end of the furthest section), or None when ``at`` holds none."""
+    if blob[at : at + 4] != ELF_MAGIC or len(blob) - at < 64 or get(blob, at + 18, 2) != EM_AMDGPU:
+        return None
+    shoff, shnum = get(blob, at + 40, 8), get(blob, at + 60, 2)
+    end = max(64, shoff + shnum * 64)
+    for i in range(shnum if shoff + shnum * 64 <= len(blob) - at else 0):
+        row = at + shoff + i * 64
+        if get(blob, row + 4, 4) not in (0, SHT_NOBITS):
+            end = max(end, get(blob, row + 24, 8) + get(blob, row + 32, 8))
+    return end if end <= len(blob) - at else None
+
+
+def _discover_raw_images(elf, s, data, wrap, path, depth, out):
+    """Raw AMDGPU images kept as byte arrays in a host data section: each is a code-object layer,
+    put back in place (a longer image is cut to its old length, a shorter one zero-padded)."""
+    content = elf.content(s)
+    pos = content.find(ELF_MAGIC)
+    while pos >= 0:
+        length = raw_image_length(content, pos)
+        if length:
+
+            def w(new, i=s.index, at=pos, n=length, body=content):
+                piece = (new + b"\0" * n)[:n]
+                return wrap(elf_replace_section(data, i, body[:at] + piece + body[at + n :]))
+
+            _discover(content[pos : pos + length], w, f"{path} > section {s.name} @{pos:#x}", depth + 1, out)
+            pos = content.find(ELF_MAGIC, pos + length)
+        else:
+            pos = content.find(ELF_MAGIC, pos + 4)
+
+
 def _discover(data, wrap, path, depth, out):
     kind = classify(data)
     if depth == 0 and kind in ("bundle", "ccob", "offload"):
@@ -77,6 +113,8 @@ def _discover(data, wrap, path, depth, out):
             for s in elf.sections:
                 if s.f["sh_type"] == SHT_NOBITS or not s.f["sh_size"]:
                     continue
+                if s.f["sh_type"] == SHT_PROGBITS and not s.f["sh_flags"] & SHF_EXECINSTR:
+                    _discover_raw_images(elf, s, data, wrap, path, depth, out)
                 if not (
                     s.name in FATBIN_SECTIONS
                     or s.f["sh_type"] == SHT_LLVM_OFFLOADING

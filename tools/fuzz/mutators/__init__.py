@@ -22,7 +22,8 @@ LAYER_MODULES = (
     "offload",
     "coff",
     "region",
-    "generic",
-)  # byte mutators for any layer, last
+    "generic",  # byte mutators for any layer
+    "linking",  # .amdgpu.info (added after the others, so older seeds keep their mutators)
+)
 for _module in LAYER_MODULES:
     importlib.import_module(f"{__name__}.{_module}")
