@@ -109,6 +109,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "app":  # the operations (amdocc.app.census(...)), loaded on first use
+        import importlib
+
+        return importlib.import_module(".app", __name__)
     if name in _LAZY:
         import importlib
 

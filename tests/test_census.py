@@ -477,7 +477,7 @@ def test_compare_html(capsys, releases, tmp_path):
 def test_a_library_cut_into_pieces_in_a_tree_gives_the_serial_census(capsys, monkeypatch, tmp_path):
     """A large library found in a walk is cut into pieces for the workers (containers.plan); its
     rows still name it by its path in the tree, as one process names it."""
-    from amdocc.cli import parallel
+    from amdocc.app import parallel
     from amdocc.containers import pieces
 
     lib = tmp_path / "tree" / "lib"

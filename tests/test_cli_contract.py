@@ -126,7 +126,7 @@ def _err(capsys, *argv):
 
 def test_model_options_of_another_model_are_refused(capsys):
     # Walks the one table of model options, so options added there are covered here too.
-    from amdocc.cli.occupancy import MODEL_FLAGS
+    from amdocc.cli.model_args import MODEL_FLAGS
     from amdocc.models import MODELS
 
     for f in MODEL_FLAGS:

@@ -19,17 +19,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "amdocc"
 
-# Modules above the facade, which may import ``amdocc`` itself: the command line and the
-# application operations it calls.
-ABOVE_THE_FACADE = ("amdocc.__main__", "amdocc.cli", "amdocc.app")
-
-# Cycles known and owned by another change, each to be removed when that change lands. The test
-# fails when one of these is no longer a cycle, so that the entry does not outlive it.
-KNOWN_CYCLES = {
-    # cli/args.py ↔ selection.py ↔ parallel.py: broken when the application layer moves out of
-    # cli/ (the houseapp branch, issue 20 item 1). The lead removes this entry on merging it.
-    frozenset({"amdocc.cli.args", "amdocc.cli.selection", "amdocc.cli.parallel"}),
-}
+# Modules above the facade, which may import ``amdocc`` itself: the command line.
+ABOVE_THE_FACADE = ("amdocc.__main__", "amdocc.cli")
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -137,15 +128,8 @@ def room_of(name: str) -> str:
 
 @pytest.mark.parametrize("room", ROOMS)
 def test_no_import_cycle_touches_the_room(room):
-    touching = [c for c in CYCLES if any(room_of(m) == room for m in c)]
-    unexpected = [sorted(c) for c in touching if c not in KNOWN_CYCLES]
-    assert not unexpected, f"import cycles through amdocc.{room}: {unexpected}"
-
-
-def test_each_known_cycle_is_still_a_cycle():
-    # An exception that no longer applies is removed, not kept "just in case".
-    stale = [sorted(c) for c in KNOWN_CYCLES if c not in CYCLES]
-    assert not stale, f"no longer a cycle: remove it from KNOWN_CYCLES: {stale}"
+    touching = [sorted(c) for c in CYCLES if any(room_of(m) == room for m in c)]
+    assert not touching, f"import cycles through amdocc.{room}: {touching}"
 
 
 def test_nothing_below_the_facade_imports_the_package_itself():
