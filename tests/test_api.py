@@ -4,7 +4,7 @@ errors that name what is valid.
 
 Names and symbols come from LLVM's reading of the fixtures' metadata notes (llvm-readelf-22,
 recorded next to them), next steps from HIP's arithmetic worked by hand
-(research/hip-occupancy.md §4, §9: ``oracle.hip_reference``).
+(docs/hip-occupancy.md §2, §5: ``oracle.hip_reference``).
 """
 
 from __future__ import annotations

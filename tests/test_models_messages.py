@@ -2,7 +2,7 @@
 
 The house rule is that a reader is told what is wrong and what is valid; these tests hold each
 message to the words it must say, so that a changed word, number or name is caught. Numbers come
-from the rules the messages describe: HIP's occupancy function (shared/research/hip-occupancy.md
+from the rules the messages describe: HIP's occupancy function (docs/hip-occupancy.md
 §4: VgprWaves = vgprsPerSimd / alignUp(vgprs, granule), SGPR cost = alignUp(sgprs, 16) + the trap
 reserve, limits = simdPerCU x wavefrontSize x waves / alignUp(block, W)), the hw model's rules
 (hw.py's docstring and tests/test_hw_sources.py: barriers 16 per CU, trap-handler SGPRs 16), C's

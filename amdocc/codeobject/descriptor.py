@@ -3,7 +3,7 @@
 The byte layout is the same on every target; what the bits of ``compute_pgm_rsrc1/2/3`` mean
 depends on the generation, which the targets table names as ``descriptor_layout``. Field names
 follow the ``.amdhsa_*`` directive names that ``llvm-objdump`` prints for a ``.kd`` symbol, so a
-user can compare the two directly (llvm-amdgpu-rules.md §3).
+user can compare the two directly (docs/code-object-format.md §3).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Target ids: processor plus the xnack/sramecc feature states, from e_flags or from text.
 
 e_flags encode the processor in bits 0-7 (EF_AMDGPU_MACH) for CO v3+, and the two features in a
-version-dependent way (llvm-amdgpu-rules.md §1.2): v3 has one on/off bit each, v4+ a two-bit
+version-dependent way (docs/code-object-format.md §1.2): v3 has one on/off bit each, v4+ a two-bit
 selector (unsupported, any, off, on), v6+ adds the generic version in bits 24-31. CO v2 keeps the
 processor in a note instead (see notes.py).
 """

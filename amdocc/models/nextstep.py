@@ -5,7 +5,7 @@ itself, with the other binding resources relaxed, so that ties (say LDS and VGPR
 4) are answered too: all of them must shrink, and the combined step is checked. Occupancy never
 rises when a resource grows, so the search is a bisection — except for VGPRs under HIP with a
 VGPR granule that is not a power of two (24 or 12 on gfx11/gfx12): HIP's bit-mask round-up is
-not monotone there (hip-occupancy.md §0; 88 VGPRs round to 104 but 96 to 96), so the search walks
+not monotone there (docs/hip-occupancy.md §4; 88 VGPRs round to 104 but 96 to 96), so the search walks
 down one register at a time. LDS is counted as static plus dynamic: the caller may shed either.
 Amounts are in what the model reads: the hw model's VGPRs and SGPRs are the descriptor's
 allocation when the kernel has one.
@@ -93,7 +93,7 @@ def search_next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict
 
         have = getattr(base, field)
         # The least that can gain: none of it, or one register where HIP divides by zero at none
-        # (runtimes that guard the VGPR division by the SGPR count, hip-occupancy.md §4).
+        # (runtimes that guard the VGPR division by the SGPR count, docs/hip-occupancy.md §2).
         floor = next((amount for amount in (0, 1) if amount < have and gains(amount)), None)
         if floor is None:
             return None  # even (almost) none of it would not gain

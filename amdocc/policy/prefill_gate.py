@@ -1,6 +1,6 @@
 """Route a single prefill to AITER's asm kernel or to CK Tile, with every reason recorded.
 
-FlashInfer's rules (ROCm PR #365; consumers-and-anchors.md §1.4) decide whether asm is wanted.
+FlashInfer's rules (ROCm PR #365; docs/consumers.md §2) decide whether asm is wanted.
 Upstream then only checked that AITER_ASM_DIR was set, and a stale, incomplete or mismatched
 directory made AITER abort the process at module load. Here the kernel is found through the
 directory's own manifest and validated statically before anything loads it: it parses, it is

@@ -1,4 +1,4 @@
-"""Occupancy-aware KV split count for AITER's FlyDSL fp8_mqa_logits (consumers-and-anchors.md §1.1).
+"""Occupancy-aware KV split count for AITER's FlyDSL fp8_mqa_logits (docs/consumers.md §1).
 
 Upstream kept a hand-measured occupancy table. Here the occupancy comes from the kernel's own code
 object (amdocc's HIP-exact model: it works before the first launch and inside graph capture),

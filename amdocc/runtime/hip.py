@@ -1,7 +1,7 @@
 """The only place amdocc touches the HIP runtime (through hip-python, the ``amdocc[hip]`` extra).
 
 Every hip-python call returns a tuple whose first element is an error code; values after it are
-garbage when the call failed (code-object-sources.md §4 shows an uninitialised block count), so
+garbage when the call failed (docs/hip-runtime.md shows an uninitialised block count), so
 the code is checked before any value is used. Without ROCm, hip-python imports but every call
 raises RuntimeError("failed to dlopen ..."); that, and a missing hip-python, become HipUnavailable.
 """
