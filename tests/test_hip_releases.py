@@ -212,7 +212,8 @@ CASES = [
     ),
     (
         "rocm-6.0",
-        "rocm-6.0.0 (docs/hip-occupancy.md §5 ex. 1, <= 6.0): 256 / 128 = 2; 512 threads / 256 = 2; LDS 65536 / 49152 = 1",
+        "rocm-6.0.0 (docs/hip-occupancy.md §5 ex. 1, <= 6.0): 256 / 128 = 2; 512 threads / 256 = 2; "
+        "LDS 65536 / 49152 = 1",
         "gfx942",
         dict(vgprs=128, sgprs=40, lds=49152),
         256,
