@@ -93,7 +93,7 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
     from ..errors import AmdoccError
     from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
-    from ..models.nextstep import next_step
+    from ..models.nextstep import search_next_step
     from .reading import kernel_error, read
     from .selection import Selection
 
@@ -127,7 +127,7 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
                     **spec.options,
                 )
                 usage = usage_of(kernel, where.get("target"), where.get("device"), spec.mode)
-                step = next_step(usage, occ, **step_options(spec.model, spec.options))
+                step = search_next_step(usage, occ, **step_options(spec.model, spec.options))
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
                 continue

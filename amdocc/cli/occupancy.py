@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import report
     from ..app.occupancy_op import result_record, step_options
     from ..models import occupancy
-    from ..models.nextstep import next_step
+    from ..models.nextstep import search_next_step
 
     if args.list_profiles:
         others = [act.dest for act in args._parser._actions if act.dest not in ("help", "list_profiles")]
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     results = [
         result_record(
             occ,
-            next_step(usage, occ, **step_options(args.model, options)),
+            search_next_step(usage, occ, **step_options(args.model, options)),
             path=None,
             origin=None,
             kernel="manual",
