@@ -11,7 +11,8 @@ Main entry points:
                                      from metadata, allocated from the descriptor)
     occupancy(kernel, block_size=256, dynamic_lds=0, model="hip")
                                   -> Occupancy: blocks_per_cu, waves_per_simd, occupancy_fraction,
-                                     limiter, limits, warnings; .next_step() and .as_dict()
+                                     limiter, limits, warnings; .as_dict() is the JSON record
+    next_step(occ)                -> what to shed for one more workgroup (the JSON's next_step)
     occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx942", block_size=256)
                                   -> the same from numbers that mean what the metadata note means
     max_blocks_per_cu(kernel, 256, dynamic_lds=0, stream=None)
@@ -31,7 +32,7 @@ at most 65536 // 5 = 13107 bytes):
     'gfx1100'
     >>> k = co.kernel("_Z9saxpy_ldsfPKfPfi")
     >>> occ = amdocc.occupancy(k, block_size=256)
-    >>> occ.blocks_per_cu, occ.per_wgp, occ.limiter, occ.next_step()["shed"]
+    >>> occ.blocks_per_cu, occ.per_wgp, occ.limiter, amdocc.next_step(occ)["shed"]
     (4, True, 'lds', {'lds': 3277})
 
 Models: "hip" (default) is what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor returns, for
@@ -90,6 +91,7 @@ __all__ = [
     "load",
     "max_blocks_per_cu",
     "max_potential_block_size",
+    "next_step",
     "occupancy",
     "samples_path",
 ]
@@ -107,6 +109,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "app":  # the operations (amdocc.app.census(...)), loaded on first use
+        import importlib
+
+        return importlib.import_module(".app", __name__)
     if name in _LAZY:
         import importlib
 
@@ -212,7 +218,7 @@ def occupancy(
     Returns:
         An :class:`Occupancy` record: ``blocks_per_cu`` (per WGP when ``per_wgp``),
         ``waves_per_simd``, ``occupancy_fraction``, ``limiter`` and ``limits``, ``allocated``,
-        ``warnings``, ``error``; ``.next_step()`` says what to shed for one more workgroup and
+        ``warnings``, ``error``; :func:`next_step` of it says what to shed for one more workgroup and
         ``.as_dict()`` is the JSON record. Answers are cached (about a microsecond when asked again).
 
     Raises:
@@ -243,6 +249,27 @@ def occupancy(
 
 
 _occupancy: Callable[..., Occupancy] | None = None
+
+
+def next_step(occ: Occupancy) -> dict[str, Any] | None:
+    """What to shed for one more workgroup (or wave): the ``next_step`` of the JSON record.
+
+    Args:
+        occ: a record made by :func:`occupancy` (it carries how it was asked).
+
+    Returns:
+        ``{"gain": value after the cut, "unit": "blocks_per_cu" or "waves_per_simd",
+        "shed": {limiter: amount}}`` (VGPRs/SGPRs per work-item, bytes of LDS: static and
+        dynamic together), or None when no kernel resource can help (a cap such as wave
+        slots or the block size binds) or there is no answer. Computed on first call by
+        bisection over the same model and inputs (about 0.2 ms), then cached.
+
+    Raises:
+        UsageError: the record was not made by :func:`occupancy`.
+    """
+    from .models.nextstep import next_step as _next_step
+
+    return _next_step(occ)
 
 
 def max_potential_block_size(

@@ -2,7 +2,7 @@
 Actions workflow commands.
 
 Each function takes the plain result record ``amdocc check --json`` prints (see
-amdocc/cli/check.py) and writes it down; none decides anything.
+amdocc/app/check_op.py) and writes it down; none decides anything.
 
 - JUnit XML follows the Apache Ant schema (windyroad/JUnit-Schema, JUnit.xsd): one <testsuite>
   per input file, one <testcase> per kernel checked, a <failure> for a kernel with new

@@ -8,11 +8,12 @@ checking that). It is imported on the first name asked for, never by ``import am
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 
+from .caches import cached
 
-@functools.lru_cache(maxsize=1)
+
+@cached(maxsize=1)
 def _demangler() -> Callable[[str], str | None] | None:
     try:
         from pycxxfilt import demangle as engine
@@ -21,7 +22,7 @@ def _demangler() -> Callable[[str], str | None] | None:
     return engine
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@cached(maxsize=1 << 16)
 def demangle(name: str) -> str | None:
     """The demangled form of ``name``. A name that is not mangled (a C or asm kernel) or that
     does not demangle comes back unchanged, as llvm-cxxfilt prints it; None only when no

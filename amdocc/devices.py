@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
+from .caches import cached
 from .errors import TableError, UnknownTargetError
 from .tabledata import load_table
 from .targets import Target, get_target
@@ -34,7 +34,7 @@ def _key(name: str) -> str:
     return key
 
 
-@functools.cache
+@cached(maxsize=1)
 def _devices() -> dict[str, Device]:
     out: dict[str, Device] = {}
     for name, row in load_table("devices.toml").items():

@@ -267,6 +267,15 @@ VARIABLES: dict[str, Variable] = {
             "develop",
             ("   ", "rocm-0.0"),
         ),
+        Variable(
+            "AMDOCC_FUZZ_ONLY",
+            "tools",
+            "fuzz only the fixtures whose file name contains this text (tools/fuzz; default: all)",
+            "a part of a fixture's file name",
+            _word,
+            "objects",
+            ("   ",),
+        ),
         # The tools (commands and paths; a wrong command fails when it is run).
         *(
             Variable(name, "tools", meaning, "a command or path", _word, "true", ("   ",))

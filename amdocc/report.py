@@ -12,6 +12,7 @@ from typing import Any
 
 import msgpack
 
+from .caches import register
 from .codeobject import CodeObject, Kernel
 from .codeobject.resources import note_view
 from .containers import Failed, Skipped
@@ -186,7 +187,11 @@ def kernel_record(kernel: Kernel, fields: Iterable[str] | None = None) -> dict[s
     return _record_builder(ALL_FIELDS if fields is None else tuple(fields))(kernel, _note(kernel))
 
 
+# One generated builder per choice of fields; a process that asks for many choices keeps the
+# last _BUILDERS_MOST (cleared when full, as the descriptor's decoded fields are).
 _BUILDERS: dict[tuple[str, ...], RecordBuilder] = {}
+_BUILDERS_MOST = 64
+register(f"{__name__}._BUILDERS", lambda: _BUILDERS.clear())
 
 
 def _record_builder(fields: tuple[str, ...]) -> RecordBuilder:
@@ -210,6 +215,8 @@ def _record_builder(fields: tuple[str, ...]) -> RecordBuilder:
         namespace: dict[str, Any] = {"FIELDS": KERNEL_FIELDS}
         source = f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n"
         exec(compile(source, "<kernel record>", "exec"), namespace)  # generated from KERNEL_FIELDS
+        if len(_BUILDERS) >= _BUILDERS_MOST:
+            _BUILDERS.clear()
         build = _BUILDERS[fields] = namespace["build"]
     return build
 

@@ -7,11 +7,11 @@ In a wheel the tables sit in ``amdocc/tables/``; in a source checkout they sit i
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 from typing import Any
 
+from .caches import cached
 from .errors import TableError
 
 if sys.version_info >= (3, 11):
@@ -22,7 +22,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-@functools.cache
+@cached(maxsize=1)
 def tables_dir() -> Path:
     for candidate in (_PACKAGE_DIR / "tables", _PACKAGE_DIR.parent / "tables"):
         if (candidate / "targets.toml").is_file():
@@ -30,7 +30,7 @@ def tables_dir() -> Path:
     raise TableError("amdocc's tables/ directory is missing from this installation")
 
 
-@functools.cache
+@cached(maxsize=256)
 def load_table(name: str) -> dict[str, Any]:
     """Parse ``tables/<name>`` once."""
     return read_toml(tables_dir() / name)

@@ -7,11 +7,11 @@ the table the way LLVM's AMDGPUBaseInfo reads its feature bits.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .caches import cached
 from .errors import TableError, UnknownTargetError
 from .tabledata import load_table
 
@@ -171,7 +171,7 @@ def _build(name: str, row: dict[str, Any], source: str) -> Target:
     return t
 
 
-@functools.cache
+@cached(maxsize=1)
 def _targets() -> dict[str, Target]:
     raw = load_table("targets.toml")
     resolved: dict[str, dict[str, Any]] = {}
@@ -209,7 +209,7 @@ def _row(name: str, merged: dict[str, Any], source: str) -> Target:
         raise TableError(f"targets.toml [{name}]: a value of the wrong type ({exc})") from None
 
 
-@functools.cache
+@cached(maxsize=1)
 def _by_mach() -> dict[int, Target]:
     out: dict[int, Target] = {}
     for t in _targets().values():
@@ -246,7 +246,7 @@ class TripleMatch:
 
 
 # Cached: a fat binary repeats the same few entry ids in each of its thousands of bundles.
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def find_triple(text: str) -> TripleMatch | None:
     """The AMDGPU HSA triple in a target id or bundle entry id, or None when it has none.
 

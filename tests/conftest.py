@@ -76,15 +76,24 @@ def pytest_sessionstart(session):
 @pytest.fixture(autouse=os.environ.get("MUTANT_UNDER_TEST") == "stats")
 def _mutmut_sees_every_table_load():
     # mutmut's stats pass records which tests reach each function, and runs only those against its
-    # mutants. Tables are read once and cached (lru_cache), so the code that builds them would be
-    # credited to the first test alone; emptying the caches before each test credits every test
+    # mutants. Tables are read once and cached (amdocc.caches), so the code that builds them would
+    # be credited to the first test alone; emptying the caches before each test credits every test
     # that uses a table. Only in that pass: a normal run keeps its caches.
-    for name, module in list(sys.modules.items()):
-        if name == "amdocc" or name.startswith("amdocc."):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", "") == name:
-                    value.cache_clear()
+    from amdocc import caches
+
+    caches.clear_all()
     yield
+
+
+@pytest.fixture
+def fresh_caches():
+    """Every cache of amdocc (amdocc.caches) empty before the test and again after it: for a test
+    that changes a table or what a cached function reads."""
+    from amdocc import caches
+
+    caches.clear_all()
+    yield caches
+    caches.clear_all()
 
 
 @pytest.hookimpl(tryfirst=True)

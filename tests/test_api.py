@@ -4,7 +4,7 @@ errors that name what is valid.
 
 Names and symbols come from LLVM's reading of the fixtures' metadata notes (llvm-readelf-22,
 recorded next to them), next steps from HIP's arithmetic worked by hand
-(research/hip-occupancy.md §4, §9: ``oracle.hip_reference``).
+(docs/hip-occupancy.md §2, §5: ``oracle.hip_reference``).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_every_public_function_states_args_returns_and_errors():
 
 def test_module_docstring_names_the_entry_points_and_help_renders_the_results():
     doc = amdocc.__doc__
-    for name in ("load(", "occupancy(", "max_blocks_per_cu(", "CodeObject.kernel(", "next_step()", "AmdoccError"):
+    for name in ("load(", "occupancy(", "max_blocks_per_cu(", "CodeObject.kernel(", "next_step(occ)", "AmdoccError"):
         assert name in doc, name
     text = pydoc.render_doc(amdocc, renderer=pydoc.plaintext)
     # The result types are part of help(amdocc), with their fields' own documentation.
@@ -66,7 +66,7 @@ def test_module_docstring_names_the_entry_points_and_help_renders_the_results():
         "class Kernel",
         "Workgroups resident per CU",
         "kernel(self, name",
-        "next_step(self)",
+        "next_step(occ)",
     ):
         assert needle in text, needle
 
@@ -214,16 +214,16 @@ def test_repr_is_one_line_per_kernel():
     assert "\n" not in repr(occ) and "query" not in repr(occ)
 
 
-# --- next_step on the result object -----------------------------------------------------------------
+# --- next_step of a result record --------------------------------------------------------------------
 
 
 def test_next_step_hand_worked_gfx942_example_1():
     # §9 example 1: LDS-bound at 1 block; two need 65536 // 2 = 32768 B, so shed 16384 of 49152.
     occ = amdocc.occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx942", block_size=256)
-    assert occ.next_step() == {"gain": 2, "unit": "blocks_per_cu", "shed": {"lds": 16384}}
+    assert amdocc.next_step(occ) == {"gain": 2, "unit": "blocks_per_cu", "shed": {"lds": 16384}}
     # Dynamic LDS counts with the static: the same kernel at 32 KiB static + 16 KiB dynamic.
     occ = amdocc.occupancy({"vgprs": 128, "lds": 32768}, target="gfx942", block_size=256, dynamic_lds=16384)
-    assert occ.next_step() == {"gain": 2, "unit": "blocks_per_cu", "shed": {"lds": 16384}}
+    assert amdocc.next_step(occ) == {"gain": 2, "unit": "blocks_per_cu", "shed": {"lds": 16384}}
 
 
 def test_next_step_ties_shed_both():
@@ -232,14 +232,14 @@ def test_next_step_ties_shed_both():
     # waves per SIMD, i.e. alignUp(v, 8) <= 102: v <= 96 (shed 32).
     occ = amdocc.occupancy({"vgprs": 128, "lds": 16384}, target="gfx942", block_size=256)
     assert set(occ.limiters) == {"lds", "vgpr"}
-    assert occ.next_step() == {"gain": 5, "unit": "blocks_per_cu", "shed": {"lds": 3277, "vgpr": 32}}
+    assert amdocc.next_step(occ) == {"gain": 5, "unit": "blocks_per_cu", "shed": {"lds": 3277, "vgpr": 32}}
 
 
 def test_next_step_follows_the_bit_mask_on_gfx1100():
     # §9 example 4: 100 VGPRs give 7 blocks per WGP. HIP's bit mask rounds 96 to 96 (16 waves,
     # 8 blocks) but 97..100 to 104: shedding 4 is enough, though 88 rounds to 104 again.
     occ = amdocc.occupancy({"vgprs": 100}, target="gfx1100", block_size=256)
-    assert occ.next_step() == {"gain": 8, "unit": "blocks_per_cu", "shed": {"vgpr": 4}}
+    assert amdocc.next_step(occ) == {"gain": 8, "unit": "blocks_per_cu", "shed": {"vgpr": 4}}
     # Every VGPR count, both wave sizes: the smallest cut by brute force over §4.
     for wave in (32, 64):
         for v in range(1, 257):
@@ -247,7 +247,7 @@ def test_next_step_follows_the_bit_mask_on_gfx1100():
             occ = amdocc.occupancy({"vgprs": v, "wave": wave}, target="gfx1100", block_size=256)
             assert occ.blocks_per_cu == have
             better = [x for x in range(v) if hip_blocks("gfx1100", x, 256, wave=wave, wgp=True) > have]
-            step = occ.next_step()
+            step = amdocc.next_step(occ)
             if occ.limiter != "vgpr" or not better:
                 assert step is None, (wave, v)
                 continue
@@ -274,7 +274,7 @@ def test_next_step_of_the_hw_model_sheds_what_the_descriptor_allocates():
     assert k.resources.vgprs_allocated == allocated and k.resources.vgprs != allocated
     occ = amdocc.occupancy(k, block_size=256, model="hw")
     assert (occ.blocks_per_cu, occ.limiter) == (6, "vgpr")
-    assert occ.next_step() == {"gain": 8, "unit": "blocks_per_cu", "shed": {"vgpr": 104 - 96}}
+    assert amdocc.next_step(occ) == {"gain": 8, "unit": "blocks_per_cu", "shed": {"vgpr": 104 - 96}}
 
 
 def test_next_step_equals_the_json_record(capsys):
@@ -285,24 +285,24 @@ def test_next_step_equals_the_json_record(capsys):
             for r in json.loads(capsys.readouterr().out)["results"]:
                 co = next(c for c in amdocc.load(path) if str(c.target_id) == r["target"])
                 occ = amdocc.occupancy(co.kernel(r["symbol"]), block_size=r["block_size"], model=model)
-                assert occ.next_step() == r["next_step"], (model, path, r["kernel"])
+                assert amdocc.next_step(occ) == r["next_step"], (model, path, r["kernel"])
 
 
 def test_next_step_is_lazy_and_computed_once(monkeypatch):
     from amdocc.models import nextstep
 
     calls = []
-    real = nextstep.next_step
-    monkeypatch.setattr(nextstep, "next_step", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = nextstep.search_next_step
+    monkeypatch.setattr(nextstep, "search_next_step", lambda *a, **k: calls.append(1) or real(*a, **k))
     nextstep._cached_next_step.cache_clear()
     occ = amdocc.occupancy({"vgprs": 136, "sgprs": 8}, target="gfx942", block_size=320)
     assert calls == []  # building the record costs no search
-    first = occ.next_step()
+    first = amdocc.next_step(occ)
     first["shed"]["vgpr"] = -1  # a caller's copy: the cache is not touched
     # By hand (§4): 512 // 136 = 3 waves → 4 x 3 x 64 = 768 threads → 768 // 320 = 2 blocks;
     # three need 960 threads, i.e. 4 waves: alignUp(v, 8) <= 128, so shed 8 → 1024 // 320 = 3.
     assert occ.blocks_per_cu == hip_blocks("gfx942", 136, 320, sgprs=8) == 2
-    assert occ.next_step() == {"gain": 3, "unit": "blocks_per_cu", "shed": {"vgpr": 8}} and calls == [1]
+    assert amdocc.next_step(occ) == {"gain": 3, "unit": "blocks_per_cu", "shed": {"vgpr": 8}} and calls == [1]
 
 
 def test_record_without_its_query_refuses_next_step():
@@ -310,7 +310,7 @@ def test_record_without_its_query_refuses_next_step():
 
     occ = compute(usage_of({"vgprs": 128}, target="gfx942"), "hip", 256)
     with pytest.raises(amdocc.UsageError):
-        occ.next_step()
+        amdocc.next_step(occ)
     assert "query" not in amdocc.occupancy({"vgprs": 128}, target="gfx942", block_size=256).as_dict()
 
 

@@ -104,7 +104,7 @@ def test_every_row_agrees_with_llvm_readelf(capsys, tree):
 
 
 def test_occupancy_at_the_declared_size_matches_hand_worked_hip(capsys, tree):
-    """HIP by hand (hip-occupancy.md §4; gfx942: 512 VGPRs, granule 8, 8 waves per SIMD, 4 SIMDs):
+    """HIP by hand (docs/hip-occupancy.md §2; gfx942: 512 VGPRs, granule 8, 8 waves per SIMD, 4 SIMDs):
     diff k_main 64 VGPRs + 16 KiB LDS at 256 → min(8 by VGPRs, 4 by LDS) = 4 (test_diff);
     k_other 24 VGPRs at 1024 → 8 waves per SIMD, 32 per CU / 16 = 2; k_low_occupancy 160 VGPRs
     at 256 → 3 waves per SIMD, 12 per CU / 4 = 3; k_launch_miss 132 VGPRs at 1024 → 12 / 16 = 0."""
@@ -477,7 +477,7 @@ def test_compare_html(capsys, releases, tmp_path):
 def test_a_library_cut_into_pieces_in_a_tree_gives_the_serial_census(capsys, monkeypatch, tmp_path):
     """A large library found in a walk is cut into pieces for the workers (containers.plan); its
     rows still name it by its path in the tree, as one process names it."""
-    from amdocc.cli import parallel
+    from amdocc.app import parallel
     from amdocc.containers import pieces
 
     lib = tmp_path / "tree" / "lib"

@@ -26,7 +26,7 @@ LONG = "k_" + "with_a_name_longer_than_any_table_column_" * 6  # 254 characters,
 # gfx942 (wave64, 4 SIMDs, 64 KiB LDS per CU): a 64-thread workgroup is one wave. With 65536 B of
 # static LDS one workgroup fits (65536 / 65536), so one wave on four SIMDs: 0.25 waves per SIMD.
 # With 64 VGPRs and no LDS, 512/64 = 8 waves per SIMD, HIP's cap on gfx9 (MaxWavesPerSimd = 8 when
-# the ISA major is 9 or less: research/hip-occupancy.md section 4, step 2), so 8. With 256 VGPRs,
+# the ISA major is 9 or less: docs/hip-occupancy.md section 4, step 2), so 8. With 256 VGPRs,
 # 512/256 = 2 waves per SIMD, 8 per CU, and a 1024-thread workgroup is 16 waves: it cannot launch
 # (0), and is listed, under its long name, among the kernels that cannot.
 QUARTER = SynthSpec("gfx942", 32, 0, 16, 65536, max_flat_workgroup_size=64, name="k_quarter")

@@ -94,7 +94,7 @@ def expected_violations(path: Path) -> dict[tuple[str, str], object]:
             out[(name, "launch")] = "hip,llvm,hw"
         if k[".group_segment_fixed_size"] > limit:
             out[(name, "lds")] = k[".group_segment_fixed_size"]
-            # gfx942's CU holds as much LDS as one workgroup may use (DESIGN §1.5: 64 KiB), so a
+            # gfx942's CU holds as much LDS as one workgroup may use (docs/llvm-occupancy.md §1: 64 KiB), so a
             # workgroup over the limit fits on no CU either.
             out[(name, "launch")] = "hip,llvm,hw"
     return out
@@ -141,7 +141,7 @@ def test_each_rule_trips_on_the_kernel_built_for_it(capsys):
 
 def test_launch_miss_is_the_kokkos_case(capsys):
     """132 VGPRs at max flat size 1024 on gfx942: LLVM reports 3 waves per SIMD, a 1024-thread
-    workgroup needs 16 waves = 4 per SIMD. HIP by hand (hip-occupancy.md §4): 512 VGPRs /
+    workgroup needs 16 waves = 4 per SIMD. HIP by hand (docs/hip-occupancy.md §2): 512 VGPRs /
     alignUp(132, 8) = 3 waves per SIMD, 12 per CU < 16 → 0 workgroups."""
     k = kernels_of(LIB1)["k_launch_miss"]
     assert (k[".vgpr_count"], k[".max_flat_workgroup_size"], llvm_occupancy(LIB1)["k_launch_miss"]) == (132, 1024, 3)

@@ -1,4 +1,4 @@
-"""The v1 CLI contracts (DESIGN §4), with values from oracles: the compiler's own ``; Occupancy:``
+"""The v1 CLI contracts (docs/cli.md), with values from oracles: the compiler's own ``; Occupancy:``
 comments stored beside the fixtures, LLVM's metadata readings, and HIP's worked examples."""
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def test_occupancy_file_mode_defaults_to_the_required_workgroup_size(capsys):
 def test_occupancy_file_mode_on_the_aiter_style_kernel(capsys):
     # The AITER-style fixture has .max_flat_workgroup_size 512 and no .reqd_workgroup_size: 256
     # unified VGPRs → 2 waves per SIMD → 8 waves per CU, one 512-thread block
-    # (consumers-and-anchors.md §1.3).
+    # (docs/consumers.md §2).
     _, out, _ = run_cli(capsys, "occupancy", "--json", str(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"))
     (r,) = json.loads(out)["results"]
     assert (r["block_size"], r["blocks_per_cu"]) == (512, 1)

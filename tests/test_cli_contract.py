@@ -126,7 +126,7 @@ def _err(capsys, *argv):
 
 def test_model_options_of_another_model_are_refused(capsys):
     # Walks the one table of model options, so options added there are covered here too.
-    from amdocc.cli.occupancy import MODEL_FLAGS
+    from amdocc.cli.model_args import MODEL_FLAGS
     from amdocc.models import MODELS
 
     for f in MODEL_FLAGS:
@@ -242,7 +242,7 @@ def test_split_refuses_options_it_would_ignore(capsys):
 
 
 def test_split_refuses_what_the_policy_row_ignores(capsys):
-    """AITER's _auto_num_splits (consumers-and-anchors.md §1.1): gfx942's row is occupancy-aware
+    """AITER's _auto_num_splits (docs/consumers.md §1): gfx942's row is occupancy-aware
     and has no streaming low-head case; gfx950's keeps fixed oversubscription and queries
     occupancy only in that case (num_heads <= 32 and seq_len_kv > 2 * seq_len, or aggressive)."""
     import json
@@ -285,7 +285,7 @@ def test_split_refuses_what_the_policy_row_ignores(capsys):
 
 def test_gate_refuses_what_the_device_or_tables_make_moot(capsys):
     # AITER picks a per-SKU kernel folder by CU count only on gfx942 (hsa/gfx942/fmha_v3_fwd/
-    # MI300, MI308; consumers-and-anchors.md §1.3), and the bf16 rounding variant with it.
+    # MI300, MI308; docs/consumers.md §2), and the bf16 rounding variant with it.
     shape = ["--qo-len", "4096", "--kv-len", "4096"]
     for extra in (["--cu-count", "256"], ["--bf16-cvt", "1"]):
         code, err = _err(capsys, "gate", "--arch", "gfx950", *shape, *extra)

@@ -2,8 +2,8 @@
 nothing vanishing from a tree, and what people read.
 
 Expected numbers come from LLVM 22's readings of the fixtures (manifest.json) worked by hand
-through HIP's algorithm (shared/research/hip-occupancy.md §4), from the target-id rules
-(llvm-amdgpu-rules.md §1.3-1.4) and from llvm-cxxfilt-22.
+through HIP's algorithm (docs/hip-occupancy.md §2), from the target-id rules
+(docs/code-object-format.md §1.2-1.3) and from llvm-cxxfilt-22.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def test_xnack_and_sramecc_modes_must_match():
 
 def test_generic_code_runs_on_its_family_and_names_the_member():
     k = kernel(GFX11_GENERIC, "saxpy")
-    # gfx11-generic's members (llvm-amdgpu-rules.md §1.3): gfx1100-1103 and gfx1150-1153.
+    # gfx11-generic's members (docs/code-object-format.md §1.2): gfx1100-1103 and gfx1150-1153.
     for member in ("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"):
         occ = amdocc.occupancy(k, block_size=256, target=member)
         assert (occ.processor, occ.built_for, occ.what_if) == (member, "gfx11-generic", False)
@@ -439,7 +439,7 @@ def test_inspect_shows_spills_and_scratch(capsys):
 
 
 def test_findings_that_fire_on_every_aiter_kernel_are_hidden_by_default(capsys):
-    # AITER's asm kernels leave the descriptor's kernarg_size 0 (DESIGN §1.2): info, shown on ask.
+    # AITER's asm kernels leave the descriptor's kernarg_size 0 (docs/code-object-format.md §3.3): info, shown on ask.
     hand = ELF / "hand_aiter_gfx942.hsaco"
     code, out, _ = cli(capsys, "inspect", hand)
     assert code == 0 and "kernarg-size-mismatch" not in out

@@ -8,7 +8,7 @@ the live library). Against it:
   SGPRs, SGPR granule and file, LDS per CU, SIMDs, xnack/sramecc), with the known disagreements
   listed exactly (a new one, or one that went away, fails);
 - tables/hip_profiles.toml: the VGPR file and granule of every processor the rocm-7.14 profile
-  runs are what its comgr says (that runtime takes them from comgr: hip-occupancy.md §5.1), and it
+  runs are what its comgr says (that runtime takes them from comgr: docs/hip-occupancy.md §1), and it
   runs no ISA its comgr does not know. The file is read through amdocc (the profile code resolves
   `like` chains), the expected values are comgr's.
 test_table_sources.py takes four of these columns as the values' source ("comgr" kind).
@@ -74,14 +74,14 @@ GFX103 = ("gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx
 GFX10_PLUS = [n for n in ISAS if find_target(n) is not None and find_target(n).isa_version[0] >= 10]
 KNOWN_DISAGREEMENTS = {
     # LLVM 22 (llc-22, measured by tests/data/llvm22_target_probe.json) allocates gfx10.3 wave32
-    # VGPRs in granules of 16; comgr keeps its older table's 8 (hip-occupancy.md §13.4). The
+    # VGPRs in granules of 16; comgr keeps its older table's 8 (docs/hip-occupancy.md §7). The
     # targets table holds the compiler's; the HIP profiles that read comgr hold 8 (tested below).
     **{(n, "vgpr_alloc_granule"): (16, 8) for n in GFX103},
     # comgr's TotalNumSGPRs is 800 on every gfx8+ ISA; from gfx10 SGPRs are per wave, not a shared
-    # file (the table's 0; HIP sets sgprsPerSimd to UINT32_MAX there, hip-occupancy.md §5.1).
+    # file (the table's 0; HIP sets sgprsPerSimd to UINT32_MAX there, docs/hip-occupancy.md §1).
     **{(n, "sgprs_per_simd"): (0, 800) for n in GFX10_PLUS},
     # comgr reports 64 KiB for gfx950 (ROCm/llvm-project#4099); its HSA group segment, which HIP
-    # reads, is 160 KiB (rocminfo on MI355X, hip-occupancy.md §5.1).
+    # reads, is 160 KiB (rocminfo on MI355X, docs/hip-occupancy.md §1).
     ("gfx950", "lds_per_cu"): (163840, 65536),
 }
 

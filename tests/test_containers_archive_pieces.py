@@ -223,6 +223,37 @@ def test_a_library_with_a_kpack_reference_or_an_rdc_bundle_section_is_read_whole
     assert plan(_objcopy(tmp_path, "--remove-section", ".hip_fatbin")) is None  # nothing to cut
 
 
+@pytest.mark.llvm22
+def test_a_region_holding_more_containers_than_the_limit_is_read_whole(tmp_path, monkeypatch):
+    """Cut into pieces, each part would count its containers from zero and never reach the
+    limit that the serial scan reports at the fourth bundle of a section holding four."""
+    library = CONTAINERS / "libhip_two_tu_plain.so"
+    at, size = _section(library, ".hip_fatbin")  # where llvm-readelf-22 puts it: two bundles
+    fatbin = tmp_path / "fatbin.bin"
+    fatbin.write_bytes(library.read_bytes()[at : at + size] * 2)
+    path = _objcopy(tmp_path, "--remove-section", ".hip_fatbin", "--add-section", f".hip_fatbin={fatbin}")
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    limits = Limits(max_entries=3)  # each bundle holds three entries: the bundles themselves pass
+    *_, last = scan(path, limits)
+    assert isinstance(last, Failed) and "more than 3 containers in one region" in str(last.error)
+    assert plan(path, limits) is None
+    assert len(plan(path, Limits(max_entries=4))) == 4
+
+
+@pytest.mark.llvm22
+def test_a_host_elf_with_its_fat_binary_in_hip_fat_is_cut_as_the_scan_reads_it(tmp_path, monkeypatch):
+    """``.hip_fat`` is a device-code section wherever it sits (the scan reads it in an ELF too),
+    so the splitter cuts it like ``.hip_fatbin`` and its parts give the serial scan's items."""
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    path = _objcopy(tmp_path, "--rename-section", ".hip_fatbin=.hip_fat")
+    serial = [(type(i), i.origin, getattr(i, "data", None)) for i in scan(path)]
+    assert sum(isinstance(i, Blob) for i in scan(path)) > 0
+    cut = plan(path)
+    assert cut is not None and len(cut) == 2
+    assert all(p.origin == Origin(path, ("section .hip_fat",)) for p in cut)
+    assert [(type(i), i.origin, getattr(i, "data", None)) for p in cut for i in scan_part(p)] == serial
+
+
 def test_a_part_names_the_input_as_the_user_gave_it():
     piece = Piece(str(CONTAINERS / "libhip_plain.so"), Origin("x"), 0, 0, 0)
     assert pieces.part_path(piece) == "x" and pieces.part_path(Members("w.whl", (), 0)) == "w.whl"

@@ -2,7 +2,7 @@
 holds exactly at its boundary.
 
 Each test builds its container by hand with the layout of the format (clang-offload-bundler's
-bundle and CCOB headers, LLVM's OffloadBinary, rocm-kpack's archive; llvm-amdgpu-rules.md §5), so
+bundle and CCOB headers, LLVM's OffloadBinary, rocm-kpack's archive; docs/code-object-format.md §4), so
 the offset a test expects is where the test itself wrote the bad field. Containers are read at a
 non-zero start (``AT``) so an offset counted from the wrong origin cannot pass.
 """

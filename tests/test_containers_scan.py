@@ -323,21 +323,21 @@ class _Advised:
 def test_only_whole_pages_inside_a_scanned_span_are_handed_back(lo, hi, pages):
     import mmap
 
-    from amdocc.containers.scan import _release_pages
+    from amdocc.containers.regions import release_pages
 
     if mmap.PAGESIZE != 4096 or not hasattr(mmap, "MADV_DONTNEED"):
         pytest.skip("the cases are worked for 4 KiB pages with madvise")
     buf = _Advised()
-    assert _release_pages(buf, lo, hi) == hi
+    assert release_pages(buf, lo, hi) == hi
     want = [] if pages is None else [(mmap.MADV_DONTNEED, pages[0] * 4096, pages[1] * 4096)]
     assert buf.calls == want
-    assert _release_pages(b"bytes", lo, hi) == hi  # a buffer without madvise: nothing to hand back
+    assert release_pages(b"bytes", lo, hi) == hi  # a buffer without madvise: nothing to hand back
 
 
 def test_a_mapped_region_hands_back_pages_as_it_goes_and_reads_the_same(tmp_path, monkeypatch):
     import importlib
 
-    monkeypatch.setattr(importlib.import_module("amdocc.containers.scan"), "RELEASE_EVERY", 4096)
+    monkeypatch.setattr(importlib.import_module("amdocc.containers.regions"), "RELEASE_EVERY", 4096)
     one = _bundled(CODE_OBJECT)
     path = tmp_path / "big.hipfb"
     with open(path, "wb") as fh:  # three bundles 512 KiB apart, in a file past SMALL_FILE

@@ -77,7 +77,7 @@ def test_missing_agpr_count_is_split_by_the_descriptor_and_reported(aiter_hsa, l
 
 
 def test_fmha_fwd_hd128_split_matches_the_research_note(aiter_hsa):
-    # consumers-and-anchors.md §1.3, decoded there with llvm-readelf and a separate decoder:
+    # docs/consumers.md §2, decoded there with llvm-readelf and a separate decoder:
     # rsrc1 0xc031f (256 unified VGPRs), rsrc3 ACCUM_OFFSET field 39 → 160 arch + 96 AGPRs,
     # kernarg_size 0 in the descriptor against 512 in the metadata.
     (co,) = amdocc.load(aiter_hsa / "gfx942" / "fmha_v3_fwd" / "MI300" / "fwd_hd128_bf16.co")

@@ -154,8 +154,8 @@ def test_the_jax_rocm10_gfx1250_kernels_against_llvm_22(jax_plugin, tmp_path):
     )
     # Measured: 369,493 metadata values, 535,010 descriptor fields.
     assert report.metadata_fields > 360_000 and report.descriptor_fields > 500_000
-    # The gfx1250 layout (upstream-2026-12.md §5): RSRC1's VGPR field is ceil(v/16) - 1 for every
-    # kernel; every kernel is wave32; no dynamic VGPRs.
+    # The gfx1250 layout (docs/code-object-format.md §3.3, encoding granule 16): RSRC1's VGPR
+    # field is ceil(v/16) - 1 for every kernel; every kernel is wave32; no dynamic VGPRs.
     for path in extracted:
         (co,) = amdocc.load(path)
         assert _comment(Path(path)) == co.producer.text == JAX_PRODUCER

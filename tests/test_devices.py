@@ -42,6 +42,6 @@ def test_every_row_has_a_processor_row_and_a_source():
 
 def test_device_picks_target_for_occupancy():
     occ = amdocc.occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, device="MI355X", block_size=256)
-    assert (occ.processor, occ.blocks_per_cu) == ("gfx950", 3)  # hip-occupancy.md §9 example 2
+    assert (occ.processor, occ.blocks_per_cu) == ("gfx950", 3)  # docs/hip-occupancy.md §5 example 2
     with pytest.raises(amdocc.UnknownTargetError):
         get_device("MI400")

@@ -101,7 +101,7 @@ def test_only_the_chosen_commands_module_is_imported():
 
 
 def test_output_spilled_through_files_is_printed_as_one_process_prints_it(capsys, monkeypatch, tmp_path):
-    from amdocc.cli import parallel
+    from amdocc.app import parallel
 
     made = []
 

@@ -167,7 +167,7 @@ def test_mapped_file_with_pages_released_reads_every_copy(tmp_path, monkeypatch)
     few pages: every copy still yields the entries LLVM's unbundler extracted."""
     import importlib
 
-    scan_module = importlib.import_module("amdocc.containers.scan")
+    regions_module = importlib.import_module("amdocc.containers.regions")
     from amdocc.containers.model import Limits
 
     sample = MANIFEST["sample"]
@@ -177,10 +177,10 @@ def test_mapped_file_with_pages_released_reads_every_copy(tmp_path, monkeypatch)
     copies = 9
     big = tmp_path / "copies.hipfb"
     big.write_bytes(blob * copies)
-    monkeypatch.setattr(scan_module, "RELEASE_EVERY", 4096)
+    monkeypatch.setattr(regions_module, "RELEASE_EVERY", 4096)
     released = []
-    real_release = scan_module._release_pages
-    monkeypatch.setattr(scan_module, "_release_pages", lambda *a: released.append(a[1:]) or real_release(*a))
+    real_release = regions_module.release_pages
+    monkeypatch.setattr(regions_module, "release_pages", lambda *a: released.append(a[1:]) or real_release(*a))
     found = [hashlib.sha256(i.data).hexdigest() for i in scan(big, Limits(mmap_threshold=0)) if isinstance(i, Blob)]
     assert released, "the mapped file was never released"
     assert sorted(found) == sorted(expected * copies)

@@ -5,7 +5,7 @@ compiles (tools/fixtures/flydsl_cases.py). Their manifest holds what two indepen
 FlyDSL's own MLIR Python bindings (each launch's kernel, block and dynamic shared memory, and the
 sha256 of object #0 of each gpu.binary) and llvm-readelf-22 (the kernels' metadata). The
 occupancy answers are checked against arithmetic done by hand (HIP_BY_HAND below) from
-shared/research/hip-occupancy.md §4/§5 and those readelf numbers.
+docs/hip-occupancy.md §1-§2 and those readelf numbers.
 
 The last test compiles the same kernels live when flydsl and torch import (else it skips).
 """
@@ -46,7 +46,7 @@ def readelf_of(case: str, kernel: str) -> dict:
     return meta
 
 
-# Blocks per CU by HIP's rules (hip-occupancy.md §4; device values §5.2: gfx942 and gfx950 both
+# Blocks per CU by HIP's rules (docs/hip-occupancy.md §2; device values §5.2: gfx942 and gfx950 both
 # have 4 SIMDs per CU, 8 waves per SIMD, 512 VGPRs per SIMD in granules of 8, 800 SGPRs per SIMD
 # in granules of 16; LDS 65536 B on gfx942, 163840 B on gfx950), from the readelf numbers:
 #

@@ -118,7 +118,7 @@ def test_rocm714_attributes_equal_the_kernels_metadata(hip_oracle, processor):
 
 @pytest.mark.parametrize("processor", ["gfx942", "gfx1100"])
 def test_rocm714_potential_block_size_is_the_c_apis_no_search_answer(hip_oracle, processor):
-    """hipModuleOccupancyMaxPotentialBlockSize, as the runtime answers it (hip-occupancy.md §6:
+    """hipModuleOccupancyMaxPotentialBlockSize, as the runtime answers it (docs/hip-occupancy.md §3:
     no search; the block is min(ALU threads, alignUp(limit, wave)) and the grid CUs x blocks)."""
     hip = hip_oracle(runtime_dir("rocm-7.14"), processor)
     hello = hip.hello()

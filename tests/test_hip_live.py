@@ -172,6 +172,20 @@ def test_verify_and_record_end_to_end(hip, tmp_path):
         counted(rt, dev)
 
 
+def test_verify_from_python_returns_hips_answers(hip):
+    """amdocc.app.verify in this process: every shape asked is HIP's own answer, and the hip
+    model agrees with each."""
+    rt, dev, _ = hip
+    co = sample_of(dev.processor)
+    found = amdocc.app.verify(amdocc.samples_path(), blocks=[64, 256], dynamic_lds=[0, 4096])
+    assert found.summary["device"] == dev.gcn_arch_name and found.failures == []
+    assert found.summary["total"] == len(found.results) == len(co.kernels) * 4 - len(found.not_asked) > 0
+    for r in found.results:
+        assert r["hip"] == rt.occupancy_of(co.data, r["kernel"], r["block_size"], r["dynamic_lds"]) == r["model"], r
+        counted(rt, dev)
+    assert found.summary["agree"] == found.summary["total"]
+
+
 # What the runtime does when a module is loaded, asked and unloaded (FlyDSL's max_blocks_per_cu
 # wrapper) while a stream captures in global mode, as measured on the emulated device:
 # ROCm 7.14 loads and answers, then refuses the unload and invalidates the capture.

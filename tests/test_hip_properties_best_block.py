@@ -6,7 +6,7 @@ hipModuleOccupancyMaxPotentialBlockSize for kernels synthesized with chosen
 .max_flat_workgroup_size and LDS, and HIP's header search (hipOccupancyMaxPotentialBlockSizeVariableSMem,
 run over the runtime's own occupancy answers and hipFuncGetAttribute's maximum threads) gives the
 block to launch; the CLI, told the device by its product name, must print both. The worked example
-is hip-occupancy.md §9 example 1 (MI300X).
+is docs/hip-occupancy.md §5 example 1 (MI300X).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ KERNELS = [
 
 
 def test_worked_example_mi300x():
-    # hip-occupancy.md §9 example 1: 512 / alignUp(128, 8) = 4 waves, 4 SIMDs x 4 x 64 = 1024
+    # docs/hip-occupancy.md §5 example 1: 512 / alignUp(128, 8) = 4 waves, 4 SIMDs x 4 x 64 = 1024
     # threads; LDS 65536 // 49152 = 1: HIP's block 1024 and grid 304 x min(1024 // 1024, 1) = 304.
     r = amdocc.max_potential_block_size({"vgprs": 128, "sgprs": 40, "lds": 49152}, device="MI300X")
     assert (r.hip_block_size, r.hip_grid_size) == (1024, 304)

@@ -212,7 +212,8 @@ CASES = [
     ),
     (
         "rocm-6.0",
-        "rocm-6.0.0 (hip-occupancy.md §9 ex. 1, <= 6.0): 256 / 128 = 2; 512 threads / 256 = 2; LDS 65536 / 49152 = 1",
+        "rocm-6.0.0 (docs/hip-occupancy.md §5 ex. 1, <= 6.0): 256 / 128 = 2; 512 threads / 256 = 2; "
+        "LDS 65536 / 49152 = 1",
         "gfx942",
         dict(vgprs=128, sgprs=40, lds=49152),
         256,
@@ -732,8 +733,9 @@ def test_a_boolean_and_the_integer_1_never_share_an_answer():
     assert as_bool != as_int and len({as_bool, as_int}) == 2
     # a187df25c devkernel.cpp: "true" -> WGP: 4 * 14 * 32 = 1792 / 256 = 7; "1" -> CU: 896 / 256 = 3.
     for first, second in ((as_bool, as_int), (as_int, as_bool)):
-        amdocc.models._cached.cache_clear()
-        amdocc.models.hip._budget.cache_clear()
+        from amdocc import caches
+
+        caches.clear_all()
         got = [amdocc.occupancy(u, block_size=256, profile="rocm-6.4").blocks_per_cu for u in (first, second)]
         assert dict(zip((first.wgp_metadata, second.wgp_metadata), got, strict=True)) == {"true": 7, "1": 3}
     # Where "1" is WGP too (the default, rocm-7.14, as every release from 7.0), both are 7.

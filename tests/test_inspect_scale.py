@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from amdocc.cli import parallel
+from amdocc.app import parallel
 from amdocc.cli.main import main
 from amdocc.containers import pieces, plan
 from conftest import FIXTURES

@@ -2,11 +2,11 @@
 and barriers, a block of no threads), what each refusal names, and how the rules are chosen.
 
 Expected values are worked here from the cited rules, never read back from amdocc:
-- LLVM's getMaxWorkGroupsPerCU (shared/research/llvm-amdgpu-rules.md §4.2, "1-wave WGs use no
+- LLVM's getMaxWorkGroupsPerCU (docs/llvm-occupancy.md §2, "1-wave WGs use no
   barrier"; otherwise min(slots // waves, 16 per CU));
 - the version -> rule set mapping of tables/llvm_rules.toml, from LLVM's branch dates and the merge
   dates of PRs #201342, #205637 (2026-06, gfx6-9 rules) and #222615 (2026-09, gfx13 only);
-- HIP's header template hipOccupancyMaxPotentialBlockSizeVariableSMem (hip-occupancy.md §6) and
+- HIP's header template hipOccupancyMaxPotentialBlockSizeVariableSMem (docs/hip-occupancy.md §3) and
   its occupancy function (§4: limits = simdPerCU x wavefrontSize x waves / alignUp(block, W),
   LDS = localMemSize / lds);
 - the code object each test builds: the processor byte (e_flags & 0xff at file offset 0x30) of a
@@ -296,7 +296,7 @@ def test_every_release_reporting_one_version_that_answers_differently_is_named(m
 
 
 def _llvm_occupancy_with_workgroup_sizes(t, wave, wgp, lds, wg_min, wg_max):
-    """getOccupancyWithWorkGroupSizes as shared/research/llvm-amdgpu-rules.md §4.2 transcribes it
+    """getOccupancyWithWorkGroupSizes as docs/llvm-occupancy.md §2 transcribes it
     (occ_wg_lds, LLVM 22: no LDS rounding), the slot-filling steps included: (min, max) waves."""
     eus, max_waves = t.simds_per_cu * (2 if wgp else 1), t.max_waves_per_simd
     pool = t.lds_per_workgroup * (2 if wgp else 1)
@@ -394,16 +394,16 @@ def test_hw_record_in_wgp_mode_worked_by_hand():
 
 
 def test_next_step_where_hip_divides_by_zero_at_no_vgprs():
-    # ROCm 5.6 guards the VGPR division by the SGPR count (hip-occupancy.md §4): with 20 SGPRs and
+    # ROCm 5.6 guards the VGPR division by the SGPR count (docs/hip-occupancy.md §2): with 20 SGPRs and
     # 0 VGPRs it computes 512 // alignUp(0, 8) and dies. That does not hide the step: gfx90a,
     # 128 VGPRs, 256 threads: 512 // 128 = 4 blocks; 5 need alignUp(v, 8) <= 102 -> v <= 96.
     occ = amdocc.occupancy(manual(get_target("gfx90a"), vgprs=128, sgprs=20), block_size=256, profile="rocm-5.6")
     assert (occ.blocks_per_cu, occ.limiters) == (4, ("vgpr",))
-    assert occ.next_step() == {"gain": 5, "unit": "blocks_per_cu", "shed": {"vgpr": 32}}
+    assert amdocc.next_step(occ) == {"gain": 5, "unit": "blocks_per_cu", "shed": {"vgpr": 32}}
     # Without SGPRs that runtime skips the VGPR limit altogether (VgprWaves = MaxWavesPerSimd = 8):
     # 256 x 8 // 256 = 8 blocks, bound by the wave slots, which no kernel resource can relax.
     occ = amdocc.occupancy(manual(get_target("gfx90a"), vgprs=128), block_size=256, profile="rocm-5.6")
-    assert (occ.blocks_per_cu, occ.limiter, occ.next_step()) == (8, "waves", None)
+    assert (occ.blocks_per_cu, occ.limiter, amdocc.next_step(occ)) == (8, "waves", None)
 
 
 def test_hip_block_size_search_within_a_limit_and_on_error():
@@ -428,9 +428,9 @@ def test_a_runtime_version_keeps_the_number_it_was_given():
 
 def test_no_next_step_without_a_binding_limit():
     # An error record (600 VGPRs: hipErrorUnknown) has no answer, so no limiter.
-    assert amdocc.occupancy(manual(GFX942, vgprs=600), block_size=64).next_step() is None
+    assert amdocc.next_step(amdocc.occupancy(manual(GFX942, vgprs=600), block_size=64)) is None
     # gfx942, 8 VGPRs, 64 threads: the wave slots bind (32 blocks): a cap, no step.
-    assert amdocc.occupancy(manual(GFX942, vgprs=8), block_size=64).next_step() is None
+    assert amdocc.next_step(amdocc.occupancy(manual(GFX942, vgprs=8), block_size=64)) is None
 
 
 def test_hip_profile_is_also_spelled_hip_profile():
@@ -452,7 +452,7 @@ def test_every_resolved_hip_vgpr_table_holds_processors_only():
 
 def test_the_hip_model_reads_the_lds_of_the_device_it_is_given():
     """HIP divides the device's own LDS (localMemSize_, the agent's group segment pool) by a block's
-    LDS (hip-occupancy.md §4 and §5): 16,384 B per block is 65,536 // 16,384 = 4
+    LDS (docs/hip-occupancy.md §1 and §2): 16,384 B per block is 65,536 // 16,384 = 4
     workgroups on an MI300X as the table has it, and 32,768 // 16,384 = 2 on a device a caller
     describes with half of that LDS."""
     u = manual(get_target("gfx942"), vgprs=8, lds=16384)

@@ -45,7 +45,7 @@ def test_hip_details_use_the_runtimes_variable_names(usage, block, expected):
 
 
 def test_hip_profiles_before_the_trap_reserve_charge_no_sgprs_for_it():
-    # hip-occupancy.md §4 step 5: SgprWaves = 800 // alignUp(sgprs, 16) (+ 16 only since PR #10618).
+    # docs/hip-occupancy.md §2 step 5: SgprWaves = 800 // alignUp(sgprs, 16) (+ 16 only since PR #10618).
     # 150 SGPRs on gfx942 -> 160 -> 5 waves; 64 threads = 1 wave: 4 SIMDs x 64 x 5 // 64 = 20.
     # With the reserve: 176 -> 4 waves -> 16.
     old = amdocc.occupancy({"vgprs": 8, "sgprs": 150}, target="gfx942", block_size=64, profile="2023-2025")

@@ -17,7 +17,7 @@ GFX942 = get_target("gfx942")
 
 
 def test_llvm_sgpr_trap_reserve_option():
-    # llvm-amdgpu-rules.md §4.3 (PR #201342): per-wave budget alignDown(800 / W - 16, 16):
+    # docs/llvm-occupancy.md §3 (PR #201342): per-wave budget alignDown(800 / W - 16, 16):
     # W = 8 gives 80, W = 7 gives 96. 92 SGPRs on gfx942: 7 waves with the reserve; LLVM 22's
     # table says 8 (<= 100).
     plain = amdocc.occupancy({"vgprs": 8, "sgprs": 92}, target="gfx942", model="llvm")
@@ -29,7 +29,7 @@ def test_llvm_sgpr_trap_reserve_option():
 @pytest.mark.parametrize("granule", [1, 8])
 @pytest.mark.parametrize("vgprs", [0, 1])
 def test_llvm_allocates_one_granule_to_a_wave_of_at_most_one_vgpr(granule, vgprs):
-    # The descriptor asks for (GRANULATED_WORKITEM_VGPR_COUNT + 1) x granule VGPRs (llvm-amdgpu-rules.md
+    # The descriptor asks for (GRANULATED_WORKITEM_VGPR_COUNT + 1) x granule VGPRs (docs/llvm-occupancy.md
     # §3.6), so a wave of 0 or 1 VGPRs holds exactly one granule: 8 on gfx942; 1 on a processor
     # built here with an allocation granule of 1 (none ships one; the rule does not depend on it).
     t = dataclasses.replace(GFX942, vgpr_alloc_granule={64: granule})

@@ -2,7 +2,7 @@
 
 The house rule is that a reader is told what is wrong and what is valid; these tests hold each
 message to the words it must say, so that a changed word, number or name is caught. Numbers come
-from the rules the messages describe: HIP's occupancy function (shared/research/hip-occupancy.md
+from the rules the messages describe: HIP's occupancy function (docs/hip-occupancy.md
 §4: VgprWaves = vgprsPerSimd / alignUp(vgprs, granule), SGPR cost = alignUp(sgprs, 16) + the trap
 reserve, limits = simdPerCU x wavefrontSize x waves / alignUp(block, W)), the hw model's rules
 (hw.py's docstring and tests/test_hw_sources.py: barriers 16 per CU, trap-handler SGPRs 16), C's
@@ -260,7 +260,9 @@ def test_a_dynamic_vgpr_kernel_is_refused_by_every_model():
 
 def test_a_record_made_by_hand_has_no_next_step():
     occ = amdocc.occupancy(manual(t("gfx942"), vgprs=8), block_size=64)._replace(query=None)
-    assert refusal(occ.next_step) == "this record does not say how it was asked; make it with amdocc.occupancy()"
+    assert refusal(lambda: amdocc.next_step(occ)) == (
+        "this record does not say how it was asked; make it with amdocc.occupancy()"
+    )
 
 
 def test_hip_runtime_versions_that_name_no_release_say_which_profile_stands_in():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import amdocc
 from amdocc.models import manual
-from amdocc.models.nextstep import next_step
+from amdocc.models.nextstep import search_next_step
 from amdocc.targets import get_target
 
 GFX942 = get_target("gfx942")
@@ -18,7 +18,7 @@ GFX942 = get_target("gfx942")
 
 def step(usage, model="hip", block=256, dynamic_lds=0, **options):
     occ = amdocc.occupancy(usage, block_size=block, dynamic_lds=dynamic_lds, model=model, **options)
-    return occ, next_step(usage, occ, **options)
+    return occ, search_next_step(usage, occ, **options)
 
 
 def test_vgpr_bound_hip_kernel_sheds_down_to_the_next_granule_step():
@@ -36,7 +36,7 @@ def test_the_next_step_keeps_the_hip_profile_of_the_answer():
     assert (occ.profile, occ.blocks_per_cu) == ("rocm-6.0", 2)
     assert s == {"gain": 3, "unit": "blocks_per_cu", "shed": {"vgpr": 44}}
     # Asked without options, the next step still follows the answer's profile.
-    assert next_step(manual(GFX942, vgprs=128), occ) == s
+    assert search_next_step(manual(GFX942, vgprs=128), occ) == s
 
 
 def test_lds_bound_kernel_sheds_static_and_dynamic_lds_together():
@@ -73,7 +73,7 @@ def test_llvm_next_step_is_in_waves_per_simd():
     usage = manual(GFX942, vgprs=128)
     occ = amdocc.occupancy(usage, model="llvm")
     assert occ.waves_per_simd == 4 and occ.details["flat_workgroup_size"] == [1, 1024]
-    assert next_step(usage, occ) == {"gain": 5, "unit": "waves_per_simd", "shed": {"vgpr": 32}}
+    assert search_next_step(usage, occ) == {"gain": 5, "unit": "waves_per_simd", "shed": {"vgpr": 32}}
 
 
 def test_hw_next_step_with_the_trap_reserve_option():

@@ -127,7 +127,7 @@ def test_llvm_model_follows_the_llvm_that_built_it(fixture):
 
 
 def test_the_2026_rules_show_in_these_kernels():
-    """Hand-worked from llvm-amdgpu-rules.md §4.2 and the PRs, against LLVM 22's rules on the same
+    """Hand-worked from docs/llvm-occupancy.md §2 and the PRs, against LLVM 22's rules on the same
     numbers: PR #201342 (SGPRs), #205637 (LDS granule), the SGPR padding, #222615 (gfx13 VGPRs)."""
     gfx942 = {k.name: k for k in _load(next(f for f in OBJECTS if f["target"] == "gfx942")).kernels}
 

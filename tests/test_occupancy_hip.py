@@ -1,4 +1,4 @@
-"""The hip model against HIP's worked answers (shared/research/hip-occupancy.md §9, the seed's
+"""The hip model against HIP's worked answers (docs/hip-occupancy.md §5, the seed's
 case, and the figures quoted from rocm-systems PRs), and every profile difference flipping."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_gfx950_same_kernel_is_three_blocks():
 
 
 def test_no_runtime_that_ran_gfx950_used_256_vgprs():
-    # hip-occupancy.md's "before Jan 2025 (256 / 4) it would have been 2" was never a runtime's
+    # docs/hip-occupancy.md's "before Jan 2025 (256 / 4) it would have been 2" was never a runtime's
     # answer: no release up to rocm-6.4 runs gfx950 (device.cpp at each tag), and the runtimes
     # that do (develop, from amd-staging 29cc39451, 2025-02-04) have 512/8 (799e54aa0, 2025-01-22).
     # (a profile named for a processor its runtime does not run is a what-if)
@@ -121,7 +121,7 @@ def test_gfx1100_wgp_parse_bug_gives_three():
 
 
 def test_gfx1100_grid_size_doubles_cus_under_the_parse_bug():
-    # hip-occupancy.md §9 example 4: "gridSize uses CUs × 2 in that case". 48 WGPs (RX 7900 XTX).
+    # docs/hip-occupancy.md §5 example 4: "gridSize uses CUs × 2 in that case". 48 WGPs (RX 7900 XTX).
     u = manual(get_target("gfx1100"), vgprs=100)
     fixed = max_potential_block_size(u, 0, 256, compute_units=48, profile="2025")
     buggy = max_potential_block_size(u, 0, 256, compute_units=48, profile="2023-2025")
@@ -161,7 +161,7 @@ def test_wave_size_from_the_device_until_early_2025():
 
 
 def test_gfx103x_granule_from_comgr_vs_the_hard_coded_table():
-    # comgr's .def gave gfx1030 a granule of 8, rocdevice.cpp 16 (hip-occupancy.md §13.4).
+    # comgr's .def gave gfx1030 a granule of 8, rocdevice.cpp 16 (docs/hip-occupancy.md §7).
     args = dict(vgprs=70, wgp=False)  # CU mode so the WGP parse does not differ
     assert blocks("gfx1030", 32, profile="2025", **args) == 28  # 1024/72=14 → 2·14·32/32
     assert blocks("gfx1030", 32, profile="2023-2025", **args) == 24  # 1024/80=12

@@ -55,7 +55,7 @@ def _pow2_granule(u, profile):
 def test_more_of_any_resource_never_raises_occupancy(u, block, dyn, model, field, more):
     assume(refusal(u, model) is None)  # a fact no source pins: refused, tested in test_new_targets.py
     if model == "hip":
-        # HIP's bit-mask round-up is not monotone for granules 24 and 12 (hip-occupancy.md §7):
+        # HIP's bit-mask round-up is not monotone for granules 24 and 12 (docs/hip-occupancy.md §7):
         # that documented quirk is tested on its own below.
         assume(_pow2_granule(u, None))
     base = compute(u, model, block, dyn)
@@ -69,7 +69,7 @@ def test_more_of_any_resource_never_raises_occupancy(u, block, dyn, model, field
 
 
 def test_hip_bitmask_quirk_is_not_monotone_where_the_note_says():
-    # hip-occupancy.md §7, granule 24 of 1536 (gfx1100 wave32): HIP gives 14 waves for 81-88 and
+    # docs/hip-occupancy.md §7, granule 24 of 1536 (gfx1100 wave32): HIP gives 14 waves for 81-88 and
     # 97-104 VGPRs, 11 for 113-120 and 12 for 121-128, so 121 VGPRs get more waves than 120.
     t = next(t for t in TARGETS if t.name == "gfx1100")
     waves = {v: compute(manual(t, vgprs=v), "hip", 32).details["VgprWaves"] for v in (80, 81, 88, 96, 97, 120, 121)}

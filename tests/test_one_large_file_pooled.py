@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from amdocc.cli import parallel
+from amdocc.app import parallel
 from amdocc.cli.main import main
 from amdocc.containers import pieces
 

@@ -1,7 +1,7 @@
 """amdocc sweep --plot: the plotted data, read back from the figure's artists, is what
 ``amdocc occupancy`` answers at the same inputs and what HIP's arithmetic gives by hand.
 
-Expected values come from the worked examples of research/hip-occupancy.md §9 and from its
+Expected values come from the worked examples of docs/hip-occupancy.md §5 and from its
 §4 algorithm worked by hand (``oracle.hip_reference``), from LLVM's reading of the fixtures'
 metadata (the default block), and from ``amdocc occupancy --json`` for the star.
 """
@@ -317,7 +317,7 @@ def test_llvm_without_a_block_draws_the_flat_range(capsys):
 
 def test_no_answer_is_a_gap_not_a_zero():
     # ROCm 6.0 gave gfx942 256 VGPRs per SIMD: past 256 no wave fits and HIP answers
-    # hipErrorUnknown (hip-occupancy.md §8): the curve has no point there.
+    # hipErrorUnknown (docs/hip-releases.md): the curve has no point there.
     usage = usage_of({"vgprs": 200}, target="gfx942")
     p = read_panels(figure_of(usage, options={"profile": "rocm-6.0"}, block=256))["vgpr"]
     ys = dict(zip(p["xs"], p["ys"], strict=True))

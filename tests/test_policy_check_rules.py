@@ -70,7 +70,7 @@ def test_the_launch_message_lists_the_models_that_fit_nothing_in_english(launch_
 @pytest.mark.llvm22
 def test_a_launch_only_hips_rounding_refuses_names_hip_and_what_the_others_fit(tmp_path):
     # gfx1100, wave32, CU mode, .vgpr_count 88, 1024 threads = 32 waves on the CU's 2 SIMDs.
-    # HIP's amd::alignUp is a bit-mask (research/hip-occupancy.md section 7, rocclr/utils/util.hpp):
+    # HIP's amd::alignUp is a bit-mask (docs/hip-occupancy.md section 7, rocclr/utils/util.hpp):
     # (88 + 23) & ~23 = 104, 1536 / 104 = 14 waves per SIMD, 2 x 14 = 28 < 32 waves: 0 workgroups.
     # Rounded truly, 88 -> 96 VGPRs, 1536 / 96 = 16 waves per SIMD, 32 waves: 1 workgroup, as the
     # hardware allocates and as LLVM counts. The metadata is what llvm-readelf-22 reads back.
@@ -812,7 +812,7 @@ def test_each_setting_in_the_file_is_parsed_by_its_own_rule(tmp_path, setting, t
 
 
 def test_the_occupancy_floor_at_a_given_block_names_it():
-    # k_launch_miss at 256 threads by hand (HIP, hip-occupancy.md §4): 512 VGPRs / alignUp(132, 8) = 3
+    # k_launch_miss at 256 threads by hand (HIP, docs/hip-occupancy.md §2): 512 VGPRs / alignUp(132, 8) = 3
     # waves per SIMD; 4-wave workgroups: 12 waves per CU -> 3 workgroups, 3 waves per SIMD < 4.
     settings = Settings(rules=("occupancy",), min_occupancy=4, block=256)
     (v,) = evaluate(kernel("k_launch_miss"), settings, declared=(1024, ".max_flat_workgroup_size")).violations

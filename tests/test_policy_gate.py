@@ -1,4 +1,4 @@
-"""The asm-prefill gate: FlashInfer's rules (ROCm PR #365, consumers-and-anchors.md §1.4) and
+"""The asm-prefill gate: FlashInfer's rules (ROCm PR #365, docs/consumers.md §2) and
 amdocc's static validation, against the real amd-aiter wheel's hsa/ tree."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_real_aiter_decisions(aiter_hsa):
 @pytest.mark.parametrize("causal", [False, True])
 def test_hd128_kernels_give_one_block_per_cu(aiter_hsa, arch, cus, folder, causal):
     # 256 unified VGPRs → 2 waves per SIMD → 8 waves = one 512-thread block; the LDS (64 KiB on
-    # gfx942, 160 KiB on gfx950) also allows one (consumers-and-anchors.md §1.3).
+    # gfx942, 160 KiB on gfx950) also allows one (docs/consumers.md §2).
     k = find_asm_kernel(aiter_hsa, arch, causal=causal, cu_count=cus)
     assert k.path.parent.name == (folder or "fmha_v3_fwd")
     checks, blocks = validate_asm_kernel(k, arch)
@@ -177,7 +177,7 @@ def test_a_malformed_codegen_entry_is_a_reason_not_a_crash(tmp_path, selector_ar
 
 
 def test_the_threshold_admits_qo_len_equal_to_it():
-    # FlashInfer's gate is `qo_len >= threshold` (research notes, consumers-and-anchors: Gate),
+    # FlashInfer's gate is `qo_len >= threshold` (docs/consumers.md §2),
     # with gfx950's threshold 2048: 2048 passes the threshold rule, 2047 fails it.
     def threshold(qo_len):
         d = decide(**{**PASSING, "qo_len": qo_len})

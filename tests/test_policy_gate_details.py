@@ -1,7 +1,7 @@
 """The asm-prefill gate's checks one by one: each check's rule name and the words of its detail,
 the manifest's tile sizes, and the defaults of decide/find_asm_kernel.
 
-Oracles: FlashInfer ROCm PR #365's rules (consumers-and-anchors.md §1.4; tables/prefill_gate.toml
+Oracles: FlashInfer ROCm PR #365's rules (docs/consumers.md §2; tables/prefill_gate.toml
 cites them: gfx950 threshold 2048, none for gfx942, FLASHINFER_AITER_ASM_PREFILL=0 pins CK Tile,
 asm v3 takes bf16 with head dims 128/128), AITER's published codegen.py (gfx950 hd128 bf16:
 ts_qo 256, ts_kv 64), the manifests and files each test writes, and the llc-22-built fixtures

@@ -1,5 +1,5 @@
 """The KV split policy against AITER's published test vectors and the PR's worked figures
-(shared/research/consumers-and-anchors.md §1.1)."""
+(docs/consumers.md §1)."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_occupancy_source_is_reported_in_order():
     default = resolve_occupancy()
     assert (default.blocks_per_cu, default.source) == (2, "default")
     # From a code object: the static HIP model on the AITER-style kernel (256 unified VGPRs,
-    # 64 KiB LDS, 512 threads) gives 1 block per CU (consumers-and-anchors.md §1.3).
+    # 64 KiB LDS, 512 threads) gives 1 block per CU (docs/consumers.md §2).
     (co,) = amdocc.load(FIXTURES / "elf" / "hand_aiter_gfx942.hsaco")
     d = auto_num_splits(256, 65536, 4, 128, arch="gfx942", cu_count=304, kernel=co.kernels[0], block_size=512)
     assert d.occupancy.source == "model" and d.occupancy.blocks_per_cu == 1

@@ -1,5 +1,5 @@
 """KV split policy at its boundaries, worked by hand from AITER's rules as
-consumers-and-anchors.md §1.1 gives them (split_policies.toml holds the per-arch values):
+docs/consumers.md §1 gives them (split_policies.toml holds the per-arch values):
 
     grid_x     = ceil(seq_len / rows_per_block)
     max_splits = max(1, (seq_len_kv // block_kv) // min_tiles_per_split)

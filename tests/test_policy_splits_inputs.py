@@ -1,7 +1,7 @@
 """The KV split policy's inputs: which values it accepts (every bound of every argument), which it
 says a row does not use, and the words of its fallbacks.
 
-Oracle: AITER's _auto_num_splits and _SPLIT_POLICIES as consumers-and-anchors.md §1.1 gives them
+Oracle: AITER's _auto_num_splits and _SPLIT_POLICIES as docs/consumers.md §1 gives them
 (gfx942: min_seq_len_kv 4096, min_tiles_per_split 8, fallback 304 CUs, occupancy-aware; gfx950:
 no KV gate, min_tiles 2, cu_oversub 4, fallback 256 CUs, fixed oversubscription with a streaming
 low-head case of residency 4 x occupancy x CUs; an unknown arch uses gfx942's row), worked by hand

@@ -5,8 +5,8 @@ Oracles: bitsandbytes 0.50.2's six ROCm libraries (each built by one ROCm releas
 .comment read with llvm-readelf-22), the libLLVM.so of rocm-bindings-compiler 10.0.0.0.1.2 (ROCm 10.0's
 backend: the commit string it holds, and the ``; Occupancy:`` it prints through tools/rocm_llc.py),
 and the forwarding libraries tools/rocm_sysdeps builds for it (checked against the system zlib).
-ROCm 10.1's compiler line is the one shared/research/upstream-2026-12.md section 5 read from
-jax-rocm10-pjrt 0.12.0's gfx1250 code objects.
+ROCm 10.1's compiler line is the one jax-rocm10-pjrt 0.12.0's gfx1250 code objects carry
+(docs/compiler-rules.md).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import pytest
 
 import amdocc
 from amdocc import UsageError
-from amdocc.cli.census import kernel_row
+from amdocc.app.census_op import kernel_row
 from amdocc.models import compute, from_kernel, manual, occupancy
 from amdocc.policy.checks import Settings, declared_block, evaluate
 from amdocc.targets import get_target

@@ -2,9 +2,9 @@
 including the ones no current code path reads (a row's unused column is still a fact it states).
 
 - split_policies.toml: AITER's ``_SPLIT_POLICIES`` (aiter/ops/flydsl/fp8_mqa_logits_kernels.py,
-  PR #5921), as shared/research/consumers-and-anchors.md §1.1 transcribes it field by field.
+  PR #5921), as docs/consumers.md §1 transcribes it field by field.
 - prefill_gate.toml ``[aiter] block_size``: AITER launches fmha_v3_fwd with ``bdx = 512``, or 256
-  for hd192/128 (csrc/cpp_itfs/mha_fwd.cu, consumers-and-anchors.md §1.4); each kernel of the
+  for hd192/128 (csrc/cpp_itfs/mha_fwd.cu, docs/consumers.md §2); each kernel of the
   amd-aiter wheel declares that size in its metadata note, read here with llvm-readelf-22.
 
 The tables are read raw with tomllib, not through amdocc.
@@ -26,7 +26,7 @@ else:  # pragma: no cover
 
 from amdocc.tabledata import tables_dir
 
-# consumers-and-anchors.md §1.1, the `_SplitPolicy` table: gfx942 (MI300X, 304 CU) | gfx950 (MI355X, 256 CU).
+# docs/consumers.md §1, the `_SplitPolicy` table: gfx942 (MI300X, 304 CU) | gfx950 (MI355X, 256 CU).
 AITER_SPLIT_POLICIES = {
     "gfx942": {
         "min_seq_len_kv": 4096,

@@ -2,7 +2,7 @@
 
 Expected values come from LLVM's naming (AMDGPUUsage.rst: target triple
 ``amdgcn-amd-amdhsa``, target ids ``<processor>[:feature(+|-)]*``, EF_AMDGPU_MACH values) and
-the register-file rule of DESIGN §1 (the unified total is alignTo(arch, 4) + agpr only when AGPRs
+the register-file rule of docs/code-object-format.md §2.3 (the unified total is alignTo(arch, 4) + agpr only when AGPRs
 are used).
 """
 

@@ -6,7 +6,7 @@ Kernels are compiled for gfx942, gfx950 and gfx1100 with no GPU. Two oracles:
   ``; Occupancy:`` comment in ``compiled.asm["amdgcn"]`` of that same compile;
 * arithmetic done by hand: the ``hip`` answer at Triton's launch (``num_warps × warp size``
   threads, ``metadata.shared`` bytes of dynamic LDS) must equal the blocks per CU worked out in
-  HIP_BY_HAND below from shared/research/hip-occupancy.md §4/§5 and the metadata note's numbers.
+  HIP_BY_HAND below from docs/hip-occupancy.md §1-§2 and the metadata note's numbers.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ gfx950 and gfx1100 offline (tests/triton_cache_fixture.py). Oracles:
   dynamic LDS;
 * LLVM's ``; Occupancy:`` comment in the ``.amdgcn`` Triton wrote into the cache;
 * HIP's answer at that launch worked out by hand (test_triton.HIP_BY_HAND, from
-  shared/research/hip-occupancy.md), and the LDS bound by hand: the CU's LDS (64 KiB on
-  gfx942, 160 KiB on gfx950, DESIGN §1.5) divided by the recorded dynamic LDS.
+  docs/hip-occupancy.md), and the LDS bound by hand: the CU's LDS (64 KiB on
+  gfx942, 160 KiB on gfx950, docs/llvm-occupancy.md §1) divided by the recorded dynamic LDS.
 
 torch.compile cannot make an Inductor cache here: the CPU wheel of torch 2.13 has no HIP device
 (``torch.version.hip`` is None, so Inductor would pick Triton's CUDA backend), and Inductor's
@@ -29,7 +29,7 @@ import pytest
 from amdocc.cli.main import main
 from triton_cache_fixture import CASES, HIP_BY_HAND, session_cache
 
-LDS_PER_CU = {"gfx942": 65536, "gfx950": 163840}  # DESIGN.md §1.5
+LDS_PER_CU = {"gfx942": 65536, "gfx950": 163840}  # docs/llvm-occupancy.md §1
 
 
 @pytest.fixture(scope="session")

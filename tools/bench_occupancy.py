@@ -35,7 +35,7 @@ def main() -> int:
 
     import amdocc
     from amdocc.models import compute, usage_of
-    from amdocc.models.nextstep import next_step
+    from amdocc.models.nextstep import search_next_step
     from amdocc.samples import path
 
     kernel = next(
@@ -68,7 +68,7 @@ def main() -> int:
         )
     occ = amdocc.occupancy(kernel, block_size=256)
     u = usage_of(kernel)
-    step = per_call(lambda n: [next_step(u, occ) for _ in range(n)], 2000)
+    step = per_call(lambda n: [search_next_step(u, occ) for _ in range(n)], 2000)
     print(f"next step (bisection over the model, computed only when shown): {step:.1f} us/call")
     return 0
 

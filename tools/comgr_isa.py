@@ -3,7 +3,7 @@
 
 comgr is the code-object manager the HIP runtime reads kernel metadata and ISA facts through;
 ROCm 7.x's runtime takes its VGPRs per SIMD and VGPR granule from comgr's
-``amd_comgr_get_isa_metadata`` (TotalNumVGPRs, VGPRAllocGranule; hip-occupancy.md §5.1). The
+``amd_comgr_get_isa_metadata`` (TotalNumVGPRs, VGPRAllocGranule; docs/hip-occupancy.md §1). The
 interface used, from comgr's public header amd_comgr.h: amd_comgr_get_version,
 amd_comgr_get_isa_count, amd_comgr_get_isa_name, amd_comgr_get_isa_metadata (a map node),
 amd_comgr_get_metadata_kind (AMD_COMGR_METADATA_KIND_STRING = 1, _MAP = 2),

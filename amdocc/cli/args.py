@@ -28,8 +28,7 @@ from ..errors import UsageError as UsageError  # re-exported: commands raise a.U
 from ..numbers import BYTE_SUFFIXES, parse_bytes, parse_integer
 
 if TYPE_CHECKING:
-    from ..codeobject import CodeObject, Kernel
-    from .selection import Selection
+    pass
 
 
 class Invalid(argparse.ArgumentTypeError):
@@ -581,16 +580,59 @@ def what_if_needs_a_processor(args: argparse.Namespace) -> None:
         raise UsageError("--what-if needs --target or --device: the processor to evaluate on")
 
 
-def require_one_kernel(chosen: list[tuple[CodeObject, Kernel]], what: str, selection: Selection) -> None:
-    """``chosen`` must hold exactly one kernel; otherwise say what is there."""
-    if len(chosen) == 1:
-        return
-    if not chosen:
-        raise UsageError(selection.nothing_selected())
-    from ..demangle import display
+# -- the options of a command that picks kernels out of PATHs --------------------------------
+# (--target/--device/--what-if, --kernel, --mangled, --jobs, --block), declared here once so
+# that they read alike in every command; app.selection.Selection holds what they select.
 
-    names = ", ".join(f"{display(k.name)} ({co.processor})" for co, k in chosen[:8])
-    more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
-    raise UsageError(
-        f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} (narrow it with --kernel and --target)"
+TARGET_HELP = (
+    "processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (with a PATH: "
+    "only code objects that can run on it; with --device, its xnack/sramecc modes)"
+)
+KERNEL_HELP = "only kernels whose name (mangled or demangled) or symbol matches"
+
+Parser = argparse.ArgumentParser | argparse._ArgumentGroup
+
+
+def add_target_arguments(parser: Parser, target_help: str = TARGET_HELP, *, device: bool = True) -> None:
+    """--target, and unless ``device`` is False --device and --what-if: the processor a Selection
+    keeps code objects for."""
+    parser.add_argument("--target", metavar="GFX", type=Processor(), help=target_help)
+    if not device:
+        return
+    parser.add_argument(
+        "--device",
+        metavar="NAME",
+        type=Device(),
+        help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)",
     )
+    parser.add_argument(
+        "--what-if",
+        action="store_true",
+        help="also evaluate code objects that cannot run on --target/--device, labelled what-if",
+    )
+
+
+def add_kernel_argument(parser: Parser, text: str = KERNEL_HELP) -> None:
+    """--kernel, the pattern a Selection matches kernel names against."""
+    parser.add_argument("--kernel", metavar="REGEX", type=Pattern(), help=text)
+
+
+def add_mangled_argument(parser: Parser, applies_to: str = "") -> None:
+    """--mangled; ``applies_to`` names the outputs it shapes where others carry both names."""
+    where = f" ({applies_to})" if applies_to else ""
+    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled" + where)
+
+
+def add_jobs_argument(parser: Parser) -> None:
+    """--jobs, the processes reading the PATHs (see parallel.jobs_for)."""
+    parser.add_argument(
+        "--jobs",
+        type=integer(1),
+        metavar="N",
+        help="processes reading files (default: one per CPU for 32 files or more)",
+    )
+
+
+def add_block_argument(parser: Parser, text: str, maximum: int | None = None) -> None:
+    """--block, the workgroup size in threads (1 to the largest workgroup any processor launches)."""
+    parser.add_argument("--block", type=WorkgroupSize(maximum=maximum), metavar="N", help=text)

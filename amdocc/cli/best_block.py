@@ -7,11 +7,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
+from .args import add_kernel_argument, add_mangled_argument, add_target_arguments
 from .render import fmt, table
-from .selection import add_kernel_argument, add_mangled_argument, add_target_arguments
 
 if TYPE_CHECKING:
-    from ..models.best_block import BlockSizeAnswer
     from ..models.hip_profiles import HipProfile
 
 DESCRIPTION = """The best block size of each kernel in PATH (or of typed-in numbers), two answers
@@ -42,7 +41,7 @@ def _hip_profiles() -> dict[str, HipProfile]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .occupancy import add_manual_arguments
+    from .model_args import add_manual_arguments
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -82,32 +81,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..errors import AmdoccError
+    from ..app.best_block_op import best_block, best_block_record
     from ..models.best_block import potential_block_size
-    from .occupancy import manual_usage, selected_kernels, selection_of
+    from .model_args import manual_usage, selection_of
 
     options: dict[str, Any] = {"profile": args.hip_profile, "compute_units": args.compute_units}
-    results: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = []
     if args.paths:
         a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
         a.what_if_needs_a_processor(args)
         a.check_readable(args.paths)
         selection = selection_of(args)
-        failures: list[str] = []
-        chosen = selected_kernels(args, selection, failures)
-        for message in failures:
-            errors.append({"error": message})
-            print(f"amdocc: {message}", file=sys.stderr)
-        where = selection.evaluation()
-        for co, kernel in chosen:
-            try:
-                answer = potential_block_size(kernel, args.dynamic_lds, args.block_limit, **where, **options)
-            except AmdoccError as exc:
-                errors.append({"path": co.path, "kernel": kernel.name, "error": str(exc)})
-                print(f"amdocc: {co.path}: {kernel.name}: {exc}", file=sys.stderr)
-                continue
-            results.append(_record(answer, co.path, kernel.name, str(co.target_id)))
+        answered = best_block(
+            args.paths,
+            dynamic_lds=args.dynamic_lds,
+            block_limit=args.block_limit,
+            selection=selection,
+            **options,
+        )
+        results, errors = answered["results"], answered["errors"]
+        for e in errors:
+            where = f"{e['path']}: {e['kernel']}: " if "kernel" in e else ""
+            print(f"amdocc: {where}{e['error']}", file=sys.stderr)
         if not results and not errors:
             print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
             return 2
@@ -119,22 +113,12 @@ def run(args: argparse.Namespace) -> int:
         answer = potential_block_size(
             usage, args.dynamic_lds, args.block_limit, target=args.target, device=args.device, **options
         )
-        results.append(_record(answer, None, "manual", usage.target.name))
+        results, errors = [best_block_record(answer, None, "manual", usage.target.name)], []
     if args.json:
         sys.stdout.write(report.dumps({"results": results, "errors": errors}) + "\n")
     else:
         print(render(results, args.mangled if args.paths else False))
     return 2 if errors else 0
-
-
-def _record(answer: BlockSizeAnswer, path: str | None, kernel: str, target: str) -> dict[str, Any]:
-    from ..demangle import demangle
-
-    out: dict[str, Any] = {"path": path, "kernel": kernel, "demangled": demangle(kernel) if path else kernel}
-    out.update(answer.as_dict())
-    out["processor"] = out.pop("target")
-    out["target"] = target
-    return out
 
 
 def render(results: list[dict[str, Any]], mangled: bool = False) -> str:

@@ -4,30 +4,18 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable, Hashable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .render import table
 
 if TYPE_CHECKING:
-    from ..census import Summary
-    from ..codeobject import CodeObject, Kernel
-    from ..identity import KernelId
-    from .parallel import Event, FileItem
-    from .selection import Selection
+    from ..app.census_op import CensusOptions
+    from ..app.selection import Selection
 
     # What census_file needs: (the tree's root or None, --block, --dynamic-lds, the Selection's arguments).
     CensusSpec = tuple[str | None, int | None, int, tuple[str | None, str | None, str | None, bool]]
-
-
-class Sink(Protocol):
-    """Where census rows go besides the summary: a CSV or Parquet file, or a release's rows."""
-
-    def add(self, row: dict[str, Any]) -> None: ...
-
-    def close(self) -> None: ...
 
 
 DESCRIPTION = """A census of every kernel in PATH (a library, a directory tree, a wheel, or any file
@@ -50,9 +38,8 @@ REPORT_KINDS = ("csv", "parquet")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..app.compare import KINDS
     from . import args as a
-    from . import selection as shared
-    from .compare import KINDS
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -70,13 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the report as one self-contained HTML page ('-': stdout)",
     )
     parser.add_argument("--json", action="store_true", help="print the summary (or the comparison) as JSON")
-    shared.add_block_argument(parser, "block size for occupancy (default: each kernel's declared size)")
+    a.add_block_argument(parser, "block size for occupancy (default: each kernel's declared size)")
     parser.add_argument(
         "--dynamic-lds", type=a.LdsSize(), default=0, metavar="BYTES", help="dynamic LDS per workgroup (default 0)"
     )
-    shared.add_kernel_argument(parser)
-    shared.add_target_arguments(parser)
-    shared.add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
+    a.add_kernel_argument(parser)
+    a.add_target_arguments(parser)
+    a.add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
     parser.add_argument(
         "--top", type=a.integer(1), default=25, metavar="N", help="spillers listed in the report (default 25)"
     )
@@ -87,13 +74,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KIND,...",
         help=f"OLD NEW only: regressions that exit 1: {', '.join(KINDS)}, all or none (default none)",
     )
-    shared.add_jobs_argument(parser)
+    a.add_jobs_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..app.selection import Selection
     from ..errors import UsageError
     from . import args as a
-    from .selection import Selection
 
     if len(args.paths) > 2:
         raise UsageError(f"census takes one PATH, or OLD NEW to compare, not {len(args.paths)} paths")
@@ -138,38 +125,10 @@ def nothing_selected(selection: Selection, paths: str) -> int:
 # --------------------------------------------------------------------------- reading
 
 
-def census_rows(
-    path: str, args: argparse.Namespace, selection: Selection, summary: Summary, sinks: Iterable[Sink] = ()
-) -> None:
-    """Feed every kernel of ``path`` the selection keeps (a row each) to ``summary`` and ``sinks``,
-    each row numbered as amdocc.identity numbers copies (results come in file order)."""
-    from ..identity import Numbering
-    from . import parallel
+def options_of(args: argparse.Namespace) -> CensusOptions:
+    from ..app.census_op import CensusOptions
 
-    root = path if path != "-" and os.path.isdir(path) else None
-    files = parallel.expand([path])
-    spec: CensusSpec = (root, args.block, args.dynamic_lds, (args.target, args.device, args.kernel, args.what_if))
-    # Over a tree the runner counts files; inside one large file (a wheel, a fat library) count kernels.
-    counter = KernelCounter() if len(files) == 1 else None
-    number = Numbering()
-    for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(args.jobs, files)):
-        if kind == "row":
-            value["copy"] = number(value["member"], value["target"], value["kernel"]).copy
-            summary.add(value)
-            for sink in sinks:
-                sink.add(value)
-            if counter is not None:
-                counter.show(summary.kernels)
-        elif kind == "code_object":
-            summary.add_code_object()
-        elif kind == "seen":
-            selection.merge(value)
-        elif kind == "skipped":
-            summary.add_skipped(value["reason"])
-        else:
-            summary.add_error(value["path"], value["error"])
-    if counter is not None:
-        counter.close()
+    return CensusOptions(args.block, args.dynamic_lds, args.target, args.device, args.kernel, args.what_if, args.jobs)
 
 
 class KernelCounter:
@@ -194,144 +153,12 @@ class KernelCounter:
             sys.stderr.flush()
 
 
-def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
-    """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
-    record) for one file, and last ("seen", what the selection passed over)."""
-    from ..census import member_of
-    from ..containers import part_path
-    from ..errors import AmdoccError
-    from .parallel import kernel_error
-    from .selection import Selection, selected_in
-
-    root, block, dynamic_lds, chosen = spec
-    selection = Selection(*chosen)
-    where = selection.evaluation()
-    source = item[0] if isinstance(item[0], str) else part_path(item[0])  # a large file is cut into parts
-    relative = os.path.relpath(source, root) if root else ""
-    for kind, value in selected_in(item, selection):
-        if kind == "code_object":
-            member = member_of(relative, value.origin.hops)
-            place = selection.evaluated_as(value.target_id, value.target)
-            yield kind, None
-        elif kind == "kernel":
-            co, kernel = value
-            try:
-                yield "row", kernel_row(co, kernel, member, place, block, dynamic_lds, where)
-            except AmdoccError as exc:
-                yield "error", kernel_error(co, kernel, exc)
-        else:
-            yield kind, value
-
-
-def kernel_row(
-    co: CodeObject,
-    kernel: Kernel,
-    member: str,
-    place: dict[str, Any],
-    given_block: int | None,
-    dynamic_lds: int,
-    where: dict[str, Any],
-) -> dict[str, Any]:
-    """One kernel as a census row (amdocc.census.COLUMNS), evaluated as ``place`` says (the
-    Selection's evaluated_as) with amdocc.occupancy's ``where`` keywords."""
-    from ..demangle import demangle
-    from ..models.compat import device_id
-    from ..policy.checks import declared_block, model_key
-
-    r = kernel.resources
-    sgpr_spills, vgpr_spills = r.spills
-    declared = declared_block(kernel)
-    named = device_id(where.get("target"), where.get("device"))
-    key = model_key(kernel, named[1] if named else kernel.target, (declared, given_block, dynamic_lds), where)
-    answers = _MODEL_COLUMNS.get(key) if key is not None else None
-    if answers is None:
-        answers = _model_columns(kernel, declared, given_block, dynamic_lds, where)
-        if key is not None:
-            if len(_MODEL_COLUMNS) >= _MAX_MODEL_COLUMNS:
-                _MODEL_COLUMNS.clear()
-            _MODEL_COLUMNS[key] = answers
-    columns, problem, unmodelled = answers
-    return {
-        "member": member,
-        "path": co.path,
-        "origin": co.origin.chain,
-        **place,
-        "kernel": kernel.name,
-        "demangled": demangle(kernel.name),
-        "symbol": kernel.symbol,
-        "wave": r.wavefront_size,
-        "vgprs": r.vgprs,
-        "vgprs_allocated": r.vgprs_allocated,
-        "arch_vgprs": r.arch_vgprs,
-        "agprs": r.agprs,
-        "sgprs": r.sgprs,
-        "sgprs_allocated": r.sgprs_allocated,
-        "lds": r.lds,
-        "scratch": r.scratch,
-        "vgpr_spills": vgpr_spills,
-        "sgpr_spills": sgpr_spills,
-        "dynamic_stack": r.uses_dynamic_stack,
-        "max_flat_workgroup_size": r.max_flat_workgroup_size,
-        **columns,
-        "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
-        "problem": problem,
-        "copy": 0,  # numbered in reading order by census_rows
-        "unmodelled": " | ".join(f"{m}: {why}" for m, why in sorted(unmodelled.items())) or None,
-        "unmodelled_by": dict(unmodelled),  # not a column: the same, by model, for the summary
-    }
-
-
-# The columns the models answer, shared by kernels that differ only in name (policy.checks.model_key):
-# a library's thousands of instances of one template are evaluated once.
-_MODEL_COLUMNS: dict[Hashable, tuple[dict[str, Any], str | None, dict[str, str]]] = {}
-_MAX_MODEL_COLUMNS = 1 << 16
-
-
-def _model_columns(
-    kernel: Kernel, declared: tuple[int | None, str], given_block: int | None, dynamic_lds: int, where: dict[str, Any]
-) -> tuple[dict[str, Any], str | None, dict[str, str]]:
-    """The row's columns from block_size to cannot_launch, in order; its "problem"; and the models
-    that could not answer, with why."""
-    from ..models import occupancy
-    from ..models.applicable import ModelUnavailable
-    from ..policy.checks import Settings, evaluate
-    from .occupancy import block_for
-
-    verdict = evaluate(
-        kernel, Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds), where=where, declared=declared
-    )
-    found = {v.rule: v for v in verdict.violations}
-    block, source = block_for(kernel, given_block, "hip")
-    # A model that lacks a fact for this processor blanks its own columns, with why; the row stays.
-    unmodelled = {n.model: n.reason for n in verdict.not_evaluated if n.model}
-    occ = None
-    if "mode" not in found:
-        try:
-            occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
-        except ModelUnavailable as exc:
-            unmodelled[exc.model] = exc.message
-    blocks = None if occ is None or occ.error else occ.blocks_per_cu
-    unit = None if occ is None else occ.unit
-    columns = {
-        "block_size": block,
-        "block_source": source,
-        "blocks_per_cu": blocks,
-        "blocks_per_wgp": blocks if unit == "WGP" else None,
-        "unit": unit,
-        "waves_per_simd": None if occ is None else (0 if occ.error else occ.waves_per_simd),
-        "occupancy_fraction": None if occ is None else (0.0 if occ.error else occ.occupancy_fraction),
-        "limiter": None if occ is None else occ.limiter,
-        "launch_checked": not any(n.rule == "launch" and n.model is None for n in verdict.not_evaluated),
-        "cannot_launch": found["launch"].value if "launch" in found else None,
-    }
-    return columns, found["mode"].message if "mode" in found else None, unmodelled
-
-
 # --------------------------------------------------------------------------- one release
 
 
 def _census(args: argparse.Namespace, selection: Selection) -> int:
     from .. import report
+    from ..app.census_op import Sink, census_rows
     from ..census import Summary
     from ..census.tables import CsvSink, ParquetSink
     from .render import write_report
@@ -344,7 +171,7 @@ def _census(args: argparse.Namespace, selection: Selection) -> int:
             sinks.append(CsvSink(args.csv))
         if args.parquet:
             sinks.append(ParquetSink(args.parquet))
-        census_rows(path, args, selection, summary, sinks)
+        census_rows(path, options_of(args), selection, summary, sinks, KernelCounter())
     finally:
         for sink in sinks:
             sink.close()
@@ -453,108 +280,21 @@ def _kernel_list(
 # --------------------------------------------------------------------------- two releases
 
 
-class _Rows:
-    """Census rows of one release by their identity (amdocc.identity: member, target, kernel, copy)."""
-
-    def __init__(self) -> None:
-        self.by_id: dict[KernelId, dict[str, Any]] = {}
-
-    def add(self, row: dict[str, Any]) -> None:
-        from ..identity import KernelId
-
-        self.by_id[KernelId(row["member"], row["target"], row["kernel"], row["copy"])] = row
-
-    def close(self) -> None:
-        pass
-
-
-def facts(row: dict[str, Any]) -> dict[str, Any]:
-    """A census row in the shape `amdocc diff` compares."""
-    from .compare import facts as compared
-
-    return compared(
-        vgpr=row["vgprs"],
-        agpr=row["agprs"],
-        sgpr=row["sgprs"],
-        lds=row["lds"],
-        scratch=row["scratch"],
-        spills=(row["sgpr_spills"], row["vgpr_spills"]),
-        blocks_per_cu=row["blocks_per_cu"],
-        unit=row["unit"],
-        limiter=row["limiter"],
-    )
-
-
 def _compare(args: argparse.Namespace, selection: Selection) -> int:
     from .. import report
-    from ..census import Summary
-    from ..demangle import display
-    from ..identity import match
-    from .compare import cells, failed_kinds, regressions
+    from ..app.census_op import compare_releases
     from .render import write_report
 
-    sides: list[tuple[_Rows, dict[str, Any]]] = []
-    for path in args.paths:
-        rows, summary = _Rows(), Summary(top=args.top)
-        census_rows(path, args, selection, summary, [rows])
-        sides.append((rows, summary.as_dict()))
-    (old, old_summary), (new, new_summary) = sides
-    fail_on = args.fail_on or []
-    paired = match(old.by_id, new.by_id)
-    changes: list[dict[str, Any]] = []
-    pairs = [(k, k, a, b) for k, a, b in paired.same] + list(paired.moved)
-    for was, now, a, b in pairs:
-        before, after = facts(a), facts(b)
-        moved = was != now
-        if before == after and a["block_size"] == b["block_size"] and not moved:
-            continue
-        worse = regressions(before, after)
-        gate = [k for k in worse if k in fail_on]
-        member = now.location or "-"
-        if moved:
-            member += f" (moved from {was.location or 'the file itself'})"
-        if now.copy or was.copy:
-            member += f" copy {now.copy + 1}"
-        changes.append(
-            {
-                "member": now.location,
-                "kernel": now.name,
-                "demangled": b["demangled"],
-                "target": now.target,
-                "copy": now.copy,
-                "moved_from": {"member": was.location, "copy": was.copy} if moved else None,
-                "old": before,
-                "new": after,
-                "old_block": a["block_size"],
-                "new_block": b["block_size"],
-                "regressions": worse,
-                "fails": gate,
-                "cells": [
-                    member,
-                    display(now.name, args.mangled),
-                    now.target,
-                    *cells(before, after, a["block_size"], b["block_size"], worse, gate),
-                ],
-            }
-        )
-    ident = ("member", "kernel", "demangled", "target", "copy")
-    added = [{k: row[k] for k in ident} for _, row in paired.added]
-    removed = [{k: row[k] for k in ident} for _, row in paired.removed]
-    result = {
-        "old": args.paths[0],
-        "new": args.paths[1],
-        "fail_on": fail_on,
-        "matched": len(pairs),
-        "moved": len(paired.moved),
-        "changes": changes,
-        "regressed": sum(bool(c["regressions"]) for c in changes),
-        "failing": sum(bool(c["fails"]) for c in changes),
-        "failed_kinds": failed_kinds(changes),
-        "added": added,
-        "removed": removed,
-        "old_summary": old_summary,
-        "new_summary": new_summary,
-    }
+    result = compare_releases(
+        args.paths[0],
+        args.paths[1],
+        options_of(args),
+        selection,
+        top=args.top,
+        fail_on=args.fail_on or [],
+        mangled=args.mangled,
+    )
+    old_summary, new_summary = result["old_summary"], result["new_summary"]
     errors = old_summary["errors"] + new_summary["errors"]
     for side in (old_summary, new_summary):
         unmodelled_lines(side)
@@ -580,8 +320,8 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def render_compare(result: dict[str, Any], mangled: bool = False) -> str:
+    from ..app.compare import HEADERS, verdict
     from ..demangle import display
-    from .compare import HEADERS, verdict
 
     lines = [
         f"{result['old']} -> {result['new']}: {result['matched']} kernel(s) matched, "

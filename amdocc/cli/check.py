@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .render import table
@@ -13,11 +11,8 @@ from .render import table
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..codeobject.model import Kernel
     from ..policy.baseline import Entry
-    from ..policy.budgets import Outcome
     from ..policy.checks import Settings
-    from .parallel import Event, FileItem
 
 DESCRIPTION = """Check every kernel in each PATH against rules a kernel library wants to hold in CI:
 VGPR and SGPR spills, scratch (or a dynamic stack), an occupancy floor, whether a workgroup of
@@ -53,7 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..policy import check_config as cfg
     from ..policy.checks import DEFAULT_RULES, RULE_GROUPS, RULES
     from . import args as a
-    from . import selection as shared
 
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -80,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="W",
         help="occupancy floor in waves per SIMD (turns the occupancy rule on)",
     )
-    shared.add_block_argument(r, "block size for the occupancy floor (default: the kernel's declared size)")
+    a.add_block_argument(r, "block size for the occupancy floor (default: the kernel's declared size)")
     r.add_argument(
         "--model",
         type=a.OneOf(cfg.MODELS, "model"),
@@ -102,8 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(repeatable; fields and grammar: docs/caches-and-budgets.md)",
     )
     s = parser.add_argument_group("selection")
-    shared.add_kernel_argument(s)
-    shared.add_target_arguments(s)
+    a.add_kernel_argument(s)
+    a.add_target_arguments(s)
     b = parser.add_argument_group("baseline")
     b.add_argument("--baseline", type=a.OutputFile(), metavar="FILE", help="accepted violations (JSON)")
     b.add_argument(
@@ -138,8 +132,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument(
         "--sarif", metavar="FILE", type=a.OutputFile(stdout=True), help="also write SARIF 2.1.0 ('-': stdout)"
     )
-    shared.add_mangled_argument(o, "text and --github")
-    shared.add_jobs_argument(parser)
+    a.add_mangled_argument(o, "text and --github")
+    a.add_jobs_argument(parser)
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
@@ -200,13 +194,12 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import __version__, check_report, report
-    from ..identity import Numbering
+    from ..app.check_op import run_check
+    from ..app.selection import Selection
     from ..policy import baseline as bl
     from ..policy import check_config as cfg
     from . import args as a
-    from . import parallel
     from .render import write_report
-    from .selection import Selection
 
     check_outputs(args)
     a.what_if_needs_a_processor(args)
@@ -221,68 +214,11 @@ def run(args: argparse.Namespace) -> int:
         if notice:
             print(f"amdocc: {notice}", file=sys.stderr)
 
-    files = parallel.expand(args.paths)
-    roots = [p for p in args.paths if p != "-" and os.path.isdir(p)]
-    spec = (settings.as_dict(), (args.target, args.device, args.kernel, args.what_if), roots)
-    violations: list[dict[str, Any]] = []
-    checked: list[tuple[str, str, str, str]] = []  # (path, origin, kernel, target) for JUnit
-    errors: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
-    not_evaluated: dict[tuple[str, str, str | None], int] = {}  # (rule, reason, model) → kernels
-    kernels = 0
-    number = Numbering()
-    for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(args.jobs, files)):
-        if kind == "kernel":
-            kernels += 1
-            copy = number(value["location"], value["target"], value["kernel"]).copy
-            if args.junit:  # JUnit lists every kernel; the other reports only what failed
-                checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
-            for v in value["violations"]:
-                v["copy"] = copy
-            violations += value["violations"]
-            for rule, reason, model in value["not_evaluated"]:
-                key = (rule, reason, model)
-                not_evaluated[key] = not_evaluated.get(key, 0) + 1
-        elif kind == "seen":
-            selection.merge(value)
-        else:
-            (errors if kind == "error" else skipped).append(value)
-
-    from ..policy.budgets import rules_of
-
-    budget_rules = set(rules_of(settings.budgets))
-
-    def in_scope(e: Entry) -> bool:
-        return (e.rule in settings.rules or e.rule in budget_rules) and selection.covers(e.kernel, e.target)
-
-    found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"], v["location"], v["copy"]) for v in violations]
-    statuses, stale = bl.classify(found, entries, in_scope)
-    by_key = bl.entries_by_key(entries)
-    for v, f, status in zip(violations, found, statuses, strict=True):  # classify keeps found's order
-        v["status"] = status
-        entry = bl.accepted_by(f, by_key)
-        v["accepted_value"] = None if entry is None else entry.value
-    result: dict[str, Any] = {
-        "settings": settings.as_dict(),
-        "baseline": str(baseline_path) if baseline_path is not None else None,
-        "config_overrides": args.config_overrides,
-        "violations": violations,
-        "stale": [e.as_dict() for e in stale],
-        "not_evaluated": [
-            {"rule": r, "reason": why, "kernels": n, "model": model} for (r, why, model), n in not_evaluated.items()
-        ],
-        "skipped": skipped,
-        "errors": errors,
-    }
-    failing = sum(v["status"] in check_report.FAILING for v in violations)
-    result["summary"] = {
-        "kernels": kernels,
-        "violations": len(violations),
-        "failing": failing,
-        "accepted": len(violations) - failing,
-        "stale": len(stale),
-        "errors": len(errors),
-    }
+    run = run_check(args.paths, settings, selection, entries, args.jobs, with_checked=bool(args.junit))
+    result, found, checked, in_scope = run.result, run.found, run.checked, run.in_scope
+    result["config_overrides"] = args.config_overrides
+    result["baseline"] = str(baseline_path) if baseline_path is not None else None
+    errors, stale, failing = result["errors"], result["stale"], result["summary"]["failing"]
 
     if args.junit:
         write_report(args.junit, check_report.junit(result, checked))
@@ -314,93 +250,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"amdocc: wrote {len(new)} accepted violation(s) to {baseline_path}", file=sys.stderr)
         return 0
     return 1 if failing or (fail_on_stale and stale) else 0
-
-
-def check_file(
-    item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool], list[str]]
-) -> Iterator[Event]:
-    """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
-    per part passed over or unreadable, and last ("seen", what the selection passed over)."""
-    import dataclasses
-
-    from ..demangle import demangle
-    from ..errors import AmdoccError
-    from ..identity import location_of, relative_path
-    from ..integrations.launches import recorded_launch
-    from ..policy.checks import Settings, declared_block, evaluate
-    from .parallel import kernel_error
-    from .selection import Selection, selected_in
-
-    settings_dict, chosen, roots = spec
-    settings = Settings(**settings_dict)
-    selection = Selection(*chosen)
-    where = selection.evaluation()
-    for kind, value in selected_in(item, selection):
-        if kind == "code_object":
-            place = selection.evaluated_as(value.target_id, value.target)
-            location = location_of(relative_path(value.path, roots), value.origin.hops)
-            continue
-        if kind != "kernel":
-            yield kind, value
-            continue
-        co, kernel = value
-        ident = {
-            "path": co.path,
-            "origin": co.origin.chain,
-            "kernel": kernel.name,
-            "symbol": kernel.symbol,
-            "demangled": demangle(kernel.name),
-            **place,
-            "location": location,  # with "copy", numbered by run(): amdocc.identity
-        }
-        try:
-            judged, declared, launch = settings, declared_block(kernel), None
-            if item_path := co.path:  # a launch a Triton cache or .pt2 records: judged at it
-                launch = recorded_launch(
-                    item_path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
-                )
-            if launch is not None:
-                declared = (launch.block_size, f"{launch.source} launch")
-                if not settings.dynamic_lds:
-                    judged = dataclasses.replace(settings, dynamic_lds=launch.dynamic_lds)
-            verdict = evaluate(kernel, judged, where=where, declared=declared)
-            budget_outcomes = budget_check(kernel, judged, where, declared, ident["demangled"])
-        except AmdoccError as exc:
-            yield "error", kernel_error(co, kernel, exc)
-            continue
-        yield (
-            "kernel",
-            {
-                **ident,
-                "violations": [
-                    {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
-                    for v in verdict.violations
-                ]
-                + [
-                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message}
-                    for b in budget_outcomes
-                    if b.violated
-                ],
-                "not_evaluated": [(n.rule, n.reason, n.model) for n in verdict.not_evaluated]
-                + [(b.rule, b.message, None) for b in budget_outcomes if not b.violated],
-                "launch": None if launch is None else launch.as_dict(),
-            },
-        )
-
-
-def budget_check(
-    kernel: Kernel, settings: Settings, where: dict[str, Any], declared: tuple[int | None, str], demangled: str
-) -> list[Outcome]:
-    """The budgets' comparisons on one kernel, at the --block given, else the declared (or
-    recorded) launch."""
-    if not settings.budgets:
-        return []
-    from ..models import occupancy
-    from ..policy.budgets import Facts, evaluate
-
-    block, source = (settings.block, "given") if settings.block else declared
-    facts = Facts(kernel, where, block, source, settings.dynamic_lds, occupancy)
-    return evaluate(settings.budgets, (kernel.name, demangled), facts)
 
 
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}

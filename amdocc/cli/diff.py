@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .compare import HEADERS, KINDS, cells, facts, failed_kinds, regressions, verdict
+from ..app.compare import HEADERS, KINDS, cells, verdict
 from .render import table
 
 if TYPE_CHECKING:
-    from ..codeobject import CodeObject, Kernel
-    from ..identity import KernelId
-    from .selection import Selection
+    pass
 
 DESCRIPTION = """Compare two builds of a kernel library kernel by kernel: VGPRs, AGPRs, SGPRs,
 static LDS, scratch, spills, and workgroups per CU under the hip model at --block and
@@ -30,7 +27,7 @@ with another copy."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
-    from .selection import add_block_argument, add_kernel_argument, add_mangled_argument
+    from .args import add_block_argument, add_kernel_argument, add_mangled_argument
 
     parser.description = DESCRIPTION
     parser.add_argument("old", metavar="OLD")
@@ -49,110 +46,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-def _snapshot(path: str, selection: Selection) -> dict[KernelId, tuple[CodeObject, Kernel]]:
-    """Every selected kernel of ``path`` by its identity (amdocc.identity)."""
-    from ..identity import Numbering, location_of, relative_path
-    from ..loader import load
-
-    number = Numbering()
-    out = {}
-    for co in load(path):
-        location = location_of(relative_path(co.path, [path]), co.origin.hops)
-        for k in selection.kernels_of(co):
-            out[number(location, str(co.target_id), k.name)] = (co, k)
-    return out
-
-
-def _facts(kernel: Kernel, block: int | None, dynamic_lds: int) -> dict[str, Any]:
-    from ..models import occupancy
-
-    r = kernel.resources
-    occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds)
-    return facts(
-        vgpr=r.vgprs,
-        agpr=r.agprs,
-        sgpr=r.sgprs,
-        lds=r.lds,
-        scratch=r.scratch,
-        spills=r.spills,
-        blocks_per_cu=occ.blocks_per_cu,
-        unit=occ.unit,
-        limiter=occ.limiter,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..demangle import demangle
-    from ..errors import UsageError
-    from ..identity import match
-    from .occupancy import block_for
-    from .selection import Selection
+    from ..app.diff_op import diff
 
-    selection = Selection(kernel=args.kernel)
-    old, new = _snapshot(args.old, selection), _snapshot(args.new, selection)
-    if not old and not new:
-        raise UsageError(selection.nothing_selected(f"{args.old} and {args.new}"))
-    paired = match(old, new)
-    copies = {
-        side: Counter((k.location, k.target, k.name) for k in build) for side, build in (("old", old), ("new", new))
-    }
-
-    def _identity(k: KernelId, co: CodeObject, side: str) -> dict[str, Any]:
-        """The identity keys of a record (amdocc.identity), how many copies its build holds,
-        and where the code object is."""
-        return {
-            **k.as_dict(),
-            "copies": copies[side][k.location, k.target, k.name],
-            "processor": co.processor,  # what "target" said before identities (now the full target id)
-            "origin": co.origin.chain,
-        }
-
-    rows: list[dict[str, Any]] = []
-    failing = 0
-    pairs = [(k, k, a, b) for k, a, b in paired.same] + list(paired.moved)
-    for was, now, (_, a), (co, b) in pairs:
-        block, source = block_for(b, args.block, "hip")
-        before, after = _facts(a, block, args.dynamic_lds), _facts(b, block, args.dynamic_lds)
-        worse = regressions(before, after)
-        gate = [k for k in worse if k in args.fail_on]
-        failing += bool(gate)
-        rows.append(
-            {
-                "kernel": now.name,
-                "demangled": demangle(now.name),
-                "target": now.target,
-                **_identity(now, co, "new"),
-                "moved_from": None
-                if was == now
-                else {**was.as_dict(), "copies": copies["old"][was.location, was.target, was.name]},
-                "block_size": block,
-                "block_source": source,
-                "old": before,
-                "new": after,
-                "regressions": worse,
-                "fails": gate,
-            }
-        )
-    added = [
-        {"kernel": k.name, "demangled": demangle(k.name), **_identity(k, co, "new")} for k, (co, _) in paired.added
-    ]
-    removed = [
-        {"kernel": k.name, "demangled": demangle(k.name), **_identity(k, co, "old")} for k, (co, _) in paired.removed
-    ]
-    result = {
-        "old": args.old,
-        "new": args.new,
-        "fail_on": args.fail_on,
-        "kernels": rows,
-        "added": added,
-        "removed": removed,
-        "moved": sum(r["moved_from"] is not None for r in rows),
-        "failing": failing,
-        "failed_kinds": failed_kinds(rows),
-    }
+    result = diff(
+        args.old, args.new, kernel=args.kernel, block=args.block, dynamic_lds=args.dynamic_lds, fail_on=args.fail_on
+    )
     # The verdict is decided before anything is written (a closed standard output keeps it).
-    status = 1 if failing else 0
+    status = 1 if result["failing"] else 0
     if args.json:
         sys.stdout.write(report.dumps(result) + "\n")
     else:

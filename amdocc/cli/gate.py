@@ -55,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..policy.prefill_gate import decide, sku_folders
+    from ..app.gate_op import gate
+    from ..policy.prefill_gate import sku_folders
     from ..targets import processor_name
 
     proc = processor_name(args.arch)
@@ -67,23 +68,10 @@ def run(args: argparse.Namespace) -> int:
             f"AITER keeps none for {proc} (tables/prefill_gate.toml, "
             "aiter.subfolder_by_cu)",
         )
-    cu_count, lds = args.cu_count, None
-    if args.device:
-        from ..devices import get_device
-
-        dev = get_device(args.device)
-        if dev.processor != proc:
-            raise a.UsageError(f"--device {dev.name} is a {dev.processor}, but --arch says {args.arch}")
-        if cu_count is not None and cu_count != dev.compute_units:
-            raise a.UsageError(
-                f"--cu-count {cu_count} contradicts --device {dev.name}, which has "
-                f"{dev.compute_units} CUs (give one of them)"
-            )
-        cu_count, lds = dev.compute_units, dev.lds
-    d = decide(
-        arch=args.arch,
-        qo_len=args.qo_len,
-        kv_len=args.kv_len,
+    d = gate(
+        args.arch,
+        args.qo_len,
+        args.kv_len,
         dtype=args.dtype,
         head_dim_qk=args.head_dim_qk,
         head_dim_v=args.head_dim_v,
@@ -94,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
         bf16_cvt=args.bf16_cvt,
         capturing=args.capturing,
         asm_dir=args.asm_dir,
-        cu_count=cu_count,
-        lds_bytes=lds,
+        device=args.device,
+        cu_count=args.cu_count,
     )
     if args.json:
         sys.stdout.write(report.dumps(d.as_dict()) + "\n")

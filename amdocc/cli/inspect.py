@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import AmdoccError
@@ -13,10 +13,7 @@ from .render import error, fmt, table
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Finding
-    from .parallel import Event, FileItem
 
-    # What inspect_file needs: (output mode, kernel fields, findings shown, --target, --kernel, --mangled).
-    InspectOptions = tuple[str, tuple[str, ...] | None, str, str | None, str | None, bool]
 
 DESCRIPTION = """Show every code object found in each PATH (a code object, an offload bundle, a
 compressed bundle, a host .so/executable, a PE .dll, a wheel or zip, a .kpack archive, a
@@ -39,7 +36,7 @@ SEVERITY_SHOWN: dict[str, set[str]] = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from . import args as a
-    from .selection import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
+    from .args import add_jobs_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
@@ -108,8 +105,9 @@ def _output_mode(args: argparse.Namespace) -> tuple[str, tuple[str, ...] | None]
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import parallel
-    from .selection import Selection
+    from ..app import parallel
+    from ..app.inspect_op import InspectOptions, inspect_file
+    from ..app.selection import Selection
 
     mode, fields = _output_mode(args)
     filtered = args.target or args.kernel
@@ -130,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
         write = _binary_stdout()
     if mode == "json":
         write(b'{"code_objects":[')
-    options: InspectOptions = (mode, fields, args.findings or "warnings", args.target, args.kernel, args.mangled)
+    text = functools.partial(render_code_object, which_findings=args.findings or "warnings", mangled=args.mangled)
+    options = InspectOptions(mode, fields, args.target, args.kernel, text if mode == "text" else None)
     for kind, value in parallel.run(files, inspect_file, options, jobs):
         if kind == "seen":
             assert selection is not None, "only a filtering worker reports what it passed over"
@@ -194,46 +193,6 @@ def _binary_stdout() -> Callable[[bytes], object]:
         return lambda data: sys.stdout.write(data.decode("ascii"))
     sys.stdout.flush()
     return buffer.write
-
-
-def inspect_file(item: FileItem, options: InspectOptions) -> Iterator[Event]:
-    """Yield ("code_object", text: bytes for JSON, str for the table), ("skipped", record),
-    ("error", record) and, last when
-    --target or --kernel filters, ("seen", what the filters passed over) for one file.
-
-    Text, not objects, so a worker process can send them back; in one process they stream, so
-    a multi-GB file is printed as it is read.
-    """
-    from .. import report
-    from .parallel import read
-    from .selection import Selection
-
-    mode, fields, which_findings, target, kernel, mangled = options
-    # Without --target or --kernel everything is shown, and nothing passed over needs counting.
-    selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
-    for kind, x in read(item):
-        if kind != "code_object":
-            yield kind, x
-            continue
-        if selection is not None:
-            if not selection.runs_here(x):
-                continue
-            kernels = [k for k in x.kernels if selection.wants(k)]
-            if kernel and not kernels:
-                continue
-            if len(kernels) != len(x.kernels):
-                x = dataclasses.replace(x, kernels=kernels)
-        text: bytes | str
-        if mode == "lines":
-            assert fields is not None, "_output_mode always names the fields of --json-lines"
-            text = report.json_lines(x, fields)
-        elif mode == "json":
-            text = report.compact_json(report.code_object_record(x, fields), report.metadata_plain(x))
-        else:
-            text = render_code_object(x, which_findings, mangled)
-        yield "code_object", text
-    if selection is not None:
-        yield "seen", selection.summary()
 
 
 def _mode_shown(k: Any, co: CodeObject) -> str:

@@ -4,26 +4,28 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
-from .render import fmt, table
-from .selection import (
+from .args import (
     add_block_argument,
     add_jobs_argument,
     add_kernel_argument,
     add_mangled_argument,
     add_target_arguments,
 )
+from .model_args import (
+    add_manual_arguments,
+    add_model_arguments,
+    check_mode,
+    manual_usage,
+    model_options,
+    selection_of,
+)
+from .render import fmt, table
 
 if TYPE_CHECKING:
-    from ..codeobject import CodeObject, Kernel
-    from ..models import KernelUsage, Occupancy
-    from ..models.hip_profiles import HipProfile
-    from .parallel import Event, FileItem
-    from .selection import Selection
+    pass
 
 DESCRIPTION = """How many workgroups of each kernel fit on one CU (one WGP for RDNA kernels in WGP
 mode) at a block size and dynamic LDS, which resource limits it, and what to shed for one more.
@@ -42,136 +44,6 @@ mean what the metadata note means: --vgprs is .vgpr_count (AGPRs already include
 gfx90a/gfx942/gfx950), --agprs is reported, never added; --arch-vgprs A --agprs G forms the
 total by the target's rule. Options that would be ignored (another model's options, manual
 numbers beside a PATH) are errors."""
-
-
-def _models() -> tuple[str, ...]:
-    from ..models import MODELS
-
-    return MODELS
-
-
-def _hip_profiles() -> dict[str, HipProfile]:
-    from ..models.hip import profiles
-
-    return profiles()
-
-
-def _check_llvm_version(text: str) -> None:
-    from ..models.llvm_rules import parse_version
-
-    parse_version(text)
-
-
-@dataclass(frozen=True)
-class ModelFlag:
-    """One model option on the command line: the models it applies to, the amdocc.occupancy
-    option it sets, and its argparse settings. Options that do not apply are refused."""
-
-    flag: str
-    models: tuple[str, ...]
-    option: str
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def dest(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
-
-
-# The one table of model options; a new option is one row (its check and help follow).
-MODEL_FLAGS = (
-    ModelFlag(
-        "--hip-profile",
-        ("hip",),
-        "profile",
-        dict(
-            metavar="NAME",
-            type=a.ProfileName(_hip_profiles, "HIP profile"),
-            help="hip: the HIP runtime release to reproduce (a patch release such as rocm-6.4.1 names its line; "
-            "default: the newest release a real runtime has confirmed; develop only by name; see --list-profiles)",
-        ),
-    ),
-    ModelFlag(
-        "--llvm-version",
-        ("llvm",),
-        "llvm_version",
-        dict(
-            metavar="V",
-            type=a.Checked(_check_llvm_version, "22.1.8", ("", "banana", "22.x")),
-            help="llvm: apply this LLVM's rules (22, 22.1.8, 24.0.0git, main, or a rule set such as llvm-23; "
-            "default: the compiler the code object names in .comment)",
-        ),
-    ),
-    ModelFlag(
-        "--lds-granule-rounding",
-        ("llvm",),
-        "lds_granule_rounding",
-        dict(
-            action="store_const",
-            const=True,
-            help="llvm: a spelling of the first LLVM whose rules round LDS to its granule (PR #205637, llvm-23)",
-        ),
-    ),
-    ModelFlag(
-        "--sgpr-trap-reserve",
-        ("llvm",),
-        "sgpr_trap_reserve",
-        dict(
-            action="store_const",
-            const=True,
-            help="llvm: a spelling of the first LLVM whose SGPR occupancy inverts the budget (PR #201342, llvm-23)",
-        ),
-    ),
-    ModelFlag(
-        "--no-trap-reserve",
-        ("hw",),
-        "trap_reserve",
-        dict(action="store_const", const=False, help="hw: do not charge 16 trap-handler SGPRs per wave"),
-    ),
-)
-
-# Manual-mode resource numbers: refused beside a PATH, where the kernel's own numbers apply.
-# (--wgp/--cu-mode are not among them: with a PATH they choose the mode of kernels whose code object
-# does not record it.)
-MANUAL_DESTS = ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "max_flat_workgroup_size")
-# File-mode options: refused without a PATH, where there is nothing to select or read.
-FILE_DESTS = ("kernel", "jobs", "mangled", "what_if")
-
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--model",
-        type=a.OneOf(_models, "model"),
-        default="hip",
-        metavar="{hip,llvm,hw}",
-        help="occupancy model (default hip)",
-    )
-    for f in MODEL_FLAGS:
-        parser.add_argument(f.flag, dest=f.dest, default=None, **f.settings)
-
-
-def add_manual_arguments(parser: argparse.ArgumentParser) -> None:
-    m = parser.add_argument_group("manual mode (no PATH)")
-    m.add_argument("--vgprs", type=a.integer(0), help=".vgpr_count (the unified total on gfx90a/gfx942/gfx950)")
-    m.add_argument(
-        "--arch-vgprs", type=a.integer(0), help="arch VGPRs; with --agprs forms the total by the target's rule"
-    )
-    m.add_argument("--agprs", type=a.integer(0), help=".agpr_count (reported; added only with --arch-vgprs)")
-    m.add_argument("--sgprs", type=a.integer(0), help=".sgpr_count (default 0)")
-    m.add_argument("--lds", type=a.LdsSize(), metavar="BYTES", help="static LDS (default 0)")
-    m.add_argument(
-        "--wave",
-        type=a.OneOf(("32", "64"), "wave size", int),
-        metavar="{32,64}",
-        help="wavefront size (default: the target's)",
-    )
-    mode = m.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--wgp",
-        action="store_true",
-        help="WGP mode (the default where it exists); with PATHs: of kernels whose code object does not record it",
-    )
-    mode.add_argument("--cu-mode", action="store_true", help="CU mode (with PATHs: as --wgp)")
-    m.add_argument("--max-flat-workgroup-size", type=a.WorkgroupSize(), metavar="N", help=".max_flat_workgroup_size")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -202,129 +74,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_manual_arguments(parser)
 
 
-# -- the mode checks ------------------------------------------------------------------------------
-
-
-def check_model_options(args: argparse.Namespace) -> None:
-    """Options of another model would be ignored: refuse them."""
-    for f in MODEL_FLAGS:
-        if a.given(args, f.dest) and args.model not in f.models:
-            models = " and ".join(f.models)
-            raise a.UsageError(f"{f.flag} applies to the {models} model, not to --model {args.model}")
-
-
-def check_mode(args: argparse.Namespace, file_dests: tuple[str, ...] = FILE_DESTS) -> None:
-    """Manual numbers beside a PATH, file options without one, --what-if without a processor."""
-    check_model_options(args)
-    if args.paths:
-        a.refuse(args, MANUAL_DESTS, "manual-mode numbers are not used with a PATH (the kernel's own numbers apply)")
-        if args.model == "hip":
-            a.refuse(
-                args,
-                ("wgp", "cu_mode"),
-                "with a PATH they choose the mode of kernels whose code object does not record it, for the "
-                "llvm and hw models; the hip model reads the metadata's .workgroup_processor_mode, as HIP does",
-            )
-    else:
-        # numbers typed in describe the processor named; a what-if can still ask a HIP profile
-        # about a processor its runtime does not run
-        manual = ("what_if",) if a.given(args, "hip_profile") else ()
-        a.refuse(
-            args,
-            tuple(d for d in file_dests if d not in manual),
-            "only applies to kernels read from a PATH, and none is given",
-        )
-    a.what_if_needs_a_processor(args)
-
-
-def asked_what_if(args: argparse.Namespace, usage: KernelUsage) -> dict[str, Any]:
-    """amdocc.occupancy's what-if keywords for a usage already placed on its processor."""
-    return {"target": usage.target, "what_if": True} if getattr(args, "what_if", False) else {}
-
-
-def model_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {f.option: getattr(args, f.dest) for f in MODEL_FLAGS if a.given(args, f.dest)}
-
-
-def manual_usage(args: argparse.Namespace) -> KernelUsage:
-    from ..models import manual
-    from ..models.compat import device_id
-
-    named = device_id(args.target, args.device)
-    if named is None:
-        raise a.UsageError("manual mode needs --target GFX or --device NAME")
-    target = named[1]
-    if args.cu_mode and not target.wgp:
-        raise a.UsageError(f"--cu-mode changes nothing on {target.name}, which has no WGP mode")
-    return manual(
-        target,
-        vgprs=args.vgprs or 0,
-        arch_vgprs=args.arch_vgprs,
-        agprs=args.agprs,
-        sgprs=args.sgprs or 0,
-        lds=args.lds or 0,
-        wave=args.wave,
-        wgp=True if args.wgp else (False if args.cu_mode else None),
-        max_flat_workgroup_size=args.max_flat_workgroup_size,
-    )
-
-
-def selection_of(args: argparse.Namespace) -> Selection:
-    from .selection import Selection
-
-    return Selection(args.target, args.device, args.kernel, bool(getattr(args, "what_if", False)))
-
-
-def selected_kernels(
-    args: argparse.Namespace, selection: Selection, failures: list[str]
-) -> list[tuple[CodeObject, Kernel]]:
-    """(code object, kernel) for every kernel the PATHs and the selection keep; what could not
-    be read is appended to ``failures`` (one-line messages)."""
-    from .parallel import read
-
-    chosen: list[tuple[CodeObject, Kernel]] = []
-    for item in _files(args.paths):
-        for kind, value in read(item):
-            if kind == "error":
-                failures.append(value["error"])
-            elif kind == "code_object":
-                chosen.extend((value, k) for k in selection.kernels_of(value))
-    return chosen
-
-
-def _files(paths: list[str]) -> list[tuple[str, bool]]:
-    from . import parallel
-
-    return parallel.expand(paths)
-
-
-def block_for(kernel: Kernel, given: int | None, model: str) -> tuple[int | None, str]:
-    """The block size to evaluate at and where it came from: the given one, none for the llvm
-    model (its flat workgroup range), else the size the kernel declares (or the largest)."""
-    from ..policy.checks import declared_block
-    from ..targets import MAX_WORKGROUP_SIZE
-
-    if given is not None:
-        return given, "given"
-    if model == "llvm":
-        return None, "flat workgroup range"
-    size, source = declared_block(kernel)
-    if size is None:
-        return MAX_WORKGROUP_SIZE, f"default {MAX_WORKGROUP_SIZE}"
-    return size, source.lstrip(".")
-
-
-def result_record(occ: Occupancy, next_step: dict[str, Any] | None, **where: Any) -> dict[str, Any]:
-    out = dict(where)
-    out.update(occ.as_dict())
-    out["next_step"] = next_step
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     from .. import report
+    from ..app.occupancy_op import result_record, step_options
     from ..models import occupancy
-    from ..models.nextstep import next_step
+    from ..models.nextstep import search_next_step
 
     if args.list_profiles:
         others = [act.dest for act in args._parser._actions if act.dest not in ("help", "list_profiles")]
@@ -352,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     results = [
         result_record(
             occ,
-            next_step(usage, occ, **_step_options(args.model, options)),
+            search_next_step(usage, occ, **step_options(args.model, options)),
             path=None,
             origin=None,
             kernel="manual",
@@ -376,31 +130,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-@dataclass(frozen=True)
-class Spec:
-    """What a worker process needs to evaluate one file (picklable)."""
-
-    target: str | None
-    device: str | None
-    kernel: str | None
-    what_if: bool
-    block: int | None
-    dynamic_lds: int | None  # None: not given (0, or the recorded launch's)
-    model: str
-    options: dict[str, Any]
-    as_json: bool
-    mode: str | None = None  # --wgp/--cu-mode: for kernels whose code object does not record it
-
-
 def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
     import json
 
-    from . import parallel
+    from ..app import parallel
+    from ..app.occupancy_op import OccupancyOptions, occupancy_file
 
     selection = selection_of(args)  # --target and --device that disagree: refused up front
     files = parallel.expand(args.paths)
-    spec = Spec(
+    spec = OccupancyOptions(
         args.target,
         args.device,
         args.kernel,
@@ -445,76 +184,6 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
         return 2
     return 2 if errors else 0
-
-
-def occupancy_file(item: FileItem, spec: Spec) -> Iterator[Event]:
-    """Yield ("results", rows of one code object), ("error", record), ("skipped", record) and,
-    last, ("seen", what the selection passed over) for one file. Rows are JSON text or dicts
-    for the table, so a worker process can send them back."""
-    from .. import report
-    from ..demangle import demangle
-    from ..errors import AmdoccError
-    from ..integrations.launches import recorded_launch
-    from ..models import occupancy, usage_of
-    from ..models.nextstep import next_step
-    from .parallel import kernel_error, read
-    from .selection import Selection
-
-    selection = Selection(spec.target, spec.device, spec.kernel, spec.what_if)
-    where = selection.evaluation()
-    for kind, co in read(item):
-        if kind != "code_object":
-            yield kind, co
-            continue
-        rows: list[str | dict[str, Any]] = []
-        for kernel in selection.kernels_of(co):
-            block, source = block_for(kernel, spec.block, spec.model)
-            try:
-                launch = recorded_launch(
-                    co.path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
-                )
-                dynamic_lds = spec.dynamic_lds or 0
-                lds_source = "default" if spec.dynamic_lds is None else "given"
-                if launch is not None and spec.model != "llvm":  # llvm: the compiler's own view
-                    if spec.block is None:
-                        block, source = launch.block_size, f"{launch.source} launch"
-                    if spec.dynamic_lds is None:
-                        dynamic_lds, lds_source = launch.dynamic_lds, f"{launch.source} launch"
-                occ = occupancy(
-                    kernel,
-                    block_size=block,
-                    dynamic_lds=dynamic_lds,
-                    model=spec.model,
-                    mode=spec.mode,
-                    **where,
-                    **spec.options,
-                )
-                usage = usage_of(kernel, where.get("target"), where.get("device"), spec.mode)
-                step = next_step(usage, occ, **_step_options(spec.model, spec.options))
-            except AmdoccError as exc:
-                yield "error", kernel_error(co, kernel, exc)
-                continue
-            row = result_record(
-                occ,
-                step,
-                path=co.path,
-                origin=co.origin.chain,
-                kernel=kernel.name,
-                symbol=kernel.symbol,
-                demangled=demangle(kernel.name),
-                target=str(co.target_id),
-                block_source=source,
-                dynamic_lds_source=lds_source,
-                launch=None if launch is None else launch.as_dict() | {"label": launch.label},
-            )
-            rows.append(report.dumps(row) if spec.as_json else row)
-        if rows:
-            yield "results", rows
-    yield "seen", selection.summary()
-
-
-def _step_options(model: str, options: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if k != "profile"} if model != "hip" else dict(options)
 
 
 def _list_profiles() -> int:

@@ -7,10 +7,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
-from .selection import add_block_argument, add_kernel_argument
+from .args import add_block_argument, add_kernel_argument
 
 if TYPE_CHECKING:
-    from ..codeobject import Kernel
+    pass
 
 DESCRIPTION = """Choose the KV split count as AITER's fp8_mqa_logits does, with the kernel's occupancy
 taken from amdocc instead of a hand-measured table. Either give the launch shape (--seq-len,
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..policy.splits import auto_num_splits, splits_by_wave_cost
+    from ..app.split_op import split, split_by_cost
 
     direct = tuple(getattr(args, d) for d in DIRECT_DESTS)
     if any(v is not None for v in direct):
@@ -71,12 +71,7 @@ def run(args: argparse.Namespace) -> int:
             raise a.UsageError(
                 "the cost model needs --grid-x, --effective-cus, --window-tiles, --max-splits and --overhead"
             )
-        splits = splits_by_wave_cost(*direct)
-        out: dict[str, Any] = {
-            "splits": splits,
-            "reason": "wave-quantized cost",
-            "inputs": dict(zip(DIRECT_DESTS, direct, strict=True)),
-        }
+        out: dict[str, Any] = split_by_cost(*direct)
     else:
         needed = {
             "--arch": args.arch,
@@ -97,8 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 "only applies to a kernel read from a PATH, and none is given",
             )
         refuse_unused(args)
-        kernel = _kernel(args) if args.paths else None
-        decision = auto_num_splits(
+        out = split(
             args.seq_len,
             args.seq_len_kv,
             args.rows_per_block,
@@ -108,12 +102,12 @@ def run(args: argparse.Namespace) -> int:
             num_heads=args.num_heads,
             aggressive=args.aggressive,
             occupancy=args.occupancy,
-            kernel=kernel,
+            paths=args.paths,
+            kernel=args.kernel,
             block_size=args.block,
             dynamic_lds=args.dynamic_lds,
             what_if=bool(args.what_if),
         )
-        out = decision.as_dict()
     if args.json:
         sys.stdout.write(report.dumps(out) + "\n")
     else:
@@ -153,17 +147,3 @@ def refuse_unused(args: argparse.Namespace) -> None:
         shown = ["PATH" if d == "paths" else a.flag_of(args._parser, d) for d in dests[what] if a.given(args, d)]
         if shown:
             raise a.UsageError(f"{', '.join(shown)}: {why}")
-
-
-def _kernel(args: argparse.Namespace) -> Kernel:
-    """The one kernel of PATHs that --kernel selects and that can run on --arch (or --what-if)."""
-    from .occupancy import selected_kernels
-    from .selection import Selection
-
-    selection = Selection(args.arch, None, args.kernel, bool(args.what_if), flag="--arch")
-    failures: list[str] = []
-    chosen = selected_kernels(args, selection, failures)
-    if failures:
-        raise a.UsageError("; ".join(failures))
-    a.require_one_kernel(chosen, "split", selection)
-    return chosen[0][1]

@@ -7,18 +7,17 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import args as a
-from .occupancy import (
+from .args import add_block_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
+from .model_args import (
     add_manual_arguments,
     add_model_arguments,
     asked_what_if,
     check_mode,
     manual_usage,
     model_options,
-    selected_kernels,
     selection_of,
 )
 from .render import table
-from .selection import add_block_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 
 if TYPE_CHECKING:
     from ..codeobject import Kernel
@@ -77,27 +76,14 @@ def _check_plot_path(text: str) -> None:
     check_plot_path(text)
 
 
-def default_blocks(wave: int, limit: int) -> list[int]:
-    steps = [wave * k for k in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16) if wave * k <= limit]
-    return steps + ([limit] if limit not in steps else [])
-
-
-def default_dynamic_lds(static: int, per_workgroup: int) -> list[int]:
-    sizes, size = [0], 4096
-    while static + size <= per_workgroup:
-        sizes.append(size)
-        size *= 2
-    if sizes[-1] + static < per_workgroup:
-        sizes.append(per_workgroup - static)
-    return sizes
-
-
 def run(args: argparse.Namespace) -> int:
     from .. import report
+    from ..app.occupancy_op import selected_kernels
+    from ..app.selection import require_one_kernel
+    from ..app.sweep_op import sweep
     from ..demangle import display
-    from ..models import occupancy, usage_of
+    from ..models import usage_of
     from ..models.compat import place
-    from ..targets import MAX_WORKGROUP_SIZE
 
     check_mode(args, FILE_DESTS)
     if args.block is not None and not args.plot:
@@ -106,10 +92,10 @@ def run(args: argparse.Namespace) -> int:
     if args.paths:
         selection = selection_of(args)
         failures: list[str] = []
-        chosen = selected_kernels(args, selection, failures)
+        chosen = selected_kernels(args.paths, selection, failures)
         for message in failures:
             print(f"amdocc: {message}", file=sys.stderr)
-        a.require_one_kernel(chosen, "sweep", selection)
+        require_one_kernel(chosen, "sweep", selection)
         co, kernel = chosen[0]
         where = place(co.target_id, co.target, args.target, args.device, what_if=bool(args.what_if))
         usage = usage_of(kernel, args.target, args.device, "wgp" if args.wgp else ("cu" if args.cu_mode else None))
@@ -123,31 +109,17 @@ def run(args: argparse.Namespace) -> int:
             raise a.UsageError("give a PATH, or --target (or --device) and --vgprs for manual mode")
         usage = manual_usage(args)
         title = short_title = f"manual kernel on {usage.target.name}"
-    t = usage.target
-    limit = min(usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
-    blocks = args.blocks or default_blocks(usage.wave, limit)
-    lds_sizes = args.dynamic_lds_grid or default_dynamic_lds(usage.lds, t.lds_per_workgroup)
     options = model_options(args)
-    grid: list[dict[str, Any]] = []
-    unit: str | None = None
-    for dyn in lds_sizes:
-        for block in blocks:
-            occ = occupancy(usage, device=args.device, block_size=block, dynamic_lds=dyn, model=args.model,
-                            **asked_what_if(args, usage), **options)  # fmt: skip
-            unit = unit or occ.unit
-            grid.append(
-                {
-                    "block_size": block,
-                    "dynamic_lds": dyn,
-                    "blocks_per_cu": occ.blocks_per_cu,
-                    "blocks_per_wgp": occ.blocks_per_cu if occ.per_wgp else None,
-                    "unit": occ.unit,
-                    "waves_per_simd": occ.waves_per_simd,
-                    "limiter": occ.limiter,
-                    "error": occ.error,
-                    "launchable": occ.launchable,
-                }
-            )
+    swept = sweep(
+        usage,
+        blocks=args.blocks,
+        dynamic_lds=args.dynamic_lds_grid,
+        model=args.model,
+        device=args.device,
+        **asked_what_if(args, usage),
+        **options,
+    )
+    blocks, lds_sizes, grid, unit = swept["blocks"], swept["dynamic_lds"], swept["grid"], swept["unit"]
     if args.plot:
         # Drawn before the table is printed, so it is written even when stdout closes early.
         _plot(args, usage, kernel, options, short_title)
@@ -175,8 +147,8 @@ def _plot(
     args: argparse.Namespace, usage: KernelUsage, kernel: Kernel | None, options: dict[str, Any], title: str
 ) -> None:
     """The plot, with its star where `amdocc occupancy` evaluates the kernel."""
+    from ..app.occupancy_op import block_for
     from ..targets import MAX_WORKGROUP_SIZE
-    from .occupancy import block_for
     from .plot import Point, plot_sweep
 
     if kernel is not None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import args as a
-from .selection import add_kernel_argument
+from .args import add_kernel_argument
 
 if TYPE_CHECKING:
     from ..models.hip_profiles import HipProfile
@@ -49,75 +49,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import observed, report
-    from ..models import occupancy
-    from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
-    from .occupancy import selected_kernels
-    from .selection import Selection
+    from ..app.verify_op import verify
 
     a.check_readable(args.paths)  # a missing file is bad input (2), whatever the runtime
-    rt = runtime()
-    if rt is None:
-        raise HipUnavailable(f"amdocc verify needs a ROCm GPU: {unavailable_reason()}")
-    dev = rt.properties()
-    choice = choose_profile(rt, args.hip_profile)
-    if choice.warning:
-        print(f"amdocc: {choice.warning}", file=sys.stderr)
-    profile: dict[str, Any] = {"profile": choice.profile} if choice.profile else {}
-    selection = Selection(dev.gcn_arch_name or dev.processor, None, args.kernel)
-    failures: list[str] = []
-    rows: list[dict[str, Any]] = []
-    agree = total = 0
-    recorded: list[dict[str, Any]] = []
-    not_asked: list[str] = []
-    chosen = selected_kernels(args, selection, failures)
-    if not chosen and not failures:
-        raise a.UsageError(selection.nothing_selected())
-    for co, kernel in chosen:
-        target = selection.target
-        for block in args.blocks:
-            for dyn in args.dynamic_lds:
-                occ = occupancy(kernel, target=target, block_size=block, dynamic_lds=dyn, **profile)
-                model = occ.error or occ.blocks_per_cu
-                if model == "division-by-zero":  # asking would kill this process with SIGFPE
-                    not_asked.append(f"{kernel.name} block {block} dyn {dyn}")
-                    continue
-                hip: int | str  # HIP's answer, or the name of its error
-                try:
-                    hip = rt.occupancy_of(co.data, kernel.name, block, dyn)
-                except HipError as exc:
-                    hip = exc.code
-                total += 1
-                agree += hip == model
-                rows.append(
-                    {
-                        "path": co.path,
-                        "origin": co.origin.chain,
-                        "kernel": kernel.name,
-                        "block_size": block,
-                        "dynamic_lds": dyn,
-                        "hip": hip,
-                        "model": model,
-                        "profile": occ.profile,
-                        "limiter": occ.limiter,
-                    }
-                )
-                note = {f"{k}": kernel.meta(k) for k in observed.NOTE_KEYS}
-                recorded.append(
-                    {
-                        "id": f"{kernel.name}-{block}-{dyn}",
-                        "source": f"amdocc verify on {dev.name}",
-                        "kind": "measured",
-                        "profile": occ.profile,
-                        "processor": dev.processor,
-                        "gcn_arch_name": dev.gcn_arch_name,
-                        "runtime_version": dev.runtime_version,
-                        "date": observed.today(),
-                        **note,
-                        "block_size": block,
-                        "dynamic_lds": dyn,
-                        **({"error": hip} if isinstance(hip, str) else {"blocks_per_cu": hip}),
-                    }
-                )
+    found = verify(
+        args.paths,
+        kernel=args.kernel,
+        blocks=args.blocks,
+        dynamic_lds=args.dynamic_lds,
+        hip_profile=args.hip_profile,
+        notify=lambda warning: print(f"amdocc: {warning}", file=sys.stderr),
+    )
+    failures, not_asked, recorded, rows, summary = (
+        found.failures,
+        found.not_asked,
+        found.observations,
+        found.results,
+        found.summary,
+    )
     for message in failures:
         print(f"amdocc: {message}", file=sys.stderr)
     for where in not_asked:
@@ -126,15 +75,6 @@ def run(args: argparse.Namespace) -> int:
         with open(args.record, "a") as fh:
             for row in recorded:
                 fh.write(observed.format_observation({k: v for k, v in row.items() if v is not None}))
-    summary = {
-        "device": dev.gcn_arch_name,
-        "runtime_version": dev.runtime_version,
-        "profile": rows[0]["profile"] if rows else choice.profile,
-        "profile_reason": choice.reason,
-        "agree": agree,
-        "total": total,
-        "not_asked": len(not_asked),
-    }
     if args.json:
         sys.stdout.write(report.dumps({**summary, "results": rows}) + "\n")
     else:
@@ -145,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                     f"amdocc {r['model']} ({r['profile']}, limiter {r['limiter']})"
                 )
         print(
-            f"{dev.name} ({dev.gcn_arch_name}, HIP runtime {dev.runtime_version}, profile "
-            f"{summary['profile'] or 'default'}): {agree}/{total} agree"
+            f"{found.device} ({summary['device']}, HIP runtime {summary['runtime_version']}, profile "
+            f"{summary['profile'] or 'default'}): {summary['agree']}/{summary['total']} agree"
         )
-    return 0 if agree == total and not failures else 1
+    return 0 if summary["agree"] == summary["total"] and not failures else 1

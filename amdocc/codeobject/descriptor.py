@@ -3,7 +3,7 @@
 The byte layout is the same on every target; what the bits of ``compute_pgm_rsrc1/2/3`` mean
 depends on the generation, which the targets table names as ``descriptor_layout``. Field names
 follow the ``.amdhsa_*`` directive names that ``llvm-objdump`` prints for a ``.kd`` symbol, so a
-user can compare the two directly (llvm-amdgpu-rules.md §3).
+user can compare the two directly (docs/code-object-format.md §3).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..binary import Layout, need_bytes
+from ..caches import register
 from ..errors import Origin
 from ..targets import DESCRIPTOR_LAYOUTS, Target
 
@@ -326,7 +327,8 @@ class _CompiledLayout:
         )
 
 
-_COMPILED: dict[str, _CompiledLayout] = {}
+_COMPILED: dict[str, _CompiledLayout] = {}  # one per layout name of targets.toml: bounded by the table
+register(f"{__name__}._COMPILED", lambda: _COMPILED.clear())
 _RSRC_VALUES = operator.itemgetter(*RSRC_WORDS)
 
 
@@ -341,6 +343,7 @@ def _compiled(layout: str) -> _CompiledLayout:
 # words across thousands of kernels, so each combination is decoded once. Bounded: cleared when full.
 _DECODED: dict[tuple[object, ...], tuple[dict[str, int], int, tuple[str, ...]]] = {}
 _DECODED_MOST = 1024
+register(f"{__name__}._DECODED", lambda: _DECODED.clear())
 
 
 def _decode_words(offset: int, words: dict[str, Any], target: Target | None, problems: list[str]) -> Descriptor:

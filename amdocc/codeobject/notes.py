@@ -1,4 +1,4 @@
-"""Decoding of the AMDGPU and AMD notes (llvm-amdgpu-rules.md §2).
+"""Decoding of the AMDGPU and AMD notes (docs/code-object-format.md §2).
 
 CO v3+ keep all metadata in one ``NT_AMDGPU_METADATA`` note (owner "AMDGPU", type 32) holding a
 MessagePack map. CO v2 spread it over several "AMD" notes: the code-object version, the ISA

@@ -6,10 +6,10 @@ resources from all the views it has, recording a finding wherever the views disa
 
 from __future__ import annotations
 
-import functools
 import struct
 from typing import Any
 
+from ..caches import cached
 from ..elf import (
     EM_AMDGPU,
     ET_DYN,
@@ -219,7 +219,7 @@ def _check_declared_target(metadata: Metadata | None, target_id: TargetId, findi
         findings.extend(_declared_target_findings(declared, target_id))
 
 
-@functools.lru_cache(maxsize=512)  # a library names a few targets thousands of times
+@cached(maxsize=512)  # a library names a few targets thousands of times
 def _declared_target_findings(declared: str, target_id: TargetId) -> tuple[Finding, ...]:
     found = []
     if str(TargetId.parse(declared)) != str(target_id):  # "any" is absent from both strings
@@ -241,7 +241,7 @@ def _declared_target_findings(declared: str, target_id: TargetId) -> tuple[Findi
     return tuple(found)
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def _entry_findings(entry_id: str, target_id: TargetId) -> tuple[Finding, ...]:
     """A bundle entry id that names a processor amdocc does not know, or another processor than
     the code object's e_flags (the loader goes by the id; amdocc reads the object by its own)."""
@@ -292,7 +292,7 @@ def _producer(elf: ElfFile, findings: list[Finding]) -> Producer | None:
 MAX_CACHED_COMMENT = 4096
 
 
-@functools.lru_cache(maxsize=256)  # the same few compiler lines in every object of a library
+@cached(maxsize=256)  # the same few compiler lines in every object of a library
 def _producers_of(comment: bytes) -> tuple[Producer | None, tuple[str, ...]]:
     chosen, notes = producers(comment_strings(comment))
     return chosen, tuple(notes)

@@ -1,16 +1,16 @@
 """Target ids: processor plus the xnack/sramecc feature states, from e_flags or from text.
 
 e_flags encode the processor in bits 0-7 (EF_AMDGPU_MACH) for CO v3+, and the two features in a
-version-dependent way (llvm-amdgpu-rules.md §1.2): v3 has one on/off bit each, v4+ a two-bit
+version-dependent way (docs/code-object-format.md §1.2): v3 has one on/off bit each, v4+ a two-bit
 selector (unsupported, any, off, on), v6+ adds the generic version in bits 24-31. CO v2 keeps the
 processor in a note instead (see notes.py).
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
+from ..caches import cached
 from ..targets import NOT_KNOWN, Target, strip_triple, target_by_mach
 
 EF_MACH = 0xFF
@@ -93,7 +93,7 @@ class DecodedFlags:
     problems: tuple[str, ...]
 
 
-@functools.lru_cache(maxsize=512)  # a library repeats a few words thousands of times
+@cached(maxsize=512)  # a library repeats a few words thousands of times
 def decode_e_flags(flags: int, co_version: int) -> DecodedFlags:
     """Target id from a v3+ e_flags word (v2 keeps the processor in a note; see decode_v2_flags)."""
     problems = []

@@ -1,6 +1,6 @@
 """Clang offload bundles: ``__CLANG_OFFLOAD_BUNDLE__`` and the compressed ``CCOB`` form.
 
-Uncompressed layout (all u64 LE; llvm-amdgpu-rules.md §5.1): magic, entry count, then per entry
+Uncompressed layout (all u64 LE; docs/code-object-format.md §4.1): magic, entry count, then per entry
 offset (from the bundle start), size, id length and id; the payloads follow at their offsets.
 Compressed layout (§5.3): "CCOB", u16 version, u16 method (0 zlib, 1 zstd), then sizes whose
 widths depend on the version, then the low 64 bits of the MD5 of the uncompressed bundle.

@@ -1,6 +1,6 @@
 """LLVM OffloadBinary (the new offload driver's ``.llvm.offloading`` payload), version 1.
 
-Layout (llvm-amdgpu-rules.md §5.5, all LE, 8-byte aligned): a 32-byte header (magic 10 FF 10 AD,
+Layout (docs/code-object-format.md §4.3, all LE, 8-byte aligned): a 32-byte header (magic 10 FF 10 AD,
 version, total size, entry offset, entry size), one 40-byte entry (image kind, offload kind,
 flags, string map offset and count, image offset and size), and a string map of key/value
 offsets to NUL-terminated strings such as ``triple`` and ``arch``.

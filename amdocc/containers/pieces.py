@@ -5,33 +5,32 @@ translation unit, back to back in ``.hip_fatbin``). Each container's extent is k
 header alone, so the file is cut at container boundaries and each piece is scanned on its own.
 A wheel is cut by members: small members go to workers in groups, and a large library member
 is written once to a temporary file and cut like a library on disk. Every part gives exactly
-the items a serial scan gives there, with the same origins, in the same order. Anything unusual
-(no plain fat-binary section, a kpack reference, overlapping sections or members, a container
-whose extent only its decompressor knows, an archive over its expansion budget) leaves the
-input whole: the serial scan then reports it as usual.
+the items a serial scan gives there, with the same origins, in the same order: both read the
+regions and containers of regions.py's one walk. Anything unusual (no plain fat-binary section,
+a kpack reference, a raw image, an RDC section, overlapping sections or members, a container
+that does not parse, more containers than ``limits.max_entries``, an archive over its expansion
+budget) leaves the input whole, and the serial scan then reports it as usual; a container whose
+extent only its decompressor knows ends the last piece of its region.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
-import re
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from ..binary import Buffer, overlaps
-from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, ElfFile, is_elf
-from ..errors import AmdoccError, Origin
+from ..binary import Buffer
+from ..elf import EM_AMDGPU, ElfFile, is_elf
+from ..errors import AmdoccError, LimitError, Origin
 from .archive import Archive, is_zip
-from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, ccob_extent, parse_bundle
-from .kpack import REF_SECTIONS
+from .bundle import ccob_extent, parse_bundle
 from .model import DEFAULT_LIMITS, Item, Limits
-from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
+from .offload_binary import parse_offload_binary
+from .regions import BUNDLE, CCOB, FATBIN, Region, containers, host_elf_regions, host_sections, next_container
 
-FATBIN_REGIONS = (".hip_fatbin", ".llvm.offloading")
-_NON_ZERO = re.compile(rb"[^\x00]")
 PIECE_BYTES = 8 << 20  # containers are grouped into pieces of about this much work
 SPILL_BYTES = 32 << 20  # a wheel member this large is written out and cut like a library
 
@@ -82,52 +81,65 @@ def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Part] | Non
         if int.from_bytes(buf[18:20], "little") == EM_AMDGPU:
             return None
         elf = ElfFile(buf, origin)
-        names = {s.name for s in elf.sections}
-        regions = [
-            s
-            for s in elf.sections
-            if s.type != SHT_NOBITS and s.size and (s.name in FATBIN_REGIONS or s.type == SHT_LLVM_OFFLOADING)
-        ]
-        if not regions or names & set(REF_SECTIONS) or any(n.startswith("__CLANG_OFFLOAD_BUNDLE__") for n in names):
-            return None
-        spans = [elf.section_range(s) for s in regions]
-        if overlaps(spans):
-            return None
-        from .scan import raw_images
-
-        if next(raw_images(buf, elf, origin, limits), None) is not None:
-            return None  # raw code objects in its data sections: the serial scan reads them first
+        found = host_sections(elf)
+        if not found.regions or found.refs:
+            return None  # nothing to cut, or a kpack reference: the serial scan says which
+        regions: list[Region] = []
+        for region in host_elf_regions(buf, elf, origin, limits):
+            if not isinstance(region, Region) or region.kind != FATBIN:
+                return None  # a raw image, an RDC section, an overlap: the serial scan reads them first
+            regions.append(region)
         pieces: list[Part] = []
-        for s, (lo, hi) in zip(regions, spans, strict=True):
-            here = origin.within(f"section {s.name}")
-            pieces += _group(path, here, _containers(buf, lo, hi, here, limits))
+        for region in regions:
+            spans = _containers(buf, region.start, region.end, region.origin, limits)
+            pieces += _group(path, region.origin, spans)
         return pieces
     finally:
         buf.close()
 
 
-def _containers(buf: Buffer, lo: int, hi: int, origin: Origin, limits: Limits) -> Iterator[tuple[int, int, int]]:
-    """(start, end, bytes once decompressed) of each container in ``buf[lo:hi]``; the last
-    runs to ``hi`` when an extent cannot be known from a header."""
-    pos = lo
-    while pos < hi:
-        found = _NON_ZERO.search(buf, pos, hi)  # zero padding between containers
-        if found is None:
-            return
-        pos = found.start()
-        head = bytes(buf[pos : pos + 24])
-        extent, expanded = None, 0
-        if head.startswith(BUNDLE_MAGIC):
-            extent = parse_bundle(buf, pos, hi, origin, limits)[1]
-        elif head.startswith(CCOB_MAGIC):
-            extent, expanded = ccob_extent(buf, pos, hi, origin)
-        elif head.startswith(OFFLOAD_MAGIC):
-            extent = parse_offload_binary(buf, pos, hi, origin, limits).extent
+Span = tuple[int, int, int]
+
+
+def _containers(buf: Buffer, lo: int, hi: int, origin: Origin, limits: Limits) -> list[Span]:
+    """(start, end, bytes once decompressed) of each container in ``buf[lo:hi]``, by the walk
+    the serial scan makes there; the last runs to ``hi`` when an extent cannot be known from a
+    header. A region the scan would fail in is not cut (AmdoccError)."""
+
+    failed: list[AmdoccError | None] = [None]
+
+    def measure(region: Region) -> Generator[Span, None, int]:
+        pos, extent, expanded = region.start, None, 0
+        try:
+            if region.kind == BUNDLE:
+                extent = parse_bundle(buf, pos, hi, origin, limits)[1]
+            elif region.kind == CCOB:
+                extent, expanded = ccob_extent(buf, pos, hi, origin)
+            else:
+                extent = parse_offload_binary(buf, pos, hi, origin, limits).extent
+        except AmdoccError as exc:
+            failed[0] = exc
+            raise
         if extent is None or extent <= pos:
             yield pos, hi, max(expanded, hi - pos)
-            return
+            return hi
         yield pos, extent, max(expanded, extent - pos)
-        pos = extent
+        return extent
+
+    spans: list[Span] = []
+    for span in containers(buf, lo, hi, origin, limits, measure):
+        if isinstance(span, tuple):
+            spans.append(span)
+            continue
+        if isinstance(span.error, LimitError) or span.error is failed[0]:
+            raise span.error  # more containers than one scan reads, or a bad header: read whole
+        # Data the scan does not recognise: the last piece runs from it to the region's end,
+        # and its scan reports it there as the serial scan does.
+        pos = lo if not spans else spans[-1][1]
+        start = next_container(buf, pos, hi)
+        if start is not None:
+            spans.append((start, hi, hi - start))
+    return spans
 
 
 def _group(path: str, origin: Origin, spans: Iterable[tuple[int, int, int]]) -> list[Piece]:

@@ -14,38 +14,41 @@ payload) and receives that buffer's :class:`Origin`, whose hops say where in it 
 
 from __future__ import annotations
 
-import contextlib
 import io
 import mmap
 import os
-import re
 import sys
 from collections.abc import Collection, Generator, Iterator
 from dataclasses import replace
 from typing import BinaryIO
 
-from ..binary import Buffer, overlaps
-from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, SHT_PROGBITS, ElfFile, Section, is_elf
+from ..binary import Buffer
+from ..elf import EM_AMDGPU, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
 from .archive import Archive, Member, Refused, is_zip
-from .bundle import BUNDLE_MAGIC, CCOB_MAGIC, decompress_ccob, is_amdgpu_triple, parse_bundle
-from .kpack import KPACK_MAGIC, REF_SECTIONS, kpack_entries, parse_ref
+from .bundle import BUNDLE_MAGIC, decompress_ccob, is_amdgpu_triple, parse_bundle
+from .kpack import KPACK_MAGIC, kpack_entries, parse_ref
 from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, Skipped, Source
-from .offload_binary import OFFLOAD_MAGIC, parse_offload_binary
-from .pe import coff_sections, is_pe, looks_like_coff_object
+from .offload_binary import parse_offload_binary
+from .pe import is_pe, looks_like_coff_object
+from .regions import (
+    BUNDLE,
+    BUNDLE_ENTRY,
+    CCOB,
+    CONTAINER_MAGICS,
+    KPACK_REF,
+    RAW_IMAGE,
+    Region,
+    bundle_entry_id,
+    containers,
+    host_elf_regions,
+    pe_regions,
+)
 
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
-# Host sections that carry device code, by name, type and prefix.
-FATBIN_SECTIONS = (".hip_fatbin", ".hip_fat", ".llvm.offloading")
-BUNDLE_SECTION_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
-_NON_ZERO = re.compile(rb"[^\x00]")
-_CONTAINER_MAGICS = (BUNDLE_MAGIC, CCOB_MAGIC, OFFLOAD_MAGIC)
 SMALL_FILE = 1 << 20
 # Names that say "this is device code": in a directory walk such a file is never passed over.
 CODE_OBJECT_SUFFIXES = (".co", ".hsaco", ".hipfb", ".fatbin")
-# A mapped file's pages count toward the process's resident size once read. Past this many
-# bytes of a region, pages already scanned are handed back, so a multi-GB file keeps RSS flat.
-RELEASE_EVERY = 64 << 20
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -137,11 +140,10 @@ def recognised(head: bytes) -> bool:
     """Whether a file starting with ``head`` is something the scanner reads."""
     return (
         is_elf(head)
-        or head.startswith(_CONTAINER_MAGICS)
+        or head.startswith((*CONTAINER_MAGICS, KPACK_MAGIC))
         or is_pe(head)
         or looks_like_coff_object(head)
         or is_zip(head)
-        or head.startswith(KPACK_MAGIC)
     )
 
 
@@ -256,7 +258,7 @@ def _scan_blob(
             yield Blob(data, origin.at(start), entry_id)
         else:
             yield from _scan_host_elf(buf, start, origin, limits, depth)
-    elif head.startswith(_CONTAINER_MAGICS):
+    elif head.startswith(CONTAINER_MAGICS):
         yield from _scan_region(buf, start, end, origin, limits, depth)
     elif head.startswith(KPACK_MAGIC):
         yield from _scan_kpack(buf, start, end, origin, limits, depth)
@@ -272,40 +274,15 @@ def _scan_blob(
 
 def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
     """Containers back to back (a .hip_fatbin section), with zero padding between them."""
-    pos, count = start, 0
-    released = start
-    while pos < end:
-        if pos - released >= RELEASE_EVERY:
-            released = _release_pages(buf, released, pos)
-        found = _NON_ZERO.search(buf, pos, end)
-        if found is None:
-            return
-        pos = found.start()
-        count += 1
-        if count > limits.max_entries:
-            yield Failed(
-                origin.at(pos), LimitError(f"more than {limits.max_entries} containers in one region", origin, pos)
-            )
-            return
-        head = bytes(buf[pos : pos + 24])
-        try:
-            if head.startswith(BUNDLE_MAGIC):
-                pos = yield from _scan_bundle(buf, pos, end, origin, limits, depth)
-            elif head.startswith(CCOB_MAGIC):
-                pos = yield from _scan_ccob(buf, pos, end, origin, limits, depth)
-            elif head.startswith(OFFLOAD_MAGIC):
-                pos = yield from _scan_offload(buf, pos, end, origin, limits, depth)
-            else:
-                raise FormatError(
-                    f"unrecognised data in a fat-binary region (starts with "
-                    f"{head[:8].hex(' ')}); the rest of the region is not read",
-                    origin,
-                    pos,
-                )
-        except AmdoccError as exc:
-            # The region's layout is lost after a bad container: report it and stop here.
-            yield Failed(origin.at(pos), exc)
-            return
+
+    def read(region: Region) -> Scanned:
+        if region.kind == BUNDLE:
+            return _scan_bundle(buf, region.start, end, origin, limits, depth)
+        if region.kind == CCOB:
+            return _scan_ccob(buf, region.start, end, origin, limits, depth)
+        return _scan_offload(buf, region.start, end, origin, limits, depth)
+
+    return containers(buf, start, end, origin, limits, read)
 
 
 def scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> Iterator[Item]:
@@ -317,20 +294,6 @@ def scan_members(path: str, names: Collection[str], limits: Limits) -> Iterator[
     """The items of some members of the archive at ``path`` (a part of a cut-up wheel)."""
     with open(path, "rb") as fh:
         yield from _scan_archive(Archive(fh, Origin(path), limits), limits, 0, frozenset(names))
-
-
-def _release_pages(buf: Buffer, lo: int, hi: int) -> int:
-    """Drop the resident pages of ``buf[lo:hi]`` when ``buf`` maps a file; returns ``hi``.
-    Every blob yielded from there is already a copy, and a read-only file mapping simply
-    re-reads a dropped page if it is touched again."""
-    advise = getattr(buf, "madvise", None)
-    if advise is not None and hasattr(mmap, "MADV_DONTNEED"):
-        first = -(-lo // mmap.PAGESIZE) * mmap.PAGESIZE
-        last = hi // mmap.PAGESIZE * mmap.PAGESIZE
-        if last > first:
-            with contextlib.suppress(OSError, ValueError):
-                advise(mmap.MADV_DONTNEED, first, last - first)
-    return hi
 
 
 # A container inside a region: its items, and (the generator's return value) where it ends.
@@ -419,167 +382,24 @@ def _scan_host_elf(buf: Buffer, start: int, origin: Origin, limits: Limits, dept
     if start != 0:
         yield Skipped(origin.at(start), "embedded non-AMDGPU ELF")
         return
-    elf = ElfFile(buf, origin)
-    regions = [
-        s
-        for s in elf.sections
-        if s.type != SHT_NOBITS
-        and s.size
-        and (s.name in FATBIN_SECTIONS or s.type == SHT_LLVM_OFFLOADING or s.name.startswith(BUNDLE_SECTION_PREFIX))
-    ]
-    refs = [s for s in elf.sections if s.name in REF_SECTIONS and s.type != SHT_NOBITS]
-    if refs:
-        yield _kpack_skip(buf, *elf.section_range(refs[0]), origin.within(f"section {refs[0].name}"))
-        regions = [s for s in regions if s.name not in FATBIN_SECTIONS]  # a zeroed stub
-        if not regions:
-            return
-    images = list(raw_images(buf, elf, origin, limits))
-    if not regions and not images:
-        yield Skipped(origin, f"host ELF (machine {elf.header.e_machine}) without device code")
-        return
-    for image in images:
-        if isinstance(image, tuple):
-            section, lo, hi = image
-            here = origin.within(f"section {section.name} @{origin.mark(lo)}")
-            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1), here.at(lo))
-        else:
-            yield image
-    if not regions:
-        return
-    spans = [elf.section_range(s) for s in regions]
-    # Device code is read once: a table listing one fat binary thousands of times costs one read.
-    dropped = overlaps(spans)
-    for i, s in enumerate(regions):
-        lo, hi = spans[i]
-        here = origin.within(f"section {s.name}")
-        if i in dropped:
-            other = regions[dropped[i]]
-            yield Failed(
-                here.at(lo),
-                FormatError(
-                    f"section {s.index} ({s.name}, {lo:#x}-{hi:#x}) overlaps section {other.index} "
-                    f"({other.name}) and is skipped: device code is read once",
-                    origin,
-                    lo,
-                ),
-            )
+    yield from _scan_regions(buf, host_elf_regions(buf, ElfFile(buf, origin), origin, limits), limits, depth)
+
+
+def _scan_regions(buf: Buffer, regions: Iterator[Region | Item], limits: Limits, depth: int) -> Iterator[Item]:
+    """Read each region of a host binary (regions.py says where they are and what they hold)."""
+    for region in regions:
+        if not isinstance(region, Region):
+            yield region
             continue
-        if s.name.startswith(BUNDLE_SECTION_PREFIX):
-            # RDC objects name one bundle entry per section; the section holds the entry itself.
-            entry_id = s.name[len(BUNDLE_SECTION_PREFIX) :]
-            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, entry_id), here.at(lo))
+        lo, hi, here = region.start, region.end, region.origin
+        if region.kind == KPACK_REF:
+            yield _kpack_skip(buf, lo, hi, here)
+        elif region.kind == RAW_IMAGE:
+            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1), here.at(lo))
+        elif region.kind == BUNDLE_ENTRY:
+            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, bundle_entry_id(region)), here.at(lo))
         else:
             yield from _scan_region(buf, lo, hi, here, limits, depth + 1)
-
-
-# -- raw code objects in a host binary's data ------------------------------------------------
-#
-# Some host binaries keep device code as plain byte arrays: a whole AMDGPU ELF image in .rodata
-# or .data (the HSA runtime's blit kernels, libraries that embed .hsaco files with xxd or
-# incbin), outside every fat-binary container. The host ELF's sections are classified once,
-# here: fat-binary regions (above), kpack references, and the data sections searched for ELF
-# images. A candidate counts only when its header is consistent: ELF magic, 64-bit
-# little-endian, EV_CURRENT, e_machine 224 (EM_AMDGPU), the ELF64 header, section-header and
-# program-header sizes (64, 64, 56 bytes), and every table and section it declares inside the
-# host section that holds it. The image ends at the last byte its headers claim. The search is
-# bounded: at most ``limits.max_entries`` candidates per section, each costing one header read
-# and one pass over its section table.
-
-ELF64_EHSIZE, ELF64_SHENTSIZE, ELF64_PHENTSIZE = 64, 64, 56
-SHF_EXECINSTR = 0x4
-_RAW_SKIP_PREFIXES = (".debug", ".note", ".gnu", ".rela", ".rel.", ".dyn", ".symtab", ".strtab", ".shstrtab")
-
-
-def _may_hold_raw_images(section: Section) -> bool:
-    """Data sections a raw image can sit in: allocated or not, never code, notes, symbol,
-    string, relocation or debug tables."""
-    return (
-        section.type == SHT_PROGBITS
-        and section.size >= ELF64_EHSIZE
-        and not section.flags & SHF_EXECINSTR
-        and not section.name.startswith(_RAW_SKIP_PREFIXES)
-        and section.name not in FATBIN_SECTIONS
-        and not section.name.startswith(BUNDLE_SECTION_PREFIX)
-    )
-
-
-def raw_images(buf: Buffer, elf: ElfFile, origin: Origin, limits: Limits) -> Iterator[tuple[Section, int, int] | Item]:
-    """(section, start, end) of every consistent AMDGPU ELF image in the host ELF's data
-    sections; a candidate that has EM_AMDGPU's header but does not fit its section is a Failed
-    item. (pieces.py asks this too: a library holding raw images is read whole.)"""
-    for section in (s for s in elf.sections if _may_hold_raw_images(s)):
-        lo, hi = elf.section_range(section)
-        pos, candidates = lo, 0
-        while True:
-            pos = buf.find(b"\x7fELF", pos, hi)
-            if pos < 0:
-                break
-            candidates += 1
-            if candidates > limits.max_entries:
-                yield Failed(
-                    origin.within(f"section {section.name}").at(pos),
-                    LimitError(f"more than {limits.max_entries} ELF candidates in section {section.name}", origin, pos),
-                )
-                break
-            end = _raw_image_end(buf, pos, hi, section, origin)
-            if isinstance(end, Failed):
-                yield end
-                pos += 4
-            elif end is None:
-                pos += 4
-            else:
-                yield section, pos, end
-                pos = end
-
-
-def _raw_image_end(buf: Buffer, pos: int, hi: int, section: Section, origin: Origin) -> int | Failed | None:
-    """Where the AMDGPU image at ``pos`` ends, None when the bytes there are no AMDGPU ELF
-    header, a Failed item when they are one whose tables run past ``hi``."""
-    if hi - pos < ELF64_EHSIZE:
-        return None
-    head = bytes(buf[pos : pos + ELF64_EHSIZE])
-    if head[4:7] != b"\x02\x01\x01" or int.from_bytes(head[18:20], "little") != EM_AMDGPU:
-        return None
-    version, phoff, shoff = int.from_bytes(head[20:24], "little"), _u64(head, 32), _u64(head, 40)
-    ehsize, phentsize, phnum = _u16(head, 52), _u16(head, 54), _u16(head, 56)
-    shentsize, shnum = _u16(head, 58), _u16(head, 60)
-    if version != 1 or ehsize != ELF64_EHSIZE:
-        return None
-    if (phnum and phentsize != ELF64_PHENTSIZE) or (shnum and shentsize != ELF64_SHENTSIZE):
-        return None
-    room = hi - pos
-    end = ELF64_EHSIZE
-    problem = None
-    if phnum:
-        end = max(end, phoff + phnum * ELF64_PHENTSIZE)
-    if shnum:
-        end = max(end, shoff + shnum * ELF64_SHENTSIZE)
-    if end > room:
-        problem = f"its headers claim {end:#x} bytes, the section has {room:#x} from there"
-    elif shnum:
-        table = bytes(buf[pos + shoff : pos + shoff + shnum * ELF64_SHENTSIZE])
-        for i in range(shnum):
-            row = table[i * ELF64_SHENTSIZE : (i + 1) * ELF64_SHENTSIZE]
-            kind, offset, size = int.from_bytes(row[4:8], "little"), _u64(row, 24), _u64(row, 32)
-            if kind not in (0, SHT_NOBITS):
-                end = max(end, offset + size)
-        if end > room:
-            problem = f"its sections claim {end:#x} bytes, the section has {room:#x} from there"
-    if problem is None:
-        return pos + end
-    here = origin.within(f"section {section.name} @{origin.mark(pos)}")
-    return Failed(
-        here.at(pos),
-        FormatError(f"AMDGPU ELF header in section {section.name} does not fit: {problem}", origin, pos),
-    )
-
-
-def _u16(data: bytes, at: int) -> int:
-    return int.from_bytes(data[at : at + 2], "little")
-
-
-def _u64(data: bytes, at: int) -> int:
-    return int.from_bytes(data[at : at + 8], "little")
 
 
 def _kpack_skip(buf: Buffer, lo: int, hi: int, here: Origin) -> Item:
@@ -594,28 +414,4 @@ def _scan_coff(buf: Buffer, start: int, origin: Origin, limits: Limits, depth: i
     if start != 0:
         yield Skipped(origin.at(start), "embedded PE/COFF image")
         return
-    machine, sections = coff_sections(buf, origin)
-    regions = [s for s in sections if s.name in FATBIN_SECTIONS and s.end > s.start]
-    refs = [s for s in sections if s.name in REF_SECTIONS]
-    if refs:
-        yield _kpack_skip(buf, refs[0].start, refs[0].end, origin.within(f"section {refs[0].name}"))
-        return  # .hip_fat is what the packager left behind: a zeroed stub
-    if not regions:
-        yield Skipped(origin, f"PE/COFF ({machine}) without a .hip_fat section")
-        return
-    dropped = overlaps([(s.start, s.end) for s in regions])
-    for i, s in enumerate(regions):
-        here = origin.within(f"section {s.name}")
-        if i in dropped:
-            other = regions[dropped[i]]
-            yield Failed(
-                here.at(s.start),
-                FormatError(
-                    f"section {s.name} ({s.start:#x}-{s.end:#x}) overlaps section {other.name} "
-                    f"({other.start:#x}-{other.end:#x}) and is skipped: device code is read once",
-                    origin,
-                    s.start,
-                ),
-            )
-            continue
-        yield from _scan_region(buf, s.start, s.end, here, limits, depth + 1)
+    yield from _scan_regions(buf, pe_regions(buf, origin), limits, depth)

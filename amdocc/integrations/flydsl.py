@@ -28,10 +28,10 @@ what ``str(module)`` and ``CompiledArtifact.ir`` give.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
+from ..caches import cached
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -446,7 +446,7 @@ def _resolve(name: str, defs: dict[str, Any], function: str | None) -> _Operand:
     return _Operand(name, value, "")
 
 
-@functools.lru_cache(maxsize=16)
+@cached(maxsize=16)
 def _parse(text: str) -> _Parsed:
     binaries: dict[str, tuple[_Object, ...]] = {}
     pending: list[tuple[str, int, int]] = []  # launch lines of the current function
@@ -570,9 +570,9 @@ def launches(mlir_text_or_compiled: Any) -> list[Launch]:
     return [_strict(raw, parsed) for raw in parsed.launches]
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def _kernels(data: bytes) -> tuple[Kernel, ...]:
-    from .. import load
+    from ..loader import load
 
     return tuple(k for co in load(data) for k in co.kernels)
 
@@ -637,7 +637,7 @@ def max_blocks_per_cu(
     ``device`` names the product or processor for the model; other keywords (``profile``,
     ``hip``) pass through.
     """
-    import amdocc
+    from ..runtime import max_blocks_per_cu
 
     found = launches(compiled_or_mlir_text)
     distinct = list(dict.fromkeys((x.module, x.kernel, x.block_size, x.dynamic_lds) for x in found))
@@ -646,6 +646,4 @@ def max_blocks_per_cu(
         raise UsageError(f"max_blocks_per_cu() needs exactly one kernel launch, found {len(distinct)} ({listed})")
     launch = next(x for x in found if (x.module, x.kernel, x.block_size, x.dynamic_lds) == distinct[0])
     kernel = _find(launch.binary, launch.kernel, f"object #0 of gpu.binary @{launch.module}")
-    return amdocc.max_blocks_per_cu(
-        kernel, launch.block_size, launch.dynamic_lds, stream=stream, device=device, **kwargs
-    )
+    return max_blocks_per_cu(kernel, launch.block_size, launch.dynamic_lds, stream=stream, device=device, **kwargs)

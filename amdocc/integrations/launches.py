@@ -24,7 +24,6 @@ errors naming the file, never silently used.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -32,6 +31,7 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..caches import cached
 from ..errors import FormatError
 from ..numbers import in_range
 
@@ -180,7 +180,7 @@ def aoti_launches(path: str, model_dir: str) -> dict[str, RecordedLaunch]:
     return _aoti_launches(path, model_dir, st.st_mtime_ns, st.st_size)
 
 
-@functools.lru_cache(maxsize=16)
+@cached(maxsize=16)
 def _aoti_launches(path: str, model_dir: str, _mtime: int, _size: int) -> dict[str, RecordedLaunch]:
     out: dict[str, RecordedLaunch] = {}
     try:

@@ -21,10 +21,10 @@ when the code object holds several. Nothing is guessed: a missing or inconsisten
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..caches import cached
 from ..errors import UsageError
 from ..numbers import in_range
 
@@ -80,9 +80,9 @@ def _hsaco(compiled: Any) -> bytes:
     return bytes(data)
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def _kernels(hsaco: bytes) -> tuple[Kernel, ...]:
-    from .. import load
+    from ..loader import load
 
     return tuple(k for co in load(hsaco) for k in co.kernels)
 
@@ -130,7 +130,7 @@ def occupancy(
     the ``; Occupancy:`` of ``compiled.asm["amdgcn"]``; pass them to ask LLVM's rules about the
     launch instead. Other keywords (``target``, ``device``, ``profile``, ...) pass through.
     """
-    from .. import occupancy as _occupancy
+    from ..models import occupancy as _occupancy
 
     kernel = kernel_of(compiled)
     launch = launch_of(compiled)

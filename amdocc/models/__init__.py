@@ -10,39 +10,27 @@ question of the same kernel many times (every launch, every sweep cell).
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 from typing import TYPE_CHECKING, Any
 
 from ..codeobject.target_id import TargetId
 from ..errors import UsageError
 from ..numbers import whole_number
 from ..targets import Target
-from .applicable import check as check_applicable
 from .compat import IncompatibleTarget, device_id, place
-from .hip import hip_occupancy
+from .dispatch import MODELS, OPTIONS, cached_occupancy, compute
 from .hip_profiles import ProfileDoesNotRun, check_runs, get_profile
-from .hw import hw_occupancy
-from .llvm import llvm_occupancy
 from .llvm_rules import version_option
-from .record import LIMITERS, Occupancy, launch_check, with_query
+from .nextstep import next_step
+from .record import LIMITERS, Occupancy
 from .usage import KernelUsage, from_kernel, manual, manual_from_dict
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
     from ..devices import Device
-    from .record import Options, Query
+    from .record import Options
 
     # What the models are asked about: a parsed kernel, its usage, or numbers typed in.
     Subject = Kernel | KernelUsage | dict[str, Any]
-
-MODELS = ("hip", "llvm", "hw")
-# Options each model accepts, with their defaults.
-OPTIONS: dict[str, dict[str, Any]] = {
-    "hip": {"profile": None},
-    "llvm": {"llvm_version": None},
-    "hw": {"trap_reserve": True},
-}
 
 _DEFAULT_OPTIONS = {model: tuple(sorted(opts.items())) for model, opts in OPTIONS.items()}
 
@@ -53,9 +41,10 @@ __all__ = [
     "KernelUsage",
     "Occupancy",
     "ProfileDoesNotRun",
-    "answer_key",
+    "compute",
     "from_kernel",
     "manual",
+    "next_step",
     "occupancy",
     "usage_of",
 ]
@@ -205,7 +194,7 @@ def evaluate(
         )
     if model == "hip" and profile_named:
         _profile_runs(usage.target, dict(opts).get("profile"), what_if)
-    occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
+    occ = cached_occupancy(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     if where is not None and where.built_for is not None:
         warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
         occ = occ._replace(built_for=where.built_for, what_if=where.what_if, warnings=warnings)
@@ -256,59 +245,3 @@ def _version_aliases(options: dict[str, Any]) -> None:
             options.pop("lds_granule_rounding", False),
             options.pop("sgpr_trap_reserve", False),
         )
-
-
-# Every field of a usage but its name: what the models read. No model's answer names the kernel
-# (only a refusal does, and a refusal is raised, never cached), so kernels that differ only in
-# name (the thousands of instances of one template in a library) share one answer.
-_ANSWER_FIELDS = tuple(f.name for f in dataclasses.fields(KernelUsage) if f.name != "name")
-answer_key = operator.attrgetter(*_ANSWER_FIELDS)  # a usage as the models see it
-_ANSWERS: dict[tuple[Any, ...], Occupancy] = {}
-_MAX_ANSWERS = 1 << 16  # bounded: a corpus of distinct kernels cannot grow it without end
-
-
-def _cached(
-    usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None, opts: Options
-) -> Occupancy:
-    # The record keeps how it was asked, so its next_step() can re-ask the same model lazily.
-    query: Query = (usage, opts, lds_bytes)
-    key = (answer_key(usage), model, block_size, dynamic_lds, lds_bytes, opts)
-    occ = _ANSWERS.get(key)
-    if occ is None:
-        occ = compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts))
-        if len(_ANSWERS) >= _MAX_ANSWERS:
-            _ANSWERS.clear()
-        _ANSWERS[key] = occ
-    return with_query(occ, query)
-
-
-def compute(
-    usage: KernelUsage,
-    model: str,
-    block_size: int | None,
-    dynamic_lds: int = 0,
-    *,
-    lds_bytes: int | None = None,
-    **options: Any,
-) -> Occupancy:
-    """The uncached computation (the models themselves are pure functions)."""
-    if model not in MODELS:  # any other name would fall through to the hw model below
-        raise UsageError(f"unknown model {model!r} (choose from {', '.join(MODELS)})")
-    check_applicable(usage, model)
-    if model == "llvm":
-        occ = llvm_occupancy(usage, block_size, dynamic_lds, llvm_version=options.get("llvm_version"))
-    elif block_size is None:
-        raise UsageError(f"the {model} model needs a block size")
-    elif model == "hip":
-        occ = hip_occupancy(usage, block_size, dynamic_lds, profile=options.get("profile"), lds_bytes=lds_bytes)
-    else:
-        occ = hw_occupancy(usage, block_size, dynamic_lds, trap_reserve=options.get("trap_reserve", True))
-    occ = launch_check(usage, occ)
-    # The mode was not in the code object: the llvm and hw answers assumed one and say so. (HIP
-    # reads only the metadata's .workgroup_processor_mode, and the hip model reproduces that parse.)
-    if usage.mode_assumed is not None and model != "hip":
-        mode = {"wgp": usage.wgp_mode, "recorded": False, "why": usage.mode_assumed}
-        occ = occ._replace(
-            warnings=(*occ.warnings, usage.mode_assumed), details={**occ.details, "workgroup_mode": mode}
-        )
-    return occ

@@ -1,6 +1,6 @@
 """The best block size: what HIP's ``hipOccupancyMaxPotentialBlockSize`` answers, and what to launch.
 
-Two answers, kept apart and labelled (shared/research/hip-occupancy.md §6):
+Two answers, kept apart and labelled (docs/hip-occupancy.md §3):
 
 - ``hip``: what ``hipOccupancyMaxPotentialBlockSize`` / ``hipModuleOccupancyMaxPotentialBlockSize``
   return under a named runtime profile (:func:`.hip.max_potential_block_size`). The C API does not
@@ -107,7 +107,7 @@ class BlockSizeAnswer:
 
 def hip_compute_units(device: Device, runtime_wgp: bool) -> int:
     """multiProcessorCount as HIP reports it for ``device``: its CUs, halved (WGPs) when the
-    runtime runs in WGP mode (hip-occupancy.md §5.1, maxComputeUnits_; tables/devices.toml)."""
+    runtime runs in WGP mode (docs/hip-occupancy.md §1, maxComputeUnits_; tables/devices.toml)."""
     return device.compute_units // 2 if runtime_wgp else device.compute_units
 
 

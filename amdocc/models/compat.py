@@ -1,6 +1,6 @@
 """Where a kernel may be evaluated: the processors its code object can run on.
 
-The target-id rules (llvm-amdgpu-rules.md §1.3-1.4, §5): code runs on its own processor when each
+The target-id rules (docs/code-object-format.md §1.2-1.3, §4): code runs on its own processor when each
 of its xnack/sramecc settings is "any" or matches the device's mode; code for a generic processor
 (gfx11-generic, ...) runs on the members listed in the targets table's ``generic_of``, and is
 then evaluated as the member it stands for. Anywhere else an evaluation is refused, unless the

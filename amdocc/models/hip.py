@@ -1,6 +1,6 @@
 """What ``hipModuleOccupancyMaxActiveBlocksPerMultiprocessor`` returns, bit for bit, per ROCm release.
 
-Written from the algorithm in shared/research/hip-occupancy.md §4 (ROCm CLR hip_platform.cpp,
+Written from the algorithm in docs/hip-occupancy.md §2 (ROCm CLR hip_platform.cpp,
 ihipOccupancyMaxActiveBlocksPerMultiprocessor), with each release's behaviour a profile of
 tables/hip_profiles.toml (see :mod:`.hip_profiles`). HIP reads only the metadata note:
 .vgpr_count, .sgpr_count, .group_segment_fixed_size, .wavefront_size and
@@ -11,11 +11,11 @@ returns an error, the record says so instead of answering.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
+from ..caches import cached
 from ..errors import UsageError
 from ..tabledata import load_table
 from ..targets import MAX_WORKGROUP_SIZE, Target
@@ -82,7 +82,7 @@ class _Budget:
     failure: tuple[str, str] | None = None  # HIP fails after its block-size checks: (error, why)
 
 
-@functools.lru_cache(maxsize=4096)  # depends on the kernel and runtime, not on the launch shape
+@cached(maxsize=4096)  # depends on the kernel and runtime, not on the launch shape
 def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     t = u.target
     max_waves = max_waves_per_simd(t)
@@ -379,7 +379,7 @@ def max_potential_block_size(
     profile: str | None = None,
     lds_bytes: int | None = None,
 ) -> dict[str, int | str | None]:
-    """hipModuleOccupancyMaxPotentialBlockSize (the C API): no search (hip-occupancy.md §6).
+    """hipModuleOccupancyMaxPotentialBlockSize (the C API): no search (docs/hip-occupancy.md §3).
 
     ``compute_units`` is the device's CU count as HIP reports it (already halved in a WGP-mode
     runtime on RDNA); ``runtime_wgp`` says whether the runtime runs in WGP mode (RDNA default).

@@ -12,11 +12,11 @@ wrapper behave. The default is the newest release whose answers a real runtime h
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..caches import cached
 from ..errors import TableError, UnknownTargetError, UsageError
 from ..tabledata import load_table
 from ..targets import Target
@@ -132,7 +132,7 @@ def _evidence(name: str, text: str | None) -> str | None:
     return text
 
 
-@functools.cache
+@cached(maxsize=1)
 def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
     raw = load_table(TABLE)
     tables = _vgpr_tables(raw["vgpr_tables"])
@@ -203,7 +203,7 @@ def canonical_name(name: str) -> str:
     return name
 
 
-@functools.cache
+@cached(maxsize=256)
 def get_profile(name: str | None) -> HipProfile:
     name = canonical_name(name) if name else default_profile_name()
     try:

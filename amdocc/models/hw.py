@@ -1,9 +1,9 @@
 """The best physical estimate of how many workgroups a CU (or WGP) holds.
 
 Unlike ``hip`` it uses what the hardware allocates: the descriptor's VGPR and SGPR counts (LLVM
-may pad them, see DESIGN §1.2) rounded to the real allocation granule (true rounding, not a bit
+may pad them, see docs/code-object-format.md §3.3) rounded to the real allocation granule (true rounding, not a bit
 mask), LDS rounded to its allocation granule, the per-CU workgroup (barrier) limit, and the
-trap handler's SGPRs. It is a modelling choice (llvm-amdgpu-rules.md §4.2, "feature-level"
+trap handler's SGPRs. It is a modelling choice (docs/llvm-occupancy.md §2, "feature-level"
 occupancy), not a measured answer; where it differs from ``hip`` the result says so.
 
 Each rule has a public source (tests/test_hw_sources.py works a case of each by hand). Where no

@@ -1,6 +1,6 @@
 """What LLVM prints as ``; Occupancy:`` (waves per SIMD), exactly, for the LLVM that built the kernel.
 
-Written from the rules in shared/research/llvm-amdgpu-rules.md §4.2 (GCNSubtarget::computeOccupancy:
+Written from the rules in docs/llvm-occupancy.md §2 (GCNSubtarget::computeOccupancy:
 the minimum of the LDS/workgroup-size, SGPR and VGPR limits). Inputs are what the compiler had:
 the metadata's .vgpr_count, .sgpr_count and static LDS, the wave size and WGP mode, and the flat
 workgroup range (1, .max_flat_workgroup_size). The rules differ by LLVM version

@@ -13,11 +13,11 @@ all) comes back with a warning; nothing is chosen silently.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..caches import cached
 from ..codeobject.producer import Producer, is_snapshot
 from ..errors import TableError, UsageError
 from ..numbers import in_range
@@ -75,7 +75,7 @@ class LlvmRules:
         )
 
 
-@functools.cache
+@cached(maxsize=4096)
 def _target_view(rules: LlvmRules, t: Target) -> Target:
     # Only the wave-map columns of _OVERRIDABLE, each a Target field of that type.
     columns: dict[str, Any] = rules.columns_for(t.name)
@@ -113,7 +113,7 @@ class KnownCompiler:
         return len(commit) >= MIN_COMMIT_DIGITS and (self.commit.startswith(commit) or commit.startswith(self.commit))
 
 
-@functools.cache
+@cached(maxsize=1)
 def known_compilers() -> tuple[KnownCompiler, ...]:
     out = []
     for commit, row in load_table("llvm_rules.toml").get("compilers", {}).items():
@@ -131,13 +131,13 @@ def compiler_of(commit: str | None) -> KnownCompiler | None:
     return next((c for c in known_compilers() if c.matches(commit.lower())), None)
 
 
-@functools.cache
+@cached(maxsize=1)
 def version_sets() -> tuple[LlvmRules, ...]:
     """The rule sets an LLVM version chooses, oldest first."""
     return tuple(r for r in rule_sets() if r.versioned)
 
 
-@functools.cache
+@cached(maxsize=1)
 def rule_sets() -> tuple[LlvmRules, ...]:
     out = []
     for name, row in load_table("llvm_rules.toml").items():
@@ -262,7 +262,7 @@ def parse_version(text: str, target: Target | None = None) -> RulesChoice:
     return RulesChoice(rules, f"--llvm-version {text}", tuple(warnings), version[0])
 
 
-@functools.lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def rules_for_producer(producer: Producer | None, from_file: bool, target: Target | None = None) -> RulesChoice:
     """The rules for the compiler a code object names; the oldest set for typed-in numbers."""
     if producer is None:

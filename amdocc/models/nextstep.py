@@ -5,7 +5,7 @@ itself, with the other binding resources relaxed, so that ties (say LDS and VGPR
 4) are answered too: all of them must shrink, and the combined step is checked. Occupancy never
 rises when a resource grows, so the search is a bisection — except for VGPRs under HIP with a
 VGPR granule that is not a power of two (24 or 12 on gfx11/gfx12): HIP's bit-mask round-up is
-not monotone there (hip-occupancy.md §0; 88 VGPRs round to 104 but 96 to 96), so the search walks
+not monotone there (docs/hip-occupancy.md §4; 88 VGPRs round to 104 but 96 to 96), so the search walks
 down one register at a time. LDS is counted as static plus dynamic: the caller may shed either.
 Amounts are in what the model reads: the hw model's VGPRs and SGPRs are the descriptor's
 allocation when the kernel has one.
@@ -13,11 +13,12 @@ allocation when the kernel has one.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _cached, compute
+from ..caches import cached
+from ..errors import UsageError
+from .dispatch import cached_occupancy, compute
 from .record import Occupancy
 from .usage import KernelUsage
 
@@ -60,9 +61,11 @@ def _largest_by_walk(gains: Callable[[int], bool], have: int, stride: int, floor
     return amount  # the floor gains: the caller checked it
 
 
-def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, Any] | None:
-    """{"gain": new value, "unit": ..., "shed": {limiter: amount}}, or None when no kernel
-    resource can help (a cap binds: wave slots, barriers, block size) or there is no answer."""
+def search_next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, Any] | None:
+    """The search behind :func:`next_step`, uncached, for a record of ``usage`` under the model's
+    ``options`` (as :func:`amdocc.models.compute` takes them): {"gain": new value, "unit": ...,
+    "shed": {limiter: amount}}, or None when no kernel resource can help (a cap binds: wave
+    slots, barriers, block size) or there is no answer."""
     if not occ.limiters:  # nothing binds: an error, no single answer (llvm's range), or no limit at all
         return None
     current = _value(occ)
@@ -90,7 +93,7 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, A
 
         have = getattr(base, field)
         # The least that can gain: none of it, or one register where HIP divides by zero at none
-        # (runtimes that guard the VGPR division by the SGPR count, hip-occupancy.md §4).
+        # (runtimes that guard the VGPR division by the SGPR count, docs/hip-occupancy.md §2).
         floor = next((amount for amount in (0, 1) if amount < have and gains(amount)), None)
         if floor is None:
             return None  # even (almost) none of it would not gain
@@ -114,18 +117,34 @@ def next_step(usage: KernelUsage, occ: Occupancy, **options: Any) -> dict[str, A
     return {"gain": gain, "unit": "blocks_per_cu" if occ.block_size is not None else "waves_per_simd", "shed": shed}
 
 
-def next_step_of(occ: Occupancy) -> dict[str, Any] | None:
-    """The next step of a record made by :func:`amdocc.occupancy`, from the inputs it carries.
-    A fresh dict each call (the cached answer is shared)."""
-    assert occ.query is not None  # Occupancy.next_step() refuses a record without one
+def next_step(occ: Occupancy) -> dict[str, Any] | None:
+    """What to shed for one more workgroup (or wave): the ``next_step`` of the JSON record.
+
+    Args:
+        occ: a record made by :func:`amdocc.occupancy` (it carries how it was asked, ``query``).
+
+    Returns:
+        ``{"gain": value after the cut, "unit": "blocks_per_cu" or "waves_per_simd",
+        "shed": {limiter: amount}}`` (VGPRs/SGPRs per work-item, bytes of LDS: static and
+        dynamic together), or None when no kernel resource can help (a cap such as wave
+        slots or the block size binds) or there is no answer. A fresh dict each call.
+
+    Raises:
+        UsageError (an AmdoccError): the record does not say how it was asked (made by hand).
+
+    Computed on first call by bisection over the same model, inputs and device (about
+    0.2 ms), then cached by those inputs.
+    """
+    if occ.query is None:
+        raise UsageError("this record does not say how it was asked; make it with amdocc.occupancy()")
     usage, opts, lds_bytes = occ.query
     step = _cached_next_step(usage, occ.model, occ.block_size, occ.dynamic_lds, lds_bytes, opts)
     return None if step is None else {**step, "shed": dict(step["shed"])}
 
 
-@functools.lru_cache(maxsize=4096)
+@cached(maxsize=4096)
 def _cached_next_step(
     usage: KernelUsage, model: str, block_size: int | None, dynamic_lds: int, lds_bytes: int | None, opts: Options
 ) -> dict[str, Any] | None:
-    occ = _cached(usage, model, block_size, dynamic_lds, lds_bytes, opts)
-    return next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))
+    occ = cached_occupancy(usage, model, block_size, dynamic_lds, lds_bytes, opts)
+    return search_next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     # A model's options as sorted (name, value) pairs: hashable, for the caches.
     Options = tuple[tuple[str, Any], ...]
-    # How a record was asked, for next_step(): the usage, the model's options, and the device's
+    # How a record was asked, for amdocc.models.nextstep.next_step(): the usage, the model's options, and the device's
     # LDS bytes (None: the processor's).
     Query = tuple[KernelUsage, Options, int | None]
 
@@ -29,7 +29,8 @@ class Occupancy(NamedTuple):
 
     Immutable (a tuple: cheap to build, and safe to share from the cache). Every field has its
     own docstring (``help(amdocc.Occupancy)``); :meth:`as_dict` is the record ``amdocc occupancy
-    --json`` prints, and :meth:`next_step` its ``next_step``.
+    --json`` prints, and :func:`amdocc.next_step` of the record its ``next_step``. Plain data: the
+    record computes nothing, and carries how it was asked (``query``) as data.
     """
 
     model: str
@@ -54,7 +55,7 @@ class Occupancy(NamedTuple):
     launchable: bool = True
     built_for: str | None = None
     what_if: bool = False
-    query: Query | None = None  # how it was asked (for next_step()); must stay the last field
+    query: Query | None = None  # how it was asked (for amdocc.next_step()); must stay the last field
 
     @property
     def unit(self) -> str:
@@ -72,29 +73,6 @@ class Occupancy(NamedTuple):
         out["waves_per_wgp"] = self.waves_per_cu if self.per_wgp else None
         out["max_waves_per_wgp"] = self.max_waves_per_cu if self.per_wgp else None
         return out
-
-    def next_step(self) -> dict[str, Any] | None:
-        """What to shed for one more workgroup (or wave): the ``next_step`` of the JSON record.
-
-        Returns:
-            ``{"gain": value after the cut, "unit": "blocks_per_cu" or "waves_per_simd",
-            "shed": {limiter: amount}}`` (VGPRs/SGPRs per work-item, bytes of LDS: static and
-            dynamic together), or None when no kernel resource can help (a cap such as wave
-            slots or the block size binds) or there is no answer.
-
-        Raises:
-            UsageError (an AmdoccError): the record was not made by :func:`amdocc.occupancy`.
-
-        Computed on first call by bisection over the same model, inputs and device (about
-        0.2 ms), then cached.
-        """
-        if self.query is None:
-            from ..errors import UsageError
-
-            raise UsageError("this record does not say how it was asked; make it with amdocc.occupancy()")
-        from .nextstep import next_step_of
-
-        return next_step_of(self)
 
     def __repr__(self) -> str:
         shown = zip(self._fields[:-1], self[:-1], strict=True)
@@ -134,7 +112,7 @@ _FIELD_DOCS = {
     "(a member of its generic family, or a what-if); None otherwise.",
     "what_if": "True when evaluated, as asked, on a processor its code object cannot run on.",
     "query": "How the answer was asked (the kernel's usage, model options, device LDS), for "
-    "next_step(); not part of as_dict().",
+    "amdocc.next_step(); not part of as_dict().",
 }
 for _name, _doc in _FIELD_DOCS.items():
     getattr(Occupancy, _name).__doc__ = _doc

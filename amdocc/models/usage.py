@@ -164,7 +164,7 @@ def manual(
     scratch: int = 0,
     name: str = "manual",
 ) -> KernelUsage:
-    """Usage from numbers that mean what the metadata note means (DESIGN §4, manual mode).
+    """Usage from numbers that mean what the metadata note means (docs/cli.md, manual mode).
 
     ``vgprs`` is ``.vgpr_count`` (on unified targets AGPRs already included). ``arch_vgprs`` with
     ``agprs`` instead forms that total by the target's rule, as from rocprofv3's separate counts.

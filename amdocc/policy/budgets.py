@@ -23,12 +23,12 @@ direction the comparison forbids.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..caches import cached
 from ..errors import AmdoccError, UsageError
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ class _Parser:
 _LONE_COLON = re.compile(r"(?<!:):(?!:)")
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def parse(budget: str) -> tuple[Group, ...]:
     """The scoped groups of one budget text; UsageError naming the column on a bad one."""
     if not isinstance(budget, str) or not budget.strip():

@@ -22,6 +22,7 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..caches import register
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -325,6 +326,7 @@ def evaluate(
 # (no message names the kernel): a library's thousands of instances of one template share them.
 _MODEL_OUTCOMES: dict[Hashable, tuple[Outcome, ...]] = {}
 _MAX_MODEL_OUTCOMES = 1 << 16
+register(f"{__name__}._MODEL_OUTCOMES", _MODEL_OUTCOMES.clear)
 
 
 def _model_outcomes(
@@ -355,8 +357,9 @@ def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: 
     None, so that nothing is shared, when the kernel has no usage (the mode rule says why, naming
     it), when a model refuses it (a dynamic-VGPR refusal names the kernel), or when ``where``
     cannot be a key."""
-    from ..models import MODELS, answer_key, usage_of
+    from ..models import MODELS, usage_of
     from ..models.applicable import refusal
+    from ..models.dispatch import answer_key
 
     if target is None:
         return None

@@ -1,6 +1,6 @@
 """Route a single prefill to AITER's asm kernel or to CK Tile, with every reason recorded.
 
-FlashInfer's rules (ROCm PR #365; consumers-and-anchors.md §1.4) decide whether asm is wanted.
+FlashInfer's rules (ROCm PR #365; docs/consumers.md §2) decide whether asm is wanted.
 Upstream then only checked that AITER_ASM_DIR was set, and a stale, incomplete or mismatched
 directory made AITER abort the process at module load. Here the kernel is found through the
 directory's own manifest and validated statically before anything loads it: it parses, it is
@@ -279,9 +279,10 @@ def validate_asm_kernel(
 ) -> tuple[list[Check], int | None]:
     """Everything that must hold before AITER may load this .co on this device, checked
     statically; returns the checks and the blocks per CU HIP would report."""
-    import amdocc
-
     from ..codeobject.target_id import TargetId
+    from ..errors import AmdoccError
+    from ..loader import load
+    from ..models import occupancy
     from ..models.compat import why_not
     from ..targets import find_target
 
@@ -290,8 +291,8 @@ def validate_asm_kernel(
     if not path.is_file():
         return [Check("kernel file", False, f"{path} does not exist")], None
     try:
-        cos = amdocc.load(path)
-    except amdocc.AmdoccError as exc:
+        cos = load(path)
+    except AmdoccError as exc:
         return [Check("kernel file", False, f"{path.name} does not parse: {exc}")], None
     if len(cos) != 1:
         return [Check("kernel file", False, f"{path.name} holds {len(cos)} code objects, not one")], None
@@ -331,7 +332,7 @@ def validate_asm_kernel(
     if block is None:
         checks.append(Check("occupancy", False, "no block size: none given and no .reqd_workgroup_size"))
         return checks, None
-    occ = amdocc.occupancy(k, target=device_arch, block_size=block)
+    occ = occupancy(k, target=device_arch, block_size=block)
     fits = occ.error is None and (occ.blocks_per_cu or 0) >= 1
     checks.append(
         Check(

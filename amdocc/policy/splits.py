@@ -1,4 +1,4 @@
-"""Occupancy-aware KV split count for AITER's FlyDSL fp8_mqa_logits (consumers-and-anchors.md §1.1).
+"""Occupancy-aware KV split count for AITER's FlyDSL fp8_mqa_logits (docs/consumers.md §1).
 
 Upstream kept a hand-measured occupancy table. Here the occupancy comes from the kernel's own code
 object (amdocc's HIP-exact model: it works before the first launch and inside graph capture),
@@ -8,11 +8,11 @@ of the number travels with the answer.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ..caches import cached
 from ..errors import UsageError
 from ..numbers import whole_number, whole_value
 from ..tabledata import load_table
@@ -38,7 +38,7 @@ class SplitPolicy:
     source: str
 
 
-@functools.cache
+@cached(maxsize=1)
 def _policies() -> tuple[dict[str, SplitPolicy], str, int]:
     table = load_table("split_policies.toml")
     rows = {k: v for k, v in table.items() if isinstance(v, dict)}
@@ -175,10 +175,10 @@ def resolve_occupancy(
     if kernel is not None:
         if block_size is None:
             raise UsageError("the kernel's occupancy needs the launch block size")
-        import amdocc
+        from ..models import occupancy as evaluate
 
         where: dict[str, Any] = {"target": arch, "what_if": what_if} if arch is not None else {}
-        occ = amdocc.occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **where)
+        occ = evaluate(kernel, block_size=block_size, dynamic_lds=dynamic_lds, **where)
         if occ.error is None and occ.blocks_per_cu:
             label = " (what-if: its code object cannot run there)" if occ.what_if else ""
             return OccupancyAnswer(

@@ -16,6 +16,7 @@ import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..caches import register
 from ..errors import UsageError
 from .hip import DeviceInfo, Hip, HipError, HipUnavailable, runtime, unavailable_reason
 
@@ -46,6 +47,7 @@ _lock = threading.Lock()
 # HIP_ANSWERS_KEPT per runtime, least recently used dropped first.
 HIP_ANSWERS_KEPT = 4096
 _hip_answers: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, str, int, int], int]] = weakref.WeakKeyDictionary()
+register(f"{__name__}._hip_answers", lambda: _hip_answers.clear())
 stats = {"hip": 0, "model": 0, "compared": 0, "disagreements": 0}
 
 
@@ -137,15 +139,14 @@ class BlocksPerCU(int):
 
 def _kernel_and_image(obj: Kernel | CodeObject | Source, kernel_name: str | None) -> tuple[Kernel, bytes | None]:
     """(kernel, code-object bytes or None) from a Kernel, a CodeObject, bytes or a path."""
-    import amdocc
-
     from ..codeobject import CodeObject, Kernel
+    from ..loader import load
 
     if isinstance(obj, Kernel):
         if kernel_name is not None and kernel_name not in obj.names():
             raise UsageError(f"kernel_name={kernel_name!r} does not name the kernel passed ({obj.name})")
         return obj, obj.image or None
-    cos = [obj] if isinstance(obj, CodeObject) else list(amdocc.load(obj))
+    cos = [obj] if isinstance(obj, CodeObject) else list(load(obj))
     if len(cos) != 1:
         raise UsageError(f"expected one code object, found {len(cos)}; pass the kernel itself")
     co = cos[0]

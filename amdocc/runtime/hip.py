@@ -1,17 +1,17 @@
 """The only place amdocc touches the HIP runtime (through hip-python, the ``amdocc[hip]`` extra).
 
 Every hip-python call returns a tuple whose first element is an error code; values after it are
-garbage when the call failed (code-object-sources.md §4 shows an uninitialised block count), so
+garbage when the call failed (docs/hip-runtime.md shows an uninitialised block count), so
 the code is checked before any value is used. Without ROCm, hip-python imports but every call
 raises RuntimeError("failed to dlopen ..."); that, and a missing hip-python, become HipUnavailable.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
+from ..caches import cached
 from ..errors import AmdoccError
 from ..targets import processor_name
 
@@ -165,7 +165,7 @@ class Hip:
         return capturing
 
 
-@functools.lru_cache(maxsize=1)
+@cached(maxsize=1)
 def _probe() -> tuple[Hip | None, str]:
     try:
         hip = Hip()

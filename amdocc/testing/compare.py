@@ -36,7 +36,7 @@ from .synth import SynthSpec, synthesize_many
 
 CRASH = "crashed:SIGFPE"
 CHECKS = ("occupancy", "potential_block_size", "attributes", "launch_block")
-# hipFuncGetAttribute's answers and the kernel fields amdocc holds them in (hip-occupancy.md §11:
+# hipFuncGetAttribute's answers and the kernel fields amdocc holds them in (docs/hip-occupancy.md §1:
 # numRegs is .vgpr_count, sharedSizeBytes .group_segment_fixed_size, localSizeBytes
 # .private_segment_fixed_size, maxThreadsPerBlock .max_flat_workgroup_size).
 # Names are hipFunction_attribute's without the HIP_FUNC_ATTRIBUTE_ prefix.
@@ -206,7 +206,7 @@ def runtime_launch_block(
     ask: Callable[[int], int | str], limit: int, max_threads_per_block: int, wave: int, max_threads_per_cu: int
 ) -> tuple[int, int] | str:
     """hipOccupancyMaxPotentialBlockSizeVariableSMem's search (ROCm/HIP hip_runtime_api.h, as
-    hip-occupancy.md §6 describes it) over the runtime's answers ``ask(block)``: (block, blocks
+    docs/hip-occupancy.md §3 describes it) over the runtime's answers ``ask(block)``: (block, blocks
     per CU), or the first error the runtime gave."""
     limit = max_threads_per_block if limit <= 0 else min(limit, max_threads_per_block)
     best_threads, best_block, best_blocks = 0, 0, 0
@@ -256,11 +256,11 @@ def check_code_object(
     A query the model says kills the runtime's process is asked at most ``crashes_per_kernel``
     times per kernel and check (each costs a new process), and never of an oracle that cannot
     survive it. Returns the disagreements found here (also added to ``tally``)."""
-    import amdocc
+    from ..loader import load
 
     name = profile_of(oracle, profile)
     image = synthesize_many(specs) if image is None else image
-    (co,) = amdocc.load(image)
+    (co,) = load(image)
     found: list[Disagreement] = []
     release, processor = oracle.release, oracle.processor
 

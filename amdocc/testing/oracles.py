@@ -56,7 +56,9 @@ class LiveHip:
         t = get_target(self.processor)
         self.runtime_wgp = t.wgp and os.environ.get("GPU_ENABLE_WGP_MODE", "1") != "0"
         self.max_threads_per_cu = dev.max_threads_per_cu
-        self._functions: dict[tuple[int, str], Any] = {}
+        # Function handles per (module, kernel name). The module is held in the value, so the id()
+        # in the key cannot be reused by another module while the entry lives (unload drops it).
+        self._functions: dict[tuple[int, str], tuple[Any, Any]] = {}
 
     def load(self, image: bytes) -> Any:
         return self.rt.load(image)
@@ -67,9 +69,10 @@ class LiveHip:
 
     def _function(self, module: Any, kernel: str) -> Any:
         key = (id(module), kernel)
-        if key not in self._functions:
-            self._functions[key] = self.rt.function(module, kernel)
-        return self._functions[key]
+        held = self._functions.get(key)
+        if held is None or held[0] is not module:
+            held = self._functions[key] = (module, self.rt.function(module, kernel))
+        return held[1]
 
     def occupancy(self, module: Any, kernel: str, block: int, dynamic_lds: int, flags: int | None) -> int | str:
         try:

@@ -15,12 +15,17 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from ..errors import AmdoccError
 from .compare import HipAnswers, Tally, check_code_object, profile_of
 from .strategies import kernel_batches, queries
 
 
-class PropertyFailure(AssertionError):
-    """amdocc and the runtime disagreed (the message lists the disagreements of the example)."""
+class PropertyFailure(AmdoccError, AssertionError):
+    """amdocc and the runtime disagreed (the message lists the disagreements of the example). A
+    verdict like a failing gate's, so its exit status is 1; an AssertionError too, so pytest
+    reports it as a failed test."""
+
+    exit_code = 1
 
 
 def run_properties(

@@ -1,4 +1,4 @@
-"""HIP's occupancy arithmetic worked by hand from research/hip-occupancy.md §4 (newest runtime:
+"""HIP's occupancy arithmetic worked by hand from docs/hip-occupancy.md §2 (newest runtime:
 the 16-SGPR trap-handler reserve, WGP mode parsed), for the processors of §12's examples.
 
 An oracle for tests, written from the research note's steps, independent of amdocc's models.

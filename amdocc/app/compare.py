@@ -1,16 +1,13 @@
-"""What ``amdocc diff`` (two builds) and ``amdocc census OLD NEW`` (two releases) share: the facts
-of a kernel they compare, which changes are regressions, and how a change and the verdict read."""
+"""What comparing two builds (``diff``) and two releases (``census OLD NEW``) share: the facts of
+a kernel they compare, which changes are regressions, and how a change (the table cells that
+``census OLD NEW --json`` carries) and the verdict read."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .render import fmt
-
 # Regression kinds, in the order verdicts and --fail-on lists name them.
 KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
-# Column headers of cells(), after the columns that name the kernel.
-HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]
 
 
 def facts(
@@ -54,12 +51,30 @@ def regressions(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
+def failed_kinds(rows: list[dict[str, Any]]) -> list[str]:
+    """The kinds that failed the gate in some row (each row's ``fails``)."""
+    return [k for k in KINDS if any(k in r["fails"] for r in rows)]
+
+
+def verdict(failing: int, failed: list[str], fail_on: list[str]) -> str:
+    """The gate's last line: only the kinds that regressed, never every kind it watches."""
+    if failing:
+        return f"{failing} kernel(s) regress on {', '.join(failed)}"
+    if fail_on:
+        return f"no regression on {', '.join(fail_on)}"
+    return "no regression gate (--fail-on none)"
+
+
+# Column headers of cells(), after the columns that name the kernel.
+HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]
+
+
 def change(a: object, b: object) -> str:
     if a == b:
-        return fmt(a)
+        return _shown(a)
     if isinstance(a, int) and isinstance(b, int):
         return f"{a}->{b} ({b - a:+d})"
-    return f"{fmt(a)}->{fmt(b)}"
+    return f"{_shown(a)}->{_shown(b)}"
 
 
 def cells(
@@ -84,15 +99,5 @@ def cells(
     ]
 
 
-def failed_kinds(rows: list[dict[str, Any]]) -> list[str]:
-    """The kinds that failed the gate in some row (each row's ``fails``)."""
-    return [k for k in KINDS if any(k in r["fails"] for r in rows)]
-
-
-def verdict(failing: int, failed: list[str], fail_on: list[str]) -> str:
-    """The gate's last line: only the kinds that regressed, never every kind it watches."""
-    if failing:
-        return f"{failing} kernel(s) regress on {', '.join(failed)}"
-    if fail_on:
-        return f"no regression on {', '.join(fail_on)}"
-    return "no regression gate (--fail-on none)"
+def _shown(value: object) -> str:
+    return "-" if value is None else str(value)

@@ -24,16 +24,9 @@ if TYPE_CHECKING:
     from multiprocessing.pool import AsyncResult
     from typing import TypeAlias
 
-    from ..codeobject import CodeObject, Kernel
     from ..containers.pieces import Part
+    from .reading import Event, FileItem
 
-    # One input of a run: a path ("-" for stdin) or a part of a large input cut by
-    # containers.plan, and whether it was found by walking a directory.
-    FileItem: TypeAlias = tuple[str | Part, bool]
-    # What a worker yields: (kind, payload), the payload's type following the kind (see read).
-    Event: TypeAlias = tuple[str, Any]
-    # A JSON-shaped record (amdocc.report's records, a census row, a check verdict).
-    Record: TypeAlias = dict[str, Any]
     # (item, role): role "last" ends a file, "part" does not, "local" is read by the main process.
     Task: TypeAlias = tuple[FileItem, str]
     # A worker's batch done: (task, role, its events) each, and the file holding spilled items.
@@ -122,7 +115,7 @@ def warm_up() -> None:
     from .. import loader, report  # noqa: F401 - loader: the readers every worker runs
     from ..demangle import demangle
     from ..targets import target_by_mach
-    from . import selection  # noqa: F401 - a filtering worker's matcher
+    from . import reading, selection  # noqa: F401 - every worker's reader; a filtering worker's matcher
 
     target_by_mach(0)
     # What each worker would otherwise load on its first file: the demangler and the JSON encoder.
@@ -322,33 +315,3 @@ class _Unspill:
         if self.fh is not None:
             self.fh.close()
             os.unlink(self.fh.name)
-
-
-def read(item: FileItem) -> Iterator[Event]:
-    """One file of ``expand`` (or a part of a large one), as a worker reports it: ("code_object", CodeObject), and
-    ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
-    JSON records of amdocc.report, located as their messages say)."""
-    from .. import report
-    from ..codeobject import CodeObject
-    from ..containers import Skipped, part_path
-    from ..errors import AmdoccError
-    from ..loader import iter_load
-
-    path, in_directory = item
-    try:
-        for x in iter_load(path, in_directory=in_directory):
-            if isinstance(x, CodeObject):
-                yield "code_object", x
-            elif isinstance(x, Skipped):
-                yield "skipped", report.skipped_record(x)
-            else:
-                yield "error", report.failed_record(x)
-    except AmdoccError as exc:
-        yield "error", report.error_record(exc, path if isinstance(path, str) else part_path(path))
-
-
-def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
-    """An error evaluating one kernel, as a record: the rest of its file is still evaluated."""
-    from .. import report
-
-    return {**report.origin_record(co.origin), "kernel": kernel.name, "error": f"{co.origin}: {kernel.name}: {exc}"}

@@ -1,88 +1,30 @@
-"""Which code objects and kernels a command looks at, and what to say when that is nothing.
+"""Which code objects and kernels an operation looks at, and what to say when that is nothing.
 
-``--target``/``--device`` keep the code objects that can run on that processor (its own
-processor with matching xnack/sramecc modes, or a generic family it belongs to); ``--what-if``
-keeps the others too, to be evaluated there as labelled what-ifs (``what_if=None``: the command
-has no --what-if, so the hint is left out of the messages). ``--kernel`` matches the
-stored (mangled) name, the symbol or the demangled name. A selection remembers what it passed
-over, so an empty result can name the processors that are there and the nearest kernel names.
-Summaries are plain dicts: worker processes send theirs back to be merged.
-
-The options of a command that picks kernels out of PATHs (--target/--device/--what-if,
---kernel, --mangled, --jobs) are declared here once, so that they read alike in every command.
+A target or device keeps the code objects that can run on that processor (its own processor
+with matching xnack/sramecc modes, or a generic family it belongs to); ``what_if`` keeps the
+others too, to be evaluated there as labelled what-ifs (``what_if=None``: the command has no
+--what-if, so the hint is left out of the messages). The kernel pattern matches the stored
+(mangled) name, the symbol or the demangled name. A selection remembers what it passed over, so
+an empty result can name the processors that are there and the nearest kernel names. Summaries
+are plain dicts: worker processes send theirs back to be merged.
 """
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..demangle import base_name, display
-from . import args as a
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel, TargetId
     from ..targets import Target
-    from .parallel import Event, FileItem
+    from .reading import Event, FileItem
 
 MAX_NAMES = 20_000  # kernel names remembered for suggestions (bounded memory on huge trees)
-
-
-TARGET_HELP = (
-    "processor or target id, e.g. gfx942 or gfx942:sramecc+:xnack- (with a PATH: "
-    "only code objects that can run on it; with --device, its xnack/sramecc modes)"
-)
-KERNEL_HELP = "only kernels whose name (mangled or demangled) or symbol matches"
-
-Parser = argparse.ArgumentParser | argparse._ArgumentGroup
-
-
-def add_target_arguments(parser: Parser, target_help: str = TARGET_HELP, *, device: bool = True) -> None:
-    """--target, and unless ``device`` is False --device and --what-if: the processor a Selection
-    keeps code objects for."""
-    parser.add_argument("--target", metavar="GFX", type=a.Processor(), help=target_help)
-    if not device:
-        return
-    parser.add_argument(
-        "--device",
-        metavar="NAME",
-        type=a.Device(),
-        help="product from tables/devices.toml (e.g. MI300X, MI355X, RX7900XTX)",
-    )
-    parser.add_argument(
-        "--what-if",
-        action="store_true",
-        help="also evaluate code objects that cannot run on --target/--device, labelled what-if",
-    )
-
-
-def add_kernel_argument(parser: Parser, text: str = KERNEL_HELP) -> None:
-    """--kernel, the pattern a Selection matches kernel names against."""
-    parser.add_argument("--kernel", metavar="REGEX", type=a.Pattern(), help=text)
-
-
-def add_mangled_argument(parser: Parser, applies_to: str = "") -> None:
-    """--mangled; ``applies_to`` names the outputs it shapes where others carry both names."""
-    where = f" ({applies_to})" if applies_to else ""
-    parser.add_argument("--mangled", action="store_true", help="show kernel names as stored, not demangled" + where)
-
-
-def add_jobs_argument(parser: Parser) -> None:
-    """--jobs, the processes reading the PATHs (see parallel.jobs_for)."""
-    parser.add_argument(
-        "--jobs",
-        type=a.integer(1),
-        metavar="N",
-        help="processes reading files (default: one per CPU for 32 files or more)",
-    )
-
-
-def add_block_argument(parser: Parser, text: str, maximum: int | None = None) -> None:
-    """--block, the workgroup size in threads (1 to the largest workgroup any processor launches)."""
-    parser.add_argument("--block", type=a.WorkgroupSize(maximum=maximum), metavar="N", help=text)
 
 
 class Selection:
@@ -248,7 +190,7 @@ def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
     each code object kept, then ("kernel", (co, kernel)) for each of its kernels kept;
     ("skipped", record) and ("error", record) for what is passed over or unreadable; and last
     ("seen", what the selection passed over), for a worker process to send back."""
-    from .parallel import read
+    from .reading import read
 
     for kind, value in read(item):
         if kind != "code_object":
@@ -259,3 +201,16 @@ def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
                 if selection.wants(kernel):
                     yield "kernel", (value, kernel)
     yield "seen", selection.summary()
+
+
+def require_one_kernel(chosen: list[tuple[CodeObject, Kernel]], what: str, selection: Selection) -> None:
+    """``chosen`` must hold exactly one kernel; otherwise say what is there."""
+    if len(chosen) == 1:
+        return
+    if not chosen:
+        raise UsageError(selection.nothing_selected())
+    names = ", ".join(f"{display(k.name)} ({co.processor})" for co, k in chosen[:8])
+    more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
+    raise UsageError(
+        f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} (narrow it with --kernel and --target)"
+    )

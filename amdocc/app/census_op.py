@@ -1,0 +1,422 @@
+"""census: one report for a whole tree or wheel, and two releases compared kernel by kernel
+(``amdocc census PATH`` and ``amdocc census OLD NEW``).
+
+A census row per kernel (``kernel_row``, the columns of amdocc.census.COLUMNS) is made by the
+per-file worker ``census_file``; ``census_rows`` feeds a file's rows, numbered as
+amdocc.identity numbers copies, to a Summary and to sinks (CSV, Parquet, a release's Rows).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..caches import register
+
+if TYPE_CHECKING:
+    from ..census import Summary
+    from ..codeobject import CodeObject, Kernel
+    from ..identity import KernelId
+    from .reading import Event, FileItem
+    from .selection import Selection
+
+    # What census_file needs: (the tree's root or None, block, dynamic LDS, the Selection's arguments).
+    CensusSpec = tuple[str | None, int | None, int, tuple[str | None, str | None, str | None, bool]]
+
+
+@dataclass(frozen=True)
+class CensusOptions:
+    """How a census evaluates each kernel and which kernels it takes: ``block`` None is each
+    kernel's declared size; target/device/kernel/what_if select as amdocc.app.selection does."""
+
+    block: int | None = None
+    dynamic_lds: int = 0
+    target: str | None = None
+    device: str | None = None
+    kernel: str | None = None
+    what_if: bool = False
+    jobs: int | None = 1
+
+
+class Counter(Protocol):
+    """A progress display over one large file: shown the kernels read so far, closed at the end."""
+
+    def show(self, kernels: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Sink(Protocol):
+    """Where census rows go besides the summary: a CSV or Parquet file, or a release's rows."""
+
+    def add(self, row: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def census_rows(
+    path: str,
+    options: CensusOptions,
+    selection: Selection,
+    summary: Summary,
+    sinks: Iterable[Sink] = (),
+    counter: Counter | None = None,
+) -> None:
+    """Feed every kernel of ``path`` the selection keeps (a row each) to ``summary`` and ``sinks``,
+    each row numbered as amdocc.identity numbers copies (results come in file order). Inside one
+    large file (a wheel, a fat library) ``counter`` is shown the kernels read so far."""
+    from ..identity import Numbering
+    from . import parallel
+
+    root = path if path != "-" and os.path.isdir(path) else None
+    files = parallel.expand([path])
+    o = options
+    spec: CensusSpec = (root, o.block, o.dynamic_lds, (o.target, o.device, o.kernel, o.what_if))
+    # Over a tree the runner counts files; inside one large file (a wheel, a fat library) count kernels.
+    if len(files) != 1:
+        counter = None
+    number = Numbering()
+    for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(o.jobs, files)):
+        if kind == "row":
+            value["copy"] = number(value["member"], value["target"], value["kernel"]).copy
+            summary.add(value)
+            for sink in sinks:
+                sink.add(value)
+            if counter is not None:
+                counter.show(summary.kernels)
+        elif kind == "code_object":
+            summary.add_code_object()
+        elif kind == "seen":
+            selection.merge(value)
+        elif kind == "skipped":
+            summary.add_skipped(value["reason"])
+        else:
+            summary.add_error(value["path"], value["error"])
+    if counter is not None:
+        counter.close()
+
+
+def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
+    """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
+    record) for one file, and last ("seen", what the selection passed over)."""
+    from ..census import member_of
+    from ..containers import part_path
+    from ..errors import AmdoccError
+    from .reading import kernel_error
+    from .selection import Selection, selected_in
+
+    root, block, dynamic_lds, chosen = spec
+    selection = Selection(*chosen)
+    where = selection.evaluation()
+    source = item[0] if isinstance(item[0], str) else part_path(item[0])  # a large file is cut into parts
+    relative = os.path.relpath(source, root) if root else ""
+    for kind, value in selected_in(item, selection):
+        if kind == "code_object":
+            member = member_of(relative, value.origin.hops)
+            place = selection.evaluated_as(value.target_id, value.target)
+            yield kind, None
+        elif kind == "kernel":
+            co, kernel = value
+            try:
+                yield "row", kernel_row(co, kernel, member, place, block, dynamic_lds, where)
+            except AmdoccError as exc:
+                yield "error", kernel_error(co, kernel, exc)
+        else:
+            yield kind, value
+
+
+def kernel_row(
+    co: CodeObject,
+    kernel: Kernel,
+    member: str,
+    place: dict[str, Any],
+    given_block: int | None,
+    dynamic_lds: int,
+    where: dict[str, Any],
+) -> dict[str, Any]:
+    """One kernel as a census row (amdocc.census.COLUMNS), evaluated as ``place`` says (the
+    Selection's evaluated_as) with amdocc.occupancy's ``where`` keywords."""
+    from ..demangle import demangle
+    from ..models.compat import device_id
+    from ..policy.checks import declared_block, model_key
+
+    r = kernel.resources
+    sgpr_spills, vgpr_spills = r.spills
+    declared = declared_block(kernel)
+    named = device_id(where.get("target"), where.get("device"))
+    key = model_key(kernel, named[1] if named else kernel.target, (declared, given_block, dynamic_lds), where)
+    answers = _MODEL_COLUMNS.get(key) if key is not None else None
+    if answers is None:
+        answers = _model_columns(kernel, declared, given_block, dynamic_lds, where)
+        if key is not None:
+            if len(_MODEL_COLUMNS) >= _MAX_MODEL_COLUMNS:
+                _MODEL_COLUMNS.clear()
+            _MODEL_COLUMNS[key] = answers
+    columns, problem, unmodelled = answers
+    return {
+        "member": member,
+        "path": co.path,
+        "origin": co.origin.chain,
+        **place,
+        "kernel": kernel.name,
+        "demangled": demangle(kernel.name),
+        "symbol": kernel.symbol,
+        "wave": r.wavefront_size,
+        "vgprs": r.vgprs,
+        "vgprs_allocated": r.vgprs_allocated,
+        "arch_vgprs": r.arch_vgprs,
+        "agprs": r.agprs,
+        "sgprs": r.sgprs,
+        "sgprs_allocated": r.sgprs_allocated,
+        "lds": r.lds,
+        "scratch": r.scratch,
+        "vgpr_spills": vgpr_spills,
+        "sgpr_spills": sgpr_spills,
+        "dynamic_stack": r.uses_dynamic_stack,
+        "max_flat_workgroup_size": r.max_flat_workgroup_size,
+        **columns,
+        "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
+        "problem": problem,
+        "copy": 0,  # numbered in reading order by census_rows
+        "unmodelled": " | ".join(f"{m}: {why}" for m, why in sorted(unmodelled.items())) or None,
+        "unmodelled_by": dict(unmodelled),  # not a column: the same, by model, for the summary
+    }
+
+
+# The columns the models answer, shared by kernels that differ only in name (policy.checks.model_key):
+# a library's thousands of instances of one template are evaluated once. Bounded, and registered
+# with amdocc.caches so that clear_all() empties it.
+_MODEL_COLUMNS: dict[Hashable, tuple[dict[str, Any], str | None, dict[str, str]]] = {}
+_MAX_MODEL_COLUMNS = 1 << 16
+register(f"{__name__}._MODEL_COLUMNS", _MODEL_COLUMNS.clear)
+
+
+def _model_columns(
+    kernel: Kernel, declared: tuple[int | None, str], given_block: int | None, dynamic_lds: int, where: dict[str, Any]
+) -> tuple[dict[str, Any], str | None, dict[str, str]]:
+    """The row's columns from block_size to cannot_launch, in order; its "problem"; and the models
+    that could not answer, with why."""
+    from ..models import occupancy
+    from ..models.applicable import ModelUnavailable
+    from ..policy.checks import Settings, evaluate
+    from .occupancy_op import block_for
+
+    verdict = evaluate(
+        kernel, Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds), where=where, declared=declared
+    )
+    found = {v.rule: v for v in verdict.violations}
+    block, source = block_for(kernel, given_block, "hip")
+    # A model that lacks a fact for this processor blanks its own columns, with why; the row stays.
+    unmodelled = {n.model: n.reason for n in verdict.not_evaluated if n.model}
+    occ = None
+    if "mode" not in found:
+        try:
+            occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
+        except ModelUnavailable as exc:
+            unmodelled[exc.model] = exc.message
+    blocks = None if occ is None or occ.error else occ.blocks_per_cu
+    unit = None if occ is None else occ.unit
+    columns = {
+        "block_size": block,
+        "block_source": source,
+        "blocks_per_cu": blocks,
+        "blocks_per_wgp": blocks if unit == "WGP" else None,
+        "unit": unit,
+        "waves_per_simd": None if occ is None else (0 if occ.error else occ.waves_per_simd),
+        "occupancy_fraction": None if occ is None else (0.0 if occ.error else occ.occupancy_fraction),
+        "limiter": None if occ is None else occ.limiter,
+        "launch_checked": not any(n.rule == "launch" and n.model is None for n in verdict.not_evaluated),
+        "cannot_launch": found["launch"].value if "launch" in found else None,
+    }
+    return columns, found["mode"].message if "mode" in found else None, unmodelled
+
+
+class Rows:
+    """Census rows of one release by their identity (amdocc.identity: member, target, kernel, copy)."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[KernelId, dict[str, Any]] = {}
+
+    def add(self, row: dict[str, Any]) -> None:
+        from ..identity import KernelId
+
+        self.by_id[KernelId(row["member"], row["target"], row["kernel"], row["copy"])] = row
+
+    def close(self) -> None:
+        pass
+
+
+def facts(row: dict[str, Any]) -> dict[str, Any]:
+    """A census row in the shape `amdocc diff` compares."""
+    from .compare import facts as compared
+
+    return compared(
+        vgpr=row["vgprs"],
+        agpr=row["agprs"],
+        sgpr=row["sgprs"],
+        lds=row["lds"],
+        scratch=row["scratch"],
+        spills=(row["sgpr_spills"], row["vgpr_spills"]),
+        blocks_per_cu=row["blocks_per_cu"],
+        unit=row["unit"],
+        limiter=row["limiter"],
+    )
+
+
+def compare_releases(
+    old_path: str,
+    new_path: str,
+    options: CensusOptions,
+    selection: Selection,
+    *,
+    top: int = 25,
+    fail_on: Iterable[str] = (),
+    mangled: bool = False,
+) -> dict[str, Any]:
+    """Two releases compared kernel by kernel (matched by member, kernel name, target and copy; a
+    kernel now in another member is reported as moved): the record ``census OLD NEW --json``
+    prints, plus both releases' summaries under "old_summary" and "new_summary". ``fail_on``
+    names the regression kinds (amdocc.app.compare.KINDS) that fail; ``mangled`` shapes the
+    names in the "cells" of each change."""
+    from ..census import Summary
+    from ..demangle import display
+    from ..identity import match
+    from .compare import cells, failed_kinds, regressions
+
+    sides: list[tuple[Rows, dict[str, Any]]] = []
+    for path in (old_path, new_path):
+        rows, summary = Rows(), Summary(top=top)
+        census_rows(path, options, selection, summary, [rows])
+        sides.append((rows, summary.as_dict()))
+    (old, old_summary), (new, new_summary) = sides
+    fail_on = list(fail_on)
+    paired = match(old.by_id, new.by_id)
+    changes: list[dict[str, Any]] = []
+    pairs = [(k, k, a, b) for k, a, b in paired.same] + list(paired.moved)
+    for was, now, a, b in pairs:
+        before, after = facts(a), facts(b)
+        moved = was != now
+        if before == after and a["block_size"] == b["block_size"] and not moved:
+            continue
+        worse = regressions(before, after)
+        gate = [k for k in worse if k in fail_on]
+        member = now.location or "-"
+        if moved:
+            member += f" (moved from {was.location or 'the file itself'})"
+        if now.copy or was.copy:
+            member += f" copy {now.copy + 1}"
+        changes.append(
+            {
+                "member": now.location,
+                "kernel": now.name,
+                "demangled": b["demangled"],
+                "target": now.target,
+                "copy": now.copy,
+                "moved_from": {"member": was.location, "copy": was.copy} if moved else None,
+                "old": before,
+                "new": after,
+                "old_block": a["block_size"],
+                "new_block": b["block_size"],
+                "regressions": worse,
+                "fails": gate,
+                "cells": [
+                    member,
+                    display(now.name, mangled),
+                    now.target,
+                    *cells(before, after, a["block_size"], b["block_size"], worse, gate),
+                ],
+            }
+        )
+    ident = ("member", "kernel", "demangled", "target", "copy")
+    added = [{k: row[k] for k in ident} for _, row in paired.added]
+    removed = [{k: row[k] for k in ident} for _, row in paired.removed]
+    return {
+        "old": old_path,
+        "new": new_path,
+        "fail_on": fail_on,
+        "matched": len(pairs),
+        "moved": len(paired.moved),
+        "changes": changes,
+        "regressed": sum(bool(c["regressions"]) for c in changes),
+        "failing": sum(bool(c["fails"]) for c in changes),
+        "failed_kinds": failed_kinds(changes),
+        "added": added,
+        "removed": removed,
+        "old_summary": old_summary,
+        "new_summary": new_summary,
+    }
+
+
+def census(
+    path: str | os.PathLike[str],
+    *,
+    block: int | None = None,
+    dynamic_lds: int = 0,
+    target: str | None = None,
+    device: str | None = None,
+    kernel: str | None = None,
+    what_if: bool = False,
+    top: int = 25,
+    jobs: int | None = 1,
+    rows: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A census of every selected kernel in ``path`` (a library, a directory tree, a wheel, or
+    any file amdocc reads): the summary ``amdocc census --json`` prints ({"path", "files",
+    "code_objects", "kernels", "targets", ...}). Pass a list as ``rows`` to receive every row
+    too (amdocc.census.COLUMNS, plus "unmodelled_by"). A selection that matches nothing raises
+    UsageError naming what is there."""
+    from ..census import Summary
+    from ..errors import UsageError
+    from .selection import Selection
+
+    path = os.fspath(path)
+    selection = Selection(target, device, kernel, what_if)
+    summary = Summary(top=top)
+    sinks = [_ListSink(rows)] if rows is not None else []
+    census_rows(
+        path, CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs), selection, summary, sinks
+    )
+    if not selection.matched:
+        raise UsageError(selection.nothing_selected(path))
+    return {"path": path, **summary.as_dict()}
+
+
+def census_compare(
+    old: str | os.PathLike[str],
+    new: str | os.PathLike[str],
+    *,
+    block: int | None = None,
+    dynamic_lds: int = 0,
+    target: str | None = None,
+    device: str | None = None,
+    kernel: str | None = None,
+    what_if: bool = False,
+    fail_on: Iterable[str] = (),
+    jobs: int | None = 1,
+) -> dict[str, Any]:
+    """Two releases compared kernel by kernel: the record ``amdocc census OLD NEW --json``
+    prints ("changes", "added", "removed", "failing", ...); ``fail_on`` names the regression
+    kinds that count as failing ("occupancy", "spills", "scratch", "vgpr", "lds")."""
+    from ..errors import UsageError
+    from .selection import Selection
+
+    old, new = os.fspath(old), os.fspath(new)
+    selection = Selection(target, device, kernel, what_if)
+    options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs)
+    result = compare_releases(old, new, options, selection, fail_on=fail_on)
+    if not selection.matched:
+        raise UsageError(selection.nothing_selected(f"{old} and {new}"))
+    return {k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}
+
+
+class _ListSink:
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,242 @@
+"""check: the CI gate over every selected kernel (``amdocc check``): rules and budgets judged per
+kernel, violations classified against an accepted baseline.
+
+``check_file`` is the per-file worker; :func:`run_check` gathers a run into the record
+``check --json`` prints; :func:`check` is the same from Python with keyword settings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .reading import StrPath, path_list
+
+if TYPE_CHECKING:
+    from ..codeobject.model import Kernel
+    from ..policy.baseline import Entry
+    from ..policy.budgets import Outcome
+    from ..policy.checks import Settings
+    from .reading import Event, FileItem
+    from .selection import Selection
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """A check over some files: ``result`` as ``check --json`` prints it (its "baseline" and
+    "config_overrides" left for the caller to fill), the violations found as baseline entries,
+    the kernels checked (path, origin, kernel, target; with ``with_checked``, for JUnit) and
+    which baseline entries the run could have matched (``in_scope``)."""
+
+    result: dict[str, Any]
+    found: list[Entry]
+    checked: list[tuple[str, str, str, str]]
+    in_scope: Callable[[Entry], bool]
+
+
+def run_check(
+    paths: list[str],
+    settings: Settings,
+    selection: Selection,
+    entries: list[Entry],
+    jobs: int | None = 1,
+    *,
+    with_checked: bool = False,
+) -> CheckRun:
+    """Check every kernel of ``paths`` that ``selection`` keeps under ``settings``, and classify
+    each violation against the baseline ``entries`` (new, worse, accepted)."""
+    from .. import check_report
+    from ..identity import Numbering
+    from ..policy import baseline as bl
+    from . import parallel
+
+    files = parallel.expand(paths)
+    roots = [p for p in paths if p != "-" and os.path.isdir(p)]
+    spec = (settings.as_dict(), (selection.target, selection.device, selection.pattern, bool(selection.what_if)), roots)
+    violations: list[dict[str, Any]] = []
+    checked: list[tuple[str, str, str, str]] = []  # (path, origin, kernel, target) for JUnit
+    errors: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    not_evaluated: dict[tuple[str, str, str | None], int] = {}  # (rule, reason, model) → kernels
+    kernels = 0
+    number = Numbering()
+    for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(jobs, files)):
+        if kind == "kernel":
+            kernels += 1
+            copy = number(value["location"], value["target"], value["kernel"]).copy
+            if with_checked:  # JUnit lists every kernel; the other reports only what failed
+                checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
+            for v in value["violations"]:
+                v["copy"] = copy
+            violations += value["violations"]
+            for rule, reason, model in value["not_evaluated"]:
+                key = (rule, reason, model)
+                not_evaluated[key] = not_evaluated.get(key, 0) + 1
+        elif kind == "seen":
+            selection.merge(value)
+        else:
+            (errors if kind == "error" else skipped).append(value)
+
+    from ..policy.budgets import rules_of
+
+    budget_rules = set(rules_of(settings.budgets))
+
+    def in_scope(e: Entry) -> bool:
+        return (e.rule in settings.rules or e.rule in budget_rules) and selection.covers(e.kernel, e.target)
+
+    found = [bl.Entry(v["kernel"], v["target"], v["rule"], v["value"], v["location"], v["copy"]) for v in violations]
+    statuses, stale = bl.classify(found, entries, in_scope)
+    by_key = bl.entries_by_key(entries)
+    for v, f, status in zip(violations, found, statuses, strict=True):  # classify keeps found's order
+        v["status"] = status
+        entry = bl.accepted_by(f, by_key)
+        v["accepted_value"] = None if entry is None else entry.value
+    result: dict[str, Any] = {
+        "settings": settings.as_dict(),
+        "baseline": None,  # the caller names its file
+        "config_overrides": [],  # the caller says what its flags overrode
+        "violations": violations,
+        "stale": [e.as_dict() for e in stale],
+        "not_evaluated": [
+            {"rule": r, "reason": why, "kernels": n, "model": model} for (r, why, model), n in not_evaluated.items()
+        ],
+        "skipped": skipped,
+        "errors": errors,
+    }
+    failing = sum(v["status"] in check_report.FAILING for v in violations)
+    result["summary"] = {
+        "kernels": kernels,
+        "violations": len(violations),
+        "failing": failing,
+        "accepted": len(violations) - failing,
+        "stale": len(stale),
+        "errors": len(errors),
+    }
+
+    return CheckRun(result, found, checked, in_scope)
+
+
+def check_file(
+    item: FileItem, spec: tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool], list[str]]
+) -> Iterator[Event]:
+    """Yield ("kernel", record) per kernel checked, ("skipped", record) and ("error", record)
+    per part passed over or unreadable, and last ("seen", what the selection passed over)."""
+    import dataclasses
+
+    from ..demangle import demangle
+    from ..errors import AmdoccError
+    from ..identity import location_of, relative_path
+    from ..integrations.launches import recorded_launch
+    from ..policy.checks import Settings, declared_block, evaluate
+    from .reading import kernel_error
+    from .selection import Selection, selected_in
+
+    settings_dict, chosen, roots = spec
+    settings = Settings(**settings_dict)
+    selection = Selection(*chosen)
+    where = selection.evaluation()
+    for kind, value in selected_in(item, selection):
+        if kind == "code_object":
+            place = selection.evaluated_as(value.target_id, value.target)
+            location = location_of(relative_path(value.path, roots), value.origin.hops)
+            continue
+        if kind != "kernel":
+            yield kind, value
+            continue
+        co, kernel = value
+        ident = {
+            "path": co.path,
+            "origin": co.origin.chain,
+            "kernel": kernel.name,
+            "symbol": kernel.symbol,
+            "demangled": demangle(kernel.name),
+            **place,
+            "location": location,  # with "copy", numbered by run(): amdocc.identity
+        }
+        try:
+            judged, declared, launch = settings, declared_block(kernel), None
+            if item_path := co.path:  # a launch a Triton cache or .pt2 records: judged at it
+                launch = recorded_launch(
+                    item_path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
+                )
+            if launch is not None:
+                declared = (launch.block_size, f"{launch.source} launch")
+                if not settings.dynamic_lds:
+                    judged = dataclasses.replace(settings, dynamic_lds=launch.dynamic_lds)
+            verdict = evaluate(kernel, judged, where=where, declared=declared)
+            budget_outcomes = budget_check(kernel, judged, where, declared, ident["demangled"])
+        except AmdoccError as exc:
+            yield "error", kernel_error(co, kernel, exc)
+            continue
+        yield (
+            "kernel",
+            {
+                **ident,
+                "violations": [
+                    {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
+                    for v in verdict.violations
+                ]
+                + [
+                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message}
+                    for b in budget_outcomes
+                    if b.violated
+                ],
+                "not_evaluated": [(n.rule, n.reason, n.model) for n in verdict.not_evaluated]
+                + [(b.rule, b.message, None) for b in budget_outcomes if not b.violated],
+                "launch": None if launch is None else launch.as_dict(),
+            },
+        )
+
+
+def budget_check(
+    kernel: Kernel, settings: Settings, where: dict[str, Any], declared: tuple[int | None, str], demangled: str
+) -> list[Outcome]:
+    """The budgets' comparisons on one kernel, at the --block given, else the declared (or
+    recorded) launch."""
+    if not settings.budgets:
+        return []
+    from ..models import occupancy
+    from ..policy.budgets import Facts, evaluate
+
+    block, source = (settings.block, "given") if settings.block else declared
+    facts = Facts(kernel, where, block, source, settings.dynamic_lds, occupancy)
+    return evaluate(settings.budgets, (kernel.name, demangled), facts)
+
+
+def check(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    target: str | None = None,
+    device: str | None = None,
+    kernel: str | None = None,
+    what_if: bool = False,
+    baseline: str | os.PathLike[str] | None = None,
+    jobs: int | None = 1,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Check every selected kernel of ``paths``: the record ``amdocc check --json`` prints
+    ({"settings", "violations", "stale", "not_evaluated", "summary", ...}). ``settings`` are
+    amdocc.policy.checks.Settings' fields (``rules``, ``max_vgpr_spills``, ``max_sgpr_spills``,
+    ``max_scratch``, ``min_occupancy``, ``block``, ``dynamic_lds``, ``model``, ``budgets``); a
+    ``baseline`` file's accepted violations are classified as accepted. A violation counts as
+    failing when ``result["summary"]["failing"]`` is not 0."""
+    from pathlib import Path
+
+    from ..errors import UsageError
+    from ..policy import baseline as bl
+    from ..policy import check_config as cfg
+    from ..policy.checks import Settings
+    from .selection import Selection
+
+    chosen = Settings(**settings)
+    selection = Selection(target, device, kernel, what_if)
+    if selection.named is not None:
+        cfg.floor_on(chosen, selection.named[1], selection.target_text or "")
+    entries = bl.read(Path(baseline)) if baseline is not None else []
+    run = run_check(path_list(paths), chosen, selection, entries, jobs)
+    if not selection.matched:
+        raise UsageError(selection.nothing_selected())
+    run.result["baseline"] = None if baseline is None else str(baseline)
+    return run.result

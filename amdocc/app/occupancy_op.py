@@ -1,0 +1,194 @@
+"""occupancy: workgroups per CU for each kernel of some files, explained (``amdocc occupancy``).
+
+The per-file worker (``occupancy_file``) is what the CLI streams and what :func:`occupancy`
+gathers; ``block_for`` and ``selected_kernels`` are shared by the operations that evaluate a
+kernel at its declared block size (census, diff, sweep, split, verify).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .reading import StrPath, path_list
+
+if TYPE_CHECKING:
+    from ..codeobject import CodeObject, Kernel
+    from ..models import Occupancy
+    from .reading import Event, FileItem, Record
+    from .selection import Selection
+
+
+def selected_kernels(paths: list[str], selection: Selection, failures: list[str]) -> list[tuple[CodeObject, Kernel]]:
+    """(code object, kernel) for every kernel the PATHs and the selection keep; what could not
+    be read is appended to ``failures`` (one-line messages)."""
+    from .reading import read
+
+    chosen: list[tuple[CodeObject, Kernel]] = []
+    for item in files_of(paths):
+        for kind, value in read(item):
+            if kind == "error":
+                failures.append(value["error"])
+            elif kind == "code_object":
+                chosen.extend((value, k) for k in selection.kernels_of(value))
+    return chosen
+
+
+def files_of(paths: list[str]) -> list[tuple[str, bool]]:
+    from . import parallel
+
+    return parallel.expand(paths)
+
+
+def block_for(kernel: Kernel, given: int | None, model: str) -> tuple[int | None, str]:
+    """The block size to evaluate at and where it came from: the given one, none for the llvm
+    model (its flat workgroup range), else the size the kernel declares (or the largest)."""
+    from ..policy.checks import declared_block
+    from ..targets import MAX_WORKGROUP_SIZE
+
+    if given is not None:
+        return given, "given"
+    if model == "llvm":
+        return None, "flat workgroup range"
+    size, source = declared_block(kernel)
+    if size is None:
+        return MAX_WORKGROUP_SIZE, f"default {MAX_WORKGROUP_SIZE}"
+    return size, source.lstrip(".")
+
+
+def result_record(occ: Occupancy, next_step: dict[str, Any] | None, **where: Any) -> dict[str, Any]:
+    out = dict(where)
+    out.update(occ.as_dict())
+    out["next_step"] = next_step
+    return out
+
+
+@dataclass(frozen=True)
+class OccupancyOptions:
+    """What ``occupancy_file`` needs to evaluate one file (picklable, for a worker process):
+    the selection (target, device, kernel pattern, what-if), the launch (block and dynamic LDS;
+    None: the kernel's declared size or recorded launch, and 0), the model and amdocc.occupancy's
+    model options, whether rows come back as JSON text (which a streaming writer prints as is)
+    or as dicts, and the mode of kernels whose code object does not record it ("wgp", "cu")."""
+
+    target: str | None
+    device: str | None
+    kernel: str | None
+    what_if: bool
+    block: int | None
+    dynamic_lds: int | None  # None: not given (0, or the recorded launch's)
+    model: str
+    options: dict[str, Any]
+    as_json: bool
+    mode: str | None = None  # --wgp/--cu-mode: for kernels whose code object does not record it
+
+
+def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
+    """Yield ("results", rows of one code object), ("error", record), ("skipped", record) and,
+    last, ("seen", what the selection passed over) for one file. Rows are JSON text or dicts
+    for the table, so a worker process can send them back."""
+    from .. import report
+    from ..demangle import demangle
+    from ..errors import AmdoccError
+    from ..integrations.launches import recorded_launch
+    from ..models import occupancy, usage_of
+    from ..models.nextstep import search_next_step
+    from .reading import kernel_error, read
+    from .selection import Selection
+
+    selection = Selection(spec.target, spec.device, spec.kernel, spec.what_if)
+    where = selection.evaluation()
+    for kind, co in read(item):
+        if kind != "code_object":
+            yield kind, co
+            continue
+        rows: list[str | dict[str, Any]] = []
+        for kernel in selection.kernels_of(co):
+            block, source = block_for(kernel, spec.block, spec.model)
+            try:
+                launch = recorded_launch(
+                    co.path, co.origin.chain, kernel.name, co.target_id.processor, kernel.resources.wavefront_size
+                )
+                dynamic_lds = spec.dynamic_lds or 0
+                lds_source = "default" if spec.dynamic_lds is None else "given"
+                if launch is not None and spec.model != "llvm":  # llvm: the compiler's own view
+                    if spec.block is None:
+                        block, source = launch.block_size, f"{launch.source} launch"
+                    if spec.dynamic_lds is None:
+                        dynamic_lds, lds_source = launch.dynamic_lds, f"{launch.source} launch"
+                occ = occupancy(
+                    kernel,
+                    block_size=block,
+                    dynamic_lds=dynamic_lds,
+                    model=spec.model,
+                    mode=spec.mode,
+                    **where,
+                    **spec.options,
+                )
+                usage = usage_of(kernel, where.get("target"), where.get("device"), spec.mode)
+                step = search_next_step(usage, occ, **step_options(spec.model, spec.options))
+            except AmdoccError as exc:
+                yield "error", kernel_error(co, kernel, exc)
+                continue
+            row = result_record(
+                occ,
+                step,
+                path=co.path,
+                origin=co.origin.chain,
+                kernel=kernel.name,
+                symbol=kernel.symbol,
+                demangled=demangle(kernel.name),
+                target=str(co.target_id),
+                block_source=source,
+                dynamic_lds_source=lds_source,
+                launch=None if launch is None else launch.as_dict() | {"label": launch.label},
+            )
+            rows.append(report.dumps(row) if spec.as_json else row)
+        if rows:
+            yield "results", rows
+    yield "seen", selection.summary()
+
+
+def step_options(model: str, options: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k != "profile"} if model != "hip" else dict(options)
+
+
+def occupancy(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    model: str = "hip",
+    block: int | None = None,
+    dynamic_lds: int | None = None,
+    target: str | None = None,
+    device: str | None = None,
+    kernel: str | None = None,
+    what_if: bool = False,
+    mode: str | None = None,
+    jobs: int | None = 1,
+    **model_options: Any,
+) -> dict[str, list[Record]]:
+    """Every selected kernel of ``paths`` evaluated as ``amdocc occupancy --json`` evaluates it:
+    ``{"results": [...], "skipped": [...], "errors": [...]}``, the same records. ``block`` and
+    ``dynamic_lds`` default to each kernel's declared size (or a recorded launch) and 0;
+    ``mode`` ("wgp" or "cu") applies to kernels whose code object does not record it;
+    ``model_options`` are amdocc.occupancy's (``profile``, ``llvm_version``, ``trap_reserve``).
+    A selection that matches nothing raises UsageError naming what is there."""
+    from ..errors import UsageError
+    from . import parallel
+    from .selection import Selection
+
+    selection = Selection(target, device, kernel, what_if)  # a target and device that disagree: refused
+    files = parallel.expand(path_list(paths))
+    spec = OccupancyOptions(target, device, kernel, what_if, block, dynamic_lds, model, model_options, False, mode)
+    out: dict[str, list[Record]] = {"results": [], "skipped": [], "errors": []}
+    for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(jobs, len(files))):
+        if kind == "seen":
+            selection.merge(value)
+        elif kind in ("error", "skipped"):
+            out["errors" if kind == "error" else "skipped"].append(value)
+        else:
+            out["results"].extend(value)
+    if not out["results"] and not selection.matched:
+        raise UsageError(selection.nothing_selected())
+    return out

@@ -1,0 +1,66 @@
+"""One file as a worker reads it: the events every operation's per-file worker starts from.
+
+A file of a walk (``parallel.expand``) or a part of a large one (``containers.plan``) is read
+into ("code_object", CodeObject), ("skipped", record) and ("error", record) events; the records
+are amdocc.report's JSON records, plain dicts, so a worker process can send them back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Union
+
+# A path an operation is given: text or a path object.
+StrPath = Union[str, "os.PathLike[str]"]
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from ..codeobject import CodeObject, Kernel
+    from ..containers.pieces import Part
+
+    # One input of a run: a path ("-" for stdin) or a part of a large input cut by
+    # containers.plan, and whether it was found by walking a directory.
+    FileItem: TypeAlias = tuple[str | Part, bool]
+    # What a worker yields: (kind, payload), the payload's type following the kind (see read).
+    Event: TypeAlias = tuple[str, Any]
+    # A JSON-shaped record (amdocc.report's records, a census row, a check verdict).
+    Record: TypeAlias = dict[str, Any]
+
+
+def read(item: FileItem) -> Iterator[Event]:
+    """One file of ``expand`` (or a part of a large one), as a worker reports it: ("code_object", CodeObject), and
+    ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
+    JSON records of amdocc.report, located as their messages say)."""
+    from .. import report
+    from ..codeobject import CodeObject
+    from ..containers import Skipped, part_path
+    from ..errors import AmdoccError
+    from ..loader import iter_load
+
+    path, in_directory = item
+    try:
+        for x in iter_load(path, in_directory=in_directory):
+            if isinstance(x, CodeObject):
+                yield "code_object", x
+            elif isinstance(x, Skipped):
+                yield "skipped", report.skipped_record(x)
+            else:
+                yield "error", report.failed_record(x)
+    except AmdoccError as exc:
+        yield "error", report.error_record(exc, path if isinstance(path, str) else part_path(path))
+
+
+def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
+    """An error evaluating one kernel, as a record: the rest of its file is still evaluated."""
+    from .. import report
+
+    return {**report.origin_record(co.origin), "kernel": kernel.name, "error": f"{co.origin}: {kernel.name}: {exc}"}
+
+
+def path_list(paths: StrPath | Iterable[StrPath]) -> list[str]:
+    """The PATHs an operation was given, one or many, as text ("-" is standard input)."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [os.fspath(p) for p in paths]

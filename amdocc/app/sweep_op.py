@@ -1,0 +1,77 @@
+"""sweep: one kernel's workgroups per CU over a grid of block sizes × dynamic LDS sizes, with
+the limiting resource of each cell (``amdocc sweep``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..codeobject import Kernel
+    from ..models import KernelUsage
+
+
+def default_blocks(wave: int, limit: int) -> list[int]:
+    steps = [wave * k for k in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16) if wave * k <= limit]
+    return steps + ([limit] if limit not in steps else [])
+
+
+def default_dynamic_lds(static: int, per_workgroup: int) -> list[int]:
+    sizes, size = [0], 4096
+    while static + size <= per_workgroup:
+        sizes.append(size)
+        size *= 2
+    if sizes[-1] + static < per_workgroup:
+        sizes.append(per_workgroup - static)
+    return sizes
+
+
+def sweep(
+    kernel: Kernel | KernelUsage,
+    *,
+    blocks: Iterable[int] | None = None,
+    dynamic_lds: Iterable[int] | None = None,
+    model: str = "hip",
+    target: str | None = None,
+    device: str | None = None,
+    what_if: bool = False,
+    **model_options: Any,
+) -> dict[str, Any]:
+    """The grid ``amdocc sweep --json`` prints for one kernel (a Kernel, or a KernelUsage such
+    as amdocc.models.manual makes): ``{"unit", "blocks", "dynamic_lds", "grid"}``, one grid
+    record per (dynamic LDS, block size) cell in that order. ``blocks`` defaults to wave
+    multiples up to the kernel's largest workgroup, ``dynamic_lds`` to 0 and powers of two up to
+    the target's limit; ``target``/``device``/``what_if`` and ``model_options`` are
+    amdocc.occupancy's."""
+    from ..models import occupancy, usage_of
+    from ..models.usage import KernelUsage
+    from ..targets import MAX_WORKGROUP_SIZE
+
+    usage = kernel if isinstance(kernel, KernelUsage) else usage_of(kernel, target, device)
+    where: dict[str, Any] = {"target": target, "what_if": True} if what_if else {}
+    t = usage.target
+    limit = min(usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
+    blocks = list(blocks) if blocks else default_blocks(usage.wave, limit)
+    lds_sizes = list(dynamic_lds) if dynamic_lds else default_dynamic_lds(usage.lds, t.lds_per_workgroup)
+    grid: list[dict[str, Any]] = []
+    unit: str | None = None
+    for dyn in lds_sizes:
+        for block in blocks:
+            occ = occupancy(
+                usage, device=device, block_size=block, dynamic_lds=dyn, model=model, **where, **model_options
+            )
+            unit = unit or occ.unit
+            grid.append(
+                {
+                    "block_size": block,
+                    "dynamic_lds": dyn,
+                    "blocks_per_cu": occ.blocks_per_cu,
+                    "blocks_per_wgp": occ.blocks_per_cu if occ.per_wgp else None,
+                    "unit": occ.unit,
+                    "waves_per_simd": occ.waves_per_simd,
+                    "limiter": occ.limiter,
+                    "error": occ.error,
+                    "launchable": occ.launchable,
+                }
+            )
+    return {"unit": unit, "blocks": blocks, "dynamic_lds": lds_sizes, "grid": grid}
