@@ -190,6 +190,28 @@ def test_cli_refuses_occupancy_of_local_counts_unless_asked_for_a_what_if():
     assert all(r["what_if"] for r in results)
 
 
+def test_check_and_census_keep_a_relocatables_kernels_and_leave_out_only_what_needs_the_callees():
+    """A gate over a build tree meets relocatables: their kernels are checked on what they hold
+    (spills, scratch, LDS from the note llvm-readelf-22 prints) and the occupancy and launch rules
+    are "not evaluated" with the reason, exit 0, never "unreadable" (exit 2)."""
+    import json
+
+    path = str(OBJECTS / "linking_calls.o")
+    names = sorted(_kernels((OBJECTS / "linking_calls.o.readelf.txt").read_text()))
+    checked = _cli("check", "--json", "--min-occupancy", "1", path)
+    assert checked.returncode == 0, checked.stderr
+    doc = json.loads(checked.stdout)
+    assert doc["errors"] == [] and doc["summary"]["kernels"] == len(names)
+    local = {n["rule"]: n for n in doc["not_evaluated"] if "local counts" in n["reason"]}
+    assert set(local) == {"occupancy", "launch"} and {n["kernels"] for n in local.values()} == {len(names)}
+    census = _cli("census", "--json", path)
+    assert census.returncode == 0, census.stderr
+    assert json.loads(census.stdout)["kernels"] == len(names)
+    assert census.stderr.count("local counts") == 1  # said once for the target, with its count
+    with_what_if = _cli("check", "--json", "--what-if", "--target", "gfx942", path)
+    assert not [n for n in json.loads(with_what_if.stdout)["not_evaluated"] if "local counts" in n["reason"]]
+
+
 def test_inspect_json_carries_the_linking_record():
     import json
 

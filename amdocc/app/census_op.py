@@ -200,7 +200,7 @@ def _model_columns(
     that could not answer, with why."""
     from ..models import occupancy
     from ..models.applicable import ModelUnavailable
-    from ..policy.checks import Settings, evaluate
+    from ..policy.checks import LOCAL_COUNTS, Settings, evaluate
     from .occupancy_op import block_for
 
     verdict = evaluate(
@@ -211,7 +211,9 @@ def _model_columns(
     # A model that lacks a fact for this processor blanks its own columns, with why; the row stays.
     unmodelled = {n.model: n.reason for n in verdict.not_evaluated if n.model}
     occ = None
-    if "mode" not in found:
+    if not kernel.launchable and not where.get("what_if"):
+        unmodelled["hip"] = LOCAL_COUNTS  # a relocatable: its counts are local (the row stays)
+    elif "mode" not in found:
         try:
             occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
         except ModelUnavailable as exc:

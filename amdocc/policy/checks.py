@@ -375,6 +375,12 @@ def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: 
     return key
 
 
+LOCAL_COUNTS = (
+    "a relocatable or object-linking object: local counts, not launchable as built (--what-if with "
+    "--target evaluates it anyway)"
+)
+
+
 def _model_outcomes_uncached(
     kernel: Kernel,
     target: Target | None,
@@ -390,10 +396,15 @@ def _model_outcomes_uncached(
     problems = mode_problems(kernel, target)
     modelled = not problems
     block, source = declared
+    # A relocatable's counts are its own functions', not its callees' (docs/code-object-format.md
+    # §5): no occupancy or launch verdict unless a what-if asks; the other rules read what it holds.
+    local = not kernel.launchable and not where.get("what_if")
     if "occupancy" in rules:
         floor_block, floor_source = (settings.block, "given") if settings.block else declared
         if not modelled:
             out.append(NotEvaluated("occupancy", "the kernel cannot be modelled (see the mode rule)"))
+        elif local:
+            out.append(NotEvaluated("occupancy", LOCAL_COUNTS))
         elif floor_block is None:
             out.append(NotEvaluated("occupancy", f"no block size: {source}; give one"))
         else:
@@ -409,6 +420,8 @@ def _model_outcomes_uncached(
     if "launch" in rules:
         if not modelled:
             out.append(NotEvaluated("launch", "the kernel cannot be modelled (see the mode rule)"))
+        elif local:
+            out.append(NotEvaluated("launch", LOCAL_COUNTS))
         elif block is None:
             out.append(NotEvaluated("launch", source))
         else:
