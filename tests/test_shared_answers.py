@@ -84,15 +84,17 @@ def test_a_kernel_missing_a_count_is_named_in_its_own_verdict():
         assert f"kernel {name}:" in mode.message
 
 
-def test_a_relocatable_twin_of_a_launchable_kernel_is_still_refused(capsys):
-    # Same usage, but the twin's code object is a relocatable: amdocc.occupancy refuses its local
-    # counts (codeobject/linking.py), so census and check must report it as an error, not share.
+def test_a_relocatable_twin_of_a_launchable_kernel_never_shares_its_answers(capsys):
+    # Same usage, but the twin's code object is a relocatable: its counts are local
+    # (codeobject/linking.py), so census leaves its hip columns out and check its launch rule,
+    # each saying why, where the launchable twin gets the models' answers.
     co, k, twin = _twins()
     local = dataclasses.replace(twin, launchable=False)
-    kernel_row(co, k, "", {}, None, 0, {})
-    with pytest.raises(amdocc.AmdoccError, match="relocatable"):
-        kernel_row(co, local, "", {}, None, 0, {})
+    row = kernel_row(co, k, "", {}, None, 0, {})
+    assert row["blocks_per_cu"] is not None and row["unmodelled"] is None
+    local_row = kernel_row(co, local, "", {}, None, 0, {})
+    assert local_row["blocks_per_cu"] is None and "local counts" in local_row["unmodelled"]
     settings = Settings(rules=("launch", "mode"))
-    evaluate(k, settings, declared=declared_block(k))
-    with pytest.raises(amdocc.AmdoccError, match="relocatable"):
-        evaluate(local, settings, declared=declared_block(local))
+    assert not [n for n in evaluate(k, settings, declared=declared_block(k)).not_evaluated if n.rule == "launch"]
+    (why,) = [n for n in evaluate(local, settings, declared=declared_block(local)).not_evaluated if n.rule == "launch"]
+    assert "local counts" in why.reason
