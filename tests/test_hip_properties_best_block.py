@@ -138,9 +138,34 @@ def test_cli_against_the_runtime(capsys, tmp_path, hip_oracle, processor):
                 limit,
                 threads,
                 wave,
-                hello["maxThreadsPerMultiProcessor"],
+                0,  # every size: the block that holds the most (test_the_headers_early_stop_...)
             )
             assert (r["launch"]["block_size"], r["launch"]["blocks_per_cu"]) == launch, (spec, dyn, limit)
             assert r["launch"]["block_size"] <= spec.max_flat_workgroup_size
             assert r["launch"]["min_grid_size"] == launch[1] * hello["multiProcessorCount"]
+    client.unload(module)
+
+
+def test_the_headers_early_stop_misses_the_best_block_of_a_wave64_rdna_kernel(tmp_path, hip_oracle):
+    """Found by the property test: HIP's header search stops once a block holds the device's
+    maxThreadsPerMultiProcessor, which ROCm 7.14 reports as 2048 on gfx1100 (wave32 slots), while a
+    wave64 kernel in WGP mode can hold more. The runtime's own answers: 512 threads x 4 = 2048
+    (the header stops there) but 448 x 5 = 2240. amdocc's block to launch is 448."""
+    client = hip_oracle(runtime_dir("rocm-7.14"), "gfx1100")
+    hello = client.hello()
+    spec = SynthSpec("gfx1100", 81, 0, 33, 0, wave=64, wgp=True, max_flat_workgroup_size=512, name="k0")
+    image = synthesize_many([spec], tmp_path / "k.co")
+    module = client.load(image)["module"]
+    dyn = 10923
+
+    def ask(block: int) -> int:
+        return client.occupancy(module, "k0", block, dyn)["value"]
+
+    assert hello["maxThreadsPerMultiProcessor"] == 2048
+    assert (ask(512), ask(448)) == (4, 5)
+    assert runtime_launch_block(ask, 831, 512, 64, hello["maxThreadsPerMultiProcessor"]) == (512, 4)
+    assert runtime_launch_block(ask, 831, 512, 64, 0) == (448, 5)
+    (k,) = amdocc.load(image)[0].kernels
+    r = amdocc.max_potential_block_size(k, dynamic_lds=dyn, block_limit=831, profile="rocm-7.14")
+    assert (r.block_size, r.blocks_per_cu) == (448, 5)
     client.unload(module)
