@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from oracle.check import check_files  # noqa: E402  (tests/ is put on the path above)
-from oracle.unbundle import BUNDLER, OBJCOPY, _run, compressed_bundles  # noqa: E402
+from oracle.unbundle import OBJCOPY, _run, compressed_bundles, unbundle_one  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,24 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         per_target: Counter[str] = Counter()
         mismatches: list[str] = []
         for index, blob in enumerate(bundles):
-            piece = work / f"ccob{index}.bin"
-            piece.write_bytes(blob)
-            entries = [e for e in _run([BUNDLER, "--list", "--type=o", f"--input={piece}"]).split() if "amdgcn" in e]
-            if targets is not None:
-                entries = [e for e in entries if e.split("--", 1)[1].split(":")[0] in targets]
-            paths = [work / f"ccob{index}-{e.split('--', 1)[1].replace(':', '_')}.co" for e in entries]
-            if entries:
-                _run(
-                    [
-                        BUNDLER,
-                        "--unbundle",
-                        "--type=o",
-                        f"--input={piece}",
-                        f"--targets={','.join(entries)}",
-                        *[f"--output={p}" for p in paths],
-                    ]
-                )
-            piece.unlink()
+            paths = unbundle_one(blob, index, work, targets)
             report = check_files([str(p) for p in paths], chunk=8)
             counts.update(
                 files=report.files,

@@ -108,23 +108,29 @@ def unbundle_compressed(
     dumped.unlink()
     out = []
     for index, blob in enumerate(compressed_bundles(data)):
-        piece = work / f"ccob{index}.bin"
-        piece.write_bytes(blob)
-        entries = [e for e in _run([BUNDLER, "--list", "--type=o", f"--input={piece}"]).split() if AMDGPU_ENTRY in e]
-        if targets is not None:
-            entries = [e for e in entries if e.split("--", 1)[1].split(":")[0] in targets]
-        paths = [work / f"ccob{index}-{e.split('--', 1)[1].replace(':', '_')}.co" for e in entries]
-        if entries:
-            _run(
-                [
-                    BUNDLER,
-                    "--unbundle",
-                    "--type=o",
-                    f"--input={piece}",
-                    f"--targets={','.join(entries)}",
-                    *[f"--output={p}" for p in paths],
-                ]
-            )
-        piece.unlink()
-        out += [(index, p) for p in paths]
+        out += [(index, p) for p in unbundle_one(blob, index, work, targets)]
     return out
+
+
+def unbundle_one(blob: bytes, index: int, work: Path, targets: set[str] | None = None) -> list[Path]:
+    """The AMDGPU entries clang-offload-bundler-22 extracts from one CCOB ``blob`` (bundle number
+    ``index`` of its section) into ``work`` (only the processors in ``targets`` when given)."""
+    piece = work / f"ccob{index}.bin"
+    piece.write_bytes(blob)
+    entries = [e for e in _run([BUNDLER, "--list", "--type=o", f"--input={piece}"]).split() if AMDGPU_ENTRY in e]
+    if targets is not None:
+        entries = [e for e in entries if e.split("--", 1)[1].split(":")[0] in targets]
+    paths = [work / f"ccob{index}-{e.split('--', 1)[1].replace(':', '_')}.co" for e in entries]
+    if entries:
+        _run(
+            [
+                BUNDLER,
+                "--unbundle",
+                "--type=o",
+                f"--input={piece}",
+                f"--targets={','.join(entries)}",
+                *[f"--output={p}" for p in paths],
+            ]
+        )
+    piece.unlink()
+    return paths
