@@ -43,6 +43,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from llc_args import parse_llc_arguments  # tools/ is on the path when these run
+
 # The first string of ROCm 10.0's .comment that names the compiler, exactly as bitsandbytes
 # 0.50.2's libbitsandbytes_rocm715.so (built by ROCm 10.0) carries it in every device code object.
 PRODUCER = (
@@ -242,18 +244,7 @@ def main(argv: list[str]) -> int:
         return 0
     opts = {"-mtriple": "amdgcn-amd-amdhsa", "-mcpu": "", "-filetype": "asm", "-mattr": "", "-o": "-"}
     opts["--hsaco-dir"] = ""
-    inputs, args = [], list(argv)
-    while args:
-        arg = args.pop(0)
-        key, eq, value = arg.partition("=")
-        if key in opts and eq:
-            opts[key] = value
-        elif arg == "-o" and args:
-            opts["-o"] = args.pop(0)
-        elif arg == "-" or not arg.startswith("-"):
-            inputs.append(arg)
-        # anything else is an llc option this driver has no use for
-    source = inputs[0] if inputs else "-"
+    source = parse_llc_arguments(argv, opts)
     ir = stamp(sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes())
     triple, cpu, features = opts["-mtriple"], opts["-mcpu"], opts["-mattr"]
     try:

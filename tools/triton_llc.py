@@ -31,6 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from llc_args import parse_llc_arguments  # tools/ is on the path when these run
+
 ABI_VERSION = 1  # the version of the options struct the library checks (amdgpu_codegen.cc)
 
 
@@ -182,18 +184,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--link"]:
         return link(argv[1:])
     opts = {"-mtriple": "", "-mcpu": "", "-filetype": "asm", "-mattr": "", "-o": "-", "--hsaco-dir": ""}
-    inputs, args = [], list(argv)
-    while args:
-        arg = args.pop(0)
-        key, eq, value = arg.partition("=")
-        if key in opts and eq:
-            opts[key] = value
-        elif arg == "-o" and args:
-            opts["-o"] = args.pop(0)
-        elif arg == "-" or not arg.startswith("-"):
-            inputs.append(arg)
-        # anything else is an llc option this library has no use for
-    source = inputs[0] if inputs else "-"
+    source = parse_llc_arguments(argv, opts)
     ir = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
     triple, cpu, features = opts["-mtriple"], opts["-mcpu"], opts["-mattr"]
 
