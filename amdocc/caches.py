@@ -9,6 +9,7 @@ each has a bound, so that a long-running process cannot grow it without limit.
     def parse(word: str) -> Thing: ...
 
     register("amdocc.module._TABLE", _TABLE.clear)   # a hand-made cache (a dict with its own bound)
+    _SEEN = Memo("amdocc.module._SEEN", 1 << 16)     # a bounded, registered dict for keys computed by hand
     clear_all()                                      # empties every registered cache
 
 This module imports only the standard library, so that any room of the package may use it.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -64,3 +65,31 @@ def clear(name: str) -> None:
 
 
 __all__ = ["cached", "clear", "clear_all", "names", "register"]
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Memo(Generic[K, V]):
+    """A dict of answers keyed by a key the caller builds (for a key that is not the arguments'
+    tuple: the models' name-free usage, a check's question), registered under ``name`` and
+    emptied when it reaches ``maxsize`` entries."""
+
+    def __init__(self, name: str, maxsize: int) -> None:
+        if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
+            raise ValueError(f"a cache needs a bound: maxsize must be a positive int, not {maxsize!r}")
+        self._data: dict[K, V] = {}
+        self.maxsize = maxsize
+        register(name, self._data.clear)
+
+    def get(self, key: K) -> V | None:
+        return self._data.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        if len(self._data) >= self.maxsize:
+            self._data.clear()
+        self._data[key] = value
+
+    def __len__(self) -> int:
+        return len(self._data)

@@ -13,7 +13,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..caches import register
+from ..caches import Memo
 
 if TYPE_CHECKING:
     from ..census import Summary
@@ -151,9 +151,7 @@ def kernel_row(
     if answers is None:
         answers = _model_columns(kernel, declared, given_block, dynamic_lds, where)
         if key is not None:
-            if len(_MODEL_COLUMNS) >= _MAX_MODEL_COLUMNS:
-                _MODEL_COLUMNS.clear()
-            _MODEL_COLUMNS[key] = answers
+            _MODEL_COLUMNS.put(key, answers)
     columns, problem, unmodelled = answers
     return {
         "member": member,
@@ -186,11 +184,10 @@ def kernel_row(
 
 
 # The columns the models answer, shared by kernels that differ only in name (policy.checks.model_key):
-# a library's thousands of instances of one template are evaluated once. Bounded, and registered
-# with amdocc.caches so that clear_all() empties it.
-_MODEL_COLUMNS: dict[Hashable, tuple[dict[str, Any], str | None, dict[str, str]]] = {}
-_MAX_MODEL_COLUMNS = 1 << 16
-register(f"{__name__}._MODEL_COLUMNS", _MODEL_COLUMNS.clear)
+# a library's thousands of instances of one template are evaluated once.
+_MODEL_COLUMNS: Memo[Hashable, tuple[dict[str, Any], str | None, dict[str, str]]] = Memo(
+    f"{__name__}._MODEL_COLUMNS", 1 << 16
+)
 
 
 def _model_columns(

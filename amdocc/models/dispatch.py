@@ -10,7 +10,7 @@ import dataclasses
 import operator
 from typing import TYPE_CHECKING, Any
 
-from ..caches import register
+from ..caches import Memo
 from ..errors import UsageError
 from .applicable import check as check_applicable
 from .hip import hip_occupancy
@@ -36,9 +36,8 @@ OPTIONS: dict[str, dict[str, Any]] = {
 # name (the thousands of instances of one template in a library) share one answer.
 _ANSWER_FIELDS = tuple(f.name for f in dataclasses.fields(KernelUsage) if f.name != "name")
 answer_key = operator.attrgetter(*_ANSWER_FIELDS)  # a usage as the models see it
-_ANSWERS: dict[tuple[Any, ...], Occupancy] = {}
-_MAX_ANSWERS = 1 << 16  # bounded: a corpus of distinct kernels cannot grow it without end
-register(f"{__name__}._ANSWERS", _ANSWERS.clear)
+# Bounded: a corpus of distinct kernels cannot grow it without end.
+_ANSWERS: Memo[tuple[Any, ...], Occupancy] = Memo(f"{__name__}._ANSWERS", 1 << 16)
 
 
 def cached_occupancy(
@@ -52,9 +51,7 @@ def cached_occupancy(
     occ = _ANSWERS.get(key)
     if occ is None:
         occ = compute(usage, model, block_size, dynamic_lds, lds_bytes=lds_bytes, **dict(opts))
-        if len(_ANSWERS) >= _MAX_ANSWERS:
-            _ANSWERS.clear()
-        _ANSWERS[key] = occ
+        _ANSWERS.put(key, occ)
     return with_query(occ, query)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..caches import register
+from ..caches import Memo
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -324,9 +324,7 @@ def evaluate(
 
 # The occupancy, launch, lds and mode outcomes of kernels that differ only in name are the same
 # (no message names the kernel): a library's thousands of instances of one template share them.
-_MODEL_OUTCOMES: dict[Hashable, tuple[Outcome, ...]] = {}
-_MAX_MODEL_OUTCOMES = 1 << 16
-register(f"{__name__}._MODEL_OUTCOMES", _MODEL_OUTCOMES.clear)
+_MODEL_OUTCOMES: Memo[Hashable, tuple[Outcome, ...]] = Memo(f"{__name__}._MODEL_OUTCOMES", 1 << 16)
 
 
 def _model_outcomes(
@@ -344,9 +342,7 @@ def _model_outcomes(
             return cached
     out = _model_outcomes_uncached(kernel, target, settings, where, declared)
     if key is not None:
-        if len(_MODEL_OUTCOMES) >= _MAX_MODEL_OUTCOMES:
-            _MODEL_OUTCOMES.clear()
-        _MODEL_OUTCOMES[key] = out
+        _MODEL_OUTCOMES.put(key, out)
     return out
 
 
