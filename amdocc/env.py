@@ -123,6 +123,16 @@ VARIABLES: dict[str, Variable] = {
             ("abc", "-1", "1.5"),
         ),
         Variable(
+            "AMDOCC_VERIFY_HASHES",
+            "amdocc",
+            "1: check each compressed bundle's MD5 against its header, a mismatch being an error "
+            "(default 0: not checked, as clang-offload-bundler and HIP's loader do not)",
+            "0 or 1",
+            _switch,
+            "1",
+            ("yes", "2", "true"),
+        ),
+        Variable(
             "AMDOCC_LLVM_BIN",
             "amdocc.testing",
             "directory holding LLVM's tools, for amdocc.testing.synth (default: <tool>-22 on PATH)",

@@ -108,6 +108,33 @@ def test_a_v2_zstd_bundle_whose_frame_asks_a_window_over_128_mib_is_read_like_ll
     assert [e.entry_id for e in entries] == listed
 
 
+@pytest.mark.llvm22
+def test_a_wrong_hash_is_read_as_clang_offload_bundler_and_hips_loader_read_it(tmp_path, monkeypatch):
+    # LLVM computes the MD5 only under -verbose and then only prints "Hashes match: No"; comgr,
+    # which HIP unbundles through, never asks. So by default amdocc reads the file as they do,
+    # and AMDOCC_VERIFY_HASHES=1 turns the mismatch into an error at the hash field.
+    bundle = build_bundle([(ID0, CODE_OBJECT)])
+    ccob = build_ccob(3, 1, bundle, digest=0x1234)
+    path = tmp_path / "wrong_hash.co"
+    path.write_bytes(ccob)
+    verbose = subprocess.run(
+        ["clang-offload-bundler-22", "-list", "-type=o", "-verbose", f"-input={path}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert verbose.stdout.split() == [ID0.decode()]
+    assert "Hashes match: No" in verbose.stderr
+    data = LEAD + ccob
+    monkeypatch.delenv("AMDOCC_VERIFY_HASHES", raising=False)
+    result = decompress_ccob(data, AT, len(data), ORIGIN, Limits.from_env())
+    assert result.payload == bundle
+    monkeypatch.setenv("AMDOCC_VERIFY_HASHES", "1")
+    with pytest.raises(FormatError) as info:
+        decompress_ccob(data, AT, len(data), ORIGIN, Limits.from_env())
+    assert info.value.offset == AT + 24 and "hash mismatch: header 0x0000000000001234" in info.value.message
+
+
 def test_a_v2_total_size_past_the_end_says_how_many_bytes_are_left_from_the_bundle_start():
     ccob = build_ccob(2, 0, CODE_OBJECT, total_delta=1)
     data = LEAD + ccob

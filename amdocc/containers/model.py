@@ -54,12 +54,18 @@ class Limits:
     mmap_threshold: int = 64 << 20
     # Bytes one zip archive (a wheel) may expand to, nested archives included.
     max_archive_bytes: int = 8 << 30
+    # Check each compressed bundle's MD5 against its header. Off by default, as in the tools
+    # that load these files: clang-offload-bundler and comgr (which HIP unbundles through)
+    # compute it only with -verbose, and even then only print whether it matches, so a file
+    # they load is read here too. The declared size and every structure inside are checked
+    # either way; the MD5 costs about 1.7 s per decompressed GiB.
+    verify_hashes: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
         """The defaults, each replaced by its variable when that is set (``AMDOCC_MAX_DEPTH`` for
-        ``max_depth``, and so on; byte bounds take K/M/G suffixes). A value that is not a whole
-        number >= 0 is a UsageError naming the variable (amdocc.env)."""
+        ``max_depth``, and so on; byte bounds take K/M/G suffixes, ``AMDOCC_VERIFY_HASHES`` 0 or
+        1). A value its variable does not take is a UsageError naming the variable (amdocc.env)."""
         from .. import env
 
         given = {field: env.read(f"AMDOCC_{field.upper()}", environ) for field in cls.__slots__}
