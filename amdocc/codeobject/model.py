@@ -39,7 +39,7 @@ class Finding:
         return {"code": self.code, "severity": self.severity, "message": self.message}
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Resources:
     """What a kernel uses and what the hardware allocates for it, with both views kept.
 

@@ -12,13 +12,15 @@ Every disagreement between the views becomes a finding; nothing is silently corr
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..binary import align_up
+from ..caches import Memo
 from ..numbers import is_whole
 from ..targets import MAX_WORKGROUP_SIZE, Target
-from .descriptor import SGPR_ENCODE_GRANULE, Descriptor
+from .descriptor import RSRC_WORDS, SGPR_ENCODE_GRANULE, Descriptor
 from .model import ERROR, INFO, WARNING, Finding, Resources
 
 # CO v2 YAML CodeProps → the v3 note names used everywhere else.
@@ -450,6 +452,50 @@ def check_ranges(
     return found
 
 
+# The note keys the steps below read; with the descriptor's words and the resource symbols they
+# are everything a kernel's resources and findings depend on (no finding names the kernel).
+_NOTE_KEYS = (
+    ".wavefront_size",
+    ".workgroup_processor_mode",
+    ".vgpr_count",
+    ".agpr_count",
+    ".sgpr_count",
+    ".group_segment_fixed_size",
+    ".private_segment_fixed_size",
+    ".kernarg_segment_size",
+    ".uses_dynamic_stack",
+    ".max_flat_workgroup_size",
+    ".sgpr_spill_count",
+    ".vgpr_spill_count",
+)
+# The descriptor words the steps read, its bit fields being decoded from the rsrc words and the
+# processor alone (descriptor.py); the entry offset, which differs per kernel, is not one.
+_DESCRIPTOR_WORDS = operator.itemgetter(
+    "group_segment_fixed_size", "private_segment_fixed_size", "kernarg_size", *RSRC_WORDS
+)
+
+# A library is thousands of instances of a few templates: jax's xla_rocm_plugin.so has 409,773
+# kernels, most of them sharing their counts with another. Resolved once per distinct input.
+_RESOLVED: Memo[tuple[Any, ...], tuple[Resources, tuple[Finding, ...]]] = Memo(f"{__name__}._RESOLVED", 1 << 16)
+
+
+_PLAIN = frozenset((int, bool, type(None)))
+
+
+def _resolve_key(
+    target: Target | None, co_version: int, md: dict[str, Any], descriptor: Descriptor | None, symbols: dict[str, int]
+) -> tuple[Any, ...] | None:
+    """What ``resolve`` reads, as a key: each note value with its type (True == 1 == 1.0 in
+    Python, and a finding quotes the value as written); None for a value that is not a plain
+    integer (a float, string, list or map: rare, unhashable or not, and resolved each time)."""
+    values = tuple(map(md.get, _NOTE_KEYS))
+    kinds = tuple(map(type, values))
+    if not _PLAIN.issuperset(kinds):
+        return None
+    words = (descriptor.wave_size, *_DESCRIPTOR_WORDS(descriptor.words)) if descriptor is not None else ()
+    return (target, co_version, bool(md), values, kinds, words, tuple(sorted(symbols.items())) if symbols else ())
+
+
 def resolve(
     target: Target | None,
     co_version: int,
@@ -460,8 +506,31 @@ def resolve(
     note: dict[str, Any] | None = None,
 ) -> Resources:
     """A kernel's resources from its note (``note``, or ``metadata`` under v3 names), descriptor and
-    resource symbols; every finding the steps raise is appended to ``findings``, in step order."""
+    resource symbols; every finding the steps raise is appended to ``findings``, in step order.
+    Kernels with equal inputs share one (frozen) Resources."""
     md = note if note is not None else note_view(metadata, co_version)
+    key = _resolve_key(target, co_version, md, descriptor, symbols)
+    if key is not None:
+        hit = _RESOLVED.get(key)
+        if hit is not None:
+            findings.extend(hit[1])
+            return hit[0]
+    found: list[Finding] = []
+    resources = _resolve(target, co_version, md, descriptor, symbols, found)
+    if key is not None:
+        _RESOLVED.put(key, (resources, tuple(found)))
+    findings.extend(found)
+    return resources
+
+
+def _resolve(
+    target: Target | None,
+    co_version: int,
+    md: dict[str, Any],
+    descriptor: Descriptor | None,
+    symbols: dict[str, int],
+    findings: list[Finding],
+) -> Resources:
     f: dict[str, int] = descriptor.fields if descriptor is not None else {}
     wave = resolve_wave(target, md, descriptor)
     vgprs = resolve_vgprs(target, md, f, symbols, wave.size)
