@@ -134,15 +134,6 @@ def test_bad_compressed_bundles(label, blob, needle):
     assert str(items[0].error).startswith("<bytes>: ")
 
 
-def test_a_wrong_hash_is_an_error_at_the_hash_field_when_hashes_are_verified():
-    blob = _ccob(BUNDLE, hash_value=1)
-    (item,) = list(scan(blob, Limits(verify_hashes=True)))
-    assert isinstance(item, Failed)
-    assert item.error.offset == 24  # the v3 header's hash field: magic, version, method, two u64 sizes
-    expected = int.from_bytes(hashlib.md5(BUNDLE).digest()[:8], "little")
-    assert f"hash mismatch: header 0x0000000000000001, MD5 of the payload gives {expected:#018x}" in str(item.error)
-
-
 def test_bundle_entry_past_the_end_is_an_error_naming_the_offset():
     # Entry 1's offset field: header (24 magic + 8 count), entry 0 (24 + id), then entry 1.
     id0 = struct.unpack_from("<Q", BUNDLE, 32 + 16)[0]

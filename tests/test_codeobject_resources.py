@@ -294,10 +294,14 @@ def test_kernels_with_equal_inputs_get_the_same_resources_and_each_its_own_findi
     # A library repeats a few templates thousands of times: the second kernel is answered from
     # the first, with the same numbers and a copy of the same findings in its own list.
     md = {".vgpr_count": 100, ".agpr_count": 64, ".sgpr_count": 30, ".name": "a"}
-    kd = descriptor(GFX942, vgpr_blocks=15, sgpr_blocks=3, accum_granules=8)  # 128 VGPRs and 32 SGPRs allocated, ACCUM_OFFSET 36
+    kd = descriptor(
+        GFX942, vgpr_blocks=15, sgpr_blocks=3, accum_granules=8
+    )  # 128 VGPRs and 32 SGPRs allocated, ACCUM_OFFSET 36
     first, first_found = [], []
     r1 = resolve(GFX942, 5, md, kd, {}, first_found)
-    r2 = resolve(GFX942, 5, {**md, ".name": "b"}, descriptor(GFX942, vgpr_blocks=15, sgpr_blocks=3, accum_granules=8), {}, first)
+    r2 = resolve(
+        GFX942, 5, {**md, ".name": "b"}, descriptor(GFX942, vgpr_blocks=15, sgpr_blocks=3, accum_granules=8), {}, first
+    )
     assert r1 == r2 and (r2.vgprs, r2.agprs, r2.vgprs_allocated, r2.accum_offset) == (100, 64, 128, 36)
     assert first == first_found and first is not first_found
     # 128 allocated for 100 used is past align_up(100, 8) = 104; 100 - 64 = 36 = ACCUM_OFFSET.
@@ -314,7 +318,8 @@ def test_values_python_calls_equal_but_the_note_writes_differently_are_not_share
         _, found = resolved(GFX1100, {".workgroup_processor_mode": written, ".wavefront_size": 32}, kd)
         messages.append(found["wgp-mode-mismatch"].message)
     assert messages == [
-        f"metadata .workgroup_processor_mode {w} but the descriptor WGP_MODE bit is 0" for w in ("1", "True", "1", "True")
+        f"metadata .workgroup_processor_mode {w} but the descriptor WGP_MODE bit is 0"
+        for w in ("1", "True", "1", "True")
     ]
     r, found = resolved(GFX942, {".vgpr_count": 41.5})
     assert r.vgprs is None and "41.5" in found["metadata-type"].message

@@ -19,7 +19,7 @@ import pytest
 import amdocc
 from amdocc import FormatError, UsageError
 from amdocc.policy import baseline, check_config
-from amdocc.policy.checks import RULES, NotEvaluated, Settings, evaluate, launch_rule
+from amdocc.policy.checks import LOCAL_COUNTS, RULES, NotEvaluated, Settings, evaluate, launch_rule
 from conftest import FIXTURES
 
 C = FIXTURES / "check"
@@ -109,6 +109,23 @@ def test_a_launch_message_of_a_wgp_mode_kernel_says_wgp(tmp_path):
 def test_a_launch_every_model_fits_is_no_violation():
     k = kernel("k_launch_miss")  # 3 waves per SIMD x 4 SIMDs = 12 waves: a 256-thread block (4 waves) fits
     assert launch_rule({m: amdocc.occupancy(k, block_size=256, model=m) for m in ("hip", "hw")}, 256, "given") is None
+
+
+def test_kernels_read_from_the_same_inputs_share_verdicts_only_where_they_run_alike():
+    # The shared answers are keyed by what the reader resolved a kernel from; a copy that is a
+    # relocatable's (local counts) or another processor's must still be judged as itself.
+    k = kernel("k_launch_miss")
+    settings = Settings(rules=("occupancy", "launch", "mode"), min_occupancy=1)
+    declared = (1024, ".max_flat_workgroup_size")
+    built = evaluate(k, settings, declared=declared)
+    assert [v.rule for v in built.violations] == ["occupancy", "launch"]  # 1024 threads do not fit (see above)
+    renamed = dataclasses.replace(k, name="other", memo=dict(k.memo))
+    assert evaluate(renamed, settings, declared=declared) == built
+    local = dataclasses.replace(k, launchable=False, memo=dict(k.memo))
+    assert [(n.rule, n.reason) for n in evaluate(local, settings, declared=declared).not_evaluated] == [
+        ("occupancy", LOCAL_COUNTS),
+        ("launch", LOCAL_COUNTS),
+    ]
 
 
 # --------------------------------------------------------------------------- not evaluated

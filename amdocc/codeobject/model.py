@@ -39,6 +39,9 @@ class Finding:
         return {"code": self.code, "severity": self.severity, "message": self.message}
 
 
+INPUTS = "inputs"  # Kernel.memo's key for what the reader resolved its resources from
+
+
 @dataclass(frozen=True, slots=True)
 class Resources:
     """What a kernel uses and what the hardware allocates for it, with both views kept.
@@ -147,7 +150,9 @@ class Kernel:
     code_object_version: int
     image: bytes = field(default=b"", compare=False)  # the code object's bytes, for the runtime bridge
     producer: Producer | None = None  # the compiler its code object names (.comment)
-    # Derived values, computed once; keyed by a name or a (what, target) tuple.
+    # Derived values, computed once; keyed by a name or a (what, target) tuple. The reader puts
+    # the kernel's resources.inputs_key under INPUTS: kernels equal there (and in their code
+    # object's producer, target id and launchability) differ at most in name.
     memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
     # The metadata under v3 note names (v2 CodeProps translated), built once by the reader.
     note: dict[str, Any] | None = field(default=None, repr=False, compare=False)

@@ -29,9 +29,9 @@ from ..targets import NOT_KNOWN, Target, find_triple, get_target, strip_triple, 
 from . import linking as L
 from . import notes as N
 from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, Descriptor, decode_amd_kernel_code, decode_descriptor
-from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
+from .model import ERROR, INFO, INPUTS, WARNING, CodeObject, Finding, Kernel
 from .producer import MAX_COMMENT_BYTES, Producer, comment_strings, producers
-from .resources import note_view, resolve
+from .resources import inputs_key, note_view, resolve
 from .target_id import EF_V2_XNACK, TargetId, decode_e_flags
 
 ELFOSABI_AMDGPU_HSA, ELFOSABI_AMDGPU_PAL, ELFOSABI_AMDGPU_MESA3D = 64, 65, 66
@@ -477,7 +477,8 @@ def _kernel(
     fn = symbol[:-3] if symbol.endswith(".kd") else symbol
     resource_symbols = symbols.resources.get(fn, {})
     note = note_view(md, co.code_object_version)
-    resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings, note)
+    key = inputs_key(co.target, co.code_object_version, note, descriptor, resource_symbols)
+    resources = resolve(co.target, co.code_object_version, md, descriptor, resource_symbols, findings, note, key=key)
     kernel = Kernel(
         name=name,
         symbol=symbol,
@@ -494,6 +495,8 @@ def _kernel(
         note=note,
         launchable=co.launchable,
     )
+    if key is not None:
+        kernel.memo[INPUTS] = key
     if co.linking is not None:
         fn_info = co.linking.functions.get(fn)
         total = co.linking.transitive(fn)

@@ -482,12 +482,21 @@ _RESOLVED: Memo[tuple[Any, ...], tuple[Resources, tuple[Finding, ...]]] = Memo(f
 _PLAIN = frozenset((int, bool, type(None)))
 
 
-def _resolve_key(
+class _Unset:
+    """The default of resolve's ``key``: not given (None is a key meaning "not shared")."""
+
+
+_UNSET = _Unset()
+
+
+def inputs_key(
     target: Target | None, co_version: int, md: dict[str, Any], descriptor: Descriptor | None, symbols: dict[str, int]
 ) -> tuple[Any, ...] | None:
-    """What ``resolve`` reads, as a key: each note value with its type (True == 1 == 1.0 in
-    Python, and a finding quotes the value as written); None for a value that is not a plain
-    integer (a float, string, list or map: rare, unhashable or not, and resolved each time)."""
+    """What ``resolve`` reads, as a key (with the code object's producer, target id and
+    launchability, it is everything the models read of a kernel but its name): each note value
+    with its type (True == 1 == 1.0 in Python, and a finding quotes the value as written); None
+    for a value that is not a plain integer (a float, string, list or map: rare, unhashable or
+    not, and resolved each time)."""
     values = tuple(map(md.get, _NOTE_KEYS))
     kinds = tuple(map(type, values))
     if not _PLAIN.issuperset(kinds):
@@ -504,12 +513,16 @@ def resolve(
     symbols: dict[str, int],
     findings: list[Finding],
     note: dict[str, Any] | None = None,
+    *,
+    key: tuple[Any, ...] | _Unset | None = _UNSET,
 ) -> Resources:
     """A kernel's resources from its note (``note``, or ``metadata`` under v3 names), descriptor and
     resource symbols; every finding the steps raise is appended to ``findings``, in step order.
-    Kernels with equal inputs share one (frozen) Resources."""
+    Kernels with equal inputs share one (frozen) Resources; ``key`` is their :func:`inputs_key`
+    when the caller has it already."""
     md = note if note is not None else note_view(metadata, co_version)
-    key = _resolve_key(target, co_version, md, descriptor, symbols)
+    if isinstance(key, _Unset):
+        key = inputs_key(target, co_version, md, descriptor, symbols)
     if key is not None:
         hit = _RESOLVED.get(key)
         if hit is not None:

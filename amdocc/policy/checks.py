@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..caches import Memo
+from ..codeobject.model import INPUTS
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -353,12 +354,42 @@ def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: 
     None, so that nothing is shared, when the kernel has no usage (the mode rule says why, naming
     it), when a model refuses it (a dynamic-VGPR refusal names the kernel), or when ``where``
     cannot be a key."""
+    if target is None:
+        return None
+    inputs = kernel.memo.get(INPUTS)
+    if inputs is None:
+        return _model_key(kernel, target, question, where)
+    # Kernels read from the same inputs have the same usage but for the name: their key is
+    # worked out once (building the usage and asking each model whether it refuses it is most
+    # of the cost of a cached answer).
+    try:
+        seen = (
+            inputs,
+            kernel.producer,
+            kernel.target_id,
+            kernel.launchable,
+            target,
+            question,
+            tuple(sorted(where.items())),
+        )
+        key = _KEYS.get(seen)
+    except TypeError:
+        return None
+    if key is None:
+        key = _model_key(kernel, target, question, where)
+        _KEYS.put(seen, _NOT_SHARED if key is None else key)
+    return None if key is _NOT_SHARED else key
+
+
+_KEYS: Memo[Hashable, Hashable] = Memo(f"{__name__}._KEYS", 1 << 16)
+_NOT_SHARED = object()  # in _KEYS: kernels from these inputs share nothing (see model_key)
+
+
+def _model_key(kernel: Kernel, target: Target, question: Hashable, where: dict[str, Any]) -> Hashable | None:
     from ..models import MODELS, usage_of
     from ..models.applicable import refusal
     from ..models.dispatch import answer_key
 
-    if target is None:
-        return None
     try:
         usage = usage_of(kernel, target)
         if any(refusal(usage, m) for m in MODELS):
