@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..caches import Memo
+from ..demangle import demangle
+from ..identity import KernelId
+from ..models.compat import device_id
+from ..policy.checks import declared_block, model_key
 
 if TYPE_CHECKING:
     from ..census import Summary
     from ..codeobject import CodeObject, Kernel
-    from ..identity import KernelId
     from .reading import Event, FileItem
     from .selection import Selection
 
@@ -138,10 +141,6 @@ def kernel_row(
 ) -> dict[str, Any]:
     """One kernel as a census row (amdocc.census.COLUMNS), evaluated as ``place`` says (the
     Selection's evaluated_as) with amdocc.occupancy's ``where`` keywords."""
-    from ..demangle import demangle
-    from ..models.compat import device_id
-    from ..policy.checks import declared_block, model_key
-
     r = kernel.resources
     sgpr_spills, vgpr_spills = r.spills
     declared = declared_block(kernel)
@@ -239,8 +238,6 @@ class Rows:
         self.by_id: dict[KernelId, dict[str, Any]] = {}
 
     def add(self, row: dict[str, Any]) -> None:
-        from ..identity import KernelId
-
         self.by_id[KernelId(row["member"], row["target"], row["kernel"], row["copy"])] = row
 
     def close(self) -> None:

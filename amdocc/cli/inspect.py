@@ -195,19 +195,27 @@ def _binary_stdout() -> Callable[[bytes], object]:
     return buffer.write
 
 
-def _mode_shown(k: Any, co: CodeObject) -> str:
-    """The mode column: the descriptor's WGP_MODE where the code object records its mode; where it
-    does not (targets.toml mode_recorded, by compiler), the default the models assume, marked '*'."""
-    from ..models.usage import from_kernel
+def _mode_shown(k: Any, co: CodeObject, recorded: bool) -> str:
+    """The mode column: the descriptor's WGP_MODE where the code object records its mode
+    (``recorded``: models.usage.mode_recorded); where it does not, the default the models assume
+    (the processor's), marked '*', for a kernel they can describe."""
+    r = k.resources
+    if not recorded and None not in (r.wavefront_size, r.vgprs, r.sgprs, r.lds):
+        assert co.target is not None  # recorded is True where the processor is unknown
+        return ("WGP" if co.target.wgp else "CU") + "*"
+    return {True: "WGP", False: "CU", None: "-"}[r.wgp_mode]
 
-    if co.target is not None:
-        try:
-            usage = from_kernel(k)
-        except AmdoccError:
-            usage = None
-        if usage is not None and usage.mode_assumed is not None:
-            return ("WGP" if usage.wgp_mode else "CU") + "*"
-    return {True: "WGP", False: "CU", None: "-"}[k.resources.wgp_mode]
+
+def _recorded(co: CodeObject) -> bool:
+    """Whether ``co`` records its mode (an unknown processor: its descriptor bit is all there is)."""
+    from ..models.usage import mode_recorded
+
+    if co.target is None:
+        return True
+    try:
+        return mode_recorded(co.producer, co.target)
+    except AmdoccError:
+        return True
 
 
 def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled: bool = False) -> str:
@@ -224,6 +232,7 @@ def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled
     lines += _findings(co.findings, which_findings, "  ")
     if co.kernels:
         rows = []
+        recorded = _recorded(co)
         for k in co.kernels:
             r = k.resources
             split = f"{fmt(r.arch_vgprs, '?')}+{fmt(r.agprs, '?')}" if co.target and co.target.has_agprs else "-"
@@ -239,7 +248,7 @@ def render_code_object(co: CodeObject, which_findings: str = "warnings", mangled
                     fmt(r.lds),
                     fmt(r.scratch),
                     fmt(r.max_flat_workgroup_size),
-                    _mode_shown(k, co),
+                    _mode_shown(k, co, recorded),
                 ]
             )
         lines.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 
@@ -27,11 +28,9 @@ def table(rows: list[list[str]], headers: list[str], indent: str = "  ") -> str:
     return "\n".join(out)
 
 
-_NUMERIC_CHARS = frozenset("0123456789/+-.")
-
-
-def _numeric(text: str) -> bool:
-    return text in ("-", "?") or (bool(text) and set(text) <= _NUMERIC_CHARS and any(c.isdigit() for c in text))
+# A cell of a numeric column: "-" or "?" (no value), or digits with / + - . between them
+# ("41/48", "32+8"); any other text makes its column left-aligned.
+_numeric = re.compile(r"[-?]|[0-9/+.\-]*[0-9][0-9/+.\-]*").fullmatch
 
 
 def fmt(value: object, none: str = "-") -> str:

@@ -108,12 +108,9 @@ def _mode(kernel: Kernel, t: Target, recorded_wgp: bool, mode: str | None) -> tu
     it records the mode (targets.toml mode_recorded, as that compiler's rule set sees the
     processor), the descriptor's WGP_MODE bit says it; elsewhere that bit does not mean what it
     means on gfx10-12 and is not read: the processor's default mode is assumed, or ``mode``."""
-    from .llvm_rules import rules_for_producer
-
     if mode is not None and mode not in MODES:
         raise UsageError(f"mode {mode!r} is not a CU/WGP mode (choose from {', '.join(MODES)})")
-    view = rules_for_producer(kernel.producer, True, t).rules.target_view(t)
-    if view.mode_recorded:
+    if mode_recorded(kernel.producer, t):
         if mode is not None and not t.wgp:
             raise UsageError(f"kernel {kernel.name}: {t.name} has no WGP mode, so there is no CU/WGP mode to choose")
         if mode is not None:
@@ -135,6 +132,14 @@ def _mode(kernel: Kernel, t: Target, recorded_wgp: bool, mode: str | None) -> tu
     if not t.wgp:
         why += ", the only mode amdocc models there"
     return chosen == "wgp", why
+
+
+def mode_recorded(producer: Producer | None, t: Target) -> bool:
+    """Whether a code object from ``producer`` records its CU/WGP mode on ``t`` (targets.toml
+    mode_recorded, as that compiler's rule set sees the processor)."""
+    from .llvm_rules import rules_for_producer
+
+    return bool(rules_for_producer(producer, True, t).rules.target_view(t).mode_recorded)
 
 
 def metadata_text(value: object) -> str | None:
