@@ -148,6 +148,10 @@ class Section:
     entsize: int
 
 
+# A symbol as elf.symbol_rows gives it: (name, value, size, info, other, shndx, entry_offset).
+SymbolRow = tuple[str, int, int, int, int, int, int]
+
+
 @dataclass(slots=True)
 class Symbol:
     name: str
@@ -291,6 +295,12 @@ class ElfFile:
         ``wanted(info, shndx)`` may reject symbols before their names are decoded: code objects
         carry thousands of local labels nobody asks about.
         """
+        return [Symbol(*row) for row in self.symbol_rows(section, wanted)]
+
+    def symbol_rows(self, section: Section, wanted: Callable[[int, int], bool] | None = None) -> list[SymbolRow]:
+        """:meth:`symbols` as plain tuples, in Symbol's field order: for a reader that makes
+        objects of only some of them (a library's code object has a dozen resource symbols per
+        kernel)."""
         sym_struct = _SYMBOL_STRUCT[self.elf_class]
         if section.entsize != sym_struct.size:
             raise FormatError(
@@ -308,7 +318,7 @@ class ElfFile:
         rows = sym_struct.iter_unpack(table[:usable])
         if self.elf_class == ELFCLASS32:
             rows = ((n, i, o, x, v, z) for n, v, z, i, o, x in rows)
-        out = []
+        out: list[SymbolRow] = []
         origin = self.origin
         entry_size = sym_struct.size
         budget = StringBudget(len(strtab), f"the string table of {section.name or 'the symbol table'}")
@@ -325,7 +335,7 @@ class ElfFile:
                     name = cstring(strtab, st_name, origin, f"symbol {index} name", at, budget)
             else:
                 name = ""
-            out.append(Symbol(name, value, size, info, other, shndx, at))
+            out.append((name, value, size, info, other, shndx, at))
         return out
 
     def symbol_file_offset(self, symbol: Symbol, size: int) -> int:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..caches import cached
+
 # "<vendor> clang version X.Y.Z[git] (...)" and "Linker: <vendor> LLD X.Y.Z[git] (...)"
 _CLANG_RE = re.compile(r"^(?P<vendor>.*?)\bclang version (?P<version>\d+\.\d+\.\d+)(?P<git>git)?\b")
 _LLD_RE = re.compile(r"^Linker:\s*(?P<vendor>.*?)\bLLD (?P<version>\d+\.\d+\.\d+)(?P<git>git)?\b")
@@ -54,10 +56,15 @@ class Producer:
         return ".".join(map(str, self.version)) + ("git" if self.git else "")
 
     def as_dict(self) -> dict[str, str]:
-        out = {"text": self.text, "tool": self.tool, "vendor": self.vendor, "version": self.version_text}
-        if self.commit:
-            out["commit"] = self.commit
-        return out
+        return dict(_as_items(self))  # a new dict each time: callers may change theirs
+
+
+@cached(maxsize=1024)  # every llvm-model record carries its producer: read the line once
+def _as_items(p: Producer) -> tuple[tuple[str, str], ...]:
+    out = {"text": p.text, "tool": p.tool, "vendor": p.vendor, "version": p.version_text}
+    if p.commit:
+        out["commit"] = p.commit
+    return tuple(out.items())
 
 
 def is_snapshot(version: tuple[int, ...], git: bool) -> bool:

@@ -23,6 +23,7 @@ from ..elf import (
     ElfFile,
     Note,
     Symbol,
+    SymbolRow,
 )
 from ..errors import AmdoccError, FormatError, Origin
 from ..targets import NOT_KNOWN, Target, find_triple, get_target, strip_triple, subarch_admits, target_by_isa_version
@@ -332,20 +333,40 @@ def _v2_identity(
 
 
 class _Symbols:
-    __slots__ = ("all", "by_name", "resources")
+    """A code object's symbols: ``all`` in table order, the first of each name by ``lookup``,
+    and LLVM's resource symbols by function. A resource symbol (absolute, "<fn>.<suffix>") is
+    kept only as its row: it is never a kernel or a descriptor, and there are a dozen per kernel."""
 
-    def __init__(self, symbols: list[Symbol]) -> None:
-        self.all = symbols
+    __slots__ = ("_resource_rows", "all", "by_name", "resources")
+
+    def __init__(self, rows: list[SymbolRow]) -> None:
+        self.all: list[Symbol] = []
         self.by_name: dict[str, Symbol] = {}
         self.resources: dict[str, dict[str, int]] = {}
-        for s in symbols:
-            if not s.name:
-                continue
-            self.by_name.setdefault(s.name, s)
-            if s.shndx == SHN_ABS:
-                fn, dot, suffix = s.name.rpartition(".")
+        self._resource_rows: dict[str, SymbolRow] = {}
+        for row in rows:
+            name, value, shndx = row[0], row[1], row[5]
+            if name and shndx == SHN_ABS:
+                fn, dot, suffix = name.rpartition(".")
                 if dot and suffix in RESOURCE_SUFFIXES:
-                    self.resources.setdefault(fn, {})[suffix] = s.value
+                    self.resources.setdefault(fn, {})[suffix] = value
+                    if row[3] & 0xF != STT_AMDGPU_HSA_KERNEL:
+                        self._resource_rows.setdefault(name, row)
+                        continue
+            s = Symbol(*row)
+            self.all.append(s)
+            if name:
+                self.by_name.setdefault(name, s)
+
+    def lookup(self, name: str) -> Symbol | None:
+        """The first symbol of this name in the table."""
+        s = self.by_name.get(name)
+        row = self._resource_rows.get(name)
+        if row is None:
+            return s
+        if s is None or (s.entry_offset is not None and row[6] < s.entry_offset):
+            return Symbol(*row)
+        return s
 
 
 STT_OBJECT, STT_FUNC = 1, 2
@@ -361,7 +382,7 @@ def _symbols(elf: ElfFile) -> _Symbols:
     table = next((s for s in elf.sections if s.type == SHT_SYMTAB), None) or next(
         (s for s in elf.sections if s.type == SHT_DYNSYM), None
     )
-    return _Symbols(elf.symbols(table, _interesting) if table else [])
+    return _Symbols(elf.symbol_rows(table, _interesting) if table else [])
 
 
 # -- kernels -------------------------------------------------------------------------------
@@ -409,7 +430,7 @@ def _v3_kernels(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols) ->
 def _descriptor_for(
     elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols, symbol: str, findings: list[Finding]
 ) -> Descriptor | None:
-    sym = symbols.by_name.get(symbol)
+    sym = symbols.lookup(symbol)
     if sym is None:
         findings.append(Finding("descriptor-missing", ERROR, f"descriptor symbol {symbol} is not in the symbol table"))
         return None

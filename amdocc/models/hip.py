@@ -12,7 +12,7 @@ returns an error, the record says so instead of answering.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ..caches import cached
@@ -93,7 +93,8 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     # because the runtime runs in WGP mode there (GPU_ENABLE_WGP_MODE, on by default), whatever the
     # kernel. Runtimes up to 6.4 took gfx9's SIMD count from the device and ignored WGP mode there.
     wgp = t.wgp if p.simd_count == "device" else wgp_mode and (p.simd_count == "isa" or t.wgp)
-    empty = _Budget(
+    # The values as they are worked out, made a _Budget once where the computation stops.
+    fields: dict[str, Any] = dict(
         wave=wave,
         max_waves=max_waves,
         vgpr_waves=None,
@@ -107,11 +108,11 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
         sgpr_cost=None,
     )
     if p.unknown:
-        return replace(empty, refusal=("unknown-runtime-values", f"HIP profile {p.name}: {p.unknown}"))
+        return _Budget(**fields, refusal=("unknown-runtime-values", f"HIP profile {p.name}: {p.unknown}"))
     file = p.vgpr_file(t)
     if file is None:
-        return replace(
-            empty,
+        return _Budget(
+            **fields,
             refusal=(
                 "unsupported-processor",
                 f"the {p.release_name} runtime does not run "
@@ -122,12 +123,12 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
     vmax, gran = file
     if wave == 64 and 32 in t.wave_sizes:  # the file is counted in wave32 units there
         vmax, gran = vmax >> 1, gran >> 1
-    values = replace(empty, vgpr_file=file, vgpr_granule=gran)
+    fields.update(vgpr_file=file, vgpr_granule=gran)
     guard = u.sgprs if p.vgpr_guard == "sgprs" else u.vgprs
     divisor = align_up_bitmask(u.vgprs, gran)
     if guard > 0 and divisor == 0:
-        return replace(
-            values,
+        return _Budget(
+            **fields,
             failure=(
                 "division-by-zero",
                 f"this runtime has {vmax} VGPRs in granules of "
@@ -136,20 +137,20 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
             ),
         )
     vgpr_waves = vmax // divisor if guard > 0 else max_waves
-    values = replace(values, vgpr_waves=vgpr_waves)
+    fields["vgpr_waves"] = vgpr_waves
     if vgpr_waves == 0:
-        return replace(
-            values,
+        return _Budget(
+            **fields,
             failure=_no_wave(p, f"{u.vgprs} VGPRs leave no room for one wave of {wave} lanes in {vmax} registers"),
         )
     if u.sgprs > 0 and t.sgprs_per_simd:
         granule = 16 if p.sgpr_granule == "16" else t.sgpr_alloc_granule
         cost = align_up_bitmask(u.sgprs, granule) + p.sgpr_trap_reserve
-        values = replace(values, sgpr_cost=cost, sgpr_waves=t.sgprs_per_simd // cost)
-        if values.sgpr_waves == 0:
+        fields.update(sgpr_cost=cost, sgpr_waves=t.sgprs_per_simd // cost)
+        if fields["sgpr_waves"] == 0:
             # No runtime checks this one: the thread budget is 0 and the grid divides by it.
-            return replace(
-                values,
+            return _Budget(
+                **fields,
                 failure=(
                     "division-by-zero",
                     f"{u.sgprs} SGPRs cost {cost} per wave, more than "
@@ -158,14 +159,14 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
                 ),
             )
     if wave == 0:
-        return replace(
-            values,
+        return _Budget(
+            **fields,
             failure=(
                 "division-by-zero",
                 "this runtime takes .wavefront_size 0 from the metadata and divides by alignUp(block, 0) = 0 (SIGFPE)",
             ),
         )
-    return values
+    return _Budget(**fields)
 
 
 def _no_wave(p: HipProfile, why: str) -> tuple[str, str]:

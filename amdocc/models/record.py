@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..targets import MAX_WORKGROUP_SIZE
+
 if TYPE_CHECKING:
     from .usage import KernelUsage
 
@@ -208,8 +210,6 @@ def block_fits(u: KernelUsage, block: int) -> bool:
     """Whether a workgroup of ``block`` threads may launch the kernel: at least one thread, at most
     its .max_flat_workgroup_size and the largest workgroup any processor runs. Every model and the
     launch check ask this one question."""
-    from ..targets import MAX_WORKGROUP_SIZE
-
     return 1 <= block <= min(u.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
 
 
@@ -219,8 +219,6 @@ def lds_fits(u: KernelUsage, lds: int) -> bool:
 
 
 def _block_problem(u: KernelUsage, occ: Occupancy) -> str | None:
-    from ..targets import MAX_WORKGROUP_SIZE
-
     block = occ.block_size
     if block is None or block_fits(u, block):
         return None

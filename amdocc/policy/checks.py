@@ -25,6 +25,10 @@ from typing import TYPE_CHECKING, Any
 from ..caches import Memo
 from ..codeobject.model import INPUTS
 from ..errors import UsageError
+from ..models import MODELS, occupancy, usage_of
+from ..models.applicable import ModelUnavailable, refusal
+from ..models.compat import device_id
+from ..models.dispatch import answer_key
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -190,8 +194,6 @@ def mode_problems(kernel: Kernel, target: Target | None) -> list[tuple[str, str]
                 f"{', '.join(f'wave{w}' for w in target.wave_sizes)})",
             )
         )
-    from ..models import usage_of
-
     try:
         usage_of(kernel, target)
     except UsageError as exc:
@@ -299,8 +301,6 @@ def evaluate(
     judge it on (default: its own). ``declared``: the workgroup size the kernel declares and
     where it was read ((None, reason) when it declares none; see :func:`declared_block`).
     """
-    from ..models.compat import device_id
-
     verdict = Verdict()
     rules = settings.rules
     where = where or {}
@@ -386,10 +386,6 @@ _NOT_SHARED = object()  # in _KEYS: kernels from these inputs share nothing (see
 
 
 def _model_key(kernel: Kernel, target: Target, question: Hashable, where: dict[str, Any]) -> Hashable | None:
-    from ..models import MODELS, usage_of
-    from ..models.applicable import refusal
-    from ..models.dispatch import answer_key
-
     try:
         usage = usage_of(kernel, target)
         if any(refusal(usage, m) for m in MODELS):
@@ -415,9 +411,6 @@ def _model_outcomes_uncached(
     where: dict[str, Any],
     declared: tuple[int | None, str],
 ) -> tuple[Outcome, ...]:
-    from ..models import occupancy
-    from ..models.applicable import ModelUnavailable
-
     rules = settings.rules
     out: list[Outcome] = []
     problems = mode_problems(kernel, target)
