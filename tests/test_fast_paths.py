@@ -121,3 +121,28 @@ def test_output_spilled_through_files_is_printed_as_one_process_prints_it(capsys
         assert capsys.readouterr().out == serial
     spilled = [p for p in made if p]
     assert spilled and not any(os.path.exists(p) for p in spilled)  # read back, then removed
+
+
+@pytest.mark.llvm22
+@pytest.mark.parametrize("name", ["agpr_gfx90a_cov5.hsaco", "gfx1030_w32_wgp_cov4.hsaco"])
+def test_resource_symbols_kept_as_rows_read_as_llvm_readelf_lists_them(name):
+    # Resource symbols are not made Symbol objects; their values, and a lookup by name, must
+    # still be llvm-readelf-22's .symtab rows.
+    import subprocess
+
+    from amdocc.codeobject.reader import RESOURCE_SUFFIXES, _symbols
+
+    path = FIXTURES / "elf" / name
+    listing = subprocess.run(["llvm-readelf-22", "--syms", str(path)], capture_output=True, text=True, check=True)
+    symtab = listing.stdout.split("Symbol table '.symtab'")[1]
+    rows = [line.split() for line in symtab.splitlines() if line.strip()[:1].isdigit() and len(line.split()) == 8]
+    absolute = {r[7]: int(r[1], 16) for r in rows if r[6] == "ABS" and r[7].rpartition(".")[2] in RESOURCE_SUFFIXES}
+    assert absolute
+    symbols = _symbols(ElfFile((path).read_bytes(), Origin(name)))
+    got = {f"{fn}.{suffix}": v for fn, by in symbols.resources.items() for suffix, v in by.items()}
+    assert got == absolute
+    for full, value in absolute.items():
+        found = symbols.lookup(full)
+        assert found is not None and (found.name, found.value, found.shndx) == (full, value, 0xFFF1)
+    kds = [r[7] for r in rows if r[7].endswith(".kd")]
+    assert kds and all(symbols.lookup(k).value == int(next(r[1] for r in rows if r[7] == k), 16) for k in kds)
