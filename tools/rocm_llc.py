@@ -43,7 +43,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from llc_args import parse_llc_arguments  # tools/ is on the path when these run
+from llc_args import parse_llc_arguments, write_llc_output  # tools/ is on the path when these run
 
 # The first string of ROCm 10.0's .comment that names the compiler, exactly as bitsandbytes
 # 0.50.2's libbitsandbytes_rocm715.so (built by ROCm 10.0) carries it in every device code object.
@@ -264,10 +264,7 @@ def main(argv: list[str]) -> int:
     sys.stderr.write("".join(d + "\n" for d in backend.diagnostics))
     if any(d.startswith("error:") for d in backend.diagnostics):
         return 1
-    if opts["-o"] == "-":
-        sys.stdout.buffer.write(result)
-    else:
-        Path(opts["-o"]).write_bytes(result)
+    write_llc_output(opts["-o"], result)
     return 0
 
 

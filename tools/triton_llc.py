@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from llc_args import parse_llc_arguments  # tools/ is on the path when these run
+from llc_args import parse_llc_arguments, write_llc_output  # tools/ is on the path when these run
 
 ABI_VERSION = 1  # the version of the options struct the library checks (amdgpu_codegen.cc)
 
@@ -206,10 +206,7 @@ def main(argv: list[str]) -> int:
         # The linked object of the same IR, so a caller that wants both starts one process, not two.
         obj = assemble(lib, result, triple, cpu, features)
         Path(opts["--hsaco-dir"], hashlib.sha256(ir).hexdigest() + ".hsaco").write_bytes(link_bytes(obj))
-    if opts["-o"] == "-":
-        sys.stdout.buffer.write(result)
-    else:
-        Path(opts["-o"]).write_bytes(result)
+    write_llc_output(opts["-o"], result)
     return 0
 
 
