@@ -356,27 +356,20 @@ def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: 
     cannot be a key."""
     if target is None:
         return None
+    places = tuple(sorted(where.items()))
     inputs = kernel.memo.get(INPUTS)
     if inputs is None:
-        return _model_key(kernel, target, question, where)
+        return _model_key(kernel, target, question, places)
     # Kernels read from the same inputs have the same usage but for the name: their key is
     # worked out once (building the usage and asking each model whether it refuses it is most
     # of the cost of a cached answer).
+    seen = (inputs, kernel.producer, kernel.target_id, kernel.launchable, target, question, places)
     try:
-        seen = (
-            inputs,
-            kernel.producer,
-            kernel.target_id,
-            kernel.launchable,
-            target,
-            question,
-            tuple(sorted(where.items())),
-        )
         key = _KEYS.get(seen)
-    except TypeError:
+    except TypeError:  # an unhashable question or where
         return None
     if key is None:
-        key = _model_key(kernel, target, question, where)
+        key = _model_key(kernel, target, question, places)
         _KEYS.put(seen, _NOT_SHARED if key is None else key)
     return None if key is _NOT_SHARED else key
 
@@ -385,13 +378,15 @@ _KEYS: Memo[Hashable, Hashable] = Memo(f"{__name__}._KEYS", 1 << 16)
 _NOT_SHARED = object()  # in _KEYS: kernels from these inputs share nothing (see model_key)
 
 
-def _model_key(kernel: Kernel, target: Target, question: Hashable, where: dict[str, Any]) -> Hashable | None:
+def _model_key(
+    kernel: Kernel, target: Target, question: Hashable, places: tuple[tuple[str, Any], ...]
+) -> Hashable | None:
     try:
         usage = usage_of(kernel, target)
         if any(refusal(usage, m) for m in MODELS):
             return None
         # launchable: a relocatable's kernel is refused by amdocc.occupancy (its counts are local).
-        key = (answer_key(usage), kernel.target_id, kernel.launchable, question, tuple(sorted(where.items())))
+        key = (answer_key(usage), kernel.target_id, kernel.launchable, question, places)
         hash(key)
     except (UsageError, TypeError):
         return None
