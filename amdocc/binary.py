@@ -53,12 +53,18 @@ class Layout:
 def need_bytes(data: Buffer, offset: int, size: int, origin: Origin, what: str) -> None:
     """Raise FormatError unless ``data[offset:offset+size]`` lies inside the buffer."""
     if offset < 0 or size < 0 or offset + size > len(data):
-        raise FormatError(
-            f"truncated or out-of-range {what}: needs {size} bytes at {offset:#x}, "
-            f"but only {len(data):#x} bytes are available",
-            origin,
-            offset,
-        )
+        raise out_of_range(data, offset, size, origin, what)
+
+
+def out_of_range(data: Buffer, offset: int, size: int, origin: Origin, what: str) -> FormatError:
+    """The error :func:`need_bytes` raises, for a loop over thousands of records that checks
+    its bounds itself and formats ``what`` only for the record that fails."""
+    return FormatError(
+        f"truncated or out-of-range {what}: needs {size} bytes at {offset:#x}, "
+        f"but only {len(data):#x} bytes are available",
+        origin,
+        offset,
+    )
 
 
 class StringBudget:
@@ -135,6 +141,8 @@ def overlaps(spans: list[tuple[int, int]]) -> dict[int, int]:
     spans are disjoint; O(n log n) however the list is ordered. The first entry is the first
     overlap in start order (see :func:`first_overlap`).
     """
+    if len(spans) < 2:  # the common case (one bundle entry, one section) needs no sort
+        return {}
     kept: list[int] = []  # indices, in start order, of disjoint spans
     dropped: dict[int, int] = {}
     for i in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):

@@ -30,10 +30,16 @@ class Origin:
     payload: int | None
 
     def __init__(self, path: str, hops: tuple[str, ...] = (), base: int | None = 0, payload: int | None = None):
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "hops", tuple(hops))
-        object.__setattr__(self, "base", base)
-        object.__setattr__(self, "payload", None if base is not None else (payload or 0))
+        _set_fields(self, path, tuple(hops), base, None if base is not None else (payload or 0))
+
+    @classmethod
+    def _exact(cls, path: str, hops: tuple[str, ...], base: int | None, payload: int | None) -> Origin:
+        """An Origin from fields already in normal form (the hops a tuple, payload None while
+        base is known): the derivations below make one per container crossed, so they skip
+        ``__init__``'s normalising."""
+        origin = object.__new__(cls)
+        _set_fields(origin, path, hops, base, payload)
+        return origin
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Origin is immutable")
@@ -56,17 +62,23 @@ class Origin:
 
     def within(self, hop: str) -> Origin:
         """Same buffer, one more layer of context."""
-        return Origin(self.path, (*self.hops, hop), self.base, self.payload)
+        return Origin._exact(self.path, (*self.hops, hop), self.base, self.payload)
 
     def at(self, offset: int) -> Origin:
         """The origin of a sub-buffer that starts at ``offset`` of this buffer."""
         if self.base is None:
-            return Origin(self.path, self.hops, None, (self.payload or 0) + offset)
-        return Origin(self.path, self.hops, self.base + offset)
+            return Origin._exact(self.path, self.hops, None, (self.payload or 0) + offset)
+        return Origin._exact(self.path, self.hops, self.base + offset, None)
+
+    def within_at(self, hop: str, offset: int) -> Origin:
+        """``within(hop).at(offset)`` in one step: where a skipped entry of a container sits."""
+        if self.base is None:
+            return Origin._exact(self.path, (*self.hops, hop), None, (self.payload or 0) + offset)
+        return Origin._exact(self.path, (*self.hops, hop), self.base + offset, None)
 
     def decompressed(self, hop: str) -> Origin:
         """The origin of a new buffer produced by decompressing part of this one."""
-        return Origin(self.path, (*self.hops, hop), None, 0)
+        return Origin._exact(self.path, (*self.hops, hop), None, 0)
 
     def mark(self, offset: int) -> str:
         """An offset as a label for a hop: absolute when known, relative otherwise."""
@@ -87,6 +99,18 @@ class Origin:
 
     def __str__(self) -> str:
         return f"{self.path} [{self.chain}]" if self.hops else self.path
+
+
+_SLOTS = {name: getattr(Origin, name).__set__ for name in Origin.__slots__}
+
+
+def _set_fields(origin: Origin, path: str, hops: tuple[str, ...], base: int | None, payload: int | None) -> None:
+    """Fill an Origin's slots past its immutability guard (the slot descriptors' own setters,
+    about half the cost of ``object.__setattr__``)."""
+    _SLOTS["path"](origin, path)
+    _SLOTS["hops"](origin, hops)
+    _SLOTS["base"](origin, base)
+    _SLOTS["payload"](origin, payload)
 
 
 class AmdoccError(Exception):

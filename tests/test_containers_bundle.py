@@ -170,6 +170,17 @@ def test_skipped_entries_and_their_reasons_match_the_bundler_listing(fixture):
 
 
 @pytest.mark.parametrize("fixture", CCOB, ids=[f["file"] for f in CCOB])
+def test_every_entry_of_a_compressed_bundle_sits_at_the_offset_its_bundler_table_gives(fixture):
+    # Inside a decompressed payload there is no file offset: each entry, a skipped one too, is
+    # located by its offset in the payload, which (the bundle starting it) is its table's offset.
+    want = {e["entry_id"]: e["offset"] for b in fixture["bundles"] for e in b["entries"]}
+    items = list(scan(FIXTURES / fixture["file"]))
+    got = {i.origin.hops[-1]: (i.origin.base, i.origin.payload) for i in items if isinstance(i, (Blob, Skipped))}
+    assert got == {entry_id: (None, offset) for entry_id, offset in want.items()}
+    assert any(isinstance(i, Skipped) for i in items)
+
+
+@pytest.mark.parametrize("fixture", CCOB, ids=[f["file"] for f in CCOB])
 def test_compressed_bundles_back_to_back_each_end_where_they_should(fixture):
     # The same compressed bundle three times in a row (padded to 8 bytes, as HIP's fat binaries
     # align them): every copy's entries, in order, and nothing read across a boundary.

@@ -98,11 +98,21 @@ def test_the_entry_count_limit_names_the_count_field():
     assert len(_parse_bundle(data, Limits(max_entries=2))[0]) == 2
 
 
-def test_a_truncated_entry_header_is_named_with_its_index():
+@pytest.mark.parametrize("present", [0, 10, 23])  # bytes of the third entry header that are there
+def test_a_truncated_entry_header_is_named_with_its_index(present):
     ids = (ID1, ID1)  # empty entries: their offsets are not checked, so only the table matters
     data = _set(_bundle([(i, b"") for i in ids]), AT + 24, "<Q", 3)  # a third entry the table lacks
-    data = data[: _entry_at(2, ids) + 10]
+    assert len(data) == _entry_at(2, ids)  # the table of empty entries ends the buffer
+    data += b"\xff" * present
     _at(_raises(FormatError, _parse_bundle, data), _entry_at(2, ids), "offload bundle entry 2", "needs 24 bytes")
+
+
+def test_a_table_of_empty_entries_may_end_exactly_where_the_buffer_ends():
+    ids = (ID1, ID1)
+    data = _bundle([(i, b"") for i in ids])
+    table_end = _entry_at(2, ids)
+    entries, extent = _parse_bundle(data[:table_end])
+    assert [e.entry_id for e in entries] == [i.decode() for i in ids] and extent == table_end
 
 
 def test_an_entry_id_up_to_4096_bytes_is_read_and_a_longer_one_is_refused_at_its_length():
@@ -113,8 +123,9 @@ def test_an_entry_id_up_to_4096_bytes_is_read_and_a_longer_one_is_refused_at_its
     _at(_raises(FormatError, _parse_bundle, data), AT + 32 + 16, "entry 0 id length 4097 is implausible")
 
 
-def test_a_truncated_entry_id_is_named_where_the_id_starts():
-    data = _bundle()[: _entry_at(0) + 24 + 5]
+@pytest.mark.parametrize("present", [5, len(ID0) - 1])  # bytes of the id that are there
+def test_a_truncated_entry_id_is_named_where_the_id_starts(present):
+    data = _bundle()[: _entry_at(0) + 24 + present]
     _at(_raises(FormatError, _parse_bundle, data), _entry_at(0) + 24, "bundle entry 0 id", f"needs {len(ID0)} bytes")
 
 

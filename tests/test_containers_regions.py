@@ -77,11 +77,11 @@ def test_the_walk_puts_the_fat_binary_and_its_bundles_where_readelf_and_the_bund
     ]
     seen = []
 
-    def read(region: Region) -> Generator[int, None, int]:
-        seen.append((region.kind, region.start))
-        yield region.start
-        bundle = next(b for b in fixture["bundles"] if at + b["offset_in_section"] == region.start)
-        return region.start + bundle["size"]
+    def read(kind: str, start: int) -> Generator[int, None, int]:
+        seen.append((kind, start))
+        yield start
+        bundle = next(b for b in fixture["bundles"] if at + b["offset_in_section"] == start)
+        return start + bundle["size"]
 
     assert list(containers(data, at, at + size, origin, Limits(), read)) == [
         at + b["offset_in_section"] for b in fixture["bundles"]

@@ -174,6 +174,15 @@ def test_a_region_stops_at_data_it_cannot_read_and_names_where():
     assert "unrecognised data in a fat-binary region (starts with 07 6a 75 6e 6b 00 00 00)" in items[1].error.message
 
 
+def test_data_that_starts_like_a_bundle_magic_but_is_none_stops_the_region():
+    one = _bundled(CODE_OBJECT)
+    almost = b"__CLANG_OFFLOAD_BUNDLX__" + b"\0" * 8  # the magic's first 23 bytes, then another byte
+    items = list(scan(one + almost))
+    assert isinstance(items[0], Blob) and isinstance(items[1], Failed) and len(items) == 2
+    assert items[1].error.offset == len(one)
+    assert "unrecognised data in a fat-binary region (starts with 5f 5f 43 4c 41 4e 47 5f)" in items[1].error.message
+
+
 def test_a_region_holds_at_most_max_entries_containers():
     one = _bundled(CODE_OBJECT)
     data = one * 3

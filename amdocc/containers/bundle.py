@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ..binary import Buffer, Layout, first_overlap, need_bytes
+from ..binary import Buffer, Layout, first_overlap, out_of_range
 from ..errors import FormatError, LimitError, Origin
 from ..targets import find_triple
 from .model import Limits
@@ -92,26 +92,31 @@ def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limi
     entries: list[BundleEntry] = []
     headers: list[int] = []
     extent = pos
+    available, unpack = len(buf), ENTRY_HEADER.struct.unpack_from
     for index in range(header.count):
-        e = ENTRY_HEADER.read(buf, pos, origin, f"offload bundle entry {index}")
+        # Bounds checked here, so an entry's description is formatted only if it is cut short.
+        if pos + ENTRY_HEADER.size > available:
+            raise out_of_range(buf, pos, ENTRY_HEADER.size, origin, f"offload bundle entry {index}")
+        offset, size, id_length = unpack(buf, pos)
         headers.append(pos)
         pos += ENTRY_HEADER.size
-        if e.id_length > 4096:
-            raise FormatError(f"bundle entry {index} id length {e.id_length} is implausible", origin, pos - 8)
-        need_bytes(buf, pos, e.id_length, origin, f"bundle entry {index} id")
-        entry_id = bytes(buf[pos : pos + e.id_length]).decode("utf-8", "replace")
-        pos += e.id_length
-        if e.size and (e.offset < BUNDLE_HEADER.size or start + e.offset + e.size > end):
+        if id_length > 4096:
+            raise FormatError(f"bundle entry {index} id length {id_length} is implausible", origin, pos - 8)
+        if pos + id_length > available:
+            raise out_of_range(buf, pos, id_length, origin, f"bundle entry {index} id")
+        entry_id = bytes(buf[pos : pos + id_length]).decode("utf-8", "replace")
+        pos += id_length
+        if size and (offset < BUNDLE_HEADER.size or start + offset + size > end):
             raise FormatError(
-                f"bundle entry {entry_id!r} claims {e.size} bytes at bundle offset "
-                f"{e.offset:#x}, past the end of its data ({end - start:#x} bytes)",
+                f"bundle entry {entry_id!r} claims {size} bytes at bundle offset "
+                f"{offset:#x}, past the end of its data ({end - start:#x} bytes)",
                 origin,
-                pos - e.id_length - ENTRY_HEADER.size,
+                pos - id_length - ENTRY_HEADER.size,
             )
-        entries.append(BundleEntry(entry_id, e.offset, e.size))
+        entries.append(BundleEntry(entry_id, offset, size))
         # An empty entry's offset is never checked (it owns no bytes), so it cannot extend the
         # bundle: a lying one would carry the extent past the data (and a piece past its section).
-        extent = max(extent, pos, start + e.offset + e.size if e.size else pos)
+        extent = max(extent, pos, start + offset + size if size else pos)
     # Entries own their bytes: the bundler never shares them, and a table of thousands of entries
     # over one payload would have that payload parsed thousands of times.
     spans = [(e.offset, e.offset + e.size) for e in entries]

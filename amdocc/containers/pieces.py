@@ -108,12 +108,12 @@ def _containers(buf: Buffer, lo: int, hi: int, origin: Origin, limits: Limits) -
 
     failed: list[AmdoccError | None] = [None]
 
-    def measure(region: Region) -> Generator[Span, None, int]:
-        pos, extent, expanded = region.start, None, 0
+    def measure(kind: str, pos: int) -> Generator[Span, None, int]:
+        extent, expanded = None, 0
         try:
-            if region.kind == BUNDLE:
+            if kind == BUNDLE:
                 extent = parse_bundle(buf, pos, hi, origin, limits)[1]
-            elif region.kind == CCOB:
+            elif kind == CCOB:
                 extent, expanded = ccob_extent(buf, pos, hi, origin)
             else:
                 extent = parse_offload_binary(buf, pos, hi, origin, limits).extent

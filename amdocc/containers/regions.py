@@ -45,7 +45,10 @@ _NON_ZERO = re.compile(rb"[^\x00]")
 # a kpack reference, a raw AMDGPU ELF image. In a fat-binary region: one container by magic.
 FATBIN, BUNDLE_ENTRY, KPACK_REF, RAW_IMAGE = "fatbin", "bundle-entry", "kpack-ref", "raw-image"
 BUNDLE, CCOB, OFFLOAD = "bundle", "ccob", "offload"
-_KINDS = ((BUNDLE_MAGIC, BUNDLE), (CCOB_MAGIC, CCOB), (OFFLOAD_MAGIC, OFFLOAD))
+# A container's kind by its first four bytes, then its whole magic (all are at least 4 long).
+_KINDS = {
+    magic[:4]: (magic, kind) for magic, kind in ((BUNDLE_MAGIC, BUNDLE), (CCOB_MAGIC, CCOB), (OFFLOAD_MAGIC, OFFLOAD))
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,16 +176,17 @@ def pe_regions(buf: Buffer, origin: Origin) -> Iterator[Region | Item]:
 # -- containers back to back ------------------------------------------------------------------
 
 T = TypeVar("T")
-# Reads one container: yields what it finds there and returns where the container ends.
-Reader = Callable[[Region], Generator[T, None, int]]
+# Reads the container of a kind (BUNDLE, CCOB, OFFLOAD) that starts at an offset: yields what it
+# finds there and returns where the container ends.
+Reader = Callable[[str, int], Generator[T, None, int]]
 
 
 def containers(
     buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, read: Reader[T]
 ) -> Iterator[T | Failed]:
     """Walk the containers of ``buf[start:end]`` (a ``.hip_fatbin`` section, a CCOB's payload):
-    each one's Region goes to ``read``, whose items pass through and whose return value is
-    where the next search for a container starts. Unrecognised data, more than
+    each one's kind and offset go to ``read``, whose items pass through and whose return value
+    is where the next search for a container starts. Unrecognised data, more than
     ``limits.max_entries`` containers, or an error from ``read`` end the walk with one Failed
     item, because the region's layout is lost after a bad container."""
     pos, count = start, 0
@@ -200,17 +204,16 @@ def containers(
                 origin.at(pos), LimitError(f"more than {limits.max_entries} containers in one region", origin, pos)
             )
             return
-        head = bytes(buf[pos : pos + 24])
         try:
-            kind = next((k for magic, k in _KINDS if head.startswith(magic)), None)
-            if kind is None:
+            magic, kind = _KINDS.get(bytes(buf[pos : pos + 4]), (b"", ""))
+            if not kind or buf[pos : pos + len(magic)] != magic:
                 raise FormatError(
                     f"unrecognised data in a fat-binary region (starts with "
-                    f"{head[:8].hex(' ')}); the rest of the region is not read",
+                    f"{bytes(buf[pos : pos + 8]).hex(' ')}); the rest of the region is not read",
                     origin,
                     pos,
                 )
-            pos = yield from read(Region(kind, pos, end, origin))
+            pos = yield from read(kind, pos)
         except AmdoccError as exc:
             yield Failed(origin.at(pos), exc)
             return

@@ -275,12 +275,12 @@ def _scan_blob(
 def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
     """Containers back to back (a .hip_fatbin section), with zero padding between them."""
 
-    def read(region: Region) -> Scanned:
-        if region.kind == BUNDLE:
-            return _scan_bundle(buf, region.start, end, origin, limits, depth)
-        if region.kind == CCOB:
-            return _scan_ccob(buf, region.start, end, origin, limits, depth)
-        return _scan_offload(buf, region.start, end, origin, limits, depth)
+    def read(kind: str, pos: int) -> Scanned:
+        if kind == BUNDLE:
+            return _scan_bundle(buf, pos, end, origin, limits, depth)
+        if kind == CCOB:
+            return _scan_ccob(buf, pos, end, origin, limits, depth)
+        return _scan_offload(buf, pos, end, origin, limits, depth)
 
     return containers(buf, start, end, origin, limits, read)
 
@@ -305,14 +305,14 @@ def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits
     entries, extent = parse_bundle(buf, pos, end, here, limits)
     for entry in entries:
         at = pos + entry.offset
-        inner = here.within(entry.entry_id)
         if entry.kind == "host":
-            yield Skipped(inner.at(at), "host entry", entry.entry_id)
+            yield Skipped(here.within_at(entry.entry_id, at), "host entry", entry.entry_id)
         elif not entry.is_amdgpu:
-            yield Skipped(inner.at(at), "not an AMDGPU entry", entry.entry_id)
+            yield Skipped(here.within_at(entry.entry_id, at), "not an AMDGPU entry", entry.entry_id)
         elif entry.size == 0:
-            yield Skipped(inner.at(at), "empty entry", entry.entry_id)
+            yield Skipped(here.within_at(entry.entry_id, at), "empty entry", entry.entry_id)
         else:
+            inner = here.within(entry.entry_id)
             yield from _guard(
                 _scan_blob(buf, at, at + entry.size, inner, limits, depth + 1, entry.entry_id), inner.at(at)
             )
