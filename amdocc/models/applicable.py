@@ -9,7 +9,9 @@ Two cases are refused rather than guessed:
 
 from __future__ import annotations
 
+from ..caches import cached
 from ..errors import UsageError
+from ..targets import Target
 from .usage import KernelUsage
 
 # The targets.toml facts each model reads. "hw_wave_slots" is the physical number of wave slots per
@@ -63,6 +65,13 @@ def refusal(usage: KernelUsage, model: str) -> str | None:
             f"kernel {usage.name} enables dynamic VGPRs (descriptor ENABLE_DYNAMIC_VGPR): its VGPRs "
             f"are allocated while it runs, so no static {model} model can count its waves"
         )
+    return _unknown_fact(t, model)
+
+
+@cached(maxsize=1 << 10)
+def _unknown_fact(t: Target, model: str) -> str | None:
+    """Why ``model`` cannot answer on processor ``t`` whatever the kernel (a fact it needs is
+    unknown there), or None: asked once per processor and model, not once per kernel."""
     for fact in MODEL_FACTS.get(model, ()):
         reason = t.unknown.get(fact)
         if reason:
