@@ -97,10 +97,14 @@ class Numbering:
         self._seen: dict[tuple[str, str, str], int] = {}
 
     def __call__(self, location: str, target: str, name: str) -> KernelId:
+        return KernelId(location, target, name, self.copy(location, target, name))
+
+    def copy(self, location: str, target: str, name: str) -> int:
+        """The next kernel's copy number alone (a census numbers every row and keeps few)."""
         key = (location, target, name)
         n = self._seen.get(key, 0)
         self._seen[key] = n + 1
-        return KernelId(location, target, name, n)
+        return n
 
     def copies(self, location: str, target: str, name: str) -> int:
         """How many kernels with this location, target and name were numbered."""

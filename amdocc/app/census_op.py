@@ -13,7 +13,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..caches import Memo
+from ..caches import Memo, cached
 from ..demangle import demangle
 from ..identity import KernelId
 from ..models.compat import device_id
@@ -21,6 +21,7 @@ from ..policy.checks import declared_block, model_key
 
 if TYPE_CHECKING:
     from ..census import Summary
+    from ..policy.checks import Settings
     from ..codeobject import CodeObject, Kernel
     from .reading import Event, FileItem
     from .selection import Selection
@@ -83,7 +84,7 @@ def census_rows(
     number = Numbering()
     for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(o.jobs, files)):
         if kind == "row":
-            value["copy"] = number(value["member"], value["target"], value["kernel"]).copy
+            value["copy"] = number.copy(value["member"], value["target"], value["kernel"])
             summary.add(value)
             for sink in sinks:
                 sink.add(value)
@@ -151,7 +152,7 @@ def kernel_row(
         answers = _model_columns(kernel, declared, given_block, dynamic_lds, where)
         if key is not None:
             _MODEL_COLUMNS.put(key, answers)
-    columns, problem, unmodelled = answers
+    columns, problem, unmodelled, unmodelled_text = answers
     return {
         "member": member,
         "path": co.path,
@@ -177,31 +178,30 @@ def kernel_row(
         "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
         "problem": problem,
         "copy": 0,  # numbered in reading order by census_rows
-        "unmodelled": " | ".join(f"{m}: {why}" for m, why in sorted(unmodelled.items())) or None,
+        "unmodelled": unmodelled_text,
         "unmodelled_by": dict(unmodelled),  # not a column: the same, by model, for the summary
     }
 
 
 # The columns the models answer, shared by kernels that differ only in name (policy.checks.model_key):
 # a library's thousands of instances of one template are evaluated once.
-_MODEL_COLUMNS: Memo[Hashable, tuple[dict[str, Any], str | None, dict[str, str]]] = Memo(
+_MODEL_COLUMNS: Memo[Hashable, tuple[dict[str, Any], str | None, dict[str, str], str | None]] = Memo(
     f"{__name__}._MODEL_COLUMNS", 1 << 16
 )
 
 
 def _model_columns(
     kernel: Kernel, declared: tuple[int | None, str], given_block: int | None, dynamic_lds: int, where: dict[str, Any]
-) -> tuple[dict[str, Any], str | None, dict[str, str]]:
-    """The row's columns from block_size to cannot_launch, in order; its "problem"; and the models
-    that could not answer, with why."""
+) -> tuple[dict[str, Any], str | None, dict[str, str], str | None]:
+    """The row's columns from block_size to cannot_launch, in order; its "problem"; the models
+    that could not answer, with why; and those as the "unmodelled" column says them."""
     from ..models import occupancy
     from ..models.applicable import ModelUnavailable
-    from ..policy.checks import LOCAL_COUNTS, Settings, evaluate
+    from ..policy.checks import LOCAL_COUNTS, evaluate
     from .occupancy_op import block_for
 
-    verdict = evaluate(
-        kernel, Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds), where=where, declared=declared
-    )
+    # Asked once per census key, which already tells apart all the policy's key would: no sharing there.
+    verdict = evaluate(kernel, _settings(dynamic_lds), where=where, declared=declared, shared=False)
     found = {v.rule: v for v in verdict.violations}
     block, source = block_for(kernel, given_block, "hip")
     # A model that lacks a fact for this processor blanks its own columns, with why; the row stays.
@@ -228,7 +228,16 @@ def _model_columns(
         "launch_checked": not any(n.rule == "launch" and n.model is None for n in verdict.not_evaluated),
         "cannot_launch": found["launch"].value if "launch" in found else None,
     }
-    return columns, found["mode"].message if "mode" in found else None, unmodelled
+    text = " | ".join(f"{m}: {why}" for m, why in sorted(unmodelled.items())) or None
+    return columns, found["mode"].message if "mode" in found else None, unmodelled, text
+
+
+@cached(maxsize=64)
+def _settings(dynamic_lds: int) -> Settings:
+    """The rules a census row reports (launch and mode), at its dynamic LDS."""
+    from ..policy.checks import Settings
+
+    return Settings(rules=("launch", "mode"), dynamic_lds=dynamic_lds)
 
 
 class Rows:

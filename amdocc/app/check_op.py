@@ -65,7 +65,7 @@ def run_check(
     for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(jobs, files)):
         if kind == "kernel":
             kernels += 1
-            copy = number(value["location"], value["target"], value["kernel"]).copy
+            copy = number.copy(value["location"], value["target"], value["kernel"])
             if with_checked:  # JUnit lists every kernel; the other reports only what failed
                 checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
             for v in value["violations"]:

@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from ..caches import cached
+
 # (column, type): the row a kernel becomes. Types are for Parquet: str, int, float, bool.
 COLUMNS = (
     ("member", str),  # the file within the tree (or wheel), '' for a single file
@@ -166,6 +168,7 @@ class Summary:
 BUCKET = 0.25
 
 
+@cached(maxsize=4096)  # a census has a few dozen values, and every row asks again
 def _bucket(waves: float | None) -> str:
     """Waves per SIMD as a histogram bucket: the multiple of BUCKET at or below it, written as
     the shortest number ("3", "0.25", "1.5"); "n/a" when not computed."""

@@ -294,12 +294,15 @@ def evaluate(
     *,
     where: dict[str, Any] | None = None,
     declared: tuple[int | None, str] = (None, ""),
+    shared: bool = True,
 ) -> Verdict:
     """Run the chosen rules on one kernel.
 
     ``where``: amdocc.occupancy's ``target``/``device``/``what_if`` keywords, the processor to
     judge it on (default: its own). ``declared``: the workgroup size the kernel declares and
     where it was read ((None, reason) when it declares none; see :func:`declared_block`).
+    ``shared=False`` skips sharing the model rules' outcomes with kernels that differ only in
+    name, for a caller that shares its own answers by a key of its own.
     """
     verdict = Verdict()
     rules = settings.rules
@@ -318,7 +321,12 @@ def evaluate(
             add(spill_rule(kernel, rule, allowed))
     if "scratch" in rules:
         add(scratch_rule(kernel, settings.max_scratch))
-    for outcome in _model_outcomes(kernel, target, settings, where, declared):
+    outcomes = (
+        _model_outcomes(kernel, target, settings, where, declared)
+        if shared
+        else _model_outcomes_uncached(kernel, target, settings, where, declared)
+    )
+    for outcome in outcomes:
         add(outcome)
     return verdict
 
