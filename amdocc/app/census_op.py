@@ -21,8 +21,8 @@ from ..policy.checks import declared_block, model_key
 
 if TYPE_CHECKING:
     from ..census import Summary
-    from ..policy.checks import Settings
     from ..codeobject import CodeObject, Kernel
+    from ..policy.checks import Settings
     from .reading import Event, FileItem
     from .selection import Selection
 
