@@ -130,6 +130,17 @@ def test_kernels_read_from_the_same_inputs_share_verdicts_only_where_they_run_al
     ]
 
 
+def test_a_verdict_not_shared_is_the_same_worked_verdict_and_shared_takes_only_a_bool():
+    k = kernel("k_launch_miss")
+    settings = Settings(rules=("occupancy", "launch", "mode"), min_occupancy=1)
+    declared = (1024, ".max_flat_workgroup_size")
+    # 16 wave64 waves against the CU's 12, as above: the launch fails and the occupancy is 0.
+    alone = evaluate(k, settings, declared=declared, shared=False)
+    assert [v.rule for v in alone.violations] == ["occupancy", "launch"]
+    with pytest.raises(UsageError, match="shared must be True or False, not 'no'"):
+        evaluate(k, settings, declared=declared, shared="no")  # type: ignore[arg-type]
+
+
 # --------------------------------------------------------------------------- not evaluated
 
 

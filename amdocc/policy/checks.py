@@ -304,6 +304,8 @@ def evaluate(
     ``shared=False`` skips sharing the model rules' outcomes with kernels that differ only in
     name, for a caller that shares its own answers by a key of its own.
     """
+    if not isinstance(shared, bool):
+        raise UsageError(f"shared must be True or False, not {shared!r}")
     verdict = Verdict()
     rules = settings.rules
     where = where or {}
