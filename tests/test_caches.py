@@ -67,6 +67,7 @@ def test_every_cached_function_is_registered_and_bounded():
         "amdocc.models.dispatch._ANSWERS",
         "amdocc.policy.checks._MODEL_OUTCOMES",
         "amdocc.app.census_op._MODEL_COLUMNS",
+        "amdocc.app.census_op._BODIES",
         "amdocc.models.nextstep._cached_next_step",
         "amdocc.codeobject.descriptor._DECODED",
         "amdocc.codeobject.descriptor._COMPILED",

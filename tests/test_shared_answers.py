@@ -98,3 +98,43 @@ def test_a_relocatable_twin_of_a_launchable_kernel_never_shares_its_answers(caps
     assert not [n for n in evaluate(k, settings, declared=declared_block(k)).not_evaluated if n.rule == "launch"]
     (why,) = [n for n in evaluate(local, settings, declared=declared_block(local)).not_evaluated if n.rule == "launch"]
     assert "local counts" in why.reason
+
+
+def _inputs_twin(k, **changes):
+    """A copy of ``k`` under another name that keeps the inputs its resources were read from
+    (Kernel.memo[INPUTS]), as every kernel of a library read from the same note values does."""
+    from amdocc.codeobject.model import INPUTS
+
+    return dataclasses.replace(
+        k, name=k.name + "_twin", symbol=k.symbol + "_twin", memo={INPUTS: k.memo[INPUTS]}, **changes
+    )
+
+
+def test_a_census_row_shared_by_inputs_is_the_row_worked_out_alone():
+    # The oracle is the same kernel without its inputs key, whose row nothing shares.
+    co, k, _ = _twins()
+    twin = _inputs_twin(k, findings=[*k.findings, amdocc.Finding("own-finding", "warning", "only the twin's")])
+    kernel_row(co, k, "", {}, None, 0, {})  # the first of the inputs: its body is kept
+    shared = kernel_row(co, twin, "", {}, None, 0, {})
+    alone = kernel_row(co, dataclasses.replace(twin, memo={}), "", {}, None, 0, {})
+    assert shared == alone
+    assert shared["kernel"] == twin.name and "own-finding" in shared["findings"]
+
+
+def test_a_relocatable_with_a_launchable_kernels_inputs_gets_its_own_row():
+    co, k, _ = _twins()
+    kernel_row(co, k, "", {}, None, 0, {})
+    local = kernel_row(co, _inputs_twin(k, launchable=False), "", {}, None, 0, {})
+    assert local["blocks_per_cu"] is None and "local counts" in local["unmodelled"]
+
+
+def test_rows_asked_at_other_sizes_or_lds_do_not_share():
+    # The sample's gfx942 saxpy_lds, worked by hand: 16384 B of static LDS in a 65536 B CU allow 4
+    # workgroups (3 with 4096 B more, 65536 // 20480); 512 threads are 8 wave64 waves, and 4 SIMDs x
+    # 8 slots hold 4 such groups, a tie the wave slots win (LIMITERS order).
+    co, k, _ = _twins()
+    assert (k.resources.lds, k.resources.vgprs, k.resources.wavefront_size) == (16384, 6, 64)
+    twin = _inputs_twin(k)
+    for block, lds, blocks, limiter in ((256, 0, 4, "lds"), (512, 0, 4, "waves"), (256, 4096, 3, "lds")):
+        row = kernel_row(co, twin, "", {}, block, lds, {})
+        assert (row["block_size"], row["blocks_per_cu"], row["limiter"]) == (block, blocks, limiter)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..caches import Memo, cached
+from ..codeobject.model import INPUTS
 from ..demangle import demangle
 from ..identity import KernelId
 from ..models.compat import device_id
@@ -118,17 +119,27 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     relative = os.path.relpath(source, root) if root else ""
     for kind, value in selected_in(item, selection):
         if kind == "code_object":
-            member = member_of(relative, value.origin.hops)
-            place = selection.evaluated_as(value.target_id, value.target)
+            head = code_object_columns(value, member_of(relative, value.origin.hops), selection)
             yield kind, None
         elif kind == "kernel":
             co, kernel = value
             try:
-                yield "row", kernel_row(co, kernel, member, place, block, dynamic_lds, where)
+                yield "row", _row(head, kernel, block, dynamic_lds, where)
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
         else:
             yield kind, value
+
+
+def code_object_columns(co: CodeObject, member: str, selection: Selection) -> dict[str, Any]:
+    """The columns every row of one code object shares, in COLUMNS order: where it lives and the
+    processor it is evaluated on (the Selection's evaluated_as)."""
+    return {
+        "member": member,
+        "path": co.path,
+        "origin": co.origin.chain,
+        **selection.evaluated_as(co.target_id, co.target),
+    }
 
 
 def kernel_row(
@@ -142,25 +153,61 @@ def kernel_row(
 ) -> dict[str, Any]:
     """One kernel as a census row (amdocc.census.COLUMNS), evaluated as ``place`` says (the
     Selection's evaluated_as) with amdocc.occupancy's ``where`` keywords."""
-    r = kernel.resources
-    sgpr_spills, vgpr_spills = r.spills
+    head = {"member": member, "path": co.path, "origin": co.origin.chain, **place}
+    return _row(head, kernel, given_block, dynamic_lds, where)
+
+
+def _row(
+    head: dict[str, Any], kernel: Kernel, given_block: int | None, dynamic_lds: int, where: dict[str, Any]
+) -> dict[str, Any]:
     declared = declared_block(kernel)
     named = device_id(where.get("target"), where.get("device"))
-    key = model_key(kernel, named[1] if named else kernel.target, (declared, given_block, dynamic_lds), where)
-    answers = _MODEL_COLUMNS.get(key) if key is not None else None
-    if answers is None:
-        answers = _model_columns(kernel, declared, given_block, dynamic_lds, where)
-        if key is not None:
-            _MODEL_COLUMNS.put(key, answers)
-    columns, problem, unmodelled, unmodelled_text = answers
+    target = named[1] if named else kernel.target
+    question = (declared, given_block, dynamic_lds)
+    # Kernels read from the same inputs (on the same processor, asked the same) have the same row
+    # but for their names and findings: it is worked out once (policy.checks.model_key says why).
+    inputs = kernel.memo.get(INPUTS)
+    seen = None
+    body = None
+    if inputs is not None and target is not None:
+        seen = (inputs, kernel.producer, kernel.target_id, kernel.launchable, target, question, tuple(where.items()))
+        try:
+            body = _BODIES.get(seen)
+        except TypeError:  # a where that cannot be a key
+            seen = None
+    if body is None:
+        key = model_key(kernel, target, question, where)
+        answers = _MODEL_COLUMNS.get(key) if key is not None else None
+        if answers is None:
+            answers = _model_columns(kernel, declared, given_block, dynamic_lds, where)
+            if key is not None:
+                _MODEL_COLUMNS.put(key, answers)
+        body = _body(kernel, answers)
+        if seen is not None and key is not None:
+            _BODIES.put(seen, body)
+    counts, tail, unmodelled = body
+    name = kernel.name
     return {
-        "member": member,
-        "path": co.path,
-        "origin": co.origin.chain,
-        **place,
-        "kernel": kernel.name,
-        "demangled": demangle(kernel.name),
+        **head,
+        "kernel": name,
+        "demangled": demangle(name),
         "symbol": kernel.symbol,
+        **counts,
+        "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
+        **tail,
+        "unmodelled_by": dict(unmodelled),  # not a column: the same, by model, for the summary
+    }
+
+
+def _body(
+    kernel: Kernel, answers: tuple[dict[str, Any], str | None, dict[str, str], str | None]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """What a row holds besides its names and findings: the columns from wave to cannot_launch,
+    those from problem to unmodelled, and the models that could not answer, with why."""
+    r = kernel.resources
+    sgpr_spills, vgpr_spills = r.spills
+    columns, problem, unmodelled, unmodelled_text = answers
+    counts = {
         "wave": r.wavefront_size,
         "vgprs": r.vgprs,
         "vgprs_allocated": r.vgprs_allocated,
@@ -175,12 +222,9 @@ def kernel_row(
         "dynamic_stack": r.uses_dynamic_stack,
         "max_flat_workgroup_size": r.max_flat_workgroup_size,
         **columns,
-        "findings": ";".join(f.code for f in kernel.findings if f.severity != "info") or None,
-        "problem": problem,
-        "copy": 0,  # numbered in reading order by census_rows
-        "unmodelled": unmodelled_text,
-        "unmodelled_by": dict(unmodelled),  # not a column: the same, by model, for the summary
     }
+    tail = {"problem": problem, "copy": 0, "unmodelled": unmodelled_text}  # copy: numbered by census_rows
+    return counts, tail, unmodelled
 
 
 # The columns the models answer, shared by kernels that differ only in name (policy.checks.model_key):
@@ -188,6 +232,9 @@ def kernel_row(
 _MODEL_COLUMNS: Memo[Hashable, tuple[dict[str, Any], str | None, dict[str, str], str | None]] = Memo(
     f"{__name__}._MODEL_COLUMNS", 1 << 16
 )
+# A row's body (see _body) by the kernel's inputs and how it is asked: one lookup per row. Smaller
+# than _MODEL_COLUMNS: a body is a whole row's worth of values.
+_BODIES: Memo[Hashable, tuple[dict[str, Any], dict[str, Any], dict[str, str]]] = Memo(f"{__name__}._BODIES", 1 << 15)
 
 
 def _model_columns(
