@@ -44,3 +44,24 @@ def test_compute_refuses_a_model_it_does_not_have():
 
     with pytest.raises(UsageError, match=r"unknown model 'hw2' \(choose from hip, llvm, hw\)"):
         compute(manual(GFX942, vgprs=8), "hw2", 256)
+
+
+def test_several_models_asked_at_once_answer_as_each_asked_alone():
+    # gfx1250's hw_wave_slots is unknown (tables/targets.toml): hw cannot answer there, and says why,
+    # while hip and llvm do. 64 VGPRs on gfx1250 (wave32): LLVM's own count is 16 waves per SIMD.
+    from amdocc.models import ModelUnavailable, occupancies
+
+    u = manual(get_target("gfx1250"), vgprs=64)
+    got = occupancies(u, ("hip", "llvm", "hw"), block_size=256)
+    assert list(got) == ["hip", "llvm", "hw"]
+    assert isinstance(got["hw"], ModelUnavailable) and "hw_wave_slots, which no public source pins" in str(got["hw"])
+    assert got["llvm"].waves_per_simd == 16 and got["llvm"].block_size == 256
+    assert got["hip"] == amdocc.occupancy(u, block_size=256)
+    # The arguments are checked once, for every model, as occupancy checks them.
+    with pytest.raises(UsageError, match="unknown model 'cuda'"):
+        occupancies(u, ("hip", "cuda"), block_size=256)
+    with pytest.raises(UsageError, match="dynamic LDS cannot be negative"):
+        occupancies(u, ("llvm",), block_size=256, dynamic_lds=-1)
+    kernel = amdocc.load(amdocc.samples_path())[3].kernels[0]  # saxpy_lds for gfx942
+    with pytest.raises(amdocc.AmdoccError, match="cannot run on gfx90a"):
+        occupancies(kernel, ("hip",), block_size=256, target="gfx90a")

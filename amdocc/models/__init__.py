@@ -10,13 +10,15 @@ question of the same kernel many times (every launch, every sweep cell).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..codeobject.target_id import TargetId
 from ..errors import UsageError
 from ..numbers import whole_number
 from ..targets import Target
-from .compat import IncompatibleTarget, device_id, place
+from .applicable import ModelUnavailable
+from .compat import IncompatibleTarget, Place, device_id, place
 from .dispatch import MODELS, OPTIONS, cached_occupancy, compute
 from .hip_profiles import ProfileDoesNotRun, check_runs, get_profile
 from .llvm_rules import version_option
@@ -45,6 +47,7 @@ __all__ = [
     "from_kernel",
     "manual",
     "next_step",
+    "occupancies",
     "occupancy",
     "usage_of",
 ]
@@ -160,6 +163,39 @@ def evaluate(
     ``profile_named=False`` (a profile picked from a live runtime's version, not by the user) a
     profile whose runtime does not run the processor answers with its refusal instead of raising."""
     opts = _model_options(model, options)
+    _check_model_arguments(model, block_size, mode)
+    asked = _ask(kernel_or_resources, target, device, block_size, dynamic_lds, what_if, mode)
+    return _answer(asked, model, opts, profile_named)
+
+
+def occupancies(
+    kernel_or_resources: Subject,
+    models: Iterable[str],
+    *,
+    target: Target | str | None = None,
+    device: Device | str | None = None,
+    block_size: int,
+    dynamic_lds: int = 0,
+    what_if: bool = False,
+) -> dict[str, Occupancy | ModelUnavailable]:
+    """:func:`occupancy` of one launch under several models with their default options, its
+    arguments checked once: model → its answer, or the ModelUnavailable that says why that model
+    cannot answer here (a fact it needs is unknown, or dynamic VGPRs), while the others do."""
+    chosen = tuple(models)
+    for model in chosen:
+        _model_options(model, {})
+        _check_model_arguments(model, block_size, None)
+    asked = _ask(kernel_or_resources, target, device, block_size, dynamic_lds, what_if, None)
+    out: dict[str, Occupancy | ModelUnavailable] = {}
+    for model in chosen:
+        try:
+            out[model] = _answer(asked, model, _DEFAULT_OPTIONS[model], True)
+        except ModelUnavailable as exc:
+            out[model] = exc
+    return out
+
+
+def _check_model_arguments(model: str, block_size: int | None, mode: str | None) -> None:
     if mode is not None and model == "hip":
         raise UsageError(
             "mode= (--wgp/--cu-mode with a PATH) chooses the mode the compiler and the hardware use; the hip "
@@ -167,6 +203,29 @@ def evaluate(
         )
     if block_size is None and model != "llvm":
         raise UsageError(f"the {model} model needs a block size")
+
+
+class _Asked(NamedTuple):
+    """One launch of one subject, its arguments checked: what every model is asked."""
+
+    usage: KernelUsage
+    where: Place | None
+    block_size: int | None
+    dynamic_lds: int
+    device_lds: int | None  # the device's LDS bytes, which only the hip model reads
+    what_if: bool
+    local: bool  # a relocatable's local counts, evaluated as a what-if
+
+
+def _ask(
+    kernel_or_resources: Subject,
+    target: Target | str | None,
+    device: Device | str | None,
+    block_size: int | None,
+    dynamic_lds: int,
+    what_if: bool,
+    mode: str | None,
+) -> _Asked:
     if block_size is not None:
         _whole(block_size, "block_size")
     _whole(dynamic_lds, "dynamic_lds")
@@ -181,24 +240,30 @@ def evaluate(
         )
     code, code_target = _built_for(kernel_or_resources)
     where = place(code, code_target, target, device, what_if=what_if)
-    lds_bytes = None
-    if device is not None and model == "hip":
+    device_lds = None
+    if device is not None:
         from ..devices import Device, get_device
 
-        lds_bytes = (device if isinstance(device, Device) else get_device(device)).lds
+        device_lds = (device if isinstance(device, Device) else get_device(device)).lds
     usage = _usage(kernel_or_resources, where.target if where else None, mode)  # a kernel's is memoised on it
     if usage.wave not in usage.target.wave_sizes:  # a what-if cannot change the wave size
         raise UsageError(
             f"the kernel runs wave{usage.wave}, and {usage.target.name} runs "
             f"only wave{'/'.join(map(str, usage.target.wave_sizes))}: no evaluation there can be right"
         )
+    return _Asked(usage, where, block_size, dynamic_lds, device_lds, what_if, local)
+
+
+def _answer(asked: _Asked, model: str, opts: Options, profile_named: bool) -> Occupancy:
+    usage, where = asked.usage, asked.where
     if model == "hip" and profile_named:
-        _profile_runs(usage.target, dict(opts).get("profile"), what_if)
-    occ = cached_occupancy(usage, model, block_size, dynamic_lds, lds_bytes, opts)
+        _profile_runs(usage.target, dict(opts).get("profile"), asked.what_if)
+    lds_bytes = asked.device_lds if model == "hip" else None
+    occ = cached_occupancy(usage, model, asked.block_size, asked.dynamic_lds, lds_bytes, opts)
     if where is not None and where.built_for is not None:
         warnings = occ.warnings + ((f"what-if: {where.reason}",) if where.what_if else ())
         occ = occ._replace(built_for=where.built_for, what_if=where.what_if, warnings=warnings)
-    if local:
+    if asked.local:
         occ = occ._replace(what_if=True, warnings=(*occ.warnings, f"what-if: {_LOCAL_COUNTS}"))
     return occ
 

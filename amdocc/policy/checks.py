@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..caches import Memo
 from ..codeobject.model import INPUTS
 from ..errors import UsageError
-from ..models import MODELS, occupancy, usage_of
+from ..models import MODELS, occupancies, occupancy, usage_of
 from ..models.applicable import ModelUnavailable, refusal
 from ..models.compat import device_id
 from ..models.dispatch import answer_key
@@ -451,11 +451,12 @@ def _model_outcomes_uncached(
             out.append(NotEvaluated("launch", source))
         else:
             answers = {}
-            for m in LAUNCH_MODELS:  # a model that lacks a fact is left out, with why; the others judge
-                try:
-                    answers[m] = occupancy(kernel, block_size=block, dynamic_lds=settings.dynamic_lds, model=m, **where)
-                except ModelUnavailable as exc:
-                    out.append(NotEvaluated("launch", exc.message, exc.model))
+            asked = occupancies(kernel, LAUNCH_MODELS, block_size=block, dynamic_lds=settings.dynamic_lds, **where)
+            for m, answer in asked.items():  # a model that lacks a fact is left out, with why; the others judge
+                if isinstance(answer, ModelUnavailable):
+                    out.append(NotEvaluated("launch", answer.message, answer.model))
+                else:
+                    answers[m] = answer
             if answers:
                 out.append(launch_rule(answers, block, source))
     if "lds" in rules:
