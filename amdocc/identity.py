@@ -110,6 +110,16 @@ class Numbering:
         """How many kernels with this location, target and name were numbered."""
         return self._seen.get((location, target, name), 0)
 
+    def counts(self) -> dict[tuple[str, str, str], int]:
+        """How many kernels each (location, target, name) numbered has."""
+        return dict(self._seen)
+
+    def add(self, counts: dict[tuple[str, str, str], int]) -> None:
+        """Count ``counts`` (another Numbering's, of kernels read after these) as numbered here."""
+        seen = self._seen
+        for key, n in counts.items():
+            seen[key] = seen.get(key, 0) + n
+
 
 T = TypeVar("T")
 

@@ -10,7 +10,9 @@ llvm-readelf-22 --notes. Workgroups per CU are HIP's rule worked by hand (see VG
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -277,3 +279,79 @@ def test_xnack_on_and_off_builds_are_two_kernels(capsys):
     assert targets == set(record["targets"])  # gfx90a:xnack+ and gfx90a:xnack- both compared
     by_processor = {r["processor"] for r in rows if r["target"].startswith("gfx90a")}
     assert by_processor == {"gfx90a"}
+
+
+@pytest.fixture(scope="module")
+def too_big(tmp_path_factory) -> Path:
+    """`dup` with 160 VGPRs declaring 1024 threads, as a one-entry gfx942 bundle: HIP fits
+    floor(512/160) = 3 waves per SIMD, 12 on the CU's 4 SIMDs, fewer than the 16 wave64 waves
+    of one workgroup, so no workgroup of the declared size fits (census lists it)."""
+    out = tmp_path_factory.mktemp("too_big")
+    co = out / "dup.co"
+    synthesize(SynthSpec("gfx942", 160, name="dup", max_flat_workgroup_size=1024), co)
+    (kernel,) = llvm22.readelf([str(co)])[str(co)]["metadata"][0]["amdhsa.kernels"]
+    assert (kernel[".vgpr_count"], kernel[".max_flat_workgroup_size"]) == (160, 1024)
+    bundle = co.with_suffix(".hipfb")
+    subprocess.run(
+        [
+            BUNDLER,
+            "--type=o",
+            "--targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx942",
+            "--input=/dev/null",
+            f"--input={co}",
+            f"--output={bundle}",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return bundle
+
+
+def host_library(path: Path, fatbin: Path) -> Path:
+    """A host shared library (clang-22) whose .hip_fatbin section (llvm-objcopy-22) holds ``fatbin``."""
+    source = path.with_suffix(".c")
+    source.write_text("int host_side(void) { return 1; }\n")
+    plain = path.with_suffix(".plain.so")
+    subprocess.run(["clang-22", "-shared", "-fPIC", "-o", plain, source], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "llvm-objcopy-22",
+            f"--add-section=.hip_fatbin={fatbin}",
+            "--set-section-flags=.hip_fatbin=alloc,readonly",
+            plain,
+            path,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return path
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_census_summary_numbers_each_copy_when_a_library_is_read_in_pieces(
+    capsys, monkeypatch, tmp_path, too_big, jobs
+):
+    # Three copies of one bundle in one library's .hip_fatbin, cut into a piece each for the
+    # workers, then the library in a wheel beside one more copy: a summary made where each piece
+    # is read still numbers the copies in reading order, per member.
+    from amdocc.app import parallel
+    from amdocc.containers import pieces
+
+    monkeypatch.setattr(parallel, "SPLIT_BYTES", 0)  # every file counts as large
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # one container per piece
+    lib = host_library(tmp_path / "libthree.so", fat(tmp_path / "three.hipfb", [too_big] * 3))
+    with tempfile.TemporaryDirectory() as spill:
+        assert len(list(parallel.tasks_for([(str(lib), False)], spill))) == 3  # the premise: three pieces
+    code, out, _ = run(capsys, "census", "--json", "--jobs", jobs, lib)
+    listed = json.loads(out)["cannot_launch"]
+    assert code == 0 and [(r["member"], r["kernel"], r["copy"]) for r in listed] == [("", "dup", n) for n in range(3)]
+    lib_dir = tmp_path / "tree" / "lib"
+    lib_dir.mkdir(parents=True)
+    shutil.copyfile(lib, lib_dir / "libthree.so")
+    shutil.copyfile(lib, lib_dir / "libthree_again.so")
+    code, out, _ = run(capsys, "census", "--json", "--jobs", jobs, tmp_path / "tree")
+    summary = json.loads(out)
+    assert code == 0 and summary["kernels"] == 6 and summary["targets"]["gfx942"]["cannot_launch"] == 6
+    assert [(r["member"], r["copy"]) for r in summary["cannot_launch"]] == [
+        (f"lib/{name}", n) for name in ("libthree.so", "libthree_again.so") for n in range(3)
+    ]

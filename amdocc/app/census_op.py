@@ -23,6 +23,7 @@ from ..policy.checks import declared_block, model_key
 if TYPE_CHECKING:
     from ..census import Summary
     from ..codeobject import CodeObject, Kernel
+    from ..identity import Numbering
     from ..policy.checks import Settings
     from .reading import Event, FileItem
     from .selection import Selection
@@ -83,12 +84,26 @@ def census_rows(
     if len(files) != 1:
         counter = None
     number = Numbering()
-    for kind, value in parallel.run(files, census_file, spec, parallel.jobs_for(o.jobs, files)):
+    jobs = parallel.jobs_for(o.jobs, files)
+    sinks = list(sinks)
+    # Without sinks no row leaves its file: each file's rows are summarised where they are read,
+    # and only what the summary keeps comes back to be numbered (a wheel's 80,000 rows are not
+    # sent between processes to be counted).
+    events = (
+        parallel.run(files, census_file, spec, jobs)
+        if sinks
+        else parallel.run(files, summarised_file, (spec, summary.top), jobs)
+    )
+    for kind, value in events:
         if kind == "row":
             value["copy"] = number.copy(value["member"], value["target"], value["kernel"])
             summary.add(value)
             for sink in sinks:
                 sink.add(value)
+            if counter is not None:
+                counter.show(summary.kernels)
+        elif kind == "summary":
+            add_summary(summary, number, *value)
             if counter is not None:
                 counter.show(summary.kernels)
         elif kind == "code_object":
@@ -101,6 +116,35 @@ def census_rows(
             summary.add_error(value["path"], value["error"])
     if counter is not None:
         counter.close()
+
+
+def add_summary(summary: Summary, number: Numbering, part: Summary, copies: dict[tuple[str, str, str], int]) -> None:
+    """Merge ``part``, the summary of one file's rows numbered within that file (``copies``: how
+    many rows each (member, target, kernel) has there), into ``summary``, whose rows ``number``
+    numbered: the rows ``part`` keeps are numbered after the copies read before them."""
+    for row in part.kept_rows():
+        row["copy"] += number.copies(row["member"], row["target"], row["kernel"])
+    number.add(copies)
+    summary.merge(part)
+
+
+def summarised_file(item: FileItem, spec: tuple[CensusSpec, int]) -> Iterator[Event]:
+    """census_file's events for one file with its rows summarised: every other event as it
+    comes, then ("summary", (a Summary of the file's rows, numbered within the file; how many
+    rows each (member, target, kernel) has))."""
+    from ..census import Summary
+    from ..identity import Numbering
+
+    census_spec, top = spec
+    part = Summary(top=top)
+    number = Numbering()
+    for kind, value in census_file(item, census_spec):
+        if kind == "row":
+            value["copy"] = number.copy(value["member"], value["target"], value["kernel"])
+            part.add(value)
+        else:
+            yield kind, value
+    yield "summary", (part, number.counts())
 
 
 def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:

@@ -114,11 +114,7 @@ class Summary:
         n = spills(row)
         if n:
             t["spilling"] += 1
-            item = (n, -self.kernels, row)
-            if len(self.spillers) < self.top:
-                heapq.heappush(self.spillers, item)
-            elif item > self.spillers[0]:
-                heapq.heapreplace(self.spillers, item)
+            self._keep_spiller((n, -self.kernels, row))
         if row["scratch"]:
             t["scratch"] += 1
         if row["cannot_launch"]:
@@ -130,6 +126,46 @@ class Summary:
             self.findings[code] += 1
         for model, why in (row.get("unmodelled_by") or {}).items():
             t["unmodelled"][f"{model}: {why}"] += 1
+
+    def merge(self, part: Summary) -> None:
+        """Add ``part``, a summary of the rows that follow every row added so far (a worker's file),
+        as if each of its rows were added here in turn: counts add up, the top spillers are the
+        top of both (``part``'s order numbers follow this one's), and the kernels that cannot
+        launch are listed after these."""
+        before = self.kernels
+        self.kernels += part.kernels
+        self.files |= part.files
+        for name, theirs in part.targets.items():
+            t = self.targets.get(name)
+            if t is None:
+                self.targets[name] = theirs
+                continue
+            for key, value in theirs.items():
+                if isinstance(value, Counter):
+                    t[key].update(value)
+                elif key not in ("processor", "max_waves_per_simd"):
+                    t[key] += value
+        self.findings.update(part.findings)
+        for n, order, row in part.spillers:
+            self._keep_spiller((n, order - before, row))
+        self.cannot_launch.extend(part.cannot_launch)
+        self.code_objects += part.code_objects
+        self.skipped.update(part.skipped)
+        self.errors.extend(part.errors)
+
+    def _keep_spiller(self, item: tuple[int, int, Row]) -> None:
+        """Keep (spills, -order, row) if it is among the ``top`` most (the earlier row on a tie)."""
+        if len(self.spillers) < self.top:
+            heapq.heappush(self.spillers, item)
+        elif item > self.spillers[0]:
+            heapq.heapreplace(self.spillers, item)
+
+    def kept_rows(self) -> list[Row]:
+        """The rows this summary holds (the top spillers and the kernels that cannot launch), each once."""
+        rows = {}
+        for row in [*self.cannot_launch, *(row for _, _, row in self.spillers)]:
+            rows[(row["member"], row["target"], row["kernel"], row["copy"])] = row
+        return list(rows.values())
 
     def add_code_object(self) -> None:
         self.code_objects += 1

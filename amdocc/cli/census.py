@@ -139,10 +139,12 @@ class KernelCounter:
         self.enabled, self.last, self.shown = sys.stderr.isatty(), 0.0, False
 
     def show(self, kernels: int) -> None:
+        if not self.enabled:  # asked after every file or row: nothing to do off a terminal
+            return
         import time
 
         now = time.monotonic()
-        if self.enabled and now - self.last > 0.1:
+        if now - self.last > 0.1:
             self.last, self.shown = now, True
             sys.stderr.write(f"\r{kernels} kernels read")
             sys.stderr.flush()
