@@ -6,6 +6,8 @@ and cannot launch, targets first seen in a later piece."""
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,7 +43,7 @@ def test_a_summary_merged_from_pieces_is_the_summary_of_every_row_in_turn(rows, 
         whole.add({**row, "copy": number.copy(row["member"], row["target"], row["kernel"])})
     merged, numbered = Summary(top=top), Numbering()
     bounds = [0, *sorted(min(c, len(rows)) for c in cuts), len(rows)]
-    for start, end in zip(bounds, bounds[1:]):
+    for start, end in itertools.pairwise(bounds):
         part, local = Summary(top=top), Numbering()
         for row in rows[start:end]:
             part.add({**row, "copy": local.copy(row["member"], row["target"], row["kernel"])})
