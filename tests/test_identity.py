@@ -355,3 +355,24 @@ def test_census_summary_numbers_each_copy_when_a_library_is_read_in_pieces(
     assert [(r["member"], r["copy"]) for r in summary["cannot_launch"]] == [
         (f"lib/{name}", n) for name in ("libthree.so", "libthree_again.so") for n in range(3)
     ]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_check_numbers_each_copy_when_a_library_is_read_in_pieces(capsys, monkeypatch, tmp_path, too_big, jobs):
+    # The same three copies, judged by check: each fails the launch rule (12 waves fit, a
+    # workgroup is 16), and each violation names its own copy, whichever process read it.
+    from amdocc.app import parallel
+    from amdocc.containers import pieces
+
+    monkeypatch.setattr(parallel, "SPLIT_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    lib_dir = tmp_path / "tree"
+    lib_dir.mkdir()
+    lib = host_library(lib_dir / "libthree.so", fat(tmp_path / "three.hipfb", [too_big] * 3))
+    shutil.copyfile(lib, lib_dir / "libthree_again.so")
+    code, out, _ = run(capsys, "check", "--no-config", "--json", "--jobs", jobs, lib_dir)
+    result = json.loads(out)
+    assert code == 1 and result["summary"]["kernels"] == 6
+    assert [(v["location"], v["rule"], v["copy"]) for v in result["violations"]] == [
+        (name, "launch", n) for name in ("libthree.so", "libthree_again.so") for n in range(3)
+    ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .reading import StrPath, path_list
@@ -62,23 +62,24 @@ def run_check(
     not_evaluated: dict[tuple[str, str, str | None], int] = {}  # (rule, reason, model) → kernels
     kernels = 0
     number = Numbering()
-    for kind, value in parallel.run(files, check_file, spec, parallel.jobs_for(jobs, files)):
-        if kind == "kernel":
-            kernels += 1
-            copy = number.copy(value["location"], value["target"], value["kernel"])
-            if with_checked:  # JUnit lists every kernel; the other reports only what failed
-                checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
-            for v in value["violations"]:
-                v["copy"] = copy
-            violations += value["violations"]
-            for rule, reason, model in value["not_evaluated"]:
-                key = (rule, reason, model)
-                not_evaluated[key] = not_evaluated.get(key, 0) + 1
+    # Each file's kernels are gathered where they are read; what comes back is its violations,
+    # numbered within the file, and counts (a wheel's 80,000 verdicts do not cross processes).
+    jobs = parallel.jobs_for(jobs, files)
+    for kind, value in parallel.run(files, gathered_file, (spec, with_checked), jobs):
+        if kind == "gathered":
+            part = value
+            kernels += part.kernels
+            for v in part.violations:  # numbered after the copies read before this file
+                v["copy"] += number.copies(v["location"], v["target"], v["kernel"])
+            number.add(part.copies)
+            violations += part.violations
+            checked += part.checked
+            for key, n in part.not_evaluated.items():
+                not_evaluated[key] = not_evaluated.get(key, 0) + n
         elif kind == "seen":
             selection.merge(value)
         else:
             (errors if kind == "error" else skipped).append(value)
-
     from ..policy.budgets import rules_of
 
     budget_rules = set(rules_of(settings.budgets))
@@ -116,6 +117,47 @@ def run_check(
     }
 
     return CheckRun(result, found, checked, in_scope)
+
+
+@dataclass
+class Gathered:
+    """One file's kernels checked: how many, their violations (each with its kernel's "copy"
+    within the file), the kernels each (rule, reason, model) was not evaluated for, the kernels
+    checked as (path, origin, kernel, target) when asked (for JUnit), and how many kernels each
+    (location, target, kernel) has (amdocc.identity.Numbering.counts)."""
+
+    kernels: int = 0
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    not_evaluated: dict[tuple[str, str, str | None], int] = field(default_factory=dict)
+    checked: list[tuple[str, str, str, str]] = field(default_factory=list)
+    copies: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+
+def gathered_file(
+    item: FileItem, spec: tuple[tuple[dict[str, Any], tuple[str | None, str | None, str | None, bool], list[str]], bool]
+) -> Iterator[Event]:
+    """check_file's events for one file with its kernels gathered: every other event as it
+    comes, then ("gathered", Gathered). ``spec``: check_file's, and whether to list the kernels."""
+    from ..identity import Numbering
+
+    check_spec, with_checked = spec
+    part = Gathered()
+    number = Numbering()
+    for kind, value in check_file(item, check_spec):
+        if kind != "kernel":
+            yield kind, value
+            continue
+        part.kernels += 1
+        copy = number.copy(value["location"], value["target"], value["kernel"])
+        if with_checked:  # JUnit lists every kernel; the other reports only what failed
+            part.checked.append((value["path"], value["origin"], value["kernel"], value["target"]))
+        for v in value["violations"]:
+            v["copy"] = copy
+        part.violations += value["violations"]
+        for key in value["not_evaluated"]:
+            part.not_evaluated[key] = part.not_evaluated.get(key, 0) + 1
+    part.copies = number.counts()
+    yield "gathered", part
 
 
 def check_file(
