@@ -35,6 +35,24 @@ VGPR_BLOCKS = {64: 8, 160: 3}
 VGPR_WAVES = VGPR_BLOCKS
 
 
+def bundle_of(co: Path) -> Path:
+    """``co`` as a one-entry gfx942 offload bundle (clang-offload-bundler-22) beside it."""
+    bundle = co.with_suffix(".hipfb")
+    subprocess.run(
+        [
+            BUNDLER,
+            "--type=o",
+            "--targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx942",
+            "--input=/dev/null",
+            f"--input={co}",
+            f"--output={bundle}",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return bundle
+
+
 @pytest.fixture(scope="module")
 def objects(tmp_path_factory) -> dict[int, Path]:
     """`dup` on gfx942 with 64 and with 160 VGPRs, as code objects and as one-entry bundles."""
@@ -43,18 +61,7 @@ def objects(tmp_path_factory) -> dict[int, Path]:
     for vgprs in VGPR_BLOCKS:
         co = out / f"dup{vgprs}.co"
         synthesize(SynthSpec("gfx942", vgprs, name="dup", max_flat_workgroup_size=BLOCK), co)
-        subprocess.run(
-            [
-                BUNDLER,
-                "--type=o",
-                "--targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx942",
-                "--input=/dev/null",
-                f"--input={co}",
-                f"--output={co.with_suffix('.hipfb')}",
-            ],
-            check=True,
-            capture_output=True,
-        )
+        bundle_of(co)
         made[vgprs] = co
     # The oracle: LLVM's reader says what each object's note holds.
     notes = llvm22.readelf([str(p) for p in made.values()])
@@ -291,20 +298,7 @@ def too_big(tmp_path_factory) -> Path:
     synthesize(SynthSpec("gfx942", 160, name="dup", max_flat_workgroup_size=1024), co)
     (kernel,) = llvm22.readelf([str(co)])[str(co)]["metadata"][0]["amdhsa.kernels"]
     assert (kernel[".vgpr_count"], kernel[".max_flat_workgroup_size"]) == (160, 1024)
-    bundle = co.with_suffix(".hipfb")
-    subprocess.run(
-        [
-            BUNDLER,
-            "--type=o",
-            "--targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx942",
-            "--input=/dev/null",
-            f"--input={co}",
-            f"--output={bundle}",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return bundle
+    return bundle_of(co)
 
 
 def host_library(path: Path, fatbin: Path) -> Path:
