@@ -501,3 +501,6 @@ def test_progress_on_a_terminal_only(capsys, monkeypatch):
     monkeypatch.setattr("time.monotonic", iter(range(0, 10**6, 10)).__next__)
     code, _out, err = census(capsys, "--csv", "/dev/null", LIB1)
     assert code == 0 and f"\r{len(kernels_of(LIB1))} kernels read" in err and err.endswith("\r")
+    # Without a sink too: the count moves as each kernel is read, not once at the end.
+    code, _out, err = census(capsys, "--jobs", "1", LIB1)
+    assert len(kernels_of(LIB1)) > 1 and code == 0 and "\r1 kernels read" in err

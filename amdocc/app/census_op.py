@@ -86,13 +86,14 @@ def census_rows(
     number = Numbering()
     jobs = parallel.jobs_for(o.jobs, files)
     sinks = list(sinks)
-    # Without sinks no row leaves its file: each file's rows are summarised where they are read,
-    # and only what the summary keeps comes back to be numbered (a wheel's 80,000 rows are not
-    # sent between processes to be counted).
+    # Workers without sinks send no rows back: each file's rows are summarised where they are
+    # read, and only what the summary keeps comes back to be numbered (a wheel's 80,000 rows are
+    # not sent between processes to be counted). One process streams rows as it reads them, so
+    # the counter moves kernel by kernel.
     events = (
-        parallel.run(files, census_file, spec, jobs)
-        if sinks
-        else parallel.run(files, summarised_file, (spec, summary.top), jobs)
+        parallel.run(files, summarised_file, (spec, summary.top), jobs)
+        if jobs > 1 and not sinks
+        else parallel.run(files, census_file, spec, jobs)
     )
     for kind, value in events:
         if kind == "row":
