@@ -181,7 +181,13 @@ def occupancies(
     """:func:`occupancy` of one launch under several models with their default options, its
     arguments checked once: model → its answer, or the ModelUnavailable that says why that model
     cannot answer here (a fact it needs is unknown, or dynamic VGPRs), while the others do."""
+    if isinstance(models, str):  # one name would be asked letter by letter
+        raise UsageError(
+            f"models takes a list of model names, not the string {models!r} (choose from {', '.join(MODELS)})"
+        )
     chosen = tuple(models)
+    if not chosen:
+        raise UsageError(f"no model asked (choose from {', '.join(MODELS)})")
     for model in chosen:
         _model_options(model, {})
         _check_model_arguments(model, block_size, None)
