@@ -1,0 +1,67 @@
+"""Plain records for one kernel's machine code: decoded instructions and its control flow.
+
+These are the contract between the rooms of ``amdocc.isa``: the disassembler and the control-flow
+graph produce them; liveness, spills and the instruction mix read them. Nothing here decodes or
+computes; every record is immutable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    """One instruction as LLVM's disassembler decodes it.
+
+    Attributes:
+        address: the virtual address ``llvm-objdump`` prints for it.
+        size: its length in bytes (4 for an undecodable word).
+        text: LLVM's text for it, whitespace-normalised as ``llvm-objdump`` prints it; an
+            undecodable word is shown as ``llvm-objdump`` shows it.
+        mnemonic: the first token of ``text`` (``""`` for an undecodable word).
+        operands: the rest of ``text`` after the mnemonic.
+        decoded: False for a word LLVM could not decode.
+    """
+
+    address: int
+    size: int
+    text: str
+    mnemonic: str
+    operands: str
+    decoded: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A basic block: the instructions ``[start, end)`` of the kernel's instruction tuple.
+
+    Attributes:
+        index: the block's position in ``ControlFlow.blocks`` (blocks are in address order).
+        start: index of its first instruction.
+        end: index one past its last instruction.
+        successors: indices of the blocks control may reach next, in no particular order.
+        reachable: whether the kernel's entry reaches it.
+        loop_depth: how many natural loops contain it (0 outside every loop).
+    """
+
+    index: int
+    start: int
+    end: int
+    successors: tuple[int, ...]
+    reachable: bool
+    loop_depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControlFlow:
+    """A kernel's control-flow graph, or why it is not known.
+
+    Attributes:
+        blocks: the basic blocks in address order; block 0 is the entry.
+        unknown: None when every edge is known; otherwise the reason (an indirect branch, a
+            call, an undecodable word), and then no figure built on the graph may be given.
+    """
+
+    blocks: tuple[Block, ...]
+    unknown: str | None = None
