@@ -132,8 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
-    import json
-
+    from .. import report
     from ..app import parallel
     from ..app.occupancy_op import OccupancyOptions, occupancy_file
 
@@ -177,7 +176,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             print(render(value, mangled=args.mangled))
             shown += len(value)
     if args.json:
-        sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+        sys.stdout.write("], " + report.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
     notices.flush()
     if not shown:
         if not selection.matched:  # kernels that were selected but failed are already reported
