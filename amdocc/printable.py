@@ -27,11 +27,16 @@ from typing import Any
 
 ERRORS = "amdocc.printable"  # the codec error handler that applies the rule to a text stream
 
-# Lone surrogates to their written form: escaped bytes (U+DC80..U+DCFF) as \xNN, others as \udNNN.
-_ESCAPES = {
-    code: (f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}")
-    for code in range(0xD800, 0xE000)
-}
+# Lone surrogates to their written form: escaped bytes (U+DC80..U+DCFF) as \xNN, others as
+# \udNNN. Built on first use: most runs never meet such a name.
+_ESCAPES: dict[int, str] = {}
+
+
+def _escapes() -> dict[int, str]:
+    if not _ESCAPES:
+        for code in range(0xD800, 0xE000):
+            _ESCAPES[code] = f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+    return _ESCAPES
 
 
 def printable(text: str) -> str:
@@ -42,7 +47,7 @@ def printable(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.translate(_ESCAPES)
+        return text.translate(_escapes())
     return text
 
 
