@@ -6,7 +6,6 @@ import argparse
 import difflib
 import gc
 import importlib
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -132,6 +131,17 @@ def _command_named(argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command and return its exit status (docs/cli-contract.md). Standard output and
+    standard error are guarded for the whole run, parsing and --help included: a reader that
+    goes away (``| head -1``, ``2>&1 | head -0``) loses what is left to print, never the status
+    the command would otherwise give (amdocc.cli.output)."""
+    from .output import guarded_streams
+
+    with guarded_streams():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     # Parsing allocates many small acyclic objects that reference counting frees; collecting
     # every 700 allocations costs a sixth of the time on a large tree for nothing.
     gc.set_threshold(100_000, 50, 100)
@@ -150,28 +160,21 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT
-    from .output import guarded_stdout
-
     try:
         from .. import env
 
         for warning in env.check("amdocc"):  # a bad AMDOCC_* value: UsageError, exit 2
             print(f"amdocc: warning: {warning}", file=sys.stderr)
         run: Callable[[argparse.Namespace], int] = importlib.import_module(args._module).run
-        # A closed standard output (head -1) drops what is left to print; the command still
-        # runs to its end and its exit status is the verdict (amdocc.cli.output).
-        with guarded_stdout():
-            return run(args)
+        return run(args)
 
     except AmdoccError as exc:
         print(f"amdocc: {exc}", file=sys.stderr)
         return exc.exit_code  # each error class says its status (errors.py; 3: HipUnavailable)
     except BrokenPipeError:
-        # Only output written around the guard can get here (standard output is guarded above):
-        # the verdict is unknown, so it is not reported as success.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        print("amdocc: standard output closed before the command finished", file=sys.stderr)
+        # Only a stream written around the guards (another file named "/dev/stdout", say) can
+        # get here: the command did not finish, so its verdict is unknown and is not success.
+        print("amdocc: an output closed before the command finished", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
