@@ -37,12 +37,47 @@ COMMANDS = {
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
 
-EXIT_OK, EXIT_INPUT, EXIT_RUNTIME = 0, 2, 3
+EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# Every status a command can give and what it means, as docs/cli-contract.md's table says it:
+# the end of every --help (tests/test_cli_contract.py compares the two).
+EXIT_STATUSES = (
+    (EXIT_OK, "success (for a gate such as check or diff: nothing failed)"),
+    (
+        EXIT_GATE,
+        "a gate failed: check found a new violation (or a stale baseline entry with --fail-on-stale), "
+        "diff or census --fail-on a regression",
+    ),
+    (
+        EXIT_INPUT,
+        "bad usage or bad input: an invalid, contradictory or ignored option, a bad AMDOCC_* value, "
+        "a selection that matches nothing, an unreadable file, a bad table",
+    ),
+    (EXIT_RUNTIME, "a HIP runtime is needed (verify) but not usable here"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+
+
+def exit_status_help(width: int | None = None) -> str:
+    """The "exit status:" section of --help: one status a line, its meaning wrapped under it."""
+    import shutil
+    import textwrap
+
+    width = width or max(shutil.get_terminal_size().columns - 2, 40)
+    lines = ["exit status:"]
+    for status, meaning in EXIT_STATUSES:
+        lines += textwrap.wrap(
+            meaning, width, initial_indent=f"  {status:<5}", subsequent_indent=" " * 7, break_on_hyphens=False
+        )
+    return "\n".join(lines) + "\n"
 
 
 class Parser(argparse.ArgumentParser):
     """argparse, with a usage error printed as two lines: a one-line usage naming the command
-    (the full usage is in --help) and the error itself."""
+    (the full usage is in --help) and the error itself; and every exit status at the end of
+    --help."""
+
+    def format_help(self) -> str:
+        return super().format_help() + "\n" + exit_status_help()
 
     def error(self, message: str) -> NoReturn:
         message = _with_suggestion(message)
@@ -111,8 +146,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="amdocc",
         description="Read AMD GPU code objects (.co/.hsaco, offload bundles, fat .so/.dll) and "
         "report what each kernel uses and how many workgroups fit on a CU.",
-        epilog="Exit status: 0 success, 2 bad usage or unreadable input, 3 HIP runtime needed "
-        "but unavailable. PATH may be '-' for standard input.",
+        epilog="PATH may be '-' for standard input.",
     )
     parser.add_argument("--version", action="version", version=f"amdocc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -177,7 +211,7 @@ def _main(argv: list[str] | None) -> int:
         print("amdocc: an output closed before the command finished", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":
