@@ -339,7 +339,6 @@ from hypothesis import strategies as st  # noqa: E402
 
 from amdocc.errors import UsageError  # noqa: E402
 
-
 _PIECES = [
     *budgets.FIELDS,
     *budgets.OPERATORS,

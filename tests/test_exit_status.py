@@ -1,6 +1,7 @@
 """A command's exit status is its verdict, also when standard output or standard error closes
-early (``amdocc check … | head -1``, ``amdocc inspect F 2>&1 | head -0``): a failing gate still exits 1, a passing one 0, and the reports
-written to files (--junit, --sarif, --html, --csv) are complete.
+early (``amdocc check … | head -1``, ``amdocc inspect F 2>&1 | head -0``): a failing gate still
+exits 1, a passing one 0, and the reports written to files (--junit, --sarif, --html, --csv) are
+complete.
 
 Each run is a real process whose standard output is a pipe. Python ignores SIGPIPE, so a write
 to a pipe nobody reads fails with EPIPE; the tests close the reading end either before the

@@ -15,10 +15,10 @@ import os
 import shlex
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from amdocc.install_hint import install_hint
 from conftest import ROOT

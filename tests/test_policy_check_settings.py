@@ -37,7 +37,10 @@ def _check_in(directory: Path, capsys: pytest.CaptureFixture[str], *argv: str) -
     "body,line",
     [
         # a misspelled table: before, the file was passed over and check ran with no settings
-        ("[tool.amdocc.chek]\nmax-scratch = 0\n", "[tool.amdocc] has no table 'chek' (did you mean 'check'? tables: check)"),
+        (
+            "[tool.amdocc.chek]\nmax-scratch = 0\n",
+            "[tool.amdocc] has no table 'chek' (did you mean 'check'? tables: check)",
+        ),
         ("[tool.amdocc]\nrules = ['spills']\n", "[tool.amdocc] has no table 'rules' (tables: check)"),
         (
             "[tool.amdocc.check]\nmax_scratch = 0\n",
@@ -47,11 +50,16 @@ def _check_in(directory: Path, capsys: pytest.CaptureFixture[str], *argv: str) -
             "[tool.amdocc.check]\nmin-ocupancy = 2\n",
             "[tool.amdocc.check] has no setting 'min-ocupancy' (did you mean 'min-occupancy'? settings: ",
         ),
-        ("[tool.amdocc.check]\nbudgets = ['spills==0']\n", "[tool.amdocc.check] has no setting 'budgets' (did you mean 'budget'? "),
+        (
+            "[tool.amdocc.check]\nbudgets = ['spills==0']\n",
+            "[tool.amdocc.check] has no setting 'budgets' (did you mean 'budget'? ",
+        ),
         ("[tool.amdocc.check]\nspeed = 1\n", "[tool.amdocc.check] has no setting 'speed' (settings: rules, "),
     ],
 )
-def test_an_unknown_table_or_key_under_tool_amdocc_exits_2_naming_the_nearest(tmp_path, monkeypatch, capsys, body, line):
+def test_an_unknown_table_or_key_under_tool_amdocc_exits_2_naming_the_nearest(
+    tmp_path, monkeypatch, capsys, body, line
+):
     config = tmp_path / "pyproject.toml"
     config.write_text(body)
     # found by walking up from the working directory, and named with --config

@@ -225,7 +225,6 @@ class _Parser:
             shown = str(value)
         return Comparison(name, model, op, value, f"{field_text}{op}{shown}")
 
-
     def number(self, num: Token, field_text: str, bytes_field: bool) -> float:
         """A number token's value: a byte count as every byte option takes it (amdocc.numbers:
         ``64K``, ``1MiB``, ``0x100``) where the field counts bytes; elsewhere a plain number."""
