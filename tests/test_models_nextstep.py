@@ -85,3 +85,134 @@ def test_hw_next_step_with_the_trap_reserve_option():
     # Without the reserve 800 // 96 = 8 already: 2 blocks, bound by the wave slots.
     occ, s = step(manual(GFX942, vgprs=8, sgprs=92), model="hw", block=1024, trap_reserve=False)
     assert occ.blocks_per_cu == 2 and s is None
+
+
+# --------------------------------------------------------------------------- a hip step the hardware does not share
+# HIP's answer by its own rules (tests/oracle/hip_reference.py: docs/hip-occupancy.md §2, the
+# bit-mask alignUp of §4); the hardware's by true rounding worked here, from the targets table's
+# cited values: RDNA3/4 wave32 has 1536 VGPRs per SIMD in granules of 24, at most 16 waves, 4
+# SIMDs per WGP; GFX9 allocates LDS in blocks of 128 dwords (512 B) out of 64 KiB per CU.
+
+import json  # noqa: E402
+
+from amdocc.cli.main import main  # noqa: E402
+from conftest import FIXTURES  # noqa: E402
+from oracle.hip_reference import hip_blocks  # noqa: E402
+from oracle.llvm22 import metadata_documents  # noqa: E402
+
+SAMPLE = str(amdocc.samples_path())
+SAMPLE_NOTES = FIXTURES / "sample"
+
+
+def notes_of(processor: str) -> dict[str, dict]:
+    """The sample's kernels for one processor, as llvm-readelf-22 --notes printed them."""
+    (path,) = SAMPLE_NOTES.glob(f"{processor}-*.co.readelf.txt")
+    return {k[".name"]: k for d in metadata_documents(path.read_text()) for k in d["amdhsa.kernels"]}
+
+
+def rdna_hw_blocks(vgprs: int, block: int = 256) -> int:
+    """Workgroups per WGP on gfx11/gfx12 wave32 by true rounding: 4 SIMDs x min(16, 1536 //
+    (vgprs rounded up to 24)) waves, over the block's waves."""
+    allocated = -(-max(vgprs, 1) // 24) * 24
+    return 4 * min(16, 1536 // allocated) // (block // 32)
+
+
+def gfx9_lds_blocks(lds: int) -> int:
+    return 65536 // (-(-lds // 512) * 512)
+
+
+def results(capsys, *argv) -> dict[tuple[str, str], dict]:
+    """``occupancy --json`` of ``argv``: (processor, kernel) → result."""
+    assert main(["occupancy", "--json", *map(str, argv)]) == 0
+    return {(r["target"].split(":")[0], r["kernel"]): r for r in json.loads(capsys.readouterr().out)["results"]}
+
+
+def test_the_quickstart_step_on_gfx1201_says_it_rests_on_hips_bit_mask(capsys):
+    v = notes_of("gfx1201")["_Z9reg_heavyPKfPf"][".vgpr_count"]
+    assert v == 105
+    # HIP: alignUp(105, 24) = 128 -> 12 waves -> 6 per WGP; 104 -> 104 -> 14 waves -> 7.
+    hip_now, hip_less = (
+        hip_blocks("gfx1201", v, 256, wave=32, wgp=True),
+        hip_blocks("gfx1201", v - 1, 256, wave=32, wgp=True),
+    )
+    assert (hip_now, hip_less) == (6, 7)
+    # The hardware: 105 and 104 both take 120 registers (12 waves, 6 per WGP); 8 need 96.
+    keep = max(x for x in range(v) if rdna_hw_blocks(x) > rdna_hw_blocks(v))
+    assert (rdna_hw_blocks(v), rdna_hw_blocks(v - 1), keep, rdna_hw_blocks(keep)) == (6, 6, 96, 8)
+    r = results(capsys, "--block", 256, "--target", "gfx1201", SAMPLE)[("gfx1201", "_Z9reg_heavyPKfPf")]
+    assert r["next_step"] == {"gain": hip_less, "unit": "blocks_per_cu", "shed": {"vgpr": 1}}
+    hw = r["next_step_hardware"]
+    assert {k: hw[k] for k in ("fits", "fits_after", "gains", "hip_only")} == {
+        "fits": rdna_hw_blocks(v),
+        "fits_after": rdna_hw_blocks(v - 1),
+        "gains": False,
+        "hip_only": True,
+    }
+    assert "bit-mask" in hw["why"] and "24" in hw["why"]
+    assert hw["next_step"] == {"gain": rdna_hw_blocks(keep), "unit": "blocks_per_cu", "shed": {"vgpr": v - keep}}
+    # The quickstart's own words
+    assert main(["occupancy", "--block", "256", SAMPLE]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "reg_heavy" in ln and "shed 1 VGPRs" in ln)
+    assert line.endswith(
+        "shed 1 VGPRs for 7 workgroups per WGP: HIP's occupancy API only (its bit-mask round-up of VGPRs to a "
+        "granule of 24); the hardware fits 6 per WGP either way, 8 with 9 VGPRs shed (hw model)"
+    ), line
+
+
+def test_a_hip_step_the_hardware_shares_is_not_labelled(capsys):
+    # gfx1100: 101 VGPRs; HIP rounds to 104 (7 per WGP), the hardware to 120 (6); both reach 8 at 96.
+    v = notes_of("gfx1100")["_Z9reg_heavyPKfPf"][".vgpr_count"]
+    r = results(capsys, "--block", 256, SAMPLE)[("gfx1100", "_Z9reg_heavyPKfPf")]
+    shed = r["next_step"]["shed"]["vgpr"]
+    assert hip_blocks("gfx1100", v - shed, 256, wave=32, wgp=True) == r["next_step"]["gain"] == 8
+    assert rdna_hw_blocks(v - shed) > rdna_hw_blocks(v)
+    hw = r["next_step_hardware"]
+    assert (hw["fits"], hw["fits_after"], hw["gains"], hw["hip_only"], hw["why"]) == (
+        rdna_hw_blocks(v),
+        rdna_hw_blocks(v - shed),
+        True,
+        False,
+        None,
+    )
+    # gfx942's granule of 8 is a power of two: the mask is true rounding; other models: no view.
+    rows = results(capsys, "--block", 256, SAMPLE)
+    assert rows[("gfx942", "_Z9reg_heavyPKfPf")]["next_step_hardware"]["hip_only"] is False
+    assert all(
+        r["next_step_hardware"] is None for r in results(capsys, "--block", 256, "--model", "hw", SAMPLE).values()
+    )
+    assert main(["occupancy", "--block", "256", "--target", "gfx942", SAMPLE]) == 0
+    assert "HIP's occupancy API only" not in "\n".join(
+        ln for ln in capsys.readouterr().out.splitlines() if "reg_heavy" in ln
+    )
+
+
+def test_an_lds_step_hip_takes_without_the_granule_is_labelled(capsys):
+    lds = notes_of("gfx942")["_Z9saxpy_ldsfPKfPfi"][".group_segment_fixed_size"]
+    assert lds == 16384
+    r = results(capsys, "--block", 256, "--target", "gfx942", SAMPLE)[("gfx942", "_Z9saxpy_ldsfPKfPfi")]
+    # HIP: 65536 // 16384 = 4; 5 need at most 65536 // 5 = 13107 B: shed 3277, no granule.
+    assert r["next_step"] == {"gain": 5, "unit": "blocks_per_cu", "shed": {"lds": lds - 65536 // 5}}
+    # The hardware: 13107 B take 26 blocks of 512 B (13312): still 4; 5 need 12800 B.
+    keep = max(x for x in range(1, lds) if gfx9_lds_blocks(x) > gfx9_lds_blocks(lds))
+    hw = r["next_step_hardware"]
+    assert (hw["fits"], hw["fits_after"], hw["hip_only"]) == (4, gfx9_lds_blocks(65536 // 5), True)
+    assert hw["next_step"]["shed"] == {"lds": lds - keep} and keep == 12800
+    assert "does not round LDS" in hw["why"]
+
+
+def test_hip_only_is_exactly_where_true_rounding_gains_nothing_for_every_vgpr_count():
+    """Every .vgpr_count on gfx1100 and gfx1201 wave32 at 256 threads: the hip step is labelled
+    HIP-only exactly when the hardware, rounding truly, fits no more after the shed."""
+    from amdocc.models.nextstep import next_step_view
+
+    for processor in ("gfx1100", "gfx1201"):
+        for v in range(1, 257):
+            occ = amdocc.occupancy({"vgprs": v, "wave": 32}, target=processor, block_size=256)
+            step = amdocc.next_step(occ)
+            view = next_step_view(occ)
+            if step is None:
+                assert view is None
+                continue
+            after = v - step["shed"]["vgpr"]
+            assert view["hip_only"] == (rdna_hw_blocks(after) <= rdna_hw_blocks(v)), (processor, v)
+            assert (view["fits"], view["fits_after"]) == (rdna_hw_blocks(v), rdna_hw_blocks(after))
