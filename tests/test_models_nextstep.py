@@ -216,3 +216,20 @@ def test_hip_only_is_exactly_where_true_rounding_gains_nothing_for_every_vgpr_co
             after = v - step["shed"]["vgpr"]
             assert view["hip_only"] == (rdna_hw_blocks(after) <= rdna_hw_blocks(v)), (processor, v)
             assert (view["fits"], view["fits_after"]) == (rdna_hw_blocks(v), rdna_hw_blocks(after))
+            assert (view["why"] == "its bit-mask round-up of VGPRs to a granule of 24") == view["hip_only"]
+
+
+def test_an_sgpr_step_without_the_trap_handlers_reserve_is_labelled():
+    """gfx942, 100 SGPRs, 512 threads (8 waves). The hardware allocates SGPRs in 16s plus the
+    trap handler's 16 (AMDGPUUsage; tests/test_hw_sources.py): 112 + 16 = 128 → 800 // 128 = 6
+    waves per SIMD → 4 x 6 // 8 = 3 workgroups; 96 + 16 = 112 → 7 waves → still 3; 4 need 8
+    waves, at most 100 per wave: 80 + 16 = 96, so shed 100 - 80 = 20. HIP's step sheds fewer."""
+    from amdocc.models.nextstep import next_step_view
+
+    occ = amdocc.occupancy({"vgprs": 1, "sgprs": 100}, target="gfx942", block_size=512)
+    step = amdocc.next_step(occ)
+    view = next_step_view(occ)
+    assert step["shed"]["sgpr"] < 20 and step["gain"] == 4
+    assert (view["fits"], view["fits_after"], view["hip_only"]) == (3, 3, True)
+    assert view["next_step"] == {"gain": 4, "unit": "blocks_per_cu", "shed": {"sgpr": 20}}
+    assert "SGPRs per wave where the hardware allocates 128" in view["why"] and "bit-mask" not in view["why"]

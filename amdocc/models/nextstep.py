@@ -190,20 +190,26 @@ def hardware_view(usage: KernelUsage, occ: Occupancy, step: dict[str, Any] | Non
         "fits_after": fits_after,
         "gains": gains,
         "hip_only": not gains,
-        "why": None if gains else _hip_arithmetic(occ, fields, fits),
+        "why": None if gains else _hip_arithmetic(occ, now, fields),
         "next_step": own,
     }
 
 
-def _hip_arithmetic(occ: Occupancy, fields: dict[str, int], hardware_fits: float) -> str:
+def _hip_arithmetic(occ: Occupancy, hardware: Occupancy, fields: dict[str, int]) -> str:
     """Which of HIP's API arithmetic a step the hardware does not share rests on, in words."""
     reasons = []
     granule = occ.details.get("vgprAllocGranularity")
     if "vgprs" in fields and granule and granule & (granule - 1):
         reasons.append(f"its bit-mask round-up of VGPRs to a granule of {granule}")
+    hip_sgprs, hw_sgprs = occ.allocated.get("sgprs_per_wave"), hardware.allocated.get("sgprs_per_wave")
+    if "sgprs" in fields and hip_sgprs is not None and hw_sgprs is not None and hip_sgprs < hw_sgprs:
+        reasons.append(
+            f"it counts {hip_sgprs} SGPRs per wave where the hardware allocates {hw_sgprs}, "
+            "the trap handler's reserve included"
+        )
     if "lds" in fields:
-        current = _value(occ)
-        if current is not None and hardware_fits > current:
+        current, hardware_fits = _value(occ), _value(hardware)
+        if current is not None and hardware_fits is not None and hardware_fits > current:
             reasons.append(
                 f"it counts {occ.details.get('localMemSize')} B of LDS per {occ.unit}, less than the hardware"
             )
