@@ -29,9 +29,7 @@ pytestmark = pytest.mark.llvm22
 HIP_ONLY = SynthSpec("gfx1100", 88, 0, 10, 0, wave=32, wgp=False, max_flat_workgroup_size=1024, name="k_hip_only")
 NONE = SynthSpec("gfx942", 256, 0, 16, 0, max_flat_workgroup_size=1024, name="k_none")
 FITS = SynthSpec("gfx942", 64, 0, 16, 0, max_flat_workgroup_size=64, name="k_fits")
-HIP_HEADING = (
-    "HIP's occupancy API answers 0 at their declared size; the hardware fits at least 1 (HIP's arithmetic)"
-)
+HIP_HEADING = "HIP's occupancy API answers 0 at their declared size; the hardware fits at least 1 (HIP's arithmetic)"
 
 
 def hip_blocks_cu_mode(vgprs: int, block: int) -> int:
@@ -83,7 +81,10 @@ def test_the_text_heads_hips_zeros_as_its_arithmetic(capsys, tree):
     assert "k_none" in blocked and "k_hip_only" not in blocked
     heading, listed = out.split(f"{HIP_HEADING}:\n", 1)
     first = listed.splitlines()[1]  # under the table's header
-    assert first.split()[:3] == ["k_hip_only", "gfx1100", "k_hip_only.hsaco"] and first.split()[-2:] == ["hip", "llvm,hw"]
+    assert first.split()[:3] == ["k_hip_only", "gfx1100", "k_hip_only.hsaco"] and first.split()[-2:] == [
+        "hip",
+        "llvm,hw",
+    ]
 
 
 def test_the_html_lists_them_apart(capsys, tree, tmp_path):
