@@ -79,7 +79,7 @@ def test_the_text_heads_hips_zeros_as_its_arithmetic(capsys, tree):
     blocked = out.split("cannot launch at their declared size:\n", 1)[1]
     blocked = blocked.split("\n\n", 1)[0].split(HIP_HEADING, 1)[0]
     assert "k_none" in blocked and "k_hip_only" not in blocked
-    heading, listed = out.split(f"{HIP_HEADING}:\n", 1)
+    _, listed = out.split(f"{HIP_HEADING}:\n", 1)
     first = listed.splitlines()[1]  # under the table's header
     assert first.split()[:3] == ["k_hip_only", "gfx1100", "k_hip_only.hsaco"] and first.split()[-2:] == [
         "hip",
