@@ -233,3 +233,53 @@ def test_an_sgpr_step_without_the_trap_handlers_reserve_is_labelled():
     assert (view["fits"], view["fits_after"], view["hip_only"]) == (3, 3, True)
     assert view["next_step"] == {"gain": 4, "unit": "blocks_per_cu", "shed": {"sgpr": 20}}
     assert "SGPRs per wave where the hardware allocates 128" in view["why"] and "bit-mask" not in view["why"]
+
+
+def test_a_step_the_hardware_gains_from_otherwise_gives_the_hardwares_numbers(capsys):
+    # gfx1100 reg_heavy, 101 VGPRs: HIP 7 -> 8 per WGP by shedding 5; the hardware 6 -> 8.
+    v = notes_of("gfx1100")["_Z9reg_heavyPKfPf"][".vgpr_count"]
+    assert main(["occupancy", "--block", "256", "--target", "gfx1100", "--kernel", "reg_heavy", SAMPLE]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "shed" in ln)
+    assert line.endswith(
+        f"shed 5 VGPRs for 8 workgroups per WGP; the hardware fits {rdna_hw_blocks(v)} per WGP now, "
+        f"{rdna_hw_blocks(v - 5)} with this shed (hw model)"
+    ), line
+    # Where both count the same, nothing is added (gfx942: granule 8, the mask is true rounding).
+    r = results(capsys, "--block", 256, "--target", "gfx942", SAMPLE)[("gfx942", "_Z9reg_heavyPKfPf")]
+    assert r["next_step_hardware"]["agrees"] is True
+
+
+def test_a_kernel_hip_reads_in_cu_mode_is_counted_per_wgp_by_the_hardware():
+    """gfx1100 wave32, 88 VGPRs, 256 threads, WGP mode in the descriptor but no
+    .workgroup_processor_mode in the metadata, which HIP then reads as CU mode (2 SIMDs):
+    alignUp(88, 24) = 104 -> 14 waves -> 2 x 14 x 32 // 256 = 3 per CU; shedding 8 gives 80 ->
+    (80 + 23) & ~23 = 96 -> 16 waves -> 4. The hardware, per WGP (4 SIMDs): 88 and 80 both take
+    96 -> 16 waves -> 4 x 16 // 8 = 8 either way, and the wave slots cap it: no step of its own."""
+    from amdocc.models.nextstep import next_step_view
+
+    usage = manual(get_target("gfx1100"), vgprs=88, wave=32).with_(wgp_mode=True, wgp_metadata=None)
+    occ = amdocc.occupancy(usage, block_size=256)
+    assert (occ.blocks_per_cu, occ.unit) == (3, "CU")
+    assert amdocc.next_step(occ) == {"gain": 4, "unit": "blocks_per_cu", "shed": {"vgpr": 8}}
+    view = next_step_view(occ)
+    assert (view["fits"], view["unit"], view["fits_after"], view["hip_only"], view["next_step"]) == (
+        8,
+        "WGP",
+        8,
+        True,
+        None,
+    )
+    assert view["why"] == (
+        "its bit-mask round-up of VGPRs to a granule of 24; it counts per CU where the kernel runs per WGP"
+    )
+
+
+def test_an_lds_step_hip_takes_with_64_kib_per_wgp_is_labelled(capsys):
+    # gfx1100 saxpy_lds, 16384 B: HIP 65536 // 16384 = 4 per WGP, 5 at 13107 B. The hardware pools
+    # 128 KiB per WGP: 131072 // 16384 = 8, and 4 SIMDs x 16 waves x 32 // 256 = 8 wave slots.
+    lds = notes_of("gfx1100")["_Z9saxpy_ldsfPKfPfi"][".group_segment_fixed_size"]
+    r = results(capsys, "--block", 256, "--target", "gfx1100", SAMPLE)[("gfx1100", "_Z9saxpy_ldsfPKfPfi")]
+    assert r["next_step"] == {"gain": 5, "unit": "blocks_per_cu", "shed": {"lds": lds - 65536 // 5}}
+    hw = r["next_step_hardware"]
+    assert (hw["fits"], hw["fits_after"], hw["hip_only"]) == (min(131072 // lds, 8), 8, True)
+    assert hw["why"] == "it counts 65536 B of LDS per WGP, less than the hardware"

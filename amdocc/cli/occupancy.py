@@ -308,12 +308,17 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
 
 
 def _hardware_note(r: dict[str, Any]) -> str:
-    """What follows a hip next step that the hardware does not share: that it rests on HIP's
-    occupancy API alone, why, and what the hw model fits and needs (empty otherwise)."""
+    """What follows a hip next step the hw model sees otherwise: that it rests on HIP's occupancy
+    API alone, why, and what the hw model fits and needs; or, where the hardware gains too, its
+    own numbers (empty where both agree)."""
     hw = r.get("next_step_hardware")
-    if not hw or not hw["hip_only"]:
+    if not hw or hw["agrees"]:
         return ""
-    per = f"per {r['unit']}" if r["block_size"] is not None else "per SIMD"
+    per = f"per {hw['unit']}" if r["block_size"] is not None else "per SIMD"
+    if not hw["hip_only"]:  # the hardware gains too, from other numbers
+        return (
+            f"; the hardware fits {_count(hw['fits'])} {per} now, {_count(hw['fits_after'])} with this shed (hw model)"
+        )
     note = f": HIP's occupancy API only ({hw['why']}); the hardware fits {_count(hw['fits'])} {per} either way"
     own = hw["next_step"]
     if own:

@@ -161,10 +161,12 @@ def hardware_view(usage: KernelUsage, occ: Occupancy, step: dict[str, Any] | Non
     kernel ``usage`` at ``occ``'s launch, or None when there is nothing to compare (another
     model, no step, no block size, or a processor the hw model cannot describe):
 
-    ``{"fits": workgroups (or waves) the hardware fits now, "fits_after": with the step's shed,
-    "gains": whether that is more, "hip_only": the step gains in HIP's API and not on the
-    hardware, "why": which of HIP's arithmetic it rests on (None when the hardware gains too),
-    "next_step": the hw model's own step on the same counts, or None}``.
+    ``{"fits": workgroups (or waves) the hardware fits now, "unit": per "CU" or "WGP" as the
+    hardware counts them (HIP may count otherwise), "fits_after": with the step's shed,
+    "gains": whether that is more, "agrees": whether both are HIP's numbers (before the shed and
+    the step's gain), "hip_only": the step gains in HIP's API and not on the hardware, "why":
+    which of HIP's arithmetic it rests on (None when the hardware gains too), "next_step": the
+    hw model's own step on the same counts, or None}``.
 
     Counts are the metadata's (.vgpr_count, .sgpr_count, static plus dynamic LDS), as a rebuilt
     kernel would be allocated them: the descriptor's padding follows the occupancy it was built
@@ -187,8 +189,10 @@ def hardware_view(usage: KernelUsage, occ: Occupancy, step: dict[str, Any] | Non
     gains = fits_after > fits
     return {
         "fits": fits,
+        "unit": now.unit,
         "fits_after": fits_after,
         "gains": gains,
+        "agrees": (fits, fits_after) == (_value(occ), step["gain"]),
         "hip_only": not gains,
         "why": None if gains else _hip_arithmetic(occ, now, fields),
         "next_step": own,
@@ -207,6 +211,8 @@ def _hip_arithmetic(occ: Occupancy, hardware: Occupancy, fields: dict[str, int])
             f"it counts {hip_sgprs} SGPRs per wave where the hardware allocates {hw_sgprs}, "
             "the trap handler's reserve included"
         )
+    if occ.unit != hardware.unit:  # .workgroup_processor_mode as HIP parses it (docs/hip-occupancy.md §1)
+        reasons.append(f"it counts per {occ.unit} where the kernel runs per {hardware.unit}")
     if "lds" in fields:
         current, hardware_fits = _value(occ), _value(hardware)
         if current is not None and hardware_fits is not None and hardware_fits > current:
