@@ -1,7 +1,8 @@
 """``python3 -m amdocc.testing``: the HIP property test against the runtime installed here.
 
 On a machine with a ROCm GPU (gfx942, gfx950, ... : whatever device HIP makes current), with
-hip-python (``pip install 'amdocc[hip,test]'``) and LLVM's llvm-mc and ld.lld (Debian's *-22, or
+hip-python and Hypothesis (``pip install 'amdocc[hip,test]'``; in a clone ``pip install -e
+'.[hip,test]'``) and LLVM's llvm-mc and ld.lld (Debian's *-22, or
 ROCm's /opt/rocm/llvm/bin), this draws kernels for the device's processor, loads each code
 object into the runtime and compares every answer with amdocc's hip model under the profile of
 the runtime's own release (or --profile). Queries amdocc says would make HIP divide by zero are
