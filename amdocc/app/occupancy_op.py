@@ -57,10 +57,15 @@ def block_for(kernel: Kernel, given: int | None, model: str) -> tuple[int | None
     return size, source.lstrip(".")
 
 
-def result_record(occ: Occupancy, next_step: dict[str, Any] | None, **where: Any) -> dict[str, Any]:
+def result_record(
+    occ: Occupancy, next_step: dict[str, Any] | None, hardware: dict[str, Any] | None = None, **where: Any
+) -> dict[str, Any]:
+    """One JSON result: where the kernel is, its record, its next step and, for a hip step, what
+    the hw model says the same shed gains (``next_step_hardware``, amdocc.models.nextstep)."""
     out = dict(where)
     out.update(occ.as_dict())
     out["next_step"] = next_step
+    out["next_step_hardware"] = hardware
     return out
 
 
@@ -93,7 +98,7 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
     from ..errors import AmdoccError
     from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
-    from ..models.nextstep import search_next_step
+    from ..models.nextstep import hardware_view, search_next_step
     from .reading import kernel_error, read
     from .selection import Selection
 
@@ -128,12 +133,14 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
                 )
                 usage = usage_of(kernel, where.get("target"), where.get("device"), spec.mode)
                 step = search_next_step(usage, occ, **step_options(spec.model, spec.options))
+                hardware = hardware_view(usage, occ, step)
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
                 continue
             row = result_record(
                 occ,
                 step,
+                hardware,
                 path=co.path,
                 origin=co.origin.chain,
                 kernel=kernel.name,

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import report
     from ..app.occupancy_op import result_record, step_options
     from ..models import occupancy
-    from ..models.nextstep import search_next_step
+    from ..models.nextstep import hardware_view, search_next_step
 
     if args.list_profiles:
         others = [act.dest for act in args._parser._actions if act.dest not in ("help", "list_profiles")]
@@ -103,10 +103,12 @@ def run(args: argparse.Namespace) -> int:
         what_if=bool(args.what_if),
         **options,
     )
+    step = search_next_step(usage, occ, **step_options(args.model, options))
     results = [
         result_record(
             occ,
-            search_next_step(usage, occ, **step_options(args.model, options)),
+            step,
+            hardware_view(usage, occ, step),
             path=None,
             origin=None,
             kernel="manual",
@@ -282,7 +284,7 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
             what = "workgroup" if step["unit"] == "blocks_per_cu" else "wave"
             where = f"per {r['unit']}" if step["unit"] == "blocks_per_cu" else "per SIMD"
             plural = "s" if step["gain"] != 1 else ""
-            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}")
+            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}{_hardware_note(r)}")
         for w in r["warnings"]:
             notes.append(f"    {name}: warning: {w}")
         if r.get("launch"):
@@ -303,3 +305,29 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
         ],
     )
     return text + ("\n" + "\n".join(notes) if notes else "") + "\n"
+
+
+def _hardware_note(r: dict[str, Any]) -> str:
+    """What follows a hip next step the hw model sees otherwise: that it rests on HIP's occupancy
+    API alone, why, and what the hw model fits and needs; or, where the hardware gains too, its
+    own numbers (empty where both agree)."""
+    hw = r.get("next_step_hardware")
+    if not hw or hw["agrees"]:
+        return ""
+    per = f"per {hw['unit']}" if r["block_size"] is not None else "per SIMD"
+    if not hw["hip_only"]:  # the hardware gains too, from other numbers
+        return (
+            f"; the hardware fits {_count(hw['fits'])} {per} now, {_count(hw['fits_after'])} with this shed (hw model)"
+        )
+    note = f": HIP's occupancy API only ({hw['why']}); the hardware fits {_count(hw['fits'])} {per} either way"
+    own = hw["next_step"]
+    if own:
+        shed = ", ".join(
+            f"{amount} {'B of LDS' if what == 'lds' else what.upper() + 's'}" for what, amount in own["shed"].items()
+        )
+        note += f", {_count(own['gain'])} with {shed} shed"
+    return note + " (hw model)"
+
+
+def _count(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"

@@ -162,7 +162,9 @@ def compile_offline(
         import triton
         from triton.backends.compiler import GPUTarget
     except ImportError as exc:
-        raise UsageError(f"compile_offline needs triton (pip install 'amdocc[triton]'): {exc}") from None
+        from ..install_hint import install_hint
+
+        raise UsageError(f"compile_offline needs triton ({install_hint('triton')}): {exc}") from None
     if warp_size is None:
         from ..targets import get_target
 
