@@ -13,6 +13,7 @@ from typing import Any
 
 from .caches import cached
 from .errors import TableError
+from .frozen import freeze
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,8 +33,9 @@ def tables_dir() -> Path:
 
 @cached(maxsize=256)
 def load_table(name: str) -> dict[str, Any]:
-    """Parse ``tables/<name>`` once."""
-    return read_toml(tables_dir() / name)
+    """Parse ``tables/<name>`` once: read-only all the way down, since every reader shares it."""
+    frozen: dict[str, Any] = freeze(read_toml(tables_dir() / name))
+    return frozen
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from .caches import cached
 from .errors import TableError, UnknownTargetError
+from .frozen import FrozenDict, freeze
 from .tabledata import load_table
 
 REGISTER_FILES = ("none", "separate", "unified")
@@ -109,7 +110,7 @@ def wave_map(value: dict[str, int], key: str, row: str) -> dict[int, int]:
         if not k.startswith("w") or not k[1:].isdigit():
             raise TableError(f"targets.toml [{row}] {key}: bad wave key {k!r}")
         out[int(k[1:])] = int(v)
-    return out
+    return FrozenDict(out)
 
 
 # How each column of a targets.toml row becomes a Target field.
@@ -152,9 +153,9 @@ def _build(name: str, row: dict[str, Any], source: str) -> Target:
         descriptor_layout=row["descriptor_layout"],
         source=source,
         generic_of=tuple(row.get("generic_of", ())),
-        unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
+        unknown=FrozenDict({str(k): str(v) for k, v in row.get("unknown", {}).items()}),
         since_llvm=row.get("since_llvm"),
-        unconfirmed=dict(row.get("unconfirmed", {})),
+        unconfirmed=freeze(dict(row.get("unconfirmed", {}))),
         mode_recorded=bool(row.get("mode_recorded", True)),
         **columns,
     )

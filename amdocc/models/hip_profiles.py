@@ -18,6 +18,7 @@ from typing import Any
 
 from ..caches import cached
 from ..errors import TableError, UnknownTargetError, UsageError
+from ..frozen import freeze
 from ..tabledata import load_table
 from ..targets import Target
 
@@ -114,7 +115,7 @@ def _vgpr_tables(raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
             table.pop(processor)
         table.update({k: v for k, v in rows.items() if k not in ("like", "drop")})
         out[name] = table
-    return out
+    return {name: freeze(table) for name, table in out.items()}
 
 
 def _release(text: str | None) -> tuple[int, int] | None:

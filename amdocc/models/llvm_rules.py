@@ -20,6 +20,7 @@ from typing import Any
 from ..caches import cached
 from ..codeobject.producer import Producer, is_snapshot
 from ..errors import TableError, UsageError
+from ..frozen import FrozenDict
 from ..numbers import in_range
 from ..tabledata import load_table
 from ..targets import Target, wave_map
@@ -59,7 +60,7 @@ class LlvmRules:
     def columns_for(self, processor: str) -> dict[str, Any]:
         """The targets.toml columns this LLVM computes differently for ``processor``."""
         return {
-            column: dict(value) if isinstance(value, tuple) else value
+            column: FrozenDict(value) if isinstance(value, tuple) else value
             for column, value in dict(self.overrides).get(processor, ())
         }
 
