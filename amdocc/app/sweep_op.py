@@ -46,13 +46,16 @@ def sweep(
     from ..models import occupancy, usage_of
     from ..models.usage import KernelUsage
     from ..targets import MAX_WORKGROUP_SIZE
+    from .reading import sequence
 
     usage = kernel if isinstance(kernel, KernelUsage) else usage_of(kernel, target, device)
     where: dict[str, Any] = {"target": target, "what_if": True} if what_if else {}
     t = usage.target
     limit = min(usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
-    blocks = list(blocks) if blocks else default_blocks(usage.wave, limit)
-    lds_sizes = list(dynamic_lds) if dynamic_lds else default_dynamic_lds(usage.lds, t.lds_per_workgroup)
+    blocks = sequence(blocks, "blocks", "block sizes") if blocks is not None else []
+    lds_sizes = sequence(dynamic_lds, "dynamic_lds", "byte counts") if dynamic_lds is not None else []
+    blocks = blocks or default_blocks(usage.wave, limit)
+    lds_sizes = lds_sizes or default_dynamic_lds(usage.lds, t.lds_per_workgroup)
     grid: list[dict[str, Any]] = []
     unit: str | None = None
     for dyn in lds_sizes:
