@@ -40,7 +40,13 @@ FUNCTIONS = {
 RENAMED = {
     "occupancy": {"hip_profile": "profile", "llvm_version": "llvm_version", "sgpr_trap_reserve": "trap_reserve"},
     "best-block": {"hip_profile": "profile"},
-    "sweep": {"dynamic_lds_grid": "dynamic_lds", "hip_profile": "profile", "sgpr_trap_reserve": "trap_reserve"},
+    "sweep": {
+        "paths": "kernel",  # a path, or a Kernel/KernelUsage already in hand
+        "kernel": "kernel_regex",
+        "dynamic_lds_grid": "dynamic_lds",
+        "hip_profile": "profile",
+        "sgpr_trap_reserve": "trap_reserve",
+    },
     "split": {"block": "block_size"},
     "gate": {"group": "group_mode"},
     "diff": {"old": "old_path", "new": "new_path"},
@@ -74,9 +80,8 @@ CLI_ONLY = {
         ("vgprs", "arch_vgprs", "agprs", "sgprs", "lds", "wave", "wgp", "cu_mode", "max_flat_workgroup_size"), MANUAL
     ),
 }
-# sweep evaluates one kernel the caller already has (a Kernel or a KernelUsage): the command's
-# PATH, --kernel and --block (a mark on the plot) choose and draw it.
-SWEEP_TAKES_A_KERNEL = {"paths", "kernel", "block"}
+# sweep's --block marks the kernel's own block on the plot (--plot).
+SWEEP_PLOT = {"block"}
 # Options the occupancy and sweep functions take as amdocc.occupancy's model options (**kwargs).
 MODEL_OPTIONS = {"profile", "llvm_version", "trap_reserve"}
 
@@ -105,7 +110,7 @@ def test_every_option_of_a_command_is_a_parameter_of_its_function(command):
     missing = []
     for action in parser._actions:
         dest = action.dest
-        if dest == "help" or dest in CLI_ONLY or (command == "sweep" and dest in SWEEP_TAKES_A_KERNEL):
+        if dest == "help" or dest in CLI_ONLY or (command == "sweep" and dest in SWEEP_PLOT):
             continue
         if RENAMED.get(command, {}).get(dest, dest) not in parameters:
             missing.append(dest)
@@ -182,6 +187,17 @@ def test_best_block_takes_the_selection_the_command_takes(keywords, flags, capsy
     got = app.best_block(SAMPLE, **keywords)
     status, printed = _cli_json(["best-block", *flags, SAMPLE], capsys)
     assert status == 0 and got == printed and got["results"]
+
+
+def test_sweep_takes_a_path_and_the_kernel_the_command_would_pick(capsys):
+    got = app.sweep(SAMPLE, kernel_regex="saxpy", target="gfx942", blocks=[64, 256], dynamic_lds=[0, 4096])
+    status, printed = _cli_json(
+        ["sweep", SAMPLE, "--kernel", "saxpy", "--target", "gfx942", "--blocks", "64,256", "--dynamic-lds", "0,4096"],
+        capsys,
+    )
+    assert status == 0 and got["grid"] == printed["grid"] and len(got["grid"]) == 4
+    with pytest.raises(UsageError, match="sweep needs exactly one kernel, 5 selected"):
+        app.sweep(SAMPLE, kernel_regex="saxpy")
 
 
 def test_diff_takes_a_target_and_keeps_only_what_runs_there(capsys):
