@@ -191,3 +191,28 @@ def test_freeze_reaches_every_level_and_keeps_equality_and_json():
     assert type(frozen["a"][1]["b"]) is FrozenList and type(frozen["c"][1]) is FrozenDict
     assert frozen["e"] == frozenset({6})
     assert pickle.loads(pickle.dumps(frozen)) == value
+
+
+@pytest.mark.parametrize("adapter", ["triton", "flydsl"])
+def test_kernels_an_adapter_caches_cannot_be_changed_by_one_caller(adapter):
+    # The Triton and FlyDSL adapters read a compiled kernel's code object once and hand the same
+    # Kernel objects to every later question about it.
+    import importlib
+
+    module = importlib.import_module(f"amdocc.integrations.{adapter}")
+    data = amdocc.samples_path().read_bytes()
+    first = module._kernels(data)
+    snapshot = [(k.name, _plain(k.metadata), list(k.findings), _plain(k.resource_symbols)) for k in first]
+    tried = 0
+    for k in first:
+        for name, value in (("metadata", k.metadata), ("findings", k.findings), ("symbols", k.resource_symbols)):
+            for where, container in _containers(value, name):
+                changes = _dict_changes(container) if isinstance(container, dict) else _list_changes(container)
+                for words, change in changes:
+                    with pytest.raises(TypeError, match="read-only"):
+                        change()
+                    tried += 1
+                    assert module._kernels(data) is first, f"{k.name} {where}: {words}"
+    again = module._kernels(data)
+    assert again is first and tried > 100
+    assert [(k.name, k.metadata, list(k.findings), k.resource_symbols) for k in again] == snapshot
