@@ -2,7 +2,9 @@
 
 In a wheel the tables sit in ``amdocc/tables/``; in a source checkout they sit in the top-level
 ``tables/`` directory next to the package. Tables are parsed on first use and cached, so
-``import amdocc`` stays cheap.
+``import amdocc`` stays cheap; a parsed table is read-only (amdocc.frozen), since every reader
+shares it. Every reader takes a table's values through :class:`Row`, the one place that says
+what a missing or damaged value is: a TableError naming the table, the row and the column.
 """
 
 from __future__ import annotations
@@ -102,26 +104,26 @@ class Row:
         """A whole number in [minimum, maximum] (amdocc.numbers' rule: an int, not a bool)."""
         from .numbers import describe, in_range
 
-        value = self.value(column, default)
-        if value is default and default is not _REQUIRED:
-            return value
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
         if not in_range(value, minimum, maximum):
             raise self.error(f"{_shown(value)} is not {describe(minimum, maximum)}", column)
         return value
 
     def flag(self, column: str, default: Any = _REQUIRED) -> Any:
-        value = self.value(column, default)
-        if value is default and default is not _REQUIRED:
-            return value
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
         if not isinstance(value, bool):
             raise self.error(f"{_shown(value)} is not true or false", column)
         return value
 
     def text(self, column: str, default: Any = _REQUIRED, choices: tuple[str, ...] | None = None) -> Any:
         """Text (not empty), one of ``choices`` when given."""
-        value = self.value(column, default)
-        if value is default and default is not _REQUIRED:
-            return value
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
         if not isinstance(value, str) or not value.strip():
             raise self.error(f"{_shown(value)} is not text", column)
         if choices is not None and value not in choices:
@@ -130,9 +132,9 @@ class Row:
 
     def texts(self, column: str, default: Any = _REQUIRED) -> Any:
         """A list of texts, as a tuple."""
-        value = self.value(column, default)
-        if value is default and default is not _REQUIRED:
-            return value
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.error(f"{_shown(value)} is not a list of texts", column)
         return tuple(value)
@@ -141,9 +143,9 @@ class Row:
         """A list of whole numbers >= ``minimum``, as a tuple."""
         from .numbers import describe, in_range
 
-        value = self.value(column, default)
-        if value is default and default is not _REQUIRED:
-            return value
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
         if not isinstance(value, list) or not all(in_range(v, minimum) for v in value):
             raise self.error(f"{_shown(value)} is not a list of {describe(minimum, None, 'whole numbers')}", column)
         return tuple(value)
@@ -165,10 +167,10 @@ class Row:
 
     def sub(self, column: str, default: Any = _REQUIRED) -> Row:
         """A table inside this row, as a Row named "ROW.COLUMN" (an empty one for a default)."""
-        value = self.value(column, default)
         name = f"{self.name}.{column}" if self.name else column
-        if value is default and default is not _REQUIRED:
-            return Row(self.table, name, dict(value or {}), column)
+        if column not in self.values:
+            return Row(self.table, name, dict(self.value(column, default) or {}), column)
+        value = self.values[column]
         if not isinstance(value, dict):
             raise self.error(f"{_shown(value)} is not a table", column)
         return Row(self.table, name, value, column)
