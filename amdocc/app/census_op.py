@@ -497,12 +497,13 @@ def census_compare(
     prints ("changes", "added", "removed", "failing", ...); ``fail_on`` names the regression
     kinds that count as failing ("occupancy", "spills", "scratch", "vgpr", "lds")."""
     from ..errors import UsageError
+    from .compare import kinds_named
     from .selection import Selection
 
     old, new = os.fspath(old), os.fspath(new)
     selection = Selection(target, device, kernel, what_if)
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs)
-    result = compare_releases(old, new, options, selection, fail_on=fail_on)
+    result = compare_releases(old, new, options, selection, fail_on=kinds_named(fail_on))
     if not selection.matched:
         raise UsageError(selection.nothing_selected(f"{old} and {new}"))
     return {k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}

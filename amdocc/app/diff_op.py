@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .compare import facts, failed_kinds, regressions
+from .compare import facts, failed_kinds, kinds_named, regressions
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
@@ -53,6 +53,8 @@ def diff(
     new_path: str | os.PathLike[str],
     *,
     kernel: str | None = None,
+    target: str | None = None,
+    device: str | None = None,
     block: int | None = None,
     dynamic_lds: int = 0,
     fail_on: Iterable[str] = ("occupancy",),
@@ -60,8 +62,9 @@ def diff(
     """Two builds compared kernel by kernel: the record ``amdocc diff --json`` prints
     ({"kernels": [...], "added", "removed", "moved", "failing", "failed_kinds"}). Each kernel is
     evaluated under the hip model at ``block`` (default: its declared size) and ``dynamic_lds``;
-    ``fail_on`` names the regression kinds (amdocc.app.compare.KINDS) that count as failing.
-    Nothing selected in either build raises UsageError."""
+    ``fail_on`` names the regression kinds (amdocc.app.compare.KINDS, or "all") that count as
+    failing. ``target``/``device`` keep the code objects that can run on that processor, as
+    every command's selection does. Nothing selected in either build raises UsageError."""
     from ..demangle import demangle
     from ..errors import UsageError
     from ..identity import match
@@ -69,7 +72,8 @@ def diff(
     from .selection import Selection
 
     old_path, new_path = os.fspath(old_path), os.fspath(new_path)
-    selection = Selection(kernel=kernel)
+    fail_on = kinds_named(fail_on)
+    selection = Selection(target, device, kernel)
     old, new = _snapshot(old_path, selection), _snapshot(new_path, selection)
     if not old and not new:
         raise UsageError(selection.nothing_selected(f"{old_path} and {new_path}"))
@@ -88,7 +92,6 @@ def diff(
             "origin": co.origin.chain,
         }
 
-    fail_on = list(fail_on)
     rows: list[dict[str, Any]] = []
     failing = 0
     pairs = [(k, k, a, b) for k, a, b in paired.same] + list(paired.moved)

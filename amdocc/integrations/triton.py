@@ -83,8 +83,9 @@ def _hsaco(compiled: Any) -> bytes:
 @cached(maxsize=64)
 def _kernels(hsaco: bytes) -> tuple[Kernel, ...]:
     from ..loader import load
+    from . import shared
 
-    return tuple(k for co in load(hsaco) for k in co.kernels)
+    return shared(k for co in load(hsaco) for k in co.kernels)
 
 
 def warp_size_of(compiled: Any) -> int:

@@ -232,14 +232,20 @@ def _section(config: Path) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- meeting the flags
 
 
-def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | None) -> tuple[Settings, dict[str, Any]]:
+def resolve(
+    flags: dict[str, Any],
+    config: dict[str, Any],
+    config_name: str | None,
+    flag_name: Callable[[str], str] = lambda key: f"--{key}",
+) -> tuple[Settings, dict[str, Any]]:
     """Settings from the command line's ``flags`` and a file's ``config`` (both keyed by setting
     name, values parsed; a flag overrides the file's value). Returns the rule settings and the
-    rest (baseline, fail-on-stale)."""
+    rest (baseline, fail-on-stale). ``flag_name`` spells a flag in messages (amdocc.app.check
+    names its keyword arguments)."""
     merged = {**config, **flags}
 
     def source(key: str) -> str:
-        return f"--{key}" if key in flags else f"{key} in {config_name}"
+        return flag_name(key) if key in flags else f"{key} in {config_name}"
 
     if "rules" in merged:
         chosen = merged["rules"]
@@ -260,7 +266,9 @@ def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | No
                 f"{source(key)} applies to the {rules_of_key} rule, which is off{where} (rules on: {', '.join(chosen)})"
             )
     if "occupancy" in chosen and "min-occupancy" not in merged:
-        raise UsageError(f"the occupancy rule ({source('rules')}) needs a floor: --min-occupancy W (waves per SIMD)")
+        raise UsageError(
+            f"the occupancy rule ({source('rules')}) needs a floor: {flag_name('min-occupancy')} W (waves per SIMD)"
+        )
     if "min-occupancy" in merged:
         chosen_model = merged.get("model", "hip")
         most = most_waves(chosen_model)
