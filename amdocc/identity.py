@@ -276,7 +276,8 @@ def _resigned(
         for k in left:
             fn = function(build[k])
             if fn is not None:
-                found[where(k, build[k]) + (fn,)] = k
+                location, place = where(k, build[k])
+                found[location, place, fn] = k
         return found
 
     gone, came = leftover_functions(left_old, old), leftover_functions(left_new, new)

@@ -91,7 +91,7 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
         [
             name(r),
             r["target"],
-            _where(r),
+            _where(r, mangled),
             *cells(r["old"], r["new"], r["block_size"], r["block_size"], r["regressions"], r["fails"]),
         ]
         for r in result["kernels"]
@@ -109,8 +109,9 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _where(r: dict[str, Any]) -> str:
-    """Location and copy of a record (amdocc.identity.KernelId.where), and where it moved from."""
+def _where(r: dict[str, Any], mangled: bool = False) -> str:
+    """Location and copy of a record (amdocc.identity.KernelId.where), and where it moved from
+    (or which target or signature it had, when it was paired by them)."""
     from ..identity import KernelId
 
     here = KernelId(r["location"], r["target"], r["kernel"], r["copy"]).where(r["copies"])
@@ -122,5 +123,6 @@ def _where(r: dict[str, Any]) -> str:
     elif r.get("matched_by") == "target":
         here = f"{here} (rebuilt; was {r['was']['target']})".strip()
     elif r.get("matched_by") == "signature":
-        here = f"{here} (signature changed; was {r['was']['demangled'] or r['was']['kernel']})".strip()
+        old_name = r["was"]["kernel"] if mangled else (r["was"]["demangled"] or r["was"]["kernel"])
+        here = f"{here} (signature changed; was {old_name})".strip()
     return here or "-"
