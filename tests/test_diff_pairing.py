@@ -63,6 +63,7 @@ def builds(tmp_path_factory) -> dict[str, Path]:
         ("new_generic", NEW, "gfx9-4-generic"),
         ("overloads_old", OLD + OVERLOADS, "gfx942"),
         ("overloads_new", NEW + OVERLOADS, "gfx942"),
+        ("old_xnack_on", OLD, "gfx942:xnack+"),
     ):
         (work / name).mkdir()
         made[name] = compile_hip(source, arch, work / name / "lib.co")
@@ -70,6 +71,7 @@ def builds(tmp_path_factory) -> dict[str, Path]:
     for name, path in made.items():
         header, kernels = notes(path)
         assert header["processor"] == ("gfx9-4-generic" if "generic" in name else "gfx942")
+        assert ("xnack+" in header["features"]) == ("xnack_on" in name)
         axpy = AXPY_OLD if "old" in name else AXPY_NEW
         assert {axpy, SCALE} <= set(kernels)
     return made
@@ -112,6 +114,22 @@ def test_a_release_moved_from_generic_to_its_member_pairs_when_asked_on_the_memb
     assert code == 0 and "(rebuilt; was gfx9-4-generic on gfx942)" in out and "removed" not in out
     code, out, _ = cli(capsys, "census", "--target", "gfx942", old.parent, new.parent)
     assert "2 kernel(s) matched" in out and "0 added, 0 removed" in out
+
+
+def test_code_for_two_target_ids_pairs_only_on_a_processor_named(capsys, builds):
+    # gfx942:xnack+ code and gfx942 code (xnack "any") are two targets; on gfx942:xnack+, where
+    # both run, they are one kernel rebuilt.
+    old, new = builds["old_xnack_on"], builds["old_gfx942"]
+    code, out, _ = cli(capsys, "diff", "--json", old.parent, new.parent)
+    result = json.loads(out)
+    assert code == 0 and result["kernels"] == [] and len(result["added"]) == len(result["removed"]) == 2
+    code, out, _ = cli(capsys, "diff", "--json", "--target", "gfx942:xnack+", old.parent, new.parent)
+    result = json.loads(out)
+    assert {(r["kernel"], r["matched_by"], r["was"]["target"]) for r in result["kernels"]} == {
+        (SCALE, "target", "gfx942:xnack+"),
+        (AXPY_OLD, "target", "gfx942:xnack+"),
+    }
+    assert result["added"] == result["removed"] == []
 
 
 def test_a_changed_parameter_list_is_one_kernel_changed(capsys, builds):
@@ -171,6 +189,8 @@ def test_the_signature_rule_as_a_function():
     other = "_Z4axpyiPKiPii"
     m = match(ids(AXPY_OLD, other), ids(AXPY_NEW), function=fn)
     assert not m.resigned and [k.name for k, _ in m.removed] == sorted([AXPY_OLD, other])
+    m = match(ids(AXPY_OLD), ids(AXPY_NEW, other), function=fn)
+    assert not m.resigned and [k.name for k, _ in m.added] == sorted([AXPY_NEW, other])
 
 
 def test_retargeting_pairs_only_on_one_processor_and_equal_copies():

@@ -178,7 +178,12 @@ def test_the_llvm_model_still_answers_for_the_generic_target_llc_compiled_for(ca
 
 def test_the_python_api_refuses_the_family_and_answers_for_a_member(generic):
     import amdocc
+    from amdocc.errors import UsageError
     from amdocc.models.applicable import ModelUnavailable
+
+    with pytest.raises(UsageError, match=f"no kernel evaluated: .*{WORDS}"):
+        amdocc.app.occupancy(generic["gfx12-generic"])
+    assert len(amdocc.app.occupancy(generic["gfx12-generic"], target="gfx1200")["results"]) == 2
 
     (co,) = amdocc.load(generic["gfx9-4-generic"])
     kernel = co.kernel("_Z5saxpyfPKfPfi")
