@@ -64,6 +64,11 @@ def builds(tmp_path_factory) -> dict[str, Path]:
         ("overloads_old", OLD + OVERLOADS, "gfx942"),
         ("overloads_new", NEW + OVERLOADS, "gfx942"),
         ("old_xnack_on", OLD, "gfx942:xnack+"),
+        (
+            "wider_gfx942",
+            OLD.replace("__launch_bounds__(256) void scale", "__launch_bounds__(1024) void scale"),
+            "gfx942",
+        ),
     ):
         (work / name).mkdir()
         made[name] = compile_hip(source, arch, work / name / "lib.co")
@@ -72,7 +77,7 @@ def builds(tmp_path_factory) -> dict[str, Path]:
         header, kernels = notes(path)
         assert header["processor"] == ("gfx9-4-generic" if "generic" in name else "gfx942")
         assert ("xnack+" in header["features"]) == ("xnack_on" in name)
-        axpy = AXPY_OLD if "old" in name else AXPY_NEW
+        axpy = AXPY_NEW if "new" in name else AXPY_OLD
         assert {axpy, SCALE} <= set(kernels)
     return made
 
@@ -123,6 +128,9 @@ def test_code_for_two_target_ids_pairs_only_on_a_processor_named(capsys, builds)
     code, out, _ = cli(capsys, "diff", "--json", old.parent, new.parent)
     result = json.loads(out)
     assert code == 0 and result["kernels"] == [] and len(result["added"]) == len(result["removed"]) == 2
+    code, out, _ = cli(capsys, "census", "--json", old.parent, new.parent)
+    result = json.loads(out)
+    assert result["matched"] == 0 and len(result["added"]) == len(result["removed"]) == 2
     code, out, _ = cli(capsys, "diff", "--json", "--target", "gfx942:xnack+", old.parent, new.parent)
     result = json.loads(out)
     assert {(r["kernel"], r["matched_by"], r["was"]["target"]) for r in result["kernels"]} == {
@@ -130,6 +138,19 @@ def test_code_for_two_target_ids_pairs_only_on_a_processor_named(capsys, builds)
         (AXPY_OLD, "target", "gfx942:xnack+"),
     }
     assert result["added"] == result["removed"] == []
+
+
+def test_both_builds_are_evaluated_at_the_new_kernels_block_size(capsys, builds):
+    # scale<2> now declares 1024 threads (was 256). HIP on gfx942 with at most 64 VGPRs: 8 waves
+    # per SIMD, 4 SIMDs, so 32 wave64s per CU; a 1024-thread workgroup is 16 of them: 2 per CU,
+    # for the old build as for the new (at the old 256 it would have been 32 // 4 = 8).
+    old, new = builds["old_gfx942"], builds["wider_gfx942"]
+    assert max(vgprs(old, SCALE), vgprs(new, SCALE)) <= 64
+    assert int(notes(new)[1][SCALE][".max_flat_workgroup_size"]) == 1024
+    code, out, _ = cli(capsys, "diff", "--json", old, new)
+    scale = next(r for r in json.loads(out)["kernels"] if r["kernel"] == SCALE)
+    assert (scale["block_size"], scale["old"]["blocks_per_cu"], scale["new"]["blocks_per_cu"]) == (1024, 2, 2)
+    assert code == 0
 
 
 def test_a_changed_parameter_list_is_one_kernel_changed(capsys, builds):

@@ -43,7 +43,7 @@ class Seen:
     counts: tuple[int | None, int | None, int | None, int | None, int | None, tuple[int | None, int | None]]
     block: tuple[int | None, str]  # block_for(kernel, given, "hip")
     usage: PortableUsage | None
-    refused: str | None  # why it has no usage, or why it is not evaluated (a generic target)
+    refused: str | None  # why it has no usage (no counts, an unknown processor, a relocatable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +92,6 @@ def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
     from ..errors import AmdoccError
     from ..identity import location_of
     from ..models import usage_of
-    from ..models.applicable import needs_member
     from .occupancy_op import block_for
     from .selection import Selection, selected_in
 
@@ -112,9 +111,7 @@ def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
             try:
                 if not kernel.launchable and not where.get("what_if"):
                     raise AmdoccError(f"kernel {kernel.name}: {_LOCAL}")
-                u = usage_of(kernel, where.get("target"), where.get("device"))
-                refused = needs_member(u.target, "hip")
-                usage = portable(u)
+                usage = portable(usage_of(kernel, where.get("target"), where.get("device")))
             except AmdoccError as exc:
                 refused = str(exc)
             r = kernel.resources
