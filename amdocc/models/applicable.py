@@ -85,15 +85,13 @@ def _member_hint(t: Target) -> str:
 def refusal(usage: KernelUsage, model: str) -> str | None:
     """Why ``model`` cannot answer for ``usage``, or None when it can."""
     t = usage.target
-    generic = needs_member(t, model)
-    if generic:
-        return generic
     if usage.dynamic_vgpr:
         return (
             f"kernel {usage.name} enables dynamic VGPRs (descriptor ENABLE_DYNAMIC_VGPR): its VGPRs "
             f"are allocated while it runs, so no static {model} model can count its waves"
         )
-    return _unknown_fact(t, model)
+    # A fact unknown for the whole family is unknown for its members too: said first.
+    return _unknown_fact(t, model) or needs_member(t, model)
 
 
 @cached(maxsize=1 << 10)
