@@ -16,12 +16,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from ..models.usage import KernelUsage
 from .compare import facts, failed_kinds, regressions
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
     from ..identity import KernelId
-    from ..models import KernelUsage
     from .reading import Event, FileItem
     from .selection import Selection
 
@@ -56,31 +56,23 @@ class DiffSpec:
     chosen: tuple[str | None, str | None, str | None, bool]
 
 
-_USAGE_FIELDS: tuple[str, ...] = ()
-
-
-def _usage_fields() -> tuple[str, ...]:
-    global _USAGE_FIELDS
-    if not _USAGE_FIELDS:
-        from ..models import KernelUsage
-
-        _USAGE_FIELDS = tuple(f.name for f in fields(KernelUsage))
-    return _USAGE_FIELDS
+# The fields of a KernelUsage, in order, as portable() lists them.
+_USAGE_FIELDS = tuple(f.name for f in fields(KernelUsage))
 
 
 def portable(usage: KernelUsage) -> PortableUsage:
-    """``usage`` as plain values (its target by name), without its kernel name: kernels that
-    differ only in name keep one."""
+    """``usage`` as plain values, its target by name and without its kernel name (the
+    identity holds it)."""
     return tuple(
-        usage.target.name if f == "target" else ("" if f == "name" else getattr(usage, f)) for f in _usage_fields()
+        usage.target.name if f == "target" else ("" if f == "name" else getattr(usage, f)) for f in _USAGE_FIELDS
     )
 
 
 def restored(values: PortableUsage) -> KernelUsage:
-    from ..models import KernelUsage
+    """The KernelUsage ``portable`` made ``values`` of, on the table's own processor row."""
     from ..targets import get_target
 
-    given = dict(zip(_usage_fields(), values, strict=True))
+    given = dict(zip(_USAGE_FIELDS, values, strict=True))
     given["target"] = get_target(given["target"])
     return KernelUsage(**given)
 
@@ -92,6 +84,7 @@ def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
     from ..errors import AmdoccError
     from ..identity import location_of
     from ..models import usage_of
+    from ..policy.checks import LOCAL_COUNTS
     from .occupancy_op import block_for
     from .selection import Selection, selected_in
 
@@ -110,7 +103,7 @@ def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
             usage, refused = None, None
             try:
                 if not kernel.launchable and not where.get("what_if"):
-                    raise AmdoccError(f"kernel {kernel.name}: {_LOCAL}")
+                    raise AmdoccError(f"kernel {kernel.name}: {LOCAL_COUNTS}")
                 usage = portable(usage_of(kernel, where.get("target"), where.get("device")))
             except AmdoccError as exc:
                 refused = str(exc)
@@ -121,9 +114,6 @@ def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
             yield "kernel", Seen(location, target, processor, origin, kernel.name, counts, block, usage, refused)
         else:
             yield kind, value
-
-
-_LOCAL = "a relocatable or object-linking object: local counts, not launchable as built (--what-if with --target)"
 
 
 def _snapshot(
