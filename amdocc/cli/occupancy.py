@@ -50,7 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH", help="code objects or containers ('-' for stdin)")
     parser.add_argument(
-        "--json", action="store_true", help='print {"results": [...], "skipped": [...], "errors": [...]}'
+        "--json",
+        action="store_true",
+        help='print {"results": [...], "skipped": [...], "errors": [...], "not_evaluated": [...]}',
     )
     add_block_argument(
         parser,
@@ -157,6 +159,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
 
     skipped: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    unevaluated: list[dict[str, Any]] = []  # generic code objects with no member named
     notices = Notices()  # warnings, once per target and message with a count, on standard error
     shown = 0
     if args.json:
@@ -171,6 +174,11 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             skipped.append(value)
             if not args.json and not value["origin"]:  # a whole file with nothing to evaluate
                 print(f"skipped {value['path']}: {value['reason']}")
+        elif kind == "not_evaluated":
+            unevaluated.append(value)
+            if not args.json:
+                head = value["path"] + (f" [{value['origin']}]" if value["origin"] else "")
+                print(f"{head}\n  {value['target']}: {value['kernels']} kernel(s) not evaluated: {value['reason']}\n")
         elif args.json:
             sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
             shown += len(value)
@@ -179,11 +187,15 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             print(render(value, mangled=args.mangled))
             shown += len(value)
     if args.json:
-        sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+        sys.stdout.write(
+            "], " + json.dumps({"skipped": skipped, "errors": errors, "not_evaluated": unevaluated})[1:] + "\n"
+        )
     notices.flush()
     if not shown:
         if not selection.matched:  # kernels that were selected but failed are already reported
             print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+        elif unevaluated and not errors:
+            print(f"amdocc: no kernel evaluated: {unevaluated[0]['reason']}", file=sys.stderr)
         return 2
     return 2 if errors else 0
 
