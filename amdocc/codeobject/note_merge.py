@@ -51,7 +51,8 @@ class _Placed:
 
 
 def merge_notes(notes: list[tuple[int, dict[Any, Any]]]) -> Merged:
-    """Merge decoded metadata maps, each with its note's file offset, in file order."""
+    """Merge decoded metadata maps, each with the offset of its note's descriptor in the code
+    object, in note order."""
     first = notes[0][1]
     out = Merged(dict(first))
     base = first.get(KERNELS)
@@ -118,8 +119,8 @@ def _compare_top_level(out: Merged, md: dict[Any, Any], where: str, merged: bool
             if merged:
                 out.metadata[key] = value
             continue
-        if key == VERSION and not merged:
-            continue  # said in the note's own finding
+        if key in (VERSION, PRINTF) and not merged:
+            continue  # what kept comgr from merging the note: said in the note's own finding
         if not same_value(out.metadata[key], value):
             out.findings.append(
                 Finding(
