@@ -431,3 +431,43 @@ def test_a_float_in_a_later_note_is_written_as_json_exactly(gfx942):
     (record_,) = json.loads(done.stdout)["code_objects"]
     (kernel,) = [k for k in record_["kernels"] if k["symbol"] == symbol]
     assert kernel["metadata"][".made_up_ratio"] == 0.1
+
+
+def test_a_kernel_first_described_in_a_note_comgr_leaves_out_is_found_in_a_later_merged_one(gfx942):
+    last = len(_metadata_notes(gfx942))
+    (symbol,) = _symbols(msgpack.unpackb(_metadata_notes(gfx942)[-1][1], raw=False))
+
+    def left_out_then_merged(trees):
+        trees.append(dict(trees[-1]))  # a copy HIP reads ...
+        trees[-2] = {**trees[-2], "amdhsa.version": [1, 3]}  # ... after the original, left out
+
+    co, kernels = _parse(_with_notes(gfx942, left_out_then_merged))
+    assert [f.code for f in co.findings if f.severity == "error"] == ["metadata-note-left-out"]
+    assert _triples(f for f in kernels[symbol].findings if f.code.startswith(("metadata-note", "kernel-"))) == [
+        (
+            "kernel-described-twice",
+            "warning",
+            f"described in notes {last} and {last + 1} identically; note {last + 1}'s entry is used: "
+            f"comgr leaves note {last} out",
+        )
+    ]
+
+
+def test_a_kernel_described_in_thousands_of_notes_gets_one_finding(gfx942):
+    """The merge is linear in the notes and says a repeated description once."""
+    last = len(_metadata_notes(gfx942))
+    (symbol,) = _symbols(msgpack.unpackb(_metadata_notes(gfx942)[-1][1], raw=False))
+
+    def thousands(trees):
+        trees.extend([trees[-1]] * 3000)
+
+    co, kernels = _parse(_with_notes(gfx942, thousands))
+    assert len(co.kernels) == KERNELS
+    assert _triples(f for f in kernels[symbol].findings if f.code == "kernel-described-twice") == [
+        (
+            "kernel-described-twice",
+            "warning",
+            f"described in 3001 notes ({', '.join(str(n) for n in range(last, last + 6))}, ...) identically; "
+            f"note {last + 3000}'s entry is used: HIP answers from the last merged entry",
+        )
+    ]

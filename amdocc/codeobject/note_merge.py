@@ -45,14 +45,20 @@ class Merged:
 
 @dataclass(slots=True)
 class _Placed:
+    """Where a kernel's entry sits in the merged list, and every note that describes it."""
+
     index: int  # in the merged list
-    note: int  # 1-based number of the note it came from
-    visible: bool  # in a note comgr merges
+    note: int  # 1-based number of the note whose entry is kept
+    visible: bool  # that note is one comgr merges
+    notes: list[tuple[int, bool]]  # (note, merged by comgr) of every description, in note order
+    differs: bool = False  # two descriptions differ
+    visible_differ: bool = False  # two descriptions in notes comgr merges differ
 
 
 def merge_notes(notes: list[tuple[int, dict[Any, Any]]]) -> Merged:
     """Merge decoded metadata maps, each with the offset of its note's descriptor in the code
-    object, in note order."""
+    object, in note order. Linear in the notes' size: a kernel described in thousands of notes
+    gets one finding."""
     first = notes[0][1]
     out = Merged(dict(first))
     base = first.get(KERNELS)
@@ -60,8 +66,8 @@ def merge_notes(notes: list[tuple[int, dict[Any, Any]]]) -> Merged:
     placed: dict[str, _Placed] = {}
     for index, entry in enumerate(entries):
         symbol = _symbol(entry)
-        if symbol is not None:
-            placed.setdefault(symbol, _Placed(index, 1, True))
+        if symbol is not None and symbol not in placed:
+            placed[symbol] = _Placed(index, 1, True, [(1, True)])
     for number, (offset, md) in enumerate(notes[1:], start=2):
         where = f"metadata note {number} (at {offset:#x} in the code object)"
         refusal = _comgr_refusal(out.metadata, md)
@@ -79,6 +85,9 @@ def merge_notes(notes: list[tuple[int, dict[Any, Any]]]) -> Merged:
             )
         for entry in listed:
             _place(out, entries, placed, entry, number, where, refusal is None)
+    for kept in placed.values():
+        if len(kept.notes) > 1:
+            out.kernel_findings.setdefault(kept.index, []).append(_twice(kept))
     if isinstance(base, list) or entries:
         out.metadata[KERNELS] = entries
     out.findings.insert(
@@ -135,43 +144,48 @@ def _compare_top_level(out: Merged, md: dict[Any, Any], where: str, merged: bool
 def _place(
     out: Merged, entries: list[Any], placed: dict[str, _Placed], entry: Any, number: int, where: str, visible: bool
 ) -> None:
-    """Put one kernel entry of note ``number`` into the merged list."""
+    """Put one kernel entry of note ``number`` into the merged list. Of several entries for one
+    kernel, the one HIP reads is kept: the last in a note comgr merges (ROCm 7.14 answers from
+    it on the emulated device), else the first."""
     symbol = _symbol(entry)
     prior = placed.get(symbol) if symbol is not None else None
     if symbol is None or prior is None:
         index = len(entries)
         entries.append(entry)
         if symbol is not None:
-            placed[symbol] = _Placed(index, number, visible)
+            placed[symbol] = _Placed(index, number, visible, [(number, visible)])
         if not visible:
             out.kernel_findings.setdefault(index, []).append(_left_out(where))
         return
-    kind = "identically" if same_value(entries[prior.index], entry) else "with different values"
-    # Which entry HIP reads: the later of two merged notes (ROCm 7.14 on the emulated device);
-    # the merged one when comgr leaves the other note out; the first when it leaves out both.
-    later_wins = visible
-    if visible and prior.visible:
-        why, severity = "HIP answers from the later entry", ERROR if kind != "identically" else WARNING
-    elif visible:
-        why, severity = f"comgr leaves note {prior.note} out", WARNING
-    elif prior.visible:
-        why, severity = f"comgr leaves note {number} out", WARNING
-    else:
-        why, severity = "comgr leaves out both notes", WARNING
-    used = number if later_wins else prior.note
-    twice = Finding(
-        "kernel-described-twice",
-        severity,
-        f"described in notes {prior.note} and {number} {kind}; note {used}'s entry is used: {why}",
-    )
-    if later_wins:
+    prior.notes.append((number, visible))
+    if not same_value(entries[prior.index], entry):
+        prior.differs = True
+        prior.visible_differ |= visible and prior.visible
+    if visible:
+        if not prior.visible:  # HIP finds the kernel after all: the left-out finding no longer holds
+            found = out.kernel_findings.get(prior.index, [])
+            found[:] = [f for f in found if f.code != LEFT_OUT]
         entries[prior.index] = entry
-        # HIP now finds the kernel: a finding that it was left out no longer holds.
-        kept = [f for f in out.kernel_findings.get(prior.index, []) if f.code != LEFT_OUT]
-        out.kernel_findings[prior.index] = [*kept, twice]
-        placed[symbol] = _Placed(prior.index, number, visible)
+        prior.note, prior.visible = number, True
+
+
+def _twice(kept: _Placed) -> Finding:
+    """One finding for a kernel several notes describe: which entry is used, and why."""
+    numbers = [n for n, _ in kept.notes]
+    left_out = [n for n, visible in kept.notes if not visible]
+    shown = ", ".join(map(str, numbers[:6])) + (", ..." if len(numbers) > 6 else "")
+    which = f"notes {numbers[0]} and {numbers[1]}" if len(numbers) == 2 else f"{len(numbers)} notes ({shown})"
+    kind = "with different values" if kept.differs else "identically"
+    severity = ERROR if kept.visible_differ else WARNING
+    if sum(visible for _, visible in kept.notes) > 1:
+        why = "HIP answers from the later entry" if len(numbers) == 2 else "HIP answers from the last merged entry"
+    elif left_out and kept.visible:
+        why = f"comgr leaves note {left_out[0]} out" if len(left_out) == 1 else "comgr leaves the others out"
     else:
-        out.kernel_findings.setdefault(prior.index, []).append(twice)
+        why = "comgr leaves out both notes" if len(numbers) == 2 else "comgr leaves out all of them"
+    return Finding(
+        "kernel-described-twice", severity, f"described in {which} {kind}; note {kept.note}'s entry is used: {why}"
+    )
 
 
 def _left_out(where: str) -> Finding:
