@@ -226,9 +226,12 @@ def test_cli_exit_status_is_the_error_classs(capsys, monkeypatch):
         (lambda text: text + "\n[broken\n", "targets.toml: not valid TOML"),
         (
             lambda text: text.replace("lds_granule = ", "lds_granul = ", 1),
-            "targets.toml [gfx600]: no 'lds_granule' column",
+            "targets.toml [gfx600] column 'lds_granule': missing",
         ),
-        (lambda text: text.replace("mach = 0x20", 'mach = "x"', 1), "targets.toml [gfx600]: a value of the wrong type"),
+        (
+            lambda text: text.replace("mach = 0x20", 'mach = "x"', 1),
+            "targets.toml [gfx600] column 'mach': 'x' is not a whole number >= 1",
+        ),
     ],
 )
 def test_a_bad_table_is_one_line_and_exit_2_not_a_traceback(tmp_path, edit, words):

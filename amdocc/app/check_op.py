@@ -266,19 +266,20 @@ def check(
 ) -> dict[str, Any]:
     """Check every selected kernel of ``paths``: the record ``amdocc check --json`` prints
     ({"settings", "violations", "stale", "not_evaluated", "summary", ...}). ``settings`` are
-    amdocc.policy.checks.Settings' fields (``rules``, ``max_vgpr_spills``, ``max_sgpr_spills``,
-    ``max_scratch``, ``min_occupancy``, ``block``, ``dynamic_lds``, ``model``, ``budgets``); a
-    ``baseline`` file's accepted violations are classified as accepted. A violation counts as
-    failing when ``result["summary"]["failing"]`` is not 0."""
+    the command's rules and thresholds under their Python names, read as the command reads its
+    flags (:func:`settings_of`): ``rules`` (names as ``--rules`` spells them, "spills" and "all"
+    included), ``max_vgpr_spills``, ``max_sgpr_spills``, ``max_scratch``, ``min_occupancy``,
+    ``block``, ``dynamic_lds``, ``model``, ``budgets``; a ``baseline`` file's accepted violations
+    are classified as accepted. A violation counts as failing when
+    ``result["summary"]["failing"]`` is not 0."""
     from pathlib import Path
 
     from ..errors import UsageError
     from ..policy import baseline as bl
     from ..policy import check_config as cfg
-    from ..policy.checks import Settings
     from .selection import Selection
 
-    chosen = Settings(**settings)
+    chosen = settings_of(settings)
     selection = Selection(target, device, kernel, what_if)
     if selection.named is not None:
         cfg.floor_on(chosen, selection.named[1], selection.target_text or "")
@@ -288,3 +289,43 @@ def check(
         raise UsageError(selection.nothing_selected())
     run.result["baseline"] = None if baseline is None else str(baseline)
     return run.result
+
+
+# check()'s keyword settings → the [tool.amdocc.check] / flag setting each one is.
+_SETTING_NAMES = {
+    "rules": "rules",
+    "max_vgpr_spills": "max-vgpr-spills",
+    "max_sgpr_spills": "max-sgpr-spills",
+    "max_scratch": "max-scratch",
+    "min_occupancy": "min-occupancy",
+    "block": "block",
+    "dynamic_lds": "dynamic-lds",
+    "model": "model",
+    "budgets": "budget",
+}
+
+
+def settings_of(given: dict[str, Any]) -> Settings:
+    """check()'s keyword settings as amdocc.policy.checks.Settings, through the parsers and the
+    resolution the command's flags go through (amdocc.policy.check_config), so that the same
+    words mean the same thing: rule names and groups as ``--rules`` takes them (a list, never
+    one text: ``rules=("scratch",)``), the occupancy rule on when ``min_occupancy`` is given,
+    a threshold of a rule that is off refused. None means "not given"."""
+    from ..errors import UsageError
+    from ..policy import check_config as cfg
+    from .reading import sequence
+
+    flags: dict[str, Any] = {}
+    for name, value in given.items():
+        setting = _SETTING_NAMES.get(name)
+        if setting is None:
+            raise UsageError(f"check: unknown setting {name!r} (settings: {', '.join(_SETTING_NAMES)})")
+        if value is None:
+            continue
+        if name in ("rules", "budgets"):
+            value = sequence(value, name, "rule names" if name == "rules" else "budget expressions")
+        parse, _ = cfg.SETTINGS[setting]
+        flags[setting] = parse(value, name)
+    python_names = {setting: name for name, setting in _SETTING_NAMES.items()}
+    settings, _rest = cfg.resolve(flags, {}, None, flag_name=lambda setting: python_names[setting])
+    return settings

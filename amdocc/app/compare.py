@@ -10,6 +10,24 @@ from typing import Any
 KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
 
 
+def kinds_named(value: object, name: str = "fail_on") -> list[str]:
+    """The regression kinds a caller names (``fail_on``), as ``--fail-on`` takes them: names of
+    KINDS or "all", returned in KINDS' order without repeats; an unknown name, or text where a
+    list is expected, is a UsageError naming the parameter."""
+    from ..errors import UsageError
+    from .reading import sequence
+
+    picked: set[str] = set()
+    for kind in sequence(value, name, "regression kinds"):
+        if kind == "all":
+            picked.update(KINDS)
+        elif kind in KINDS:
+            picked.add(kind)
+        else:
+            raise UsageError(f"{name}: unknown regression kind {kind!r} (choose from {', '.join(KINDS)}; or all)")
+    return [k for k in KINDS if k in picked]
+
+
 def facts(
     *,
     vgpr: int | None,

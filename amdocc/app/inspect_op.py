@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .reading import StrPath, path_list
+from .reading import StrPath, path_list, sequence
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject
@@ -96,7 +96,8 @@ def inspect(
 
     selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
     files = parallel.expand(path_list(paths))
-    options = InspectOptions("records", tuple(fields) if fields is not None else None, target, kernel)
+    chosen = tuple(sequence(fields, "fields", "kernel field names")) if fields is not None else None
+    options = InspectOptions("records", chosen, target, kernel)
     out: dict[str, list[Record]] = {"code_objects": [], "skipped": [], "errors": []}
     for kind, value in parallel.run(files, inspect_file, options, parallel.jobs_for(jobs, files)):
         if kind == "seen":

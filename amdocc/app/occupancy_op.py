@@ -58,10 +58,15 @@ def block_for(kernel: Kernel, given: int | None, model: str) -> tuple[int | None
     return size, source.lstrip(".")
 
 
-def result_record(occ: Occupancy, next_step: dict[str, Any] | None, **where: Any) -> dict[str, Any]:
+def result_record(
+    occ: Occupancy, next_step: dict[str, Any] | None, hardware: dict[str, Any] | None = None, **where: Any
+) -> dict[str, Any]:
+    """One JSON result: where the kernel is, its record, its next step and, for a hip step, what
+    the hw model says the same shed gains (``next_step_hardware``, amdocc.models.nextstep)."""
     out = dict(where)
     out.update(occ.as_dict())
     out["next_step"] = next_step
+    out["next_step_hardware"] = hardware
     return out
 
 
@@ -85,16 +90,31 @@ class OccupancyOptions:
     mode: str | None = None  # --wgp/--cu-mode: for kernels whose code object does not record it
 
 
+def not_evaluated_record(co: CodeObject, selection: Selection, model: str, kernels: int) -> Record | None:
+    """The record of a code object whose ``kernels`` selected kernels are not evaluated by
+    ``model`` because they would be judged on a generic target (no member named): where it is,
+    its target, how many kernels and why; None when they are evaluated."""
+    from .. import report
+    from ..models.applicable import needs_member
+
+    on = selection.named[1] if selection.named else co.target
+    why = needs_member(on, model) if on is not None and kernels else None
+    if why is None:
+        return None
+    return {**report.origin_record(co.origin), "target": str(co.target_id), "kernels": kernels, "reason": why}
+
+
 def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
-    """Yield ("results", rows of one code object), ("error", record), ("skipped", record) and,
-    last, ("seen", what the selection passed over) for one file. Rows are JSON text or dicts
-    for the table, so a worker process can send them back."""
+    """Yield ("results", rows of one code object), ("not_evaluated", record) for a generic code
+    object no member was named for, ("error", record), ("skipped", record) and, last, ("seen",
+    what the selection passed over) for one file. Rows are JSON text or dicts for the table, so
+    a worker process can send them back."""
     from .. import report
     from ..demangle import demangle
     from ..errors import AmdoccError
     from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
-    from ..models.nextstep import search_next_step
+    from ..models.nextstep import hardware_view, search_next_step
     from .reading import kernel_error, read
     from .selection import Selection
 
@@ -105,7 +125,12 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
             yield kind, co
             continue
         rows: list[str | dict[str, Any]] = []
-        for kernel in selection.kernels_of(co):
+        chosen = selection.kernels_of(co)
+        unevaluated = not_evaluated_record(co, selection, spec.model, len(chosen))
+        if unevaluated is not None:
+            yield "not_evaluated", unevaluated
+            continue
+        for kernel in chosen:
             block, source = block_for(kernel, spec.block, spec.model)
             try:
                 launch = recorded_launch(
@@ -129,12 +154,14 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
                 )
                 usage = usage_of(kernel, where.get("target"), where.get("device"), spec.mode)
                 step = search_next_step(usage, occ, **step_options(spec.model, spec.options))
+                hardware = hardware_view(usage, occ, step)
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
                 continue
             row = result_record(
                 occ,
                 step,
+                hardware,
                 path=co.path,
                 origin=co.origin.chain,
                 kernel=kernel.name,
@@ -170,7 +197,8 @@ def occupancy(
     **model_options: Any,
 ) -> dict[str, list[Record]]:
     """Every selected kernel of ``paths`` evaluated as ``amdocc occupancy --json`` evaluates it:
-    ``{"results": [...], "skipped": [...], "errors": [...]}``, the same records. ``block`` and
+    ``{"results": [...], "skipped": [...], "errors": [...], "not_evaluated": [...]}``, the same
+    records ("not_evaluated": generic code objects, when no member of their family is named). ``block`` and
     ``dynamic_lds`` default to each kernel's declared size (or a recorded launch) and 0;
     ``mode`` ("wgp" or "cu") applies to kernels whose code object does not record it;
     ``model_options`` are amdocc.occupancy's (``profile``, ``llvm_version``, ``trap_reserve``).
@@ -182,14 +210,16 @@ def occupancy(
     selection = Selection(target, device, kernel, what_if)  # a target and device that disagree: refused
     files = parallel.expand(path_list(paths))
     spec = OccupancyOptions(target, device, kernel, what_if, block, dynamic_lds, model, model_options, False, mode)
-    out: dict[str, list[Record]] = {"results": [], "skipped": [], "errors": []}
+    out: dict[str, list[Record]] = {"results": [], "skipped": [], "errors": [], "not_evaluated": []}
     for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(jobs, len(files))):
         if kind == "seen":
             selection.merge(value)
-        elif kind in ("error", "skipped"):
-            out["errors" if kind == "error" else "skipped"].append(value)
+        elif kind in ("error", "skipped", "not_evaluated"):
+            out["errors" if kind == "error" else kind].append(value)
         else:
             out["results"].extend(value)
     if not out["results"] and not selection.matched:
         raise UsageError(selection.nothing_selected())
+    if not out["results"] and out["not_evaluated"] and not out["errors"]:
+        raise UsageError(f"no kernel evaluated: {out['not_evaluated'][0]['reason']}")
     return out

@@ -78,8 +78,33 @@ def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
     return {**report.origin_record(co.origin), "kernel": kernel.name, "error": f"{co.origin}: {kernel.name}: {exc}"}
 
 
+def sequence(value: object, name: str, what: str) -> list[Any]:
+    """``value``, a list or tuple (any iterable but text) of ``what``, as a list; text or bytes is a
+    UsageError naming the parameter: a list of one is written as one (``rules=("scratch",)``),
+    and a text taken as a sequence would be read letter by letter."""
+    from ..errors import UsageError
+
+    if isinstance(value, (str, bytes)):
+        raise UsageError(f"{name} must be a list or tuple of {what}, not the text {value!r} (one: {name}=({value!r},))")
+    if not isinstance(value, Iterable):
+        raise UsageError(f"{name} must be a list or tuple of {what}, not {type(value).__name__}")
+    return list(value)
+
+
 def path_list(paths: StrPath | Iterable[StrPath]) -> list[str]:
-    """The PATHs an operation was given, one or many, as text ("-" is standard input)."""
+    """The PATHs an operation was given, one or many, as text ("-" is standard input); anything
+    else is a UsageError naming ``paths``."""
+    from ..errors import UsageError
+
     if isinstance(paths, (str, os.PathLike)):
         return [os.fspath(paths)]
-    return [os.fspath(p) for p in paths]
+    wanted = "paths must be a path (str or os.PathLike, '-' for standard input) or a list of them"
+    given: object = paths  # what a caller passed, whatever the annotation says
+    if isinstance(given, bytes) or not isinstance(given, Iterable):
+        raise UsageError(f"{wanted}, not {type(given).__name__}")
+    out = []
+    for p in given:
+        if not isinstance(p, (str, os.PathLike)):
+            raise UsageError(f"{wanted}, not a list holding {type(p).__name__}")
+        out.append(os.fspath(p))
+    return out

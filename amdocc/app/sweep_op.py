@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .reading import StrPath
+
 if TYPE_CHECKING:
     from ..codeobject import Kernel
     from ..models import KernelUsage
@@ -27,8 +29,9 @@ def default_dynamic_lds(static: int, per_workgroup: int) -> list[int]:
 
 
 def sweep(
-    kernel: Kernel | KernelUsage,
+    kernel: Kernel | KernelUsage | StrPath | Iterable[StrPath],
     *,
+    kernel_regex: str | None = None,
     blocks: Iterable[int] | None = None,
     dynamic_lds: Iterable[int] | None = None,
     model: str = "hip",
@@ -42,17 +45,29 @@ def sweep(
     record per (dynamic LDS, block size) cell in that order. ``blocks`` defaults to wave
     multiples up to the kernel's largest workgroup, ``dynamic_lds`` to 0 and powers of two up to
     the target's limit; ``target``/``device``/``what_if`` and ``model_options`` are
-    amdocc.occupancy's."""
+    amdocc.occupancy's. As the command does, ``kernel`` may also be a path (or paths) holding
+    the one kernel that ``kernel_regex`` (its ``--kernel``), ``target`` and ``device`` select;
+    anything but exactly one is a UsageError naming what is there."""
+    from ..codeobject import Kernel
     from ..models import occupancy, usage_of
     from ..models.usage import KernelUsage
     from ..targets import MAX_WORKGROUP_SIZE
+    from .reading import sequence
 
+    if not isinstance(kernel, (Kernel, KernelUsage)):
+        kernel = _one_kernel(kernel, kernel_regex, target, device, what_if)
+    elif kernel_regex is not None:
+        from ..errors import UsageError
+
+        raise UsageError("kernel_regex selects a kernel from paths; the kernel given is already one")
     usage = kernel if isinstance(kernel, KernelUsage) else usage_of(kernel, target, device)
     where: dict[str, Any] = {"target": target, "what_if": True} if what_if else {}
     t = usage.target
     limit = min(usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
-    blocks = list(blocks) if blocks else default_blocks(usage.wave, limit)
-    lds_sizes = list(dynamic_lds) if dynamic_lds else default_dynamic_lds(usage.lds, t.lds_per_workgroup)
+    blocks = sequence(blocks, "blocks", "block sizes") if blocks is not None else []
+    lds_sizes = sequence(dynamic_lds, "dynamic_lds", "byte counts") if dynamic_lds is not None else []
+    blocks = blocks or default_blocks(usage.wave, limit)
+    lds_sizes = lds_sizes or default_dynamic_lds(usage.lds, t.lds_per_workgroup)
     grid: list[dict[str, Any]] = []
     unit: str | None = None
     for dyn in lds_sizes:
@@ -75,3 +90,21 @@ def sweep(
                 }
             )
     return {"unit": unit, "blocks": blocks, "dynamic_lds": lds_sizes, "grid": grid}
+
+
+def _one_kernel(
+    paths: StrPath | Iterable[StrPath], regex: str | None, target: str | None, device: str | None, what_if: bool
+) -> Kernel:
+    """The one kernel of ``paths`` the selection keeps, as ``amdocc sweep PATH --kernel`` finds it."""
+    from ..errors import AmdoccError
+    from .occupancy_op import selected_kernels
+    from .reading import path_list
+    from .selection import Selection, require_one_kernel
+
+    selection = Selection(target, device, regex, what_if)
+    failures: list[str] = []
+    chosen = selected_kernels(path_list(paths), selection, failures)
+    if failures and not chosen:
+        raise AmdoccError(failures[0])
+    require_one_kernel(chosen, "sweep", selection)
+    return chosen[0][1]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .reading import StrPath, path_list
+from .reading import StrPath, path_list, sequence
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,8 @@ def verify(
     from .selection import Selection
 
     paths = path_list(paths)
-    blocks, dynamic_lds = list(blocks), list(dynamic_lds)
+    blocks = sequence(blocks, "blocks", "block sizes")
+    dynamic_lds = sequence(dynamic_lds, "dynamic_lds", "byte counts")
     rt = runtime()
     if rt is None:
         raise HipUnavailable(f"amdocc verify needs a ROCm GPU: {unavailable_reason()}")

@@ -208,6 +208,8 @@ def _note(args: argparse.Namespace) -> str:
 
 
 def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
+    from ..census import models_fitting_some, some_models_heading
+
     lines = [f"{path}: {s['files']} file(s), {s['code_objects']} code object(s), {s['kernels']} kernel(s)"]
     rows = []
     for name, t in s["targets"].items():
@@ -221,6 +223,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                 str(t["no_spill_counts"]),
                 str(t["scratch"]),
                 str(t["cannot_launch"]),
+                str(t.get("some_models_zero", 0)),
                 str(t["launch_unchecked"]),
                 occ,
                 lim,
@@ -237,6 +240,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                     "no spill counts",
                     "scratch",
                     "cannot launch",
+                    "0 under some models",
                     "not checked",
                     "waves/SIMD:kernels",
                     "limiter:kernels",
@@ -255,6 +259,17 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
         {
             "block": lambda r: f"{r['block_size']} ({r['block_source']})",
             "models fitting 0": lambda r: r["cannot_launch"],
+        },
+        mangled,
+    )
+    disputed = s.get("some_models_zero") or []
+    lines += _kernel_list(
+        f"{some_models_heading(disputed)}:",
+        disputed,
+        {
+            "block": lambda r: f"{r['block_size']} ({r['block_source']})",
+            "models fitting 0": lambda r: r["cannot_launch"],
+            "models fitting 1+": lambda r: ",".join(models_fitting_some(r)),
         },
         mangled,
     )

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..install_hint import install_hint
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -45,7 +46,7 @@ LIMITER_COLOURS = {
 }
 NO_ANSWER = "no answer"  # shading label where the model returns an error
 FIGSIZE, DPI = (15.0, 5.0), 100
-PLOT_EXTRA = "amdocc[plot]"
+PLOT_EXTRA = "plot"  # the extra that brings matplotlib
 
 
 @dataclass
@@ -98,7 +99,7 @@ def check_plot_path(path: str) -> str:
     try:
         from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
-        raise UsageError(f"--plot needs matplotlib (pip install '{PLOT_EXTRA}')") from None
+        raise UsageError(f"--plot needs matplotlib ({install_hint(PLOT_EXTRA)})") from None
     if os.path.isdir(path):
         raise UsageError(f"--plot {path!r} is a directory; give a file name such as occupancy.png")
     formats = FigureCanvasBase.get_supported_filetypes()
@@ -221,7 +222,7 @@ def build_figure(point: Point, title: str = "", block_source: str = "given") -> 
         from matplotlib.patches import Patch
         from matplotlib.ticker import FuncFormatter, MaxNLocator
     except ImportError:
-        raise UsageError(f"--plot needs matplotlib (pip install '{PLOT_EXTRA}')") from None
+        raise UsageError(f"--plot needs matplotlib ({install_hint(PLOT_EXTRA)})") from None
 
     panels = curves(point)
     usage = point.usage

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..caches import cached
 from ..errors import AmdoccError
-from ..tabledata import load_table
+from ..frozen import freeze
+from ..tabledata import Row, load_table
 from ..targets import processor_name
 
 ASM, CK_TILE = "asm", "ck_tile"
@@ -78,8 +80,37 @@ class GateDecision:
         }
 
 
+@cached(maxsize=1)
 def _table() -> dict[str, Any]:
-    return load_table("prefill_gate.toml")
+    """tables/prefill_gate.toml, every value checked once (a damaged one is a TableError naming
+    its row and column) before any is used."""
+    table = Row("prefill_gate.toml", "", load_table("prefill_gate.toml"))
+    thresholds = table.sub("min_qo_len")
+    env, aiter = table.sub("env"), table.sub("aiter")
+    blocks = aiter.sub("block_size")
+    folders = aiter.sub("subfolder_by_cu")
+    checked: dict[str, Any] = freeze(
+        {
+            "min_qo_len": {proc: thresholds.whole(proc, 1) for proc in thresholds.columns()},
+            "env": {column: env.text(column) for column in ("kill_switch", "asm_dir")},
+            "aiter": {
+                **{column: aiter.text(column) for column in ("module", "csv_manifest", "codegen_manifest")},
+                "block_size": {hd: blocks.whole(hd, 1) for hd in blocks.columns()},
+                "subfolder_by_cu": {
+                    by_cu.key: {cu: by_cu.text(cu) for cu in by_cu.columns() if _cu_count(by_cu, cu)}
+                    for by_cu in folders.rows()
+                },
+            },
+        }
+    )
+    return checked
+
+
+def _cu_count(row: Row, column: str) -> bool:
+    """Whether a subfolder_by_cu key is a CU count (decimal digits, as AITER's table keys them)."""
+    if not column.isdigit() or int(column) < 1:
+        raise row.error("is not a CU count (a whole number >= 1)", column)
+    return True
 
 
 def min_qo_len(arch: str) -> int | None:
