@@ -152,15 +152,14 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
     record) for one file, and last ("seen", what the selection passed over)."""
     from ..census import member_of
-    from ..containers import part_path
     from ..errors import AmdoccError
-    from .reading import kernel_error
+    from .reading import item_path, kernel_error
     from .selection import Selection, selected_in
 
     root, block, dynamic_lds, chosen = spec
     selection = Selection(*chosen)
     where = selection.evaluation()
-    source = item[0] if isinstance(item[0], str) else part_path(item[0])  # a large file is cut into parts
+    source = item_path(item)  # a large file is cut into parts
     relative = os.path.relpath(source, root) if root else ""
     for kind, value in selected_in(item, selection):
         if kind == "code_object":

@@ -233,18 +233,24 @@ def check_file(
 
 
 def budget_check(
-    kernel: Kernel, settings: Settings, where: dict[str, Any], declared: tuple[int | None, str], demangled: str
+    kernel: Kernel,
+    settings: Settings,
+    where: dict[str, Any],
+    declared: tuple[int | None, str],
+    demangled: str | None,
 ) -> list[Outcome]:
     """The budgets' comparisons on one kernel, at the --block given, else the declared (or
-    recorded) launch."""
+    recorded) launch. A budget's pattern is matched against each of the kernel's
+    ``pattern_names`` (mangled, demangled, without return type, qualified name)."""
     if not settings.budgets:
         return []
+    from ..demangle import pattern_names
     from ..models import occupancy
     from ..policy.budgets import Facts, evaluate
 
     block, source = (settings.block, "given") if settings.block else declared
     facts = Facts(kernel, where, block, source, settings.dynamic_lds, occupancy)
-    return evaluate(settings.budgets, (kernel.name, demangled), facts)
+    return evaluate(settings.budgets, pattern_names(kernel.name, demangled), facts)
 
 
 def check(

@@ -15,6 +15,7 @@ from .reading import StrPath, path_list
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
+    from ..containers import NotWalked
     from ..models import Occupancy
     from .reading import Event, FileItem, Record
     from .selection import Selection
@@ -35,7 +36,7 @@ def selected_kernels(paths: list[str], selection: Selection, failures: list[str]
     return chosen
 
 
-def files_of(paths: list[str]) -> list[tuple[str, bool]]:
+def files_of(paths: list[str]) -> list[tuple[str | NotWalked, bool]]:
     from . import parallel
 
     return parallel.expand(paths)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from multiprocessing.pool import AsyncResult
     from typing import TypeAlias
 
+    from ..containers import NotWalked
     from ..containers.pieces import Part
     from .reading import Event, FileItem
 
@@ -44,20 +45,26 @@ BATCH_BYTES = 2 << 20  # small files go to a worker in batches of about this man
 IN_FLIGHT = 4
 
 
-def expand(paths: list[str]) -> list[tuple[str, bool]]:
-    """(path, found in a directory walk) for every file to read; "-" and plain files as given."""
-    from ..containers import iter_files
+def expand(paths: list[str]) -> list[tuple[str | NotWalked, bool]]:
+    """(path, found in a directory walk) for every file to read; "-" and plain files as given.
+    What a walk does not read (a directory that cannot be listed, a second link to a directory)
+    is kept in its place as a NotWalked, which the reader reports as an error or a skip."""
+    from ..containers import NotWalked, iter_files
+    from ..errors import AmdoccError
 
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str | NotWalked, bool]] = []
     for p in paths:
         if p != "-" and os.path.isdir(p):
-            out.extend((f, True) for f in iter_files(p))
+            try:
+                out.extend((f, True) for f in iter_files(p))
+            except AmdoccError as exc:  # the directory named cannot be listed: one error entry
+                out.append((NotWalked(p, exc.message, True), True))
         else:
             out.append((p, False))
     return out
 
 
-def jobs_for(requested: int | None, files: int | list[tuple[str, bool]]) -> int:
+def jobs_for(requested: int | None, files: int | list[tuple[str | NotWalked, bool]]) -> int:
     """Processes to use for ``files`` (a count, or the (path, in_directory) list): a pool for
     many files or for one input large enough to cut into parts, else one."""
     count = files if isinstance(files, int) else len(files)
@@ -127,7 +134,7 @@ def warm_up() -> None:
     report.compact_json({}, plain=True)
 
 
-def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
+def tasks_for(files: list[tuple[str | NotWalked, bool]], spill_dir: str) -> Iterator[Task]:
     """((item, in_directory), role) for the workers: whole files, and each large library or
     wheel cut into parts (``containers.plan``). Role "last" ends a file (for the progress
     line), "part" does not, and "local" is a large file that cannot be cut: the main process
@@ -136,8 +143,8 @@ def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
 
     limits = Limits.from_env()
     for path, in_directory in files:
-        big = path != "-" and _size(path) >= SPLIT_BYTES
-        parts = plan(path, limits, spill_dir=spill_dir) if big else None
+        big = isinstance(path, str) and path != "-" and _size(path) >= SPLIT_BYTES
+        parts = plan(path, limits, spill_dir=spill_dir) if big and isinstance(path, str) else None
         if parts:
             for i, part in enumerate(parts):
                 yield (part, False), "last" if i == len(parts) - 1 else "part"
@@ -145,9 +152,9 @@ def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
             yield (path, in_directory), "local" if big else "last"
 
 
-def _size(item: str | Part) -> int:
+def _size(item: str | Part | NotWalked) -> int:
     if not isinstance(item, str):
-        return item.size  # a part of a cut-up input
+        return getattr(item, "size", 0)  # a part of a cut-up input; nothing to read for a NotWalked
     try:
         return os.path.getsize(item) if item != "-" else 0
     except OSError:
@@ -196,7 +203,10 @@ class Progress:
 
 
 def run(
-    files: list[tuple[str, bool]], worker: Callable[[FileItem, Options], Iterable[Event]], options: Options, jobs: int
+    files: list[tuple[str | NotWalked, bool]],
+    worker: Callable[[FileItem, Options], Iterable[Event]],
+    options: Options,
+    jobs: int,
 ) -> Iterator[Event]:
     """Everything the generator ``worker((path, in_directory), options)`` yields for each file,
     in file order (``path`` may be a part of a large input, which ``amdocc.iter_load`` reads

@@ -179,6 +179,12 @@ def _main(argv: list[str] | None) -> int:
     # Parsing allocates many small acyclic objects that reference counting frees; collecting
     # every 700 allocations costs a sixth of the time on a large tree for nothing.
     gc.set_threshold(100_000, 50, 100)
+    # A path or name that is not UTF-8 is written as \xNN on both streams, never a traceback
+    # (amdocc.printable states the rule every writer follows).
+    from ..printable import escape_undecodable
+
+    escape_undecodable(sys.stdout)
+    escape_undecodable(sys.stderr)
     parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
     try:
         args, extra = parser.parse_known_args(argv)  # an AmdoccError a type meets is caught below

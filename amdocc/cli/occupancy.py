@@ -136,8 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
-    import json
-
+    from .. import report
     from ..app import parallel
     from ..app.occupancy_op import OccupancyOptions, occupancy_file
 
@@ -188,7 +187,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             shown += len(value)
     if args.json:
         sys.stdout.write(
-            "], " + json.dumps({"skipped": skipped, "errors": errors, "not_evaluated": unevaluated})[1:] + "\n"
+            "], " + report.dumps({"skipped": skipped, "errors": errors, "not_evaluated": unevaluated})[1:] + "\n"
         )
     notices.flush()
     if not shown:

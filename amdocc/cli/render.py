@@ -42,9 +42,12 @@ def error(message: str) -> None:
 
 
 def write_report(path: str, text: str) -> None:
-    """Write a report to a file, or to standard output for '-'."""
+    """Write a report to a file, or to standard output for '-', undecodable bytes of a path or
+    name written as \\xNN (amdocc.printable)."""
     from ..errors import UsageError
+    from ..printable import printable
 
+    text = printable(text)
     if path == "-":
         sys.stdout.write(text)
         return
