@@ -8,11 +8,11 @@ descriptor (wave size); objdump is told them on its command line, as a user woul
 from __future__ import annotations
 
 import pytest
-from conftest import skip_unless_required
-from isa_oracle import BUILDS, build, objdump
 
 import amdocc
 from amdocc.isa import control_flow, disassemble, kernel_code
+from conftest import skip_unless_required
+from isa_oracle import BUILDS, build, objdump
 
 pytestmark = pytest.mark.llvm22
 
@@ -70,7 +70,7 @@ def test_wave64_code_on_gfx10_plus_decodes_as_wave64(built):
 
 
 def test_raw_bytes_decode_with_a_named_processor(built):
-    path, arch, _ = built["gfx942"]
+    path = built["gfx942"][0]
     (co,) = amdocc.load(path)
     code = kernel_code(co.kernels[0], co.origin)
     raw = disassemble(code.code, processor="gfx942", address=code.address)
