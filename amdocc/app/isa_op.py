@@ -25,11 +25,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class IsaOptions:
     """``target`` keeps code objects that run on that processor, ``kernel`` (a regex) the kernels
-    that match; ``summary`` leaves the instruction list out (``"instructions": null``)."""
+    that match; ``summary`` leaves the instruction list out (``"instructions": null``); ``json``
+    makes each kernel's record compact JSON bytes in the worker (what the command line prints:
+    cheaper to send back from a worker process than the records)."""
 
     target: str | None = None
     kernel: str | None = None
     summary: bool = False
+    json: bool = False
 
 
 def kernel_record(co: CodeObject, kernel: Kernel, summary_only: bool = False) -> Record:
@@ -70,6 +73,7 @@ def isa_kernel(kernel: Kernel, origin: Origin | None = None, summary_only: bool 
 def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
     """Yield ("kernel", record), ("skipped", record), ("error", record) and, when filtering,
     ("seen", what the filters passed over) for one file."""
+    from .. import report
     from ..errors import AmdoccError
     from ..isa.libllvm import LlvmUnavailable
     from .reading import kernel_error, read
@@ -93,7 +97,7 @@ def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
             except AmdoccError as exc:
                 yield "error", kernel_error(x, kernel, exc)
                 continue
-            yield "kernel", record
+            yield "kernel", report.compact_json(record, plain=True) if options.json else record
     if selection is not None:
         yield "seen", selection.summary()
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
+from .inspect import _binary_stdout
 from .render import error, fmt, table
 
 DESCRIPTION = """Disassemble every kernel in each PATH with LLVM's own AMDGPU disassembler (a libLLVM
@@ -50,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
         parallel.warm_up()
     out: dict[str, list[dict[str, Any]]] = {"kernels": [], "skipped": [], "errors": []}
     rows: list[list[str]] = []
-    options = IsaOptions(args.target, args.kernel, args.summary)
+    options = IsaOptions(args.target, args.kernel, args.summary, json=args.json)
+    write = _binary_stdout()
+    if args.json:
+        write(b'{"kernels":[')
     for kind, value in parallel.run(files, isa_file, options, jobs):
         if kind == "seen":
             assert selection is not None, "only a filtering worker reports what it passed over"
@@ -62,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         elif kind == "skipped":
             out["skipped"].append(value)
         elif args.json:
-            out["kernels"].append(value)
+            write((b"\n" if not out["kernels"] else b",\n") + value)
+            out["kernels"].append({})
         elif args.summary:
             rows.append(summary_row(value))
             out["kernels"].append({})
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
             print(render_listing(value))
             out["kernels"].append({})
     if args.json:
-        sys.stdout.write(report.dumps(out) + "\n")
+        rest = report.compact_json({"skipped": out["skipped"], "errors": out["errors"]}, plain=True)
+        write(b"\n]," + rest[1:] + b"\n")
     elif args.summary and rows:
         print(table(rows, SUMMARY_HEADERS, indent=""))
     if selection is not None and not out["kernels"] and not out["errors"]:

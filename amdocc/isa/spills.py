@@ -143,14 +143,15 @@ def find_spills(
     marks: list[str | None] = []
     counts: list[int] = []
     for ins in instructions:
-        access = scratch_access(ins, resources)
+        m = ins.mnemonic
+        access = scratch_access(ins, resources) if m.startswith(("scratch_", "buffer_")) else None
         if access is not None:
             marks.append(VGPR_STORE if access == "store" else VGPR_RELOAD)
             counts.append(dwords(ins.mnemonic))
-        elif ins.mnemonic == "v_writelane_b32":
+        elif m == "v_writelane_b32":
             marks.append(SGPR_STORE)
             counts.append(1)
-        elif ins.mnemonic == "v_readlane_b32":
+        elif m == "v_readlane_b32":
             marks.append(SGPR_RELOAD)
             counts.append(1)
         else:
