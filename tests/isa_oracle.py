@@ -202,3 +202,27 @@ def readelf_notes(path: Path) -> dict[str, dict[str, int]]:
     for entry in entries:
         kernels[entry["name"]] = {k: int(v) for k, v in entry.items() if v.isdigit()}
     return kernels
+
+
+_SOURCE_LINE = re.compile(r"^; (?P<where>.+:\d+)$")
+
+
+def objdump_lines(path: Path, mcpu: str) -> dict[int, str | None]:
+    """``llvm-objdump-22 -d -l``: the source location it last printed (``; FILE:LINE``) before
+    each instruction, by address; None before any is printed in a function."""
+    cmd = ["llvm-objdump-22", "-d", "-l", f"--mcpu={mcpu}", str(path)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    lines: dict[int, str | None] = {}
+    where: str | None = None
+    for line in out.splitlines():
+        if _LABEL.match(line):
+            where = None
+            continue
+        m = _SOURCE_LINE.match(line)
+        if m:
+            where = m["where"]
+            continue
+        m = _LINE.match(line)
+        if m:
+            lines[int(m["addr"], 16)] = where
+    return lines

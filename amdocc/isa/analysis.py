@@ -18,6 +18,7 @@ from .decode import decode_bytes
 from .extent import KernelCode, kernel_code
 from .flow import control_flow
 from .libllvm import library
+from .lines import cached_line_ranges, lines_for
 from .mix import classify, family_of, waited_counters
 from .model import ControlFlow, Instruction
 from .spills import Spills, as_summary, find_spills
@@ -37,6 +38,7 @@ class KernelIsa:
         spills: scratch and lane spills, reconciled with the metadata.
         classes: each instruction's mix class (tables/isa_mix.toml).
         disassembler: the libLLVM that decoded it (path, version, where found).
+        lines: each instruction's "file:line" from DWARF .debug_line (None where there is none).
     """
 
     kernel: Kernel
@@ -48,6 +50,7 @@ class KernelIsa:
     spills: Spills
     classes: tuple[str, ...]
     disassembler: dict[str, Any]
+    lines: tuple[str | None, ...] = ()
 
 
 def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None = None) -> KernelIsa:
@@ -73,7 +76,8 @@ def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None 
     scratch = [mark in ("vgpr", "vgpr_reload") for mark in spills.marks]
     family = family_of(target.family if target and not processor else _family(processor))
     classes = classify(instructions, family, scratch)
-    return KernelIsa(kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description))
+    lines = lines_for(instructions, cached_line_ranges(kernel.image))
+    return KernelIsa(kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), lines)
 
 
 def _family(processor: str | None) -> str | None:
@@ -123,7 +127,7 @@ def summary(isa: KernelIsa) -> dict[str, Any]:
     }
 
 
-def instruction_rows(isa: KernelIsa, lines: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+def instruction_rows(isa: KernelIsa) -> list[dict[str, Any]]:
     """The JSON contract's ``instructions`` list."""
     known = isa.flow.unknown is None
     blocks = isa.flow.blocks
@@ -139,7 +143,7 @@ def instruction_rows(isa: KernelIsa, lines: Sequence[Any] | None = None) -> list
                 "block": b,
                 "reachable": blocks[b].reachable if known else None,
                 "loop_depth": isa.loop_depth[i] if known else None,
-                "line": lines[i] if lines is not None else None,
+                "line": isa.lines[i] if isa.lines else None,
                 "spill": isa.spills.marks[i],
                 "class": isa.classes[i],
             }
