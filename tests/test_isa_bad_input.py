@@ -188,3 +188,18 @@ def test_rocm_bindings_compilers_libllvm_decodes_as_objdump_does(gfx942):
         code = kernel_code(kernel, co.origin)
         for ins in decode_bytes(code.code, code.address, code.processor, code.features, lib):
             assert listing.text[ins.address] == ins.text
+
+
+def test_a_processor_the_tables_do_not_know_is_not_guessed(gfx942, tmp_path, capsys):
+    data = bytearray(gfx942.read_bytes())
+    e_flags = struct.unpack_from("<I", data, 0x30)[0]
+    broken = _patched(gfx942, tmp_path, [(0x30, "<I", (e_flags & ~0xFF) | 0xFE)])  # EF_AMDGPU_MACH 0xfe: none
+    (co,) = amdocc.load(broken)
+    assert co.target is None and co.kernels
+    from amdocc.errors import UnknownTargetError
+
+    with pytest.raises(UnknownTargetError, match="not asked to guess"):
+        kernel_code(co.kernels[0], co.origin)
+    assert main(["isa", "--summary", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "not asked to guess" in err
