@@ -4,11 +4,11 @@ each line's class is written beside it, from the ISA family the instruction belo
 from __future__ import annotations
 
 import pytest
-from test_isa_disassembly import _library
-from test_isa_flow import _assemble
 
 from amdocc.isa import disassemble
 from amdocc.isa.mix import classify, family_of, waited_counters
+from test_isa_disassembly import _library
+from test_isa_flow import _assemble
 
 pytestmark = pytest.mark.llvm22
 
