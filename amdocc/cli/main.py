@@ -33,6 +33,10 @@ COMMANDS = {
         "amdocc.cli.census",
         "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two",
     ),
+    "isa": (
+        "amdocc.cli.isa",
+        "each kernel's machine code decoded by LLVM: loop depth, spills (in loops), instruction mix",
+    ),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
@@ -52,7 +56,7 @@ EXIT_STATUSES = (
         "bad usage or bad input: an invalid, contradictory or ignored option, a bad AMDOCC_* value, "
         "a selection that matches nothing, an unreadable file, a bad table",
     ),
-    (EXIT_RUNTIME, "a HIP runtime is needed (verify) but not usable here"),
+    (EXIT_RUNTIME, "a HIP runtime (verify) or libLLVM (isa) is needed but not usable here"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
