@@ -29,7 +29,7 @@ WAVES_ATTRIBUTE, AGPR_ATTRIBUTE = "amdgpu-waves-per-eu", "amdgpu-agpr-alloc"
 IR_SUFFIXES = (".ll",)
 OBJECT_SUFFIXES = (".o", ".co", ".hsaco")
 NOT_THE_BUILDER = 3  # exit status of an entry the installed compiler does not reproduce
-FRONTIER_MODEL = "llvm"
+FRONTIER_MODEL = "hip"  # the runtime's answer at the launch: what the hardware will run
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def _point(waves: int | None, agpr: int | None, figures: dict[str, Any] | None, 
 
     blank: dict[str, Any] = {key: None for key in METADATA}
     blank.update(spills_in_loops=None, accvgpr_copies=None, main_loop_instructions=None,
-                 waves_per_simd={"llvm": None, "hip": None})  # fmt: skip
+                 waves_per_simd={"llvm": None, "hip": None, "compiler": None})  # fmt: skip
     return {"waves_per_eu": waves, "agpr_alloc": agpr, **blank, **(figures or {}), "frontier": False, "error": error}
 
 
@@ -112,7 +112,7 @@ def _sweep(
     from ..tuning.points import mark_frontier, read_point
     from ..tuning.worker import PointFailed
 
-    reach = int(as_built["waves_per_simd"][FRONTIER_MODEL] or 1)
+    reach = int(as_built["waves_per_simd"]["llvm"] or 1)
     carries_agpr = AGPR_ATTRIBUTE in attributes(ir, kernel)
     points = [as_built]
     for waves, agpr in plan(target, wave, reach, own_waves, carries_agpr, options):

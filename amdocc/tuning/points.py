@@ -49,7 +49,10 @@ def _main_loop_instructions(isa: Any) -> int | None:
 
 
 def read_point(image: bytes, name: str, where: str, block_size: int, dynamic_lds: int) -> dict[str, Any]:
-    """One point's figures from its linked code object."""
+    """One point's figures from its linked code object. The waves per SIMD are what the object's
+    registers and the launch allow; the ``amdgpu-waves-per-eu`` the point was compiled with is not
+    in the object, and LLVM may (or may not) lower its own ``; Occupancy:`` to that attribute's
+    maximum (docs/tune-regs.md)."""
     from ..isa.analysis import analyse
     from ..models import occupancy
 
@@ -65,6 +68,8 @@ def read_point(image: bytes, name: str, where: str, block_size: int, dynamic_lds
     for model in ("llvm", "hip"):
         occ = occupancy(kernel, block_size=block_size, dynamic_lds=dynamic_lds, model=model)
         waves[model] = occ.waves_per_simd
+    # The compiler's own figure (its "; Occupancy:"): no launch, so no dynamic LDS.
+    waves["compiler"] = occupancy(kernel, model="llvm").waves_per_simd
     point["waves_per_simd"] = waves
     return point
 
@@ -73,7 +78,7 @@ def spilled_dwords(point: dict[str, Any]) -> int:
     return int(point.get("vgpr_spill_count") or 0) + int(point.get("sgpr_spill_count") or 0)
 
 
-def mark_frontier(points: Sequence[dict[str, Any]], model: str = "hip") -> None:
+def mark_frontier(points: Sequence[dict[str, Any]], model: str) -> None:
     """Set each point's ``frontier``: True when no other point has at least its occupancy (waves
     per SIMD under ``model``) and at most its spilled dwords, better in one of the two. A point
     that failed to compile is never on it; among equal points every one is."""

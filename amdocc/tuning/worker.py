@@ -1,18 +1,28 @@
 """The child process that runs the code generators (:mod:`.codegen`).
 
-One child serves a whole run, one request at a time. A request that takes longer than its
-timeout, or a child that dies (a code generator's assertion or segmentation fault), fails that
-request alone: the child is killed and the next request starts a fresh one.
+One child (``python -m amdocc.tuning.worker``) serves a whole run, one request at a time, over
+its standard input and output (length-prefixed pickles; both ends are this package). A request
+that takes longer than its timeout, or a child that dies (a code generator's assertion or
+segmentation fault), fails that request alone: the child is killed and the next request starts
+a fresh one. A plain child process, not ``multiprocessing``: it never re-imports the caller's
+``__main__``, so a script may call :func:`amdocc.app.tune_regs` at top level.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import time
 import traceback
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import IO, Any
 
 DEFAULT_TIMEOUT = 300.0  # seconds one compile may take; Triton's slowest kernels take a minute
+_HEADER = struct.Struct("<Q")
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class PointFailed(Exception):
@@ -23,21 +33,46 @@ class PointFailed(Exception):
         self.kind = kind
 
 
-def _serve(conn: Connection) -> None:
+def _write(stream: IO[bytes], value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
+    chunks, left = [], size
+    while left:
+        if deadline is not None:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                raise TimeoutError
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def serve() -> None:
+    """The child's loop: read (name, args), answer ("ok", value) or ("error", message)."""
     from .codegen import FUNCTIONS
 
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a code generator's prints must not corrupt the answers
     while True:
         try:
-            name, args = conn.recv()
+            (size,) = _HEADER.unpack(_read_exact(inp.fileno(), _HEADER.size, None))
+            name, args = pickle.loads(_read_exact(inp.fileno(), size, None))
         except EOFError:
             return
         try:
-            conn.send(("ok", FUNCTIONS[name](*args)))
+            _write(out, ("ok", FUNCTIONS[name](*args)))
         except Exception as exc:  # the code generator's own error: reported for this request
             text = str(exc).strip() or type(exc).__name__
             if not getattr(exc, "exit_code", None) and not isinstance(exc, RuntimeError):
                 text = f"{type(exc).__name__}: {text}\n{traceback.format_exc(limit=3)}"
-            conn.send(("error", text))
+            _write(out, ("error", text))
 
 
 class Codegen:
@@ -45,60 +80,73 @@ class Codegen:
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT):
         self.timeout = timeout
-        self._process: Any = None
-        self._conn: Connection | None = None
+        self._process: subprocess.Popen[bytes] | None = None
 
-    def _start(self) -> Connection:
-        if self._process is None or not self._process.is_alive():
-            context = multiprocessing.get_context("spawn")  # no LLVM state inherited from this process
-            parent, child = context.Pipe()
-            self._process = context.Process(target=_serve, args=(child,), daemon=True)
-            self._process.start()
-            child.close()
-            self._conn = parent
-        assert self._conn is not None
-        return self._conn
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "amdocc.tuning.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+        return self._process
 
-    def _stop(self) -> None:
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.kill()
-            self._process.join()
-        if self._conn is not None:
-            self._conn.close()
-        self._process = self._conn = None
+    def _stop(self) -> int | None:
+        process, self._process = self._process, None
+        if process is None:
+            return None
+        if process.poll() is None:
+            process.kill()
+        code = process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+        return code
 
     def call(self, name: str, *args: Any, timeout: float | None = None) -> Any:
-        conn = self._start()
+        process = self._start()
+        assert process.stdin is not None and process.stdout is not None
         limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
         try:
-            conn.send((name, args))
-            if not conn.poll(limit):
-                self._stop()
-                raise PointFailed("timeout", f"the code generator did not finish in {limit:g} s")
-            status, value = conn.recv()
-        except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
-            code = self._process.exitcode if self._process is not None else None
+            _write(process.stdin, (name, args))
+            fd = process.stdout.fileno()
+            (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+            status, value = pickle.loads(_read_exact(fd, size, deadline))
+        except TimeoutError:
             self._stop()
+            raise PointFailed("timeout", f"the code generator did not finish in {limit:g} s") from None
+        except (EOFError, BrokenPipeError, OSError, pickle.UnpicklingError):
+            code = self._stop()
             raise PointFailed("crash", f"the code generator's process died (exit status {code})") from None
         if status != "ok":
             raise PointFailed("error", str(value))
         return value
 
     def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                if self._process is not None:
-                    self._process.join(timeout=5)
-                    if self._process.is_alive():
-                        self._process.kill()
-                        self._process.join()
-                self._process = self._conn = None
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.stdin is not None:
+            process.stdin.close()  # the child's loop ends at end of input
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
     def __enter__(self) -> Codegen:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+if __name__ == "__main__":
+    serve()
