@@ -89,7 +89,7 @@ def _point(waves: int | None, agpr: int | None, figures: dict[str, Any] | None, 
     from ..tuning.points import METADATA
 
     blank: dict[str, Any] = {key: None for key in METADATA}
-    blank.update(spills_in_loops=None, accvgpr_copies=None, main_loop_instructions=None,
+    blank.update(spills_in_loops=None, accvgpr_copies=None, main_loop_instructions=None, text_sha256=None,
                  waves_per_simd={"llvm": None, "hip": None, "compiler": None})  # fmt: skip
     return {"waves_per_eu": waves, "agpr_alloc": agpr, **blank, **(figures or {}), "frontier": False, "error": error}
 
@@ -118,8 +118,10 @@ def _sweep(
     for waves, agpr in plan(target, wave, reach, own_waves, carries_agpr, options):
         label = f"{where} [{WAVES_ATTRIBUTE}={waves},{waves}" + (f", {AGPR_ATTRIBUTE}={agpr}]" if agpr is not None else "]")
         try:
-            image = compile_point(with_attributes(ir, kernel, _changes(waves, agpr)))
-            points.append(_point(waves, agpr, read_point(image, name, label, *launch), None))
+            relocatable, image = compile_point(with_attributes(ir, kernel, _changes(waves, agpr)))
+            figures = read_point(image, name, label, *launch)
+            figures["text_sha256"] = text_digest(relocatable, label)
+            points.append(_point(waves, agpr, figures, None))
         except PointFailed as exc:
             points.append(_point(waves, agpr, None, f"{exc.kind}: {exc}"))
         except AmdoccError as exc:
@@ -185,11 +187,15 @@ def tune_triton_entry(codegen: Codegen, llir_path: str, options: TuneOptions, de
     out["exact"] = True
     target = get_target(entry.arch.removesuffix("-strict"))
     as_built = _point(None, None, read_point(entry.read(".hsaco"), entry.name, entry.file(".hsaco"), *launch), None)
+    try:
+        as_built["text_sha256"] = text_digest(codegen.call("triton_assemble", cached, entry.arch), llir_path)
+    except PointFailed as exc:
+        as_built["error"] = f"the cached .amdgcn does not assemble ({exc.kind}: {exc})"
     own = entry.metadata.get("waves_per_eu")
 
-    def compile_point(ir: str) -> bytes:
-        image: bytes = codegen.call("triton_point", ir, entry.arch, entry.enable_fp_fusion)[1]
-        return image
+    def compile_point(ir: str) -> tuple[bytes, bytes]:
+        objects: tuple[bytes, bytes] = codegen.call("triton_point", ir, entry.arch, entry.enable_fp_fusion)
+        return objects
 
     out["points"] = _sweep(compile_point, llir, defined[0], entry.name, llir_path, target, entry.warp_size, launch,
                            as_built, own if isinstance(own, int) and own > 0 else None, options)  # fmt: skip
@@ -206,6 +212,13 @@ def _text_section(image: bytes, where: str) -> bytes:
     if len(found) != 1:
         raise FormatError(f"{where}: {len(found)} .text sections", Origin(where), 0)
     return elf.section_bytes(found[0])
+
+
+def text_digest(image: bytes, where: str) -> str:
+    """sha256 of the object's ``.text`` (as the compiler emitted it, before linking)."""
+    import hashlib
+
+    return hashlib.sha256(_text_section(image, where)).hexdigest()
 
 
 def _beside(ir_path: str, given: list[str]) -> str | None:
@@ -276,10 +289,11 @@ def tune_llvm_ir(codegen: Codegen, ir_path: str, options: TuneOptions, described
             out["exact"] = True
             out["built"] = beside
         as_built = _point(None, None, read_point(image, kernel.name, ir_path, *launch), None)
+        as_built["text_sha256"] = text_digest(relocatable, ir_path)
 
-        def compile_point(text: str) -> bytes:
-            linked: bytes = codegen.call("llvm_point", options.compiler, text.encode(), processor, "")[1]
-            return linked
+        def compile_point(text: str) -> tuple[bytes, bytes]:
+            objects: tuple[bytes, bytes] = codegen.call("llvm_point", options.compiler, text.encode(), processor, "")
+            return objects
 
         out["points"] = _sweep(compile_point, ir, kernel, kernel.name, ir_path, target, wave, launch, as_built, None, options)
         out["seconds"] = round(time.perf_counter() - started, 3)

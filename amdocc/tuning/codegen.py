@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import UsageError
@@ -60,24 +61,27 @@ def triton_compile(llir: str, arch: str, enable_fp_fusion: bool) -> str:
 
 
 def triton_assemble(amdgcn: str, arch: str) -> bytes:
-    """The linked code object Triton's ``make_hsaco`` makes of ``amdgcn``."""
-    c = triton_codegen()
-    from triton._C.libtriton import amd
+    """The relocatable object Triton's ``make_hsaco`` assembles from ``amdgcn`` (before linking)."""
+    return bytes(triton_codegen().assemble_amdgcn(amdgcn, arch, ""))
 
-    relocatable = c.assemble_amdgcn(amdgcn, arch, "")
+
+def _link(relocatable: bytes, link: Callable[[str, str], None]) -> bytes:
     with tempfile.TemporaryDirectory(prefix="amdocc-tune-") as tmp:
         src, dst = os.path.join(tmp, "in.o"), os.path.join(tmp, "out.hsaco")
         with open(src, "wb") as f:
             f.write(relocatable)
-        amd.link_hsaco(src, dst)
+        link(src, dst)
         with open(dst, "rb") as f:
             return f.read()
 
 
-def triton_point(llir: str, arch: str, enable_fp_fusion: bool) -> tuple[str, bytes]:
-    """Compile and assemble one point: (assembly, linked code object)."""
-    amdgcn = triton_compile(llir, arch, enable_fp_fusion)
-    return amdgcn, triton_assemble(amdgcn, arch)
+def triton_point(llir: str, arch: str, enable_fp_fusion: bool) -> tuple[bytes, bytes]:
+    """Compile and assemble one point: (relocatable object, linked code object)."""
+    c = triton_codegen()
+    from triton._C.libtriton import amd
+
+    relocatable = c.assemble_amdgcn(triton_compile(llir, arch, enable_fp_fusion), arch, "")
+    return relocatable, _link(relocatable, lambda src, dst: amd.link_hsaco(src, dst))
 
 
 def _library(path: str) -> Any:
@@ -116,21 +120,20 @@ def llvm_point(library_path: str, ir: bytes, processor: str, features: str) -> t
     linker = linker_for(library_path)
     if linker is None:
         raise UsageError("no ld.lld to link the object with (install lld-22, or put ld.lld beside the libLLVM)")
-    with tempfile.TemporaryDirectory(prefix="amdocc-tune-") as tmp:
-        src, dst = os.path.join(tmp, "in.o"), os.path.join(tmp, "out.hsaco")
-        with open(src, "wb") as f:
-            f.write(relocatable)
+
+    def link(src: str, dst: str) -> None:
         done = subprocess.run([linker, "-shared", src, "-o", dst], capture_output=True, text=True, timeout=120)
         if done.returncode:
             raise UsageError(f"{linker} failed: {done.stderr.strip()[:400]}")
-        with open(dst, "rb") as f:
-            return relocatable, f.read()
+
+    return relocatable, _link(relocatable, link)
 
 
 FUNCTIONS = {
     "triton_describe": triton_describe,
     "triton_compile": triton_compile,
     "triton_point": triton_point,
+    "triton_assemble": triton_assemble,
     "llvm_describe": llvm_describe,
     "llvm_point": llvm_point,
 }
