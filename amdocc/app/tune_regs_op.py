@@ -116,7 +116,9 @@ def _sweep(
     carries_agpr = AGPR_ATTRIBUTE in attributes(ir, kernel)
     points = [as_built]
     for waves, agpr in plan(target, wave, reach, own_waves, carries_agpr, options):
-        label = f"{where} [{WAVES_ATTRIBUTE}={waves},{waves}" + (f", {AGPR_ATTRIBUTE}={agpr}]" if agpr is not None else "]")
+        label = f"{where} [{WAVES_ATTRIBUTE}={waves},{waves}" + (
+            f", {AGPR_ATTRIBUTE}={agpr}]" if agpr is not None else "]"
+        )
         try:
             relocatable, image = compile_point(with_attributes(ir, kernel, _changes(waves, agpr)))
             figures = read_point(image, name, label, *launch)
@@ -145,7 +147,9 @@ def _result(path: str, name: str, target: str, compiler: dict[str, Any], launch:
     }
 
 
-def tune_triton_entry(codegen: Codegen, llir_path: str, options: TuneOptions, described: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def tune_triton_entry(
+    codegen: Codegen, llir_path: str, options: TuneOptions, described: dict[str, Any]
+) -> Iterator[dict[str, Any]]:
     """The result for one Triton cache entry (nothing when ``options.kernel`` passes it over)."""
     from ..targets import get_target
     from ..tuning.ir_attributes import kernels
@@ -168,8 +172,9 @@ def tune_triton_entry(codegen: Codegen, llir_path: str, options: TuneOptions, de
         yield out
         return
     cached = entry.text(".amdgcn")
-    refusal = (f"this Triton ({described.get('triton_version')}, AMD codegen {described.get('codegen_revision')}) "
-               f"is not the one that built it (the entry says triton_version {entry.triton_version or 'unknown'})")  # fmt: skip
+    installed = f"{described.get('triton_version')}, AMD codegen {described.get('codegen_revision')}"
+    refusal = (f"this Triton ({installed}) is not the one that built it "
+               f"(the entry says triton_version {entry.triton_version or 'unknown'})")  # fmt: skip
     try:
         again = codegen.call("triton_compile", llir, entry.arch, entry.enable_fp_fusion)
     except PointFailed as exc:
@@ -232,7 +237,9 @@ def _beside(ir_path: str, given: list[str]) -> str | None:
     return None
 
 
-def tune_llvm_ir(codegen: Codegen, ir_path: str, options: TuneOptions, described: dict[str, Any], objects: list[str]) -> Iterator[dict[str, Any]]:
+def tune_llvm_ir(
+    codegen: Codegen, ir_path: str, options: TuneOptions, described: dict[str, Any], objects: list[str]
+) -> Iterator[dict[str, Any]]:
     """One result per kernel of an LLVM IR file, compiled by ``options.compiler``."""
     from ..elf import ElfFile
     from ..errors import FormatError, Origin, UsageError
@@ -281,8 +288,9 @@ def tune_llvm_ir(codegen: Codegen, ir_path: str, options: TuneOptions, described
             relocatable_given = ElfFile(shipped, Origin(beside)).header.e_type == 1
             ours = _text_section(relocatable if relocatable_given else image, f"<{ir_path} compiled>")
             if _text_section(shipped, beside) != ours:
-                out["error"] = (f"{beside}: this compiler ({described.get('library')}, LLVM {described.get('version')}) "
-                                f"is not the one that built it: its .text is not reproduced from {ir_path}")  # fmt: skip
+                who = f"{described.get('library')}, LLVM {described.get('version')}"
+                out["error"] = (f"{beside}: this compiler ({who}) is not the one that built it: "
+                                f"its .text is not reproduced from {ir_path}")  # fmt: skip
                 out["exit_status"] = NOT_THE_BUILDER
                 yield out
                 continue
@@ -291,11 +299,13 @@ def tune_llvm_ir(codegen: Codegen, ir_path: str, options: TuneOptions, described
         as_built = _point(None, None, read_point(image, kernel.name, ir_path, *launch), None)
         as_built["text_sha256"] = text_digest(relocatable, ir_path)
 
-        def compile_point(text: str) -> tuple[bytes, bytes]:
+        def compile_point(text: str, processor: str = processor) -> tuple[bytes, bytes]:
             objects: tuple[bytes, bytes] = codegen.call("llvm_point", options.compiler, text.encode(), processor, "")
             return objects
 
-        out["points"] = _sweep(compile_point, ir, kernel, kernel.name, ir_path, target, wave, launch, as_built, None, options)
+        out["points"] = _sweep(
+            compile_point, ir, kernel, kernel.name, ir_path, target, wave, launch, as_built, None, options
+        )
         out["seconds"] = round(time.perf_counter() - started, 3)
         yield out
 

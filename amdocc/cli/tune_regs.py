@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "amdgpu-agpr-alloc (default: half the budget at each waves value)")  # fmt: skip
     a.add_kernel_argument(parser, "only kernels whose name matches this regular expression")
     parser.add_argument("--compiler", metavar="LIB", type=a.ExistingPath(stdin=False, directory=False),
-                        help="the libLLVM that compiles LLVM IR input (e.g. /usr/lib/llvm-22/lib/libLLVM.so.22.1)")  # fmt: skip
+                        help="the libLLVM that compiles LLVM IR input "
+                        "(e.g. /usr/lib/llvm-22/lib/libLLVM.so.22.1)")  # fmt: skip
     parser.add_argument("--target", metavar="GFX", type=a.Processor(),
                         help="the processor of LLVM IR whose kernel names no target-cpu")  # fmt: skip
     parser.add_argument("--timeout", type=a.Number(0, exclusive=True, what="seconds"), default=300.0,
@@ -126,4 +127,4 @@ def run(args: argparse.Namespace) -> int:
         from .plot_tune import plot_frontier
 
         plot_frontier(args.plot, results)
-    return max(r["exit_status"] for r in results)
+    return int(max(r["exit_status"] for r in results))

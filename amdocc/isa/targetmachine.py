@@ -35,12 +35,15 @@ _NEEDED = (
 )
 
 
+_BOUND: set[str] = set()  # libraries whose functions have their signatures and targets initialised
+
+
 class CompileError(UsageError):
     """The IR could not be parsed or compiled (LLVM's message)."""
 
 
 def _bind(lib: ctypes.CDLL) -> None:
-    if getattr(lib, "_amdocc_codegen_bound", False):
+    if lib._name in _BOUND:
         return
     missing = [n for n in _NEEDED if not hasattr(lib, n)]
     if missing:
@@ -69,7 +72,7 @@ def _bind(lib: ctypes.CDLL) -> None:
         fn.restype = result
     for name in TARGET_INITIALIZERS:
         getattr(lib, name)()
-    lib._amdocc_codegen_bound = True
+    _BOUND.add(lib._name)
 
 
 def _message(lib: ctypes.CDLL, handle: ctypes.c_void_p) -> str:
@@ -105,7 +108,9 @@ def emit_object(library: Library, ir: bytes, processor: str, features: str = "",
         if not machine:
             raise CompileError(f"LLVM made no target machine for {chosen.decode()} {processor}")
         out = ctypes.c_void_p()
-        if lib.LLVMTargetMachineEmitToMemoryBuffer(machine, module, OBJECT_FILE, ctypes.byref(error), ctypes.byref(out)):
+        if lib.LLVMTargetMachineEmitToMemoryBuffer(
+            machine, module, OBJECT_FILE, ctypes.byref(error), ctypes.byref(out)
+        ):
             raise CompileError(f"code generation failed: {_message(lib, error)}")
         try:
             return ctypes.string_at(lib.LLVMGetBufferStart(out), lib.LLVMGetBufferSize(out))

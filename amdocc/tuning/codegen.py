@@ -129,7 +129,7 @@ def llvm_point(library_path: str, ir: bytes, processor: str, features: str) -> t
     return relocatable, _link(relocatable, link)
 
 
-FUNCTIONS = {
+FUNCTIONS: dict[str, Callable[..., Any]] = {
     "triton_describe": triton_describe,
     "triton_compile": triton_compile,
     "triton_point": triton_point,

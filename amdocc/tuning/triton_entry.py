@@ -90,12 +90,15 @@ def read_entry(llir_path: str) -> TritonEntry:
         with open(json_path, "rb") as f:
             meta = json.loads(f.read())
     except OSError as exc:
-        raise FormatError(f"{json_path}: cannot be read ({exc.strerror or exc}); a Triton cache entry has one") from None
+        raise FormatError(
+            f"{json_path}: cannot be read ({exc.strerror or exc}); a Triton cache entry has one"
+        ) from None
     except ValueError as exc:
         raise FormatError(f"{json_path}: not JSON ({exc})") from None
     if not isinstance(meta, dict):
         raise FormatError(f"{json_path}: offset 0: not a JSON object")
-    target = meta.get("target") if isinstance(meta.get("target"), dict) else {}
+    recorded = meta.get("target")
+    target: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     arch = meta.get("arch", target.get("arch"))
     if not isinstance(arch, str) or not arch.startswith("gfx"):
         raise FormatError(f"{json_path}: 'arch' is {arch!r}, not an AMD processor (not a HIP-backend entry)")

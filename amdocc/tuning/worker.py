@@ -58,8 +58,12 @@ def serve() -> None:
     """The child's loop: read (name, args), answer ("ok", value) or ("error", message)."""
     from .codegen import FUNCTIONS
 
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # a code generator's prints must not corrupt the answers
+    inp = sys.stdin.buffer
+    # The answers go to a copy of standard output; whatever a code generator prints (Python's
+    # print or LLVM's own writes to file descriptor 1) goes to standard error instead.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
     while True:
         try:
             (size,) = _HEADER.unpack(_read_exact(inp.fileno(), _HEADER.size, None))
