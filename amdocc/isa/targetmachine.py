@@ -10,6 +10,7 @@ relocatable object. Each call makes and disposes its own context, module and mac
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 from ..errors import UsageError
 from .libllvm import Library
@@ -35,7 +36,9 @@ _NEEDED = (
 )
 
 
-_BOUND: set[str] = set()  # libraries whose functions have their signatures and targets initialised
+# Library handles whose functions have their signatures set and targets initialised (each CDLL
+# object keeps its own function signatures, so it is the object that counts, not the path).
+_BOUND: weakref.WeakSet[ctypes.CDLL] = weakref.WeakSet()
 
 
 class CompileError(UsageError):
@@ -43,7 +46,7 @@ class CompileError(UsageError):
 
 
 def _bind(lib: ctypes.CDLL) -> None:
-    if lib._name in _BOUND:
+    if lib in _BOUND:
         return
     missing = [n for n in _NEEDED if not hasattr(lib, n)]
     if missing:
@@ -72,7 +75,7 @@ def _bind(lib: ctypes.CDLL) -> None:
         fn.restype = result
     for name in TARGET_INITIALIZERS:
         getattr(lib, name)()
-    _BOUND.add(lib._name)
+    _BOUND.add(lib)
 
 
 def _message(lib: ctypes.CDLL, handle: ctypes.c_void_p) -> str:

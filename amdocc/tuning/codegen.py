@@ -12,6 +12,7 @@ Two of them:
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -84,7 +85,9 @@ def triton_point(llir: str, arch: str, enable_fp_fusion: bool) -> tuple[bytes, b
     return relocatable, _link(relocatable, lambda src, dst: amd.link_hsaco(src, dst))
 
 
+@functools.cache
 def _library(path: str) -> Any:
+    """The libLLVM at ``path``, loaded once per child process."""
     from ..isa.libllvm import Candidate, Library, LlvmUnavailable, _load
 
     loaded = _load(Candidate(path, "--compiler"))
