@@ -14,6 +14,7 @@ import amdocc
 from amdocc.cli.main import main
 from amdocc.errors import FormatError
 from amdocc.isa import kernel_code
+from conftest import skip_unless_required
 from isa_oracle import build
 from test_isa_disassembly import _library
 
@@ -203,3 +204,27 @@ def test_a_processor_the_tables_do_not_know_is_not_guessed(gfx942, tmp_path, cap
     assert main(["isa", "--summary", str(broken)]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "not asked to guess" in err
+
+
+def test_the_search_order_rocm_then_the_system(tmp_path):
+    import glob
+    import os
+
+    from amdocc.isa import libllvm
+
+    system = sorted(glob.glob("/usr/lib/*-linux-gnu/libLLVM.so.22*"))
+    if not system:
+        skip_unless_required("Debian's libllvm22 is not installed")
+    rocm = tmp_path / "rocm" / "lib" / "llvm" / "lib"
+    rocm.mkdir(parents=True)
+    (rocm / "libLLVM.so").symlink_to(system[0])
+    found = libllvm.candidates({"ROCM_PATH": str(tmp_path / "rocm")})
+    assert found[0] == libllvm.Candidate(str(rocm / "libLLVM.so"), "ROCm")
+    assert any(isinstance(c, libllvm.Candidate) and c.source == "system" and c.path == system[0] for c in found)
+    loaded = libllvm.find({"ROCM_PATH": str(tmp_path / "rocm")})
+    assert (loaded.source, loaded.path) == ("ROCm", str(rocm / "libLLVM.so"))
+    # AMDOCC_LIBLLVM, when set, is the only candidate.
+    assert libllvm.candidates({"AMDOCC_LIBLLVM": system[0], "ROCM_PATH": str(tmp_path / "rocm")}) == [
+        libllvm.Candidate(system[0], "AMDOCC_LIBLLVM")
+    ]
+    assert os.path.realpath(loaded.path) == os.path.realpath(system[0])

@@ -81,3 +81,32 @@ def test_spill_and_reload_instructions_are_the_ones_llc_comments(compiled, name)
                 assert ours == expected_mark, (kernel.name, hex(isa.instructions[i].address), mark, theirs[j])
             marked += ours is not None
     assert marked > 0
+
+
+@pytest.mark.parametrize(
+    ("stored", "spill_count", "private_size", "expected"),
+    [
+        (38, 38, 84, "spill"),  # the stores write exactly what the metadata calls spilled
+        (3, 0, 400, "private"),  # no spills, a private segment: the program's own array
+        (0, 0, 0, "none"),
+        (0, 0, 272, "none"),  # a private segment reached through flat addresses
+        (0, None, None, "none"),  # hand-written code without the key, and nothing stored
+        (41, 38, 400, "ambiguous"),  # spills and a private array together
+        (0, 43, 0, "ambiguous"),  # spills the stores do not show (to AGPRs on gfx908)
+        (5, None, 64, "ambiguous"),  # no count to reconcile with
+    ],
+)
+def test_vgpr_classification_follows_the_issues_rules(stored, spill_count, private_size, expected):
+    from amdocc.isa.spills import _classify_vgpr
+
+    assert _classify_vgpr(stored, spill_count, private_size)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "spill_count", "expected"),
+    [(80, 80, "spill"), (0, 0, "none"), (6, 0, "none"), (0, None, "none"), (7, 5, "ambiguous"), (3, None, "ambiguous")],
+)
+def test_sgpr_classification_follows_the_issues_rules(written, spill_count, expected):
+    from amdocc.isa.spills import _classify_sgpr
+
+    assert _classify_sgpr(written, spill_count)[0] == expected

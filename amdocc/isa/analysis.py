@@ -15,7 +15,7 @@ from typing import Any
 from ..codeobject.model import Kernel
 from ..errors import Origin
 from .decode import decode_bytes
-from .extent import KernelCode, kernel_code
+from .extent import KernelCode, code_map, kernel_code
 from .flow import control_flow
 from .libllvm import library
 from .lines import cached_line_ranges, lines_for
@@ -76,7 +76,10 @@ def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None 
     scratch = [mark in ("vgpr", "vgpr_reload") for mark in spills.marks]
     family = family_of(target.family if target and not processor else _family(processor))
     classes = classify(instructions, family, scratch)
-    lines = lines_for(instructions, cached_line_ranges(kernel.image))
+    # pyelftools is asked only when amdocc's own reader sees a line table (most code has none).
+    sections = code_map(kernel.image, origin or Origin(f"<code object of {kernel.name}>")).elf.sections
+    has_lines = any(s.name == ".debug_line" for s in sections)
+    lines = lines_for(instructions, cached_line_ranges(kernel.image)) if has_lines else ()
     return KernelIsa(kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), lines)
 
 

@@ -170,6 +170,8 @@ def find_spills(
 
 def _classify_vgpr(stored: int, spill_count: int | None, private_size: int | None) -> tuple[str, str]:
     if spill_count is None:
+        if stored == 0:
+            return "none", "no scratch stores (the metadata has no .vgpr_spill_count)"
         return "ambiguous", f"{stored} dwords stored to scratch; the metadata has no .vgpr_spill_count"
     if stored == spill_count == 0:
         if private_size:
@@ -193,6 +195,8 @@ def _classify_vgpr(stored: int, spill_count: int | None, private_size: int | Non
 
 def _classify_sgpr(written: int, spill_count: int | None) -> tuple[str, str]:
     if spill_count is None:
+        if written == 0:
+            return "none", "no lane writes (the metadata has no .sgpr_spill_count)"
         return "ambiguous", f"{written} lane writes; the metadata has no .sgpr_spill_count"
     if written == spill_count == 0:
         return "none", "no lane writes and .sgpr_spill_count 0"
