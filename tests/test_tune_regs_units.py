@@ -12,9 +12,9 @@ from amdocc.tuning.points import mark_frontier
 from amdocc.tuning.worker import Codegen, PointFailed
 
 
-def _p(label, waves, spilled, error=None):
-    return {"label": label, "waves_per_simd": {"hip": waves}, "vgpr_spill_count": spilled, "sgpr_spill_count": 0,
-            "error": error}  # fmt: skip
+def _p(label, waves, spilled, error=None, sgpr_spilled=0):
+    return {"label": label, "waves_per_simd": {"hip": waves}, "vgpr_spill_count": spilled,
+            "sgpr_spill_count": sgpr_spilled, "error": error}  # fmt: skip
 
 
 def test_the_frontier_of_the_research_sweep():
@@ -29,9 +29,17 @@ def test_the_frontier_of_the_research_sweep():
 
 
 def test_a_point_better_in_one_and_equal_in_the_other_dominates():
-    points = [_p("a", 4, 10), _p("b", 4, 9), _p("c", 5, 10)]
+    # a: b spills less at the same waves; d: b has more waves at the same spills.
+    points = [_p("a", 4, 10), _p("b", 4, 9), _p("c", 5, 10), _p("d", 3, 9)]
     mark_frontier(points, "hip")
-    assert [p["frontier"] for p in points] == [False, True, True]
+    assert [p["frontier"] for p in points] == [False, True, True, False]
+
+
+def test_spilled_dwords_count_sgpr_lanes_too():
+    # 9 VGPR + 5 SGPR dwords is more than 10 VGPR dwords at the same waves.
+    points = [_p("vgpr only", 5, 10), _p("both", 5, 9, sgpr_spilled=5)]
+    mark_frontier(points, "hip")
+    assert [p["frontier"] for p in points] == [True, False]
 
 
 IR = """define amdgpu_kernel void @k(ptr %0) local_unnamed_addr #0 {
