@@ -20,13 +20,16 @@ import time
 import traceback
 from typing import IO, Any
 
+from ..errors import AmdoccError
+
 DEFAULT_TIMEOUT = 300.0  # seconds one compile may take; Triton's slowest kernels take a minute
 _HEADER = struct.Struct("<Q")
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-class PointFailed(Exception):
-    """One request failed: ``kind`` is "error" (the code generator refused), "timeout" or "crash"."""
+class PointFailed(AmdoccError):
+    """One request failed: ``kind`` is "error" (the code generator refused), "timeout" or "crash".
+    The sweep reports it for its point; anywhere else it is bad input (exit status 2)."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
