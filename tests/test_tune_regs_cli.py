@@ -70,3 +70,16 @@ def test_the_plot_is_written(entry, tmp_path, capsys):
     out = tmp_path / "front.png"
     assert main(["tune-regs", "--waves", "8", "--plot", str(out), str(entry)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_unreadable_entry_is_reported_and_the_others_still_run(entry, capsys):
+    broken = entry.parent.parent / "BROKEN" / "k.llir"
+    broken.parent.mkdir()
+    broken.write_text("; nothing\n")
+    broken.with_suffix(".json").write_text("{not json")
+    assert main(["tune-regs", "--json", "--waves", "8", str(entry.parent.parent)]) == 2
+    captured = capsys.readouterr()
+    results = {r["kernel"]: r for r in json.loads(captured.out)["results"]}
+    assert results["axpy_kernel"]["exact"] is True and results["axpy_kernel"]["points"]
+    assert results["k"]["points"] == [] and "k.json: not JSON" in results["k"]["error"]
+    assert "k.json: not JSON" in captured.err

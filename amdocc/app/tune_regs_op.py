@@ -312,7 +312,7 @@ def tune_llvm_ir(
 
 def tune_regs_iter(paths: StrPath | Iterable[StrPath], options: TuneOptions) -> Iterator[dict[str, Any]]:
     """Each kernel's result as it is finished (what the command line prints as it goes)."""
-    from ..errors import UsageError
+    from ..errors import AmdoccError, UsageError
     from ..tuning.triton_entry import find_entries
     from ..tuning.worker import Codegen, PointFailed
 
@@ -332,14 +332,26 @@ def tune_regs_iter(paths: StrPath | Iterable[StrPath], options: TuneOptions) -> 
             except PointFailed as exc:
                 raise UsageError(f"Triton's AMD code generator cannot be used: {exc}") from None
             for llir in entries:
-                yield from tune_triton_entry(codegen, llir, options, described)
+                try:
+                    yield from tune_triton_entry(codegen, llir, options, described)
+                except AmdoccError as exc:  # an unreadable entry: reported, the others still run
+                    out = _result(llir, os.path.basename(llir).removesuffix(".llir"), "", {"name": "triton"}, (0, 0))
+                    out["error"] = str(exc)
+                    out["exit_status"] = exc.exit_code
+                    yield out
         if irs:
             try:
                 described = codegen.call("llvm_describe", options.compiler)
             except PointFailed as exc:
                 raise UsageError(f"--compiler {options.compiler}: {exc}") from None
             for ir in irs:
-                yield from tune_llvm_ir(codegen, ir, options, described, objects)
+                try:
+                    yield from tune_llvm_ir(codegen, ir, options, described, objects)
+                except AmdoccError as exc:  # an unreadable IR file: reported, the others still run
+                    out = _result(ir, "", options.target or "", {"name": "libLLVM", **described}, (0, 0))
+                    out["error"] = str(exc)
+                    out["exit_status"] = exc.exit_code
+                    yield out
 
 
 def tune_regs(
