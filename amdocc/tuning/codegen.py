@@ -26,9 +26,14 @@ from ..errors import UsageError
 def triton_codegen() -> Any:
     """Triton's AMD compiler module (imported here only)."""
     try:
+        import triton
         from triton.backends.amd import compiler
     except ImportError as exc:
         raise UsageError(f"tune-regs on a Triton cache needs triton with its AMD backend: {exc}") from None
+    missing = [n for n in ("compile_amdgpu", "assemble_amdgcn", "get_llvm_flags") if not hasattr(compiler, n)]
+    if missing:  # Triton before 3.9 compiled through its own LLVM, with other entry points
+        raise UsageError(f"Triton {triton.__version__}'s AMD backend has no {', '.join(missing)}: "
+                         "tune-regs drives the standalone AMD code generator of Triton 3.9 and later")  # fmt: skip
     return compiler
 
 
