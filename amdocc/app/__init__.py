@@ -14,7 +14,9 @@ dicts and lists), so a script gets the CLI's answers without going through argv:
 - :func:`gate` — FlashInfer's asm-prefill route;
 - :func:`best_block` — HIP's potential block size beside the block to launch;
 - :func:`isa` and :func:`isa_kernel` — each kernel's machine code decoded by LLVM, with control
-  flow, loops, spills and instruction mix.
+  flow, loops, spills and instruction mix;
+- :func:`tune_regs` — a register budget's cost: the waves-per-EU sweep and its frontier, compiled
+  by the kernel's own compiler.
 
 ``amdocc.cli`` parses arguments, calls these (or their per-file workers) and renders what they
 return; the scheduler (:mod:`amdocc.app.parallel`) and the kernel selection
@@ -41,6 +43,7 @@ __all__ = [
     "split",
     "split_by_cost",
     "sweep",
+    "tune_regs",
     "verify",
 ]
 
@@ -59,6 +62,7 @@ _OPERATIONS = {
     "split": "split_op",
     "split_by_cost": "split_op",
     "sweep": "sweep_op",
+    "tune_regs": "tune_regs_op",
     "verify": "verify_op",
 }
 

@@ -37,6 +37,10 @@ COMMANDS = {
         "amdocc.cli.isa",
         "each kernel's machine code decoded by LLVM: loop depth, spills (in loops), instruction mix",
     ),
+    "tune-regs": (
+        "amdocc.cli.tune_regs",
+        "the waves-per-EU frontier (occupancy against spills) from the kernel's own compiler",
+    ),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
@@ -56,7 +60,11 @@ EXIT_STATUSES = (
         "bad usage or bad input: an invalid, contradictory or ignored option, a bad AMDOCC_* value, "
         "a selection that matches nothing, an unreadable file, a bad table",
     ),
-    (EXIT_RUNTIME, "a HIP runtime (verify) or libLLVM (isa) is needed but not usable here"),
+    (
+        EXIT_RUNTIME,
+        "a HIP runtime (verify) or libLLVM (isa, tune-regs) is needed but not usable here; for tune-regs, "
+        "an entry the installed compiler does not reproduce byte for byte",
+    ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
