@@ -196,6 +196,7 @@ def test_every_exception_amdocc_defines_is_an_amdocc_error_with_an_exit_code():
     codes = {n: c.exit_code for n, c in found.items() if issubclass(c, AmdoccError)}
     assert codes.pop("amdocc.runtime.hip.HipUnavailable") == 3  # docs/cli-contract.md: 3 when HIP is needed but missing
     assert codes.pop("amdocc.isa.libllvm.LlvmUnavailable") == 3  # and for isa, when no libLLVM can be loaded
+    assert codes.pop("amdocc.isa.decode.ProcessorNotDecodable") == 3  # or the one loaded cannot decode it
     assert codes.pop("amdocc.testing.properties.PropertyFailure") == 1  # a disagreement is a verdict, as a gate's
     assert set(codes.values()) == {2}
     assert issubclass(TableError, ValueError) and issubclass(
