@@ -60,7 +60,7 @@ def best_block(
             continue
         results.append(best_block_record(answer, co.path, k.name, str(co.target_id)))
     if selection is None and not results and not errors:
-        raise UsageError(chosen_selection.nothing_selected())
+        raise chosen_selection.nothing_selected_error()
     return {"results": results, "errors": errors}
 
 

@@ -268,7 +268,6 @@ def check(
     ``result["summary"]["failing"]`` is not 0."""
     from pathlib import Path
 
-    from ..errors import UsageError
     from ..policy import baseline as bl
     from ..policy import check_config as cfg
     from .selection import Selection
@@ -280,7 +279,7 @@ def check(
     entries = bl.read(Path(baseline)) if baseline is not None else []
     run = run_check(path_list(paths), chosen, selection, entries, jobs)
     if not selection.matched:
-        raise UsageError(selection.nothing_selected())
+        raise selection.nothing_selected_error()
     run.result["baseline"] = None if baseline is None else str(baseline)
     return run.result
 

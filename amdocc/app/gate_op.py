@@ -42,11 +42,14 @@ def gate(
         proc = processor_name(arch)
         dev = get_device(device)
         if dev.processor != proc:
-            raise UsageError(f"--device {dev.name} is a {dev.processor}, but --arch says {arch}")
+            raise UsageError(
+                f"{{device}} {dev.name} is a {dev.processor}, but {{arch}} says {arch}", params=("device", "arch")
+            )
         if cu_count is not None and cu_count != dev.compute_units:
             raise UsageError(
-                f"--cu-count {cu_count} contradicts --device {dev.name}, which has "
-                f"{dev.compute_units} CUs (give one of them)"
+                f"{{cu_count}} {cu_count} contradicts {{device}} {dev.name}, which has "
+                f"{dev.compute_units} CUs (give one of them)",
+                params=("cu_count", "device"),
             )
         cu_count, lds = dev.compute_units, dev.lds
     return decide(

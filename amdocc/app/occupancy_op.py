@@ -218,7 +218,7 @@ def occupancy(
         else:
             out["results"].extend(value)
     if not out["results"] and not selection.matched:
-        raise UsageError(selection.nothing_selected())
+        raise selection.nothing_selected_error()
     if not out["results"] and out["not_evaluated"] and not out["errors"]:
         raise UsageError(f"no kernel evaluated: {out['not_evaluated'][0]['reason']}")
     return out

@@ -74,7 +74,7 @@ def kernel_in(paths: list[str], arch: str, kernel: str | None, what_if: bool) ->
     from .occupancy_op import selected_kernels
     from .selection import Selection, require_one_kernel
 
-    selection = Selection(arch, None, kernel, bool(what_if), flag="--arch")
+    selection = Selection(arch, None, kernel, bool(what_if), target_param="arch")
     failures: list[str] = []
     chosen = selected_kernels(paths, selection, failures)
     if failures:

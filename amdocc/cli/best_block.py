@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             where = f"{e['path']}: {e['kernel']}: " if "kernel" in e else ""
             print(f"amdocc: {where}{e['error']}", file=sys.stderr)
         if not results and not errors:
-            print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+            print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
             return 2
     else:
         a.refuse(args, FILE_DESTS, "only applies to kernels read from a PATH, and none is given")

@@ -234,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
     for e in errors:
         print(f"amdocc: {e['error']}", file=sys.stderr)
     if not selection.matched:
-        print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+        print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
     if errors or not selection.matched:
         if args.update_baseline:
             print(

@@ -193,7 +193,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     notices.flush()
     if not shown:
         if not selection.matched:  # kernels that were selected but failed are already reported
-            print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+            print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
         elif unevaluated and not errors:
             print(f"amdocc: no kernel evaluated: {unevaluated[0]['reason']}", file=sys.stderr)
         return 2

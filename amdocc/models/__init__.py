@@ -204,8 +204,9 @@ def occupancies(
 def _check_model_arguments(model: str, block_size: int | None, mode: str | None) -> None:
     if mode is not None and model == "hip":
         raise UsageError(
-            "mode= (--wgp/--cu-mode with a PATH) chooses the mode the compiler and the hardware use; the hip "
-            "model reads only the metadata's .workgroup_processor_mode, as HIP does"
+            "{mode} chooses the mode the compiler and the hardware use; the hip model reads only the "
+            "metadata's .workgroup_processor_mode, as HIP does",
+            params=("mode",),
         )
     if block_size is None and model != "llvm":
         raise UsageError(f"the {model} model needs a block size")
