@@ -195,9 +195,47 @@ def test_sweep_takes_a_path_and_the_kernel_the_command_would_pick(capsys):
         ["sweep", SAMPLE, "--kernel", "saxpy", "--target", "gfx942", "--blocks", "64,256", "--dynamic-lds", "0,4096"],
         capsys,
     )
-    assert status == 0 and got["grid"] == printed["grid"] and len(got["grid"]) == 4
+    assert status == 0 and got == printed and len(got["grid"]) == 4
     with pytest.raises(UsageError, match="sweep needs exactly one kernel, 5 selected"):
         app.sweep(SAMPLE, kernel_regex="saxpy")
+
+
+@pytest.mark.parametrize(
+    "keywords, flags",
+    [
+        ({"kernel_regex": "reg_heavy", "target": "gfx90a"}, ["--kernel", "reg_heavy", "--target", "gfx90a"]),
+        (
+            {"kernel_regex": "saxpy", "target": "gfx942", "model": "llvm", "blocks": [64]},
+            ["--kernel", "saxpy", "--target", "gfx942", "--model", "llvm", "--blocks", "64"],
+        ),
+        (
+            {"kernel_regex": "saxpy", "target": "gfx1100", "model": "hw"},
+            ["--kernel", "saxpy", "--target", "gfx1100", "--model", "hw"],
+        ),
+        (
+            {"kernel_regex": "mfma", "target": "gfx90a", "mangled": True},
+            ["--kernel", "mfma", "--target", "gfx90a", "--mangled"],
+        ),
+    ],
+)
+def test_sweep_returns_the_record_the_command_prints(keywords, flags, capsys):
+    # The whole record, its "kernel" title, "built_for" and "what_if" included, not only the grid.
+    got = app.sweep(SAMPLE, **keywords)
+    status, printed = _cli_json(["sweep", *flags, SAMPLE], capsys)
+    assert status == 0 and got == printed
+    assert set(got) == {"kernel", "model", "unit", "built_for", "what_if", "grid"}
+
+
+def test_sweep_of_manual_numbers_returns_the_record_the_command_prints(capsys):
+    from amdocc.models import manual
+    from amdocc.targets import get_target
+
+    usage = manual(get_target("gfx942"), vgprs=96, lds=4096)
+    got = app.sweep(usage, blocks=[64, 512])
+    status, printed = _cli_json(
+        ["sweep", "--vgprs", "96", "--lds", "4096", "--target", "gfx942", "--blocks", "64,512"], capsys
+    )
+    assert status == 0 and got == printed and got["kernel"] == "manual kernel on gfx942"
 
 
 def test_diff_takes_a_target_and_keeps_only_what_runs_there(capsys):
