@@ -290,3 +290,51 @@ def test_paths_of_the_wrong_type_are_a_usage_error(paths):
 def test_an_unknown_regression_kind_is_named():
     with pytest.raises(UsageError, match=r"fail_on: unknown regression kind 'ocupancy' \(choose from occupancy"):
         app.diff(SAMPLE, SAMPLE, fail_on=["ocupancy"])
+
+
+@pytest.mark.parametrize(
+    "numbers, keywords, flags",
+    [
+        (
+            {"vgprs": 128, "sgprs": 40, "lds": 16384},
+            {"block": 256},
+            ["--vgprs", "128", "--sgprs", "40", "--lds", "16384", "--block", "256"],
+        ),
+        ({"vgprs": 64}, {"model": "llvm"}, ["--vgprs", "64", "--model", "llvm"]),
+        (
+            {"arch_vgprs": 64, "agprs": 64},
+            {"model": "hw", "block": 512, "dynamic_lds": 0},
+            ["--arch-vgprs", "64", "--agprs", "64", "--model", "hw", "--block", "512", "--dynamic-lds", "0"],
+        ),
+    ],
+)
+def test_occupancy_of_manual_numbers_returns_what_the_command_prints(numbers, keywords, flags, capsys):
+    # Manual mode is the operation's, not the command's: the same record from a KernelUsage.
+    from amdocc.models import manual
+    from amdocc.targets import get_target
+
+    target = "gfx90a" if "agprs" in numbers else "gfx942"
+    got = app.occupancy(manual(get_target(target), **numbers), target=target, **keywords)
+    status, printed = _cli_json(["occupancy", "--target", target, *flags], capsys)
+    assert status == 0 and json.loads(json.dumps(got)) == printed and got["results"][0]["kernel"] == "manual"
+
+
+def test_manual_numbers_without_a_block_name_the_parameter_or_the_flag(capsys):
+    from amdocc.models import manual
+    from amdocc.targets import get_target
+
+    with pytest.raises(UsageError, match=r"^manual mode needs block for the hip model$"):
+        app.occupancy(manual(get_target("gfx942"), vgprs=128), target="gfx942")
+    assert main(["occupancy", "--vgprs", "128", "--target", "gfx942"]) == 2
+    assert capsys.readouterr().err == "amdocc: manual mode needs --block for the hip model\n"
+
+
+def test_best_block_of_manual_numbers_returns_what_the_command_prints(capsys):
+    from amdocc.models import manual
+    from amdocc.targets import get_target
+
+    got = app.best_block(manual(get_target("gfx942"), vgprs=96, lds=8192), target="gfx942", dynamic_lds=4096)
+    status, printed = _cli_json(
+        ["best-block", "--vgprs", "96", "--lds", "8192", "--target", "gfx942", "--dynamic-lds", "4096"], capsys
+    )
+    assert status == 0 and got == printed and got["results"][0]["kernel"] == "manual"

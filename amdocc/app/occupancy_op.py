@@ -15,7 +15,7 @@ from .reading import StrPath, path_list
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
-    from ..models import Occupancy
+    from ..models import KernelUsage, Occupancy
     from .reading import Event, FileItem, Record
     from .selection import Selection
 
@@ -181,8 +181,41 @@ def step_options(model: str, options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k != "profile"} if model != "hip" else dict(options)
 
 
+def manual_record(
+    usage: KernelUsage,
+    model: str,
+    block: int | None,
+    dynamic_lds: int | None,
+    where: dict[str, Any],
+    model_options: dict[str, Any],
+) -> Record:
+    """Manual numbers' result record, named "manual" (``dynamic_lds`` None: 0, as not given)."""
+    from ..errors import UsageError
+    from ..models import occupancy as evaluate
+    from ..models.nextstep import hardware_view, search_next_step
+
+    if block is None and model != "llvm":
+        raise UsageError(f"manual mode needs {{block}} for the {model} model", params=("block",))
+    occ = evaluate(usage, block_size=block, dynamic_lds=dynamic_lds or 0, model=model, **where, **model_options)
+    step = search_next_step(usage, occ, **step_options(model, model_options))
+    return result_record(
+        occ,
+        step,
+        hardware_view(usage, occ, step),
+        path=None,
+        origin=None,
+        kernel="manual",
+        symbol=None,
+        demangled="manual",
+        target=usage.target.name,
+        block_source="given",
+        dynamic_lds_source="default" if dynamic_lds is None else "given",
+        launch=None,
+    )
+
+
 def occupancy(
-    paths: StrPath | Iterable[StrPath],
+    paths: StrPath | Iterable[StrPath] | KernelUsage,
     *,
     model: str = "hip",
     block: int | None = None,
@@ -201,10 +234,23 @@ def occupancy(
     ``dynamic_lds`` default to each kernel's declared size (or a recorded launch) and 0;
     ``mode`` ("wgp" or "cu") applies to kernels whose code object does not record it;
     ``model_options`` are amdocc.occupancy's (``profile``, ``llvm_version``, ``trap_reserve``).
-    A selection that matches nothing raises UsageError naming what is there."""
+    A selection that matches nothing raises UsageError naming what is there.
+
+    Manual mode: ``paths`` may instead be a KernelUsage (amdocc.models.manual's numbers), which
+    is evaluated on its processor at ``block`` as ``amdocc occupancy --vgprs ... --json``
+    prints it (``{"results": [one record], "skipped": [], "errors": []}``)."""
     from ..errors import UsageError
+    from ..models.usage import KernelUsage
     from . import parallel
     from .selection import Selection
+
+    if isinstance(paths, KernelUsage):
+        where = {"target": target, "device": device, "what_if": what_if}
+        return {
+            "results": [manual_record(paths, model, block, dynamic_lds, where, model_options)],
+            "skipped": [],
+            "errors": [],
+        }
 
     selection = Selection(target, device, kernel, what_if)  # a target and device that disagree: refused
     files = parallel.expand(path_list(paths))
