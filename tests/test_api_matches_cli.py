@@ -70,10 +70,8 @@ CLI_ONLY = {
     "sarif": OUTPUT,
     "list_profiles": "lists the HIP profiles: amdocc.models.hip_profiles.profiles() from Python",
     "record": "appends observations to a file: the function returns them (Verification.observations)",
-    "update_baseline": "writes the baseline file: amdocc.policy.baseline from Python",
     "fail_on_stale": "an exit status: the function returns the stale entries (result['stale'])",
-    "config": "reads [tool.amdocc.check]: from Python the settings are given explicitly",
-    "no_config": "reads [tool.amdocc.check]: from Python the settings are given explicitly",
+    "no_config": "config=False, the function's default (config=True finds the file as the command does)",
     "no_trap_reserve": "the negation of --sgpr-trap-reserve: trap_reserve=False",
     "lds_granule_rounding": "llvm model option: the llvm_version names the rule set",
     **dict.fromkeys(
@@ -338,3 +336,50 @@ def test_best_block_of_manual_numbers_returns_what_the_command_prints(capsys):
         ["best-block", "--vgprs", "96", "--lds", "8192", "--target", "gfx942", "--dynamic-lds", "4096"], capsys
     )
     assert status == 0 and got == printed and got["results"][0]["kernel"] == "manual"
+
+
+PROJECT = """
+[tool.amdocc.check]
+min-occupancy = 8
+block = 256
+baseline = "accepted.json"
+"""
+
+
+def test_check_applies_the_project_file_and_updates_its_baseline_as_the_command_does(tmp_path, monkeypatch, capsys):
+    # Two projects with the same pyproject.toml: the command updates one baseline, the function the
+    # other; the settings are the file's (the oracle: the numbers written above), the rewritten
+    # files are the same, and a second run accepts every violation in both.
+    for name in ("cli", "api"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text(PROJECT)
+    monkeypatch.chdir(tmp_path / "cli")
+    status, printed = _cli_json(["check", "--update-baseline", SAMPLE], capsys)
+    monkeypatch.chdir(tmp_path / "api")
+    got = app.check(SAMPLE, config=True, update_baseline=True)
+    assert status == 0 and got["settings"]["min_occupancy"] == 8 and got["settings"]["block"] == 256
+    assert got["summary"]["violations"] > 0 and got["summary"]["failing"] == got["summary"]["violations"]
+    assert got["baseline"] == str(tmp_path / "api" / "accepted.json")
+    printed["baseline"] = got["baseline"]
+    assert json.loads(json.dumps(got)) == printed
+    written = (tmp_path / "api" / "accepted.json").read_text()
+    assert written == (tmp_path / "cli" / "accepted.json").read_text()
+    assert len(json.loads(written)["entries"]) == got["summary"]["violations"]
+
+    again = app.check(SAMPLE, config=tmp_path / "api" / "pyproject.toml")
+    assert again["summary"]["failing"] == 0 and again["summary"]["accepted"] == got["summary"]["violations"]
+    monkeypatch.chdir(tmp_path / "cli")
+    assert main(["check", SAMPLE]) == 0
+
+
+def test_check_without_a_config_ignores_the_project_file(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text(PROJECT)
+    monkeypatch.chdir(tmp_path)
+    assert app.check(SAMPLE)["settings"]["min_occupancy"] is None
+
+
+def test_a_baseline_update_without_a_baseline_names_the_parameters(capsys):
+    with pytest.raises(UsageError, match=r"^update_baseline needs baseline FILE \(or baseline in"):
+        app.check(SAMPLE, update_baseline=True)
+    assert main(["check", "--no-config", "--update-baseline", SAMPLE]) == 2
+    assert "amdocc: --update-baseline needs --baseline FILE (or baseline in" in capsys.readouterr().err
