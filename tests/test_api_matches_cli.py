@@ -84,6 +84,22 @@ SWEEP_PLOT = {"block"}
 MODEL_OPTIONS = {"profile", "llvm_version", "trap_reserve"}
 
 
+def _decide():
+    from amdocc.policy.prefill_gate import decide
+
+    return decide
+
+
+def _auto_num_splits():
+    from amdocc.policy.splits import auto_num_splits
+
+    return auto_num_splits
+
+
+# The operations whose decision parameters are the policy's (one signature, documented there).
+DECISIONS = {"gate": _decide, "split": _auto_num_splits}
+
+
 def _commands() -> dict[str, argparse.ArgumentParser]:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     return dict(sub.choices)
@@ -98,6 +114,8 @@ def _parameters(command: str) -> set[str]:
                 from amdocc.app.check_op import _SETTING_NAMES
 
                 names |= set(_SETTING_NAMES)
+            if p.kind is p.VAR_KEYWORD and p.name == "decision":  # gate(), split(): the policy's own
+                names |= set(inspect.signature(DECISIONS[function]()).parameters)
     return names
 
 
