@@ -108,6 +108,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
     import json
 
+    from .. import report
     from ..app import parallel
     from ..app.occupancy_op import OccupancyOptions, occupancy_file
 
@@ -122,7 +123,6 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
         args.dynamic_lds,
         args.model,
         options,
-        args.json,
         "wgp" if args.wgp else ("cu" if args.cu_mode else None),
     )
     from .notices import Notices
@@ -150,7 +150,8 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
                 head = value["path"] + (f" [{value['origin']}]" if value["origin"] else "")
                 print(f"{head}\n  {value['target']}: {value['kernels']} kernel(s) not evaluated: {value['reason']}\n")
         elif args.json:
-            sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
+            rows = [report.dumps(row) for row in value]  # JSON text is the command's, not the worker's
+            sys.stdout.write(", ".join(rows) if not shown else ", " + ", ".join(rows))
             shown += len(value)
         else:
             notices.take_warnings(value, args.mangled)
