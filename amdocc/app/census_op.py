@@ -481,7 +481,6 @@ def census(
     too (amdocc.census.COLUMNS, plus "unmodelled_by"). A selection that matches nothing raises
     UsageError naming what is there."""
     from ..census import Summary
-    from ..errors import UsageError
     from .selection import Selection
 
     path = os.fspath(path)
@@ -492,7 +491,7 @@ def census(
         path, CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs), selection, summary, sinks
     )
     if not selection.matched:
-        raise UsageError(selection.nothing_selected(path))
+        raise selection.nothing_selected_error(path)
     return {"path": path, **summary.as_dict()}
 
 
@@ -512,7 +511,6 @@ def census_compare(
     """Two releases compared kernel by kernel: the record ``amdocc census OLD NEW --json``
     prints ("changes", "added", "removed", "failing", ...); ``fail_on`` names the regression
     kinds that count as failing ("occupancy", "spills", "scratch", "vgpr", "lds")."""
-    from ..errors import UsageError
     from .compare import kinds_named
     from .selection import Selection
 
@@ -521,7 +519,7 @@ def census_compare(
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs)
     result = compare_releases(old, new, options, selection, fail_on=kinds_named(fail_on))
     if not selection.matched:
-        raise UsageError(selection.nothing_selected(f"{old} and {new}"))
+        raise selection.nothing_selected_error(f"{old} and {new}")
     return {k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}
 
 

@@ -207,7 +207,9 @@ def _main(argv: list[str] | None) -> int:
     except SystemExit as exc:  # usage errors (2), --help and --version (0): returned, not raised
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
     except AmdoccError as exc:  # a bad table read while checking a value
-        print(f"amdocc: {exc}", file=sys.stderr)
+        from .args import spelled
+
+        print(f"amdocc: {spelled(exc, None)}", file=sys.stderr)
         return exc.exit_code
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
@@ -218,10 +220,16 @@ def _main(argv: list[str] | None) -> int:
         for warning in env.check("amdocc"):  # a bad AMDOCC_* value: UsageError, exit 2
             print(f"amdocc: warning: {warning}", file=sys.stderr)
         run: Callable[[argparse.Namespace], int] = importlib.import_module(args._module).run
-        return run(args)
+        from .args import spell_for
+        from .progress import told
+
+        with told(spell_for(args._parser)):
+            return run(args)
 
     except AmdoccError as exc:
-        print(f"amdocc: {exc}", file=sys.stderr)
+        from .args import spelled
+
+        print(f"amdocc: {spelled(exc, args)}", file=sys.stderr)
         return exc.exit_code  # each error class says its status (errors.py; 3: HipUnavailable)
     except BrokenPipeError:
         # Only a stream written around the guards (another file named "/dev/stdout", say) can
