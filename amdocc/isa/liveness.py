@@ -234,6 +234,29 @@ def _may_be_defined(flow: ControlFlow, kill: list[int], preds: list[list[int]], 
     return din
 
 
+def may_be_defined_before(
+    instructions: Sequence[Instruction], flow: ControlFlow, semantics: Semantics, initialised: int
+) -> list[int]:
+    """Per instruction, the registers some path from the entry may have written before it (with
+    ``initialised`` written before the first): what the refined figure keeps."""
+    acc = accesses(instructions, semantics)
+    kill = [0] * len(flow.blocks)
+    preds: list[list[int]] = [[] for _ in flow.blocks]
+    for b in flow.blocks:
+        for i in range(b.start, b.end):
+            kill[b.index] |= acc[i].defs
+        for s in b.successors:
+            preds[s].append(b.index)
+    din = _may_be_defined(flow, kill, preds, initialised)
+    out = [0] * len(instructions)
+    for b in flow.blocks:
+        defined = din[b.index]
+        for i in range(b.start, b.end):
+            out[i] = defined
+            defined |= acc[i].defs
+    return out
+
+
 def _maximum(counts: Sequence[Counts]) -> Counts:
     if not counts:
         return Counts(0, 0, 0)

@@ -93,7 +93,9 @@ def sgpr_bits(first: int, count: int = 1) -> int:
 def register_names(regs: int) -> list[str]:
     """The registers of a set at 32-bit granularity, by class (for messages and tests)."""
     names = [f"s{i}" for i in range(SGPRS) if regs >> i & 1]
-    names += [name for name, bit in SPECIAL_BIT.items() if name.endswith(("_lo", "_hi", "m0", "scc")) and regs >> bit & 1]
+    names += [
+        name for name, bit in SPECIAL_BIT.items() if name.endswith(("_lo", "_hi", "m0", "scc")) and regs >> bit & 1
+    ]
     names += [f"ttmp{i}" for i in range(TTMPS) if regs >> (TTMP_BASE + i) & 1]
     names += [f"v{i}" for i in range(VGPRS) if regs >> (VGPR_BASE + 2 * i) & 3]
     names += [f"a{i}" for i in range(AGPRS) if regs >> (AGPR_BASE + 2 * i) & 3]
@@ -218,8 +220,11 @@ class _Condition:
     with_any: tuple[str, ...]
     without_any: tuple[str, ...]
     unless_all: tuple[str, ...]
+    max_operands: int | None = None
 
-    def holds(self, major: int, modifiers: frozenset[str]) -> bool:
+    def holds(self, major: int, modifiers: frozenset[str], operands: int = 0) -> bool:
+        if self.max_operands is not None and operands > self.max_operands:
+            return False
         if self.min_major is not None and major < self.min_major:
             return False
         if self.max_major is not None and major > self.max_major:
@@ -276,6 +281,7 @@ def _rules(kind: str, rows: list[dict[str, Any]]) -> tuple[Rule, ...]:
             tuple(row.get("with_any", ())),
             tuple(row.get("without_any", ())),
             tuple(row.get("unless_all", ())),
+            row.get("max_operands"),
         )
         out.append(
             Rule(
@@ -413,7 +419,7 @@ class Semantics:
             if role in ("use", "both"):
                 uses |= regs
         for implicit in implicits:
-            if implicit.condition.holds(self.isa_major, modifiers):
+            if implicit.condition.holds(self.isa_major, modifiers, len(items)):
                 for reg in implicit.defs:
                     defs |= self._implicit_bits[reg]
                 for reg in implicit.uses:

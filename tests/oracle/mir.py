@@ -125,6 +125,13 @@ class MirInstruction:
     implicit_defs: set[str] = field(default_factory=set)
     implicit_uses: set[str] = field(default_factory=set)
     text: str = ""
+    # Implicit operands naming a register tuple: LLVM's liveness bookkeeping after it splits a copy
+    # or a spill of a tuple into 32/64-bit pieces (``$vgpr4 = V_MOV_B32 $sgpr8, implicit-def
+    # $vgpr4_vgpr5, implicit $sgpr8_sgpr9``; a spill store of v23 carrying ``implicit
+    # $agpr0_..._agpr15``), not registers the hardware reads or writes. Kept apart: rule
+    # "super-register-bookkeeping".
+    bookkeeping_defs: set[str] = field(default_factory=set)
+    bookkeeping_uses: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -133,6 +140,10 @@ class MirBlock:
     successors: list[int] = field(default_factory=list)
     liveins: set[str] = field(default_factory=set)
     instructions: list[MirInstruction] = field(default_factory=list)
+    # Registers given an undefined value here by IMPLICIT_DEF (which emits no code).
+    undefined: set[str] = field(default_factory=set)
+    # Each ``liveins:`` entry naming a register tuple: (its registers, those its lane mask keeps).
+    livein_tuples: list[tuple[tuple[str, ...], set[str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -211,7 +222,9 @@ def _operand(token: str) -> tuple[set[str], str | None]:
 
 def parse_instruction(line: str) -> MirInstruction:
     body = line.split(" :: ", 1)[0]
-    body = re.sub(r",?\s*(debug-location|pcsections|mmra|heap-alloc-marker|pre-instr-symbol|post-instr-symbol)\s.*$", "", body)
+    body = re.sub(
+        r",?\s*(debug-location|pcsections|mmra|heap-alloc-marker|pre-instr-symbol|post-instr-symbol)\s.*$", "", body
+    )
     left, right = body.split(" = ", 1) if " = " in body else ("", body)
     words = right.split()
     while words and words[0] in _INSTR_FLAGS:
@@ -223,22 +236,27 @@ def parse_instruction(line: str) -> MirInstruction:
         _, reg = _operand(token)
         if reg:
             ins.defs.update(register_names(reg))
+    implicit: list[tuple[set[str], tuple[str, ...]]] = []
     for token in _split_top(rest):
         flags, reg = _operand(token)
         if not reg:
             continue
         names = register_names(reg)
-        if "implicit-def" in flags:
-            ins.implicit_defs.update(names)
-        elif "implicit" in flags:
-            if "undef" not in flags:
-                ins.implicit_uses.update(names)
+        if "implicit-def" in flags or "implicit" in flags:
+            if "undef" not in flags or "implicit-def" in flags:
+                implicit.append((flags, names))
         elif "def" in flags:
             ins.defs.update(names)
         elif "undef" in flags:
             ins.undef_uses.update(names)
         else:
             ins.uses.update(names)
+    for flags, names in implicit:
+        is_def = "implicit-def" in flags
+        if len(names) > 1 and COUNTED.match(names[0]):
+            (ins.bookkeeping_defs if is_def else ins.bookkeeping_uses).update(names)
+        else:
+            (ins.implicit_defs if is_def else ins.implicit_uses).update(names)
     return ins
 
 
@@ -275,11 +293,17 @@ def parse_mir(text: str) -> dict[str, MirFunction]:
             continue
         if line.startswith("liveins:"):
             for reg, mask in _LIVEIN.findall(line[len("liveins:") :]):
-                block.liveins |= lanemask_names(reg, int(mask, 16) if mask else None)
+                live = lanemask_names(reg, int(mask, 16) if mask else None)
+                block.liveins |= live
+                names = register_names(reg)
+                if len(names) > 1:
+                    block.livein_tuples.append((names, live))
             continue
         if line in ("{", "}") or line.startswith("}"):
             continue
         ins = parse_instruction(line.rstrip("{").strip())
+        if ins.opcode == "IMPLICIT_DEF":
+            block.undefined |= ins.defs | ins.implicit_defs | ins.bookkeeping_defs
         if ins.opcode in META_OPCODES:
             continue
         block.instructions.append(ins)
@@ -297,6 +321,7 @@ class AsmLine:
     address: int
     size: int
     text: str
+    encoding: bytes = b""
 
 
 def parse_objdump(text: str) -> dict[str, list[AsmLine]]:
@@ -311,7 +336,8 @@ def parse_objdump(text: str) -> dict[str, list[AsmLine]]:
         m = _OBJDUMP_LINE.match(line)
         if m and current is not None:
             words = m.group(3).split()
-            current.append(AsmLine(int(m.group(2), 16), 4 * len(words), " ".join(m.group(1).split())))
+            encoding = b"".join(int(w, 16).to_bytes(4, "little") for w in words)
+            current.append(AsmLine(int(m.group(2), 16), 4 * len(words), " ".join(m.group(1).split()), encoding))
     return out
 
 
