@@ -172,6 +172,8 @@ def piece_branch(b: Builder, uniform: bool = False) -> None:
     c = b.name("c")
     if uniform:
         b.emit(f"{c} = icmp sgt i32 {b.u()}, {b.rng.randrange(0, 64)}")
+    elif b.rng.random() < 0.5:  # divergent against uniform: the SGPR is v_cmpx's first source
+        b.emit(f"{c} = icmp slt i32 {b.i()}, {b.u()}")
     else:
         b.emit(f"{c} = icmp slt i32 {b.i()}, {b.rng.randrange(1, 64)}")
     then, other, merge = b.label("then"), b.label("else"), b.label("merge")

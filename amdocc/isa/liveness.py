@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .model import ControlFlow, Instruction
 from .semantics import (
@@ -36,11 +37,10 @@ from .semantics import (
     vgpr_bits,
 )
 
-CLASSES = ("vgpr", "agpr", "sgpr")
+CLASSES = ("vgpr", "agpr", "sgpr")  # the order of Counts' fields
 
 
-@dataclass(frozen=True, slots=True)
-class Counts:
+class Counts(NamedTuple):
     """Registers live at one point, by class (32-bit registers; special registers not counted)."""
 
     vgpr: int
@@ -52,8 +52,7 @@ class Counts:
         return cls(count_vgprs(regs), count_agprs(regs), count_sgprs(regs))
 
     def get(self, register_class: str) -> int:
-        value: int = getattr(self, register_class)
-        return value
+        return self[CLASSES.index(register_class)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,21 +176,28 @@ def analyse(
             live = (live & ~a.defs) | a.uses
             live_in[i] = live
 
-    live_counts: list[Counts] = [Counts(0, 0, 0)] * count
-    refined_counts: list[Counts] = [Counts(0, 0, 0)] * count
+    live_counts: list[Counts] = [_NONE] * count
+    refined_counts: list[Counts] = live_counts if initialised is None else [_NONE] * count
     memo: dict[int, Counts] = {}
     for b in blocks:
         defined = maydef_in[b.index]
         for i in range(b.start, b.end):
             both = live_in[i] | live_out[i]
-            live_counts[i] = memo.get(both) or memo.setdefault(both, Counts.of(both))
-            after = defined | acc[i].defs
-            refined = (live_in[i] & defined) | (live_out[i] & after)
-            refined_counts[i] = memo.get(refined) or memo.setdefault(refined, Counts.of(refined))
-            defined = after
+            found = memo.get(both)
+            if found is None:
+                found = memo[both] = Counts.of(both)
+            live_counts[i] = found
+            if initialised is not None:
+                after = defined | acc[i].defs
+                refined = (live_in[i] & defined) | (live_out[i] & after)
+                found = memo.get(refined)
+                if found is None:
+                    found = memo[refined] = Counts.of(refined)
+                refined_counts[i] = found
+                defined = after
 
     max_live = _maximum(live_counts)
-    peaks = tuple(_peak(c, max_live.get(c), live_counts, instructions, flow) for c in CLASSES)
+    peaks = tuple(_peak(k, max_live[k], live_counts, instructions, flow) for k in range(len(CLASSES)))
     return Liveness(
         None,
         tuple(live_in),
@@ -257,35 +263,38 @@ def may_be_defined_before(
     return out
 
 
+_NONE = Counts(0, 0, 0)
+
+
 def _maximum(counts: Sequence[Counts]) -> Counts:
     if not counts:
-        return Counts(0, 0, 0)
-    return Counts(max(c.vgpr for c in counts), max(c.agpr for c in counts), max(c.sgpr for c in counts))
+        return _NONE
+    distinct = set(counts)
+    return Counts(*(max(c[k] for c in distinct) for k in range(3)))
 
 
-def _peak(
-    register_class: str, top: int, counts: Sequence[Counts], instructions: Sequence[Instruction], flow: ControlFlow
-) -> Peak:
-    """The stretches of consecutive instructions (in one loop depth) where ``register_class`` is at ``top``."""
+def _peak(k: int, top: int, counts: Sequence[Counts], instructions: Sequence[Instruction], flow: ControlFlow) -> Peak:
+    """The stretches of consecutive instructions (in one loop depth) where class ``k`` is at ``top``."""
     stretches: list[Stretch] = []
     if top == 0:
-        return Peak(register_class, 0, ())
+        return Peak(CLASSES[k], 0, ())
     open_first: int | None = None
     open_last = 0
     open_depth = 0
     for b in flow.blocks:
+        depth = b.loop_depth
         for i in range(b.start, b.end):
-            at_top = counts[i].get(register_class) == top
-            if open_first is not None and (not at_top or b.loop_depth != open_depth):
+            at_top = counts[i][k] == top
+            if open_first is not None and (not at_top or depth != open_depth):
                 stretches.append(Stretch(open_first, open_last, open_depth))
                 open_first = None
             if at_top:
                 if open_first is None:
-                    open_first, open_depth = instructions[i].address, b.loop_depth
+                    open_first, open_depth = instructions[i].address, depth
                 open_last = instructions[i].address
     if open_first is not None:
         stretches.append(Stretch(open_first, open_last, open_depth))
-    return Peak(register_class, top, tuple(stretches))
+    return Peak(CLASSES[k], top, tuple(stretches))
 
 
 # -- what the hardware initialises ---------------------------------------------------------------

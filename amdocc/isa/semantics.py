@@ -58,6 +58,7 @@ SPECIAL_MASK = ((1 << (TTMP_BASE + TTMPS)) - 1) & ~SGPR_MASK
 _EVEN = int("01" * VGPRS, 2)  # the low-half bit of every VGPR, relative to VGPR_BASE
 VGPR_MASK = ((1 << (2 * VGPRS)) - 1) << VGPR_BASE
 AGPR_MASK = ((1 << (2 * AGPRS)) - 1) << AGPR_BASE
+_LOW_HALVES = (_EVEN << VGPR_BASE) | ((_EVEN & ((1 << (2 * AGPRS)) - 1)) << AGPR_BASE)
 _AGPR_EVEN = (_EVEN & ((1 << (2 * AGPRS)) - 1)) << AGPR_BASE
 _VGPR_EVEN = _EVEN << VGPR_BASE
 
@@ -74,6 +75,8 @@ def count_vgprs(regs: int) -> int:
 
 def count_agprs(regs: int) -> int:
     """AGPRs in the set, a register counting once if either half is in it."""
+    if not regs >> AGPR_BASE:
+        return 0
     return ((regs | (regs >> 1)) & _AGPR_EVEN).bit_count()
 
 
@@ -167,50 +170,26 @@ def _file_bits(cls: str, first: int, count: int, text: str) -> int:
     return agpr_bits(first, count)
 
 
+# A comma or a space outside brackets and parentheses (LLVM's text never nests them):
+# ``op_sel:[0,1,0]`` and ``hwreg(HW_REG_MODE, 0, 4)`` stay whole.
+_TOP_COMMA = re.compile(r",\s*(?![^\[(]*[\])])")
+_TOP_SPACE = re.compile(r"\s+(?![^\[(]*[\])])")
+
+
 def split_operands(text: str) -> tuple[list[str], list[str]]:
-    """(operands, modifiers) of the text after a mnemonic: operands are separated by commas at
-    bracket depth 0; the modifiers are the space-separated words after the last operand."""
-    items: list[str] = []
-    depth = 0
-    start = 0
-    for i, ch in enumerate(text):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(text[start:i].strip())
-            start = i + 1
-    last = text[start:].strip()
-    modifiers: list[str] = []
-    if last:
-        words = _split_words(last)
-        items.append(words[0])
-        modifiers = words[1:]
-    return items, modifiers
-
-
-def _split_words(text: str) -> list[str]:
-    words: list[str] = []
-    depth = 0
-    start = 0
-    for i, ch in enumerate(text):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == " " and depth == 0:
-            if i > start:
-                words.append(text[start:i])
-            start = i + 1
-    if start < len(text):
-        words.append(text[start:])
-    return words
+    """(operands, modifiers) of the text after a mnemonic: operands are separated by commas outside
+    brackets; the modifiers are the space-separated words after the last operand."""
+    if not text:
+        return [], []
+    items = _TOP_COMMA.split(text.strip())
+    words = _TOP_SPACE.split(items[-1])
+    items[-1] = words[0]
+    return items, words[1:]
 
 
 # -- the table -----------------------------------------------------------------------------------
 
-ROLES = ("def", "use", "both", "skip")
+ROLES = ("def", "use", "both", "skip", "use-lo", "use-hi")
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,10 +328,10 @@ class Semantics:
     """The table applied for one processor generation and wave size; answers are cached per
     instruction text, since kernels repeat their instructions."""
 
-    def __init__(self, isa_major: int, wave_size: int) -> None:
+    def __init__(self, isa_major: int, wave_size: int, rules: Table | None = None) -> None:
         self.isa_major = isa_major
         self.wave_size = wave_size
-        self._table = table()
+        self._table = rules or table()
         self._by_mnemonic: dict[str, tuple[list[Rule], list[Rule], list[Rule]]] = {}
         self._cache: dict[tuple[str, str], Access] = {}
         lo_only = wave_size == 32
@@ -414,6 +393,10 @@ class Semantics:
             if not regs:
                 continue
             role = roles[i] if i < len(roles) else rest
+            if role in ("use-lo", "use-hi"):  # one half of each register it names
+                low = (regs | (regs >> 1)) & _LOW_HALVES
+                regs = low if role == "use-lo" else low << 1
+                role = "use"
             if role in ("def", "both"):
                 defs |= regs
             if role in ("use", "both"):

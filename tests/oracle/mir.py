@@ -15,6 +15,7 @@ Nothing here imports amdocc: registers are named as 32-bit registers (``v12``, `
 from __future__ import annotations
 
 import re
+import struct
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,28 @@ def counted(names: set[str]) -> set[str]:
 # -- register names --------------------------------------------------------------------------------
 
 _PART = re.compile(r"(vgpr|agpr|sgpr|ttmp)(\d+)(?:_(lo16|hi16))?$")
+_INF = re.compile(r"(?<![\w.])(-?)inf\b")
+
+
+def for_llc22(ir: str) -> str:
+    """IR written by a newer LLVM (Triton's), spelled so that llc-22 parses it: the generic triple
+    (the subarch triple ``amdgpu9.42-amd-amdhsa`` is newer than LLVM 22), infinities and float bit
+    patterns as LLVM 22's hex doubles."""
+    ir = re.sub(r'^target triple = ".*"$', 'target triple = "amdgcn-amd-amdhsa"', ir, flags=re.M)
+    ir = _INF.sub(lambda m: "0xFFF0000000000000" if m.group(1) else "0x7FF0000000000000", ir)
+    return _FLOAT_BITS.sub(_float_as_double, ir)
+
+
+# LLVM main writes a float constant by its own bits (``f0x3FB8AA3B``); LLVM 22 wants the double
+# that holds the same value, in hex.
+_FLOAT_BITS = re.compile(r"(?<![\w.])f0x([0-9A-Fa-f]{8})\b")
+
+
+def _float_as_double(m: re.Match[str]) -> str:
+    (value,) = struct.unpack(">f", bytes.fromhex(m.group(1)))
+    return "0x" + struct.pack(">d", value).hex().upper()
+
+
 _SPECIAL = {
     "vcc": ("vcc_lo", "vcc_hi"),
     "vcc_lo": ("vcc_lo",),
@@ -125,13 +148,20 @@ class MirInstruction:
     implicit_defs: set[str] = field(default_factory=set)
     implicit_uses: set[str] = field(default_factory=set)
     text: str = ""
-    # Implicit operands naming a register tuple: LLVM's liveness bookkeeping after it splits a copy
-    # or a spill of a tuple into 32/64-bit pieces (``$vgpr4 = V_MOV_B32 $sgpr8, implicit-def
+    # Implicit operands naming VGPRs, AGPRs or SGPRs: LLVM's liveness bookkeeping after it splits a
+    # copy or a spill of a tuple into 32/64-bit pieces (``$vgpr4 = V_MOV_B32 $sgpr8, implicit-def
     # $vgpr4_vgpr5, implicit $sgpr8_sgpr9``; a spill store of v23 carrying ``implicit
-    # $agpr0_..._agpr15``), not registers the hardware reads or writes. Kept apart: rule
-    # "super-register-bookkeeping".
+    # $agpr0_..._agpr15``; ``implicit-def $vgpr2`` on the write of v3 that forms v[2:3]), not
+    # registers the hardware reads or writes (no AMDGPU instruction reads or writes a numbered
+    # register it does not name, but for calls and register indexing, which fail closed). Kept
+    # apart: rule "super-register-bookkeeping".
     bookkeeping_defs: set[str] = field(default_factory=set)
     bookkeeping_uses: set[str] = field(default_factory=set)
+    # Implicit vcc/exec beside an explicit half of it (``V_WRITELANE_B32 $vcc_lo, ..., implicit $vcc``).
+    special_bookkeeping: set[str] = field(default_factory=set)
+    half_defs: set[str] = field(default_factory=set)  # defined as a 16-bit half ($vgpr1_lo16)
+    stack_load: bool = False  # a reload: its memory operand loads from a stack slot
+    stack_store: bool = False  # a spill: its memory operand stores into a stack slot
 
 
 @dataclass
@@ -221,7 +251,7 @@ def _operand(token: str) -> tuple[set[str], str | None]:
 
 
 def parse_instruction(line: str) -> MirInstruction:
-    body = line.split(" :: ", 1)[0]
+    body, _, memory = line.partition(" :: ")
     body = re.sub(
         r",?\s*(debug-location|pcsections|mmra|heap-alloc-marker|pre-instr-symbol|post-instr-symbol)\s.*$", "", body
     )
@@ -232,10 +262,14 @@ def parse_instruction(line: str) -> MirInstruction:
     opcode = words[0]
     rest = right.split(opcode, 1)[1]
     ins = MirInstruction(opcode, text=line.strip())
+    ins.stack_load = bool(re.search(r"\bload\b[^,]*? from %(fixed-)?stack\.", memory))
+    ins.stack_store = bool(re.search(r"\bstore\b[^,]*? into %(fixed-)?stack\.", memory))
     for token in _split_top(left):
         _, reg = _operand(token)
         if reg:
             ins.defs.update(register_names(reg))
+            if reg.endswith(("_lo16", "_hi16")):
+                ins.half_defs.update(register_names(reg))
     implicit: list[tuple[set[str], tuple[str, ...]]] = []
     for token in _split_top(rest):
         flags, reg = _operand(token)
@@ -251,10 +285,13 @@ def parse_instruction(line: str) -> MirInstruction:
             ins.undef_uses.update(names)
         else:
             ins.uses.update(names)
+    explicit = ins.defs | ins.uses | ins.undef_uses
     for flags, names in implicit:
         is_def = "implicit-def" in flags
-        if len(names) > 1 and COUNTED.match(names[0]):
+        if names and COUNTED.match(names[0]):
             (ins.bookkeeping_defs if is_def else ins.bookkeeping_uses).update(names)
+        elif len(names) == 2 and explicit.intersection(names) and names[0] in ("vcc_lo", "exec_lo"):
+            ins.special_bookkeeping.update(names)
         else:
             (ins.implicit_defs if is_def else ins.implicit_uses).update(names)
     return ins
