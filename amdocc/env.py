@@ -239,6 +239,16 @@ VARIABLES: dict[str, Variable] = {
             ("abc", "0", "-1", "1.5"),
         ),
         Variable(
+            "AMDOCC_ISA_CORPUS",
+            "tests",
+            "amd-aiter .co files tests/test_isa_corpus.py compares with llvm-objdump-22 (default 100; "
+            "a seeded sample, AMDOCC_DIFF_SEED)",
+            _POSITIVE,
+            _whole(1),
+            "2501",
+            ("abc", "0", "-1", "1.5"),
+        ),
+        Variable(
             "AMDOCC_WHEELHOUSE",
             "tests",
             "where the CI-action test finds or builds its wheels (default .cache/wheelhouse)",

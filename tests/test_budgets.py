@@ -169,7 +169,7 @@ def test_config_budgets_equal_the_flags(capsys, tmp_path):
             "vgpr<=8",
             "column 1: unknown field 'vgpr' (fields: spills, vgpr_spills, sgpr_spills, scratch, "
             "dynamic_stack, vgprs, arch_vgprs, agprs, sgprs, static_lds, lds, block, waves_per_simd[model], "
-            "blocks_per_cu[model], launchable)",
+            "blocks_per_cu[model], launchable, spills_in_loops)",
         ),
         (
             "waves_per_simd>=2",

@@ -12,7 +12,9 @@ dicts and lists), so a script gets the CLI's answers without going through argv:
 - :func:`verify` — the hip model against the live HIP runtime;
 - :func:`split` and :func:`split_by_cost` — AITER's KV split count;
 - :func:`gate` — FlashInfer's asm-prefill route;
-- :func:`best_block` — HIP's potential block size beside the block to launch.
+- :func:`best_block` — HIP's potential block size beside the block to launch;
+- :func:`isa` and :func:`isa_kernel` — each kernel's machine code decoded by LLVM, with control
+  flow, loops, spills and instruction mix.
 
 ``amdocc.cli`` parses arguments, calls these (or their per-file workers) and renders what they
 return; the scheduler (:mod:`amdocc.app.parallel`) and the kernel selection
@@ -33,6 +35,8 @@ __all__ = [
     "diff",
     "gate",
     "inspect",
+    "isa",
+    "isa_kernel",
     "occupancy",
     "split",
     "split_by_cost",
@@ -49,6 +53,8 @@ _OPERATIONS = {
     "diff": "diff_op",
     "gate": "gate_op",
     "inspect": "inspect_op",
+    "isa": "isa_op",
+    "isa_kernel": "isa_op",
     "occupancy": "occupancy_op",
     "split": "split_op",
     "split_by_cost": "split_op",

@@ -34,6 +34,10 @@ COMMANDS = {
         "amdocc.cli.census",
         "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two",
     ),
+    "isa": (
+        "amdocc.cli.isa",
+        "each kernel's machine code decoded by LLVM: loop depth, spills (in loops), instruction mix",
+    ),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
@@ -112,8 +116,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="amdocc",
         description="Read AMD GPU code objects (.co/.hsaco, offload bundles, fat .so/.dll) and "
         "report what each kernel uses and how many workgroups fit on a CU.",
-        epilog="Exit status: 0 success, 2 bad usage or unreadable input, 3 HIP runtime needed "
-        "but unavailable. PATH may be '-' for standard input.",
+        epilog="Exit status: 0 success, 2 bad usage or unreadable input, 3 HIP runtime (or, for isa, "
+        "libLLVM) needed but unavailable. PATH may be '-' for standard input.",
     )
     parser.add_argument("--version", action="version", version=f"amdocc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..codeobject.model import Kernel
 from ..elf import ET_REL, SHN_LORESERVE, SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB, ElfFile, Section
-from ..errors import AmdoccError, FormatError, Origin
+from ..errors import AmdoccError, FormatError, Origin, UnknownTargetError
 
 SHF_EXECINSTR = 0x4
 STT_OBJECT, STT_FUNC = 1, 2
@@ -99,9 +99,12 @@ class CodeMap:
                 return s
         return None
 
-    def extent(self, name: str, entry: int | None) -> tuple[int, int, Section, str | None, int | None]:
+    def extent(
+        self, name: str, entry: int | None, at: int | None = None
+    ) -> tuple[int, int, Section, str | None, int | None]:
         """(start, size, section, how it was inferred or None, symbol table offset) of function
-        ``name``; ``entry`` is the descriptor's code address when no symbol names the code."""
+        ``name``; ``entry`` is the descriptor's code address when no symbol names the code, ``at``
+        where the descriptor is (for errors)."""
         f = self.by_name.get(name)
         if f is not None:
             section = self.elf.sections[f.section]
@@ -113,12 +116,14 @@ class CodeMap:
             raise FormatError(
                 f"no function symbol {name} and no code address in its descriptor: its code cannot be found",
                 self.origin,
+                at if at is not None else 0,
             )
         found = self.section_at(entry)
         if found is None:
             raise FormatError(
                 f"the descriptor of {name} puts its code at {entry:#x}, outside every executable section",
                 self.origin,
+                at if at is not None else 0,
             )
         return entry, self._to_next(found.index, found, entry), found, "no function symbol names it", None
 
@@ -195,15 +200,23 @@ def kernel_code(kernel: Kernel, origin: Origin | None = None, processor: str | N
         origin: where the code object came from, for errors (default: a label naming the kernel).
         processor: decode for this processor instead of the code object's (a what-if).
     """
-    if not kernel.image:
-        raise FormatError(f"kernel {kernel.name} carries no code-object bytes to disassemble", origin)
     where = origin or Origin(f"<code object of {kernel.name}>")
+    kd_at = kernel.descriptor.offset if kernel.descriptor else None  # where errors point
+    if not kernel.image:
+        raise FormatError(f"kernel {kernel.name} carries no code-object bytes to disassemble", where, 0)
+    if processor is None and kernel.target is None:
+        raise UnknownTargetError(
+            f"kernel {kernel.name}: processor {kernel.target_id.processor} is not in amdocc's tables, so the "
+            "disassembler is not asked to guess how to decode it",
+            where,
+            kd_at or 0,
+        )
     cmap = code_map(kernel.image, where)
     symbol = kernel.symbol
     v2 = kernel.code_object_version == 2  # the kernel symbol itself holds header and code
     name = symbol if v2 or not symbol.endswith(".kd") else symbol[:-3]
     entry = _descriptor_entry(kernel, cmap)
-    start, size, section, inferred, at = cmap.extent(name, entry)
+    start, size, section, inferred, at = cmap.extent(name, entry, kd_at)
     if v2:
         # The v2 symbol is the 256-byte amd_kernel_code_t; the instructions start after it.
         skip = kernel.descriptor.words.get("kernel_code_entry_byte_offset", 256) if kernel.descriptor else 256
@@ -215,7 +228,12 @@ def kernel_code(kernel: Kernel, origin: Origin | None = None, processor: str | N
     if section.index and inferred:
         notes.append(f"extent inferred ({inferred}): up to the next function symbol or the end of {section.name}")
     target = kernel.target
-    wave = kernel.resources.wavefront_size or (target.default_wave if target else 64)
+    # The descriptor decides (ENABLE_WAVEFRONT_SIZE32); the metadata only where there is none.
+    wave = (kernel.descriptor.wave_size if kernel.descriptor else None) or kernel.resources.wavefront_size
+    if wave is None:
+        wave = target.default_wave if target else 64
+    if wave not in (32, 64):
+        raise FormatError(f"kernel {kernel.name}: wave size {wave} is neither 32 nor 64", where, kd_at or 0)
     chosen = processor or kernel.target_id.processor
     default_wave = _disassembler_default_wave(chosen)
     return KernelCode(

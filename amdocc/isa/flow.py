@@ -54,6 +54,8 @@ def control_flow(instructions: Sequence[Instruction]) -> ControlFlow:
     targets: dict[int, int] = {}  # branch instruction index -> target instruction index
     for i, ins in enumerate(instructions):
         m = ins.mnemonic
+        if not m.startswith("s_") and ins.decoded:  # every flow instruction is scalar
+            continue
         if is_direct_branch(m):
             target = branch_target(ins)
             if target not in index_of:

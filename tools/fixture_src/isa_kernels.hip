@@ -46,11 +46,11 @@ __global__ __attribute__((amdgpu_num_vgpr(24))) void isa_spill(const float* x, f
 }
 
 // A dynamically indexed private array: scratch that is not a spill.
-__global__ void isa_private(const int* idx, float* out) {
-  volatile float buf[64];
+__global__ void isa_private(const int* idx, float* out, int n) {
+  float buf[96];
   int t = TID_X();
-  for (int k = 0; k < 64; ++k) buf[k] = out[k * 64 + t];
-  out[t] = buf[idx[t] & 63];
+  for (int k = 0; k < n; ++k) buf[(k * 7 + t) % 96] = out[k * 64 + t];
+  out[t] = buf[idx[t] % 96] + buf[idx[t + 64] % 96];
 }
 
 #ifdef FIXTURE_HAS_AGPRS
@@ -63,3 +63,16 @@ __global__ void isa_mfma_loop(const float* a, const float* b, float4_t* c, int n
   c[t] = acc;
 }
 #endif
+
+// Many uniform values live across a loop with a 24-SGPR budget: SGPRs spill to VGPR lanes.
+__global__ __attribute__((amdgpu_num_sgpr(24))) void isa_sgpr_spill(const int* __restrict__ c, int* y, int n) {
+  int u[24];
+#pragma unroll
+  for (int i = 0; i < 24; ++i) u[i] = c[i];
+  int t = TID_X(), acc = 0;
+  for (int r = 0; r < n; ++r) {
+#pragma unroll
+    for (int i = 0; i < 24; ++i) acc += (t ^ r) * u[i] + u[(i + 5) % 24];
+  }
+  y[t] = acc;
+}
