@@ -24,8 +24,9 @@ Rules for a block's live-ins (amdocc's live set at the block's first instruction
 - ``implicit-def``: amdocc has a register to which LLVM gave an undefined value on some path
   (IMPLICIT_DEF, which emits no code); the ISA sees the older value flow through.
 - ``exec-masked-def``: MIR has a register live that amdocc finds fully written (by a vector
-  instruction) before any read from the block on: the write happens under a narrower exec mask in
-  one arm of a divergent branch (lanes of the other arm keep their value), which LLVM's structured
+  instruction, after an instruction that writes exec, from the one before the block on) before
+  any read from the block on: the write happens under a narrower exec mask in one arm of a
+  divergent branch (lanes of the other arm keep their value), which LLVM's structured
   CFG keeps and the ISA's fall-through blocks do not show. amdocc treats exec-masked writes as full
   writes, as RGA does.
 - ``tuple-livein-overstated``: MIR has a register only through a live-in tuple listed without a
@@ -270,6 +271,19 @@ def _first_access(case: Case, start: int, reg: str) -> tuple[str | None, int]:
     return None, -1
 
 
+_EXEC = S.SPECIAL_BIT["exec"]
+
+
+def _exec_narrowed(case: Case, start: int, def_at: int) -> bool:
+    """Whether exec is written between the instruction before ``start`` and ``def_at`` (the write
+    then runs in an arm of a divergent branch, under a narrower mask)."""
+    for k in range(max(start - 1, 0), def_at):
+        ins = case.instructions[k]
+        if case.semantics.access(ins.mnemonic, ins.operands).defs >> _EXEC & 3:
+            return True
+    return False
+
+
 def _reserved_quads(fn: mir.MirFunction) -> set[str]:
     common: set[tuple[str, ...]] | None = None
     for b in fn.blocks[1:]:
@@ -368,7 +382,7 @@ def block_differences(case: Case) -> list[Difference]:
         step = set()
         for r in theirs_only:
             kind, j = _first_access(case, i, r)
-            if kind == "def" and case.instructions[j].mnemonic.startswith("v_"):
+            if kind == "def" and case.instructions[j].mnemonic.startswith("v_") and _exec_narrowed(case, i, j):
                 step.add(r)
         if step:
             rules.append("exec-masked-def")

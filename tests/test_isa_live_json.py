@@ -19,7 +19,7 @@ import isa_mir_cases as cases
 from amdocc.cli.main import main
 from oracle import llvm22, mir
 
-pytestmark = [pytest.mark.llvm22]
+pytestmark = [pytest.mark.llvm22, pytest.mark.slow]
 
 CLASS_OF = {"v": "vgpr", "a": "agpr", "s": "sgpr"}
 

@@ -23,7 +23,7 @@ import isa_mir_cases as cases
 from amdocc.isa import semantics as S
 from oracle import mir
 
-pytestmark = [pytest.mark.llvm22]
+pytestmark = [pytest.mark.llvm22, pytest.mark.slow]
 
 SEEDS = range(4)  # 9 configurations x 4 modules x 10 kernels = 360 kernels
 

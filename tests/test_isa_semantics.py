@@ -97,6 +97,8 @@ def test_a_register_beyond_the_file_fails_closed():
         (9, 64, "s_addk_i32 s3, 0x7", {"s3"}, {"s3"}),
         (9, 64, "s_cmov_b32 s3, s4", {"s3"}, {"s3", "s4"}),
         (9, 64, "v_writelane_b32 v1, s4, 21", {"v1"}, {"v1", "s4"}),
+        (11, 32, "v_fma_mixhi_f16 v0, v5, v7, 0", {"v0"}, {"v5", "v7"}),  # writes v0.h only (below)
+        (9, 64, "v_fma_mixlo_f16 v0, v5, v7, v1", {"v0"}, {"v0", "v5", "v7", "v1"}),
         # half loads keep the other half; DPP and SDWA preserve the lanes or bits they do not write
         (9, 64, "global_load_short_d16_hi v12, v[10:11], off", {"v12"}, {"v12", "v10", "v11"}),
         (11, 32, "global_load_d16_b16 v3, v[4:5], off", {"v3"}, {"v3", "v4", "v5"}),
@@ -154,6 +156,15 @@ def test_true16_halves_write_their_half_and_keep_the_register_counted():
     a = S.Semantics(11, 32).access(mnemonic, operands)
     assert a.defs == S.operand_registers("v1.l")  # v1.h is not written
     assert S.count_vgprs(a.uses) == 2
+
+
+def test_a_mix_into_one_half_writes_that_half_from_gfx11_and_ties_the_register_before():
+    a = S.Semantics(11, 32).access("v_fma_mixhi_f16", "v0, v5, v7, 0")
+    assert a.defs == S.operand_registers("v0.h")
+    a = S.Semantics(12, 32).access("v_fma_mixlo_f16", "v0, v5, v7, 0")
+    assert a.defs == S.operand_registers("v0.l")
+    a = S.Semantics(9, 64).access("v_fma_mixhi_f16", "v0, v5, v7, 0")
+    assert a.defs == a.uses & S.vgpr_bits(0) == S.vgpr_bits(0)
 
 
 def test_implicit_registers():

@@ -189,7 +189,7 @@ def split_operands(text: str) -> tuple[list[str], list[str]]:
 
 # -- the table -----------------------------------------------------------------------------------
 
-ROLES = ("def", "use", "both", "skip", "use-lo", "use-hi")
+ROLES = ("def", "use", "both", "skip", "use-lo", "use-hi", "def-lo", "def-hi")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,8 +216,6 @@ class _Condition:
 
 
 def _has(modifiers: frozenset[str], wanted: str) -> bool:
-    if wanted.endswith(":"):
-        return any(m.startswith(wanted) for m in modifiers)
     return wanted in modifiers
 
 
@@ -321,6 +319,7 @@ class Access:
 
 
 _DEFAULT = ("def",)
+_HALF_ROLES = frozenset({"use-lo", "use-hi", "def-lo", "def-hi"})
 _CACHE_BOUND = 1 << 16  # distinct instruction texts remembered per Semantics
 
 
@@ -393,10 +392,10 @@ class Semantics:
             if not regs:
                 continue
             role = roles[i] if i < len(roles) else rest
-            if role in ("use-lo", "use-hi"):  # one half of each register it names
+            if role in _HALF_ROLES:  # one half of each register it names
                 low = (regs | (regs >> 1)) & _LOW_HALVES
-                regs = low if role == "use-lo" else low << 1
-                role = "use"
+                regs = low if role.endswith("-lo") else low << 1
+                role = role[:3]
             if role in ("def", "both"):
                 defs |= regs
             if role in ("use", "both"):
