@@ -35,8 +35,6 @@ Rules for a block's live-ins (amdocc's live set at the block's first instruction
   live-ins of every block but the entry (the reserved scratch resource descriptor).
 - ``entry-abi-inputs``: MIR has, at the entry block, a register the hardware initialises (the
   function's ABI inputs, listed even when the prologue overwrites them first).
-- ``wwm-reserved``: MIR lacks a VGPR that amdocc finds live and that holds SGPR spills through
-  ``v_writelane``/``v_readlane`` (whole-wave registers LLVM reserves outside its live lists).
 - ``kernarg-preload-prologue``: the block is the kernel-argument preload prologue (the first block
   of a kernel whose descriptor preloads arguments), whose MIR live-ins name only the kernel-argument
   pointer; amdocc also has the hardware-initialised registers that pass through it (workgroup and
@@ -47,12 +45,13 @@ operands apart):
 
 - ``undef-read``: amdocc reads a register that MIR marks ``undef`` at that instruction.
 - ``super-register-bookkeeping`` (special registers): MIR's ``implicit $vcc`` / ``implicit-def
-  $vcc`` beside an explicit ``vcc_lo`` or ``vcc_hi`` (an SGPR spill of vcc into VGPR lanes).
+  $vcc`` beside an explicit ``vcc_lo`` or ``vcc_hi`` (an SGPR spill of vcc into VGPR lanes); the
+  oracle sets these apart as it reads the MIR (``MirInstruction.special_bookkeeping``), as it does
+  implicit numbered-register operands.
 - ``true16-d16-half-def``: amdocc reads a d16 load's destination (the half it keeps); LLVM's true16
   form defines only the half it writes and reads nothing. At a block's live-ins: amdocc has a
   register whose next access is such a load.
 - ``wave32-high-halves``: in wave32, exec_hi and vcc_hi are not compared.
-- ``exec-copy-bookkeeping``: an ``s_mov`` of exec that MIR also marks ``implicit-def $exec``.
 """
 
 from __future__ import annotations
@@ -92,11 +91,9 @@ RULES = (
     "tuple-livein-overstated",
     "reserved-scratch-resource",
     "entry-abi-inputs",
-    "wwm-reserved",
     "kernarg-preload-prologue",
     "true16-d16-half-def",
     "super-register-bookkeeping",
-    "exec-copy-bookkeeping",
 )
 SPECIALS = frozenset({"vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "scc", "m0"})
 
@@ -245,14 +242,6 @@ def _instruction_rule(
         return "super-register-bookkeeping"
     if what == "uses" and not theirs_only and mine_only <= mi.half_defs and "D16" in mi.opcode:
         return "true16-d16-half-def"
-    if (
-        what == "special defs"
-        and not mine_only
-        and theirs_only <= {"exec_lo", "exec_hi"}
-        and mi.opcode.startswith("S_MOV_B")
-        and "$exec" in mi.text.split("=", 1)[1].split("implicit")[0]
-    ):
-        return "exec-copy-bookkeeping"
     return None
 
 
@@ -292,17 +281,6 @@ def _reserved_quads(fn: mir.MirFunction) -> set[str]:
     return {r for quad in common or () for r in quad}
 
 
-def _wwm_vgprs(case: Case) -> set[str]:
-    """VGPRs that hold SGPR spills: written by v_writelane and read by v_readlane."""
-    written, read = set(), set()
-    for ins in case.instructions:
-        if ins.mnemonic.startswith("v_writelane_b32"):
-            written.add(ins.operands.split(",")[0].strip())
-        elif ins.mnemonic.startswith("v_readlane_b32"):
-            read.add(ins.operands.split(",")[1].strip())
-    return written & read
-
-
 def block_differences(case: Case) -> list[Difference]:
     """Every block whose live-ins differ from MIR's, each with its rule (None if unexplained)."""
     live = case.liveness
@@ -310,7 +288,6 @@ def block_differences(case: Case) -> list[Difference]:
     maydef = L.may_be_defined_before(case.instructions, case.flow, case.semantics, case.initialised)
     undefined = set().union(*(b.undefined for b in case.mir.blocks))
     reserved = _reserved_quads(case.mir)
-    wwm = _wwm_vgprs(case)
     initialised = mir.counted(names(case.initialised))
     mir_at = {case.index[line.address]: mi for mi, line in case.mapped.pairs}
     spill_stores = {i for i, mi in mir_at.items() if mi.stack_store}
@@ -356,10 +333,6 @@ def block_differences(case: Case) -> list[Difference]:
         if half_def:
             rules.append("true16-d16-half-def")
             mine_only -= half_def
-        step = mine_only & wwm
-        if step:
-            rules.append("wwm-reserved")
-            mine_only -= step
         if block.number in case.prologue_blocks and mine_only and mine_only <= initialised:
             rules.append("kernarg-preload-prologue")
             mine_only = set()
