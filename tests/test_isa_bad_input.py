@@ -228,3 +228,28 @@ def test_the_search_order_rocm_then_the_system(tmp_path):
         libllvm.Candidate(system[0], "AMDOCC_LIBLLVM")
     ]
     assert os.path.realpath(loaded.path) == os.path.realpath(system[0])
+
+
+def test_a_processor_newer_than_the_libllvm_is_refused_not_a_crash(gfx942, tmp_path, capsys, monkeypatch):
+    # LLVM 22 does not know gfx1310 (tables/targets.toml: since_llvm 23); asked anyway, it stops
+    # the process ("LLVM ERROR: disassembly not yet supported for subtarget"). The library is
+    # presented as LLVM 22.1.8 whatever is installed, so the rule is checked everywhere.
+    import dataclasses
+
+    from amdocc.isa import disassemble, libllvm
+    from amdocc.isa.decode import ProcessorNotDecodable
+    from amdocc.targets import get_target
+
+    monkeypatch.setattr(libllvm, "_loaded", dataclasses.replace(_library(), version="22.1.8"))
+    target = get_target("gfx1310")
+    assert target.since_llvm == 23
+    e_flags = struct.unpack_from("<I", gfx942.read_bytes(), 0x30)[0]
+    broken = _patched(gfx942, tmp_path, [(0x30, "<I", (e_flags & ~0xFF) | target.mach)])
+    (co,) = amdocc.load(broken)
+    assert co.processor == "gfx1310"
+    with pytest.raises(ProcessorNotDecodable, match="first known to LLVM 23") as exc:
+        disassemble(co.kernels[0], origin=co.origin)
+    assert exc.value.exit_code == 3 and str(exc.value).startswith(f"{broken}: offset ")
+    assert main(["isa", "--summary", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("first known to LLVM 23") == len(co.kernels) and "Traceback" not in err

@@ -61,7 +61,8 @@ def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None 
     """Decode ``kernel`` and work out its control flow, spills and mix."""
     code = kernel_code(kernel, origin, processor)
     lib = library()
-    instructions = decode_bytes(code.code, code.address, code.processor, code.features, lib)
+    where = origin or Origin(f"<code object of {kernel.name}>")
+    instructions = decode_bytes(code.code, code.address, code.processor, code.features, lib, where, code.file_offset)
     flow = control_flow(instructions)
     block = flow.block_of()
     depth_of_block = [b.loop_depth for b in flow.blocks]
@@ -81,7 +82,7 @@ def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None 
     family = family_of(target.family if target and not processor else _family(processor))
     classes = classify(instructions, family, scratch)
     # pyelftools is asked only when amdocc's own reader sees a line table (most code has none).
-    sections = code_map(kernel.image, origin or Origin(f"<code object of {kernel.name}>")).elf.sections
+    sections = code_map(kernel.image, where).elf.sections
     has_lines = any(s.name == ".debug_line" for s in sections)
     lines = lines_for(instructions, cached_line_ranges(kernel.image)) if has_lines else ()
     liveness = kernel_liveness(kernel, code, instructions, flow)

@@ -10,12 +10,38 @@ from __future__ import annotations
 from typing import Any
 
 from ..codeobject.model import Kernel
-from ..errors import Origin, UsageError
+from ..errors import AmdoccError, Origin, UsageError
 from .extent import KernelCode, kernel_code
 from .libllvm import Library, library
 from .model import Instruction
 
 WORD = 4
+
+
+class ProcessorNotDecodable(AmdoccError):
+    """The loaded libLLVM is older than the first LLVM release that knows the processor (asked
+    anyway, LLVM stops the whole process: "disassembly not yet supported for subtarget")."""
+
+    exit_code = 3
+
+
+def require_decodable(lib: Library, processor: str, origin: Origin | None = None, offset: int | None = None) -> None:
+    """Refuse a processor the loaded libLLVM cannot know: tables/targets.toml's ``since_llvm``
+    (the first LLVM release that defines it) against the library's LLVMGetVersion."""
+    from ..targets import get_target
+
+    try:
+        since = get_target(processor).since_llvm
+    except AmdoccError:
+        return  # not in the tables: kernel_code refuses such a kernel unless it was asked for by name
+    major = int(lib.version.split(".")[0]) if lib.version and lib.version.split(".")[0].isdigit() else None
+    if since is not None and major is not None and major < since:
+        raise ProcessorNotDecodable(
+            f"{processor} is first known to LLVM {since}, and {lib.path} is LLVM {lib.version}: it cannot "
+            f"decode it; set AMDOCC_LIBLLVM to a libLLVM of LLVM {since} or later (a newer ROCm's own)",
+            origin,
+            offset,
+        )
 
 
 def undecodable(address: int, chunk: bytes) -> Instruction:
@@ -28,10 +54,18 @@ def undecodable(address: int, chunk: bytes) -> Instruction:
 
 
 def decode_bytes(
-    code: bytes, address: int, processor: str, features: str = "", lib: Library | None = None
+    code: bytes,
+    address: int,
+    processor: str,
+    features: str = "",
+    lib: Library | None = None,
+    origin: Origin | None = None,
+    offset: int | None = None,
 ) -> tuple[Instruction, ...]:
-    """Decode ``code`` (starting at virtual ``address``) for ``processor`` with LLVM ``features``."""
+    """Decode ``code`` (starting at virtual ``address``) for ``processor`` with LLVM ``features``;
+    ``origin`` and ``offset`` locate the code for an error (ProcessorNotDecodable)."""
     lib = lib or library()
+    require_decodable(lib, processor, origin, offset)
     out: list[Instruction] = []
     offset = 0
     for size, raw in lib.decode(processor, features, code, address):
@@ -69,7 +103,8 @@ def disassemble(
     """
     if isinstance(kernel_or_code, Kernel):
         code = kernel_code(kernel_or_code, origin, processor)
-        return decode_bytes(code.code, code.address, code.processor, code.features)
+        where = origin or Origin(f"<code object of {kernel_or_code.name}>")
+        return decode_bytes(code.code, code.address, code.processor, code.features, None, where, code.file_offset)
     if isinstance(kernel_or_code, KernelCode):
         c = kernel_or_code
         return decode_bytes(c.code, c.address, processor or c.processor, c.features)
