@@ -9,7 +9,9 @@ Oracle: bundles written by clang-offload-bundler-22 (its ``-type=o`` entries fol
 with no gap, so adjacent entries touch), then edited by one byte: the first entry's size grown
 by one, or the second entry's offset moved back by one. clang-offload-bundler-22 itself unbundles
 the edited file, and what it hands out for the two entries shares exactly that one byte, so the
-overlap the test asserts is the bundler's reading of the layout, not amdocc's.
+overlap the test asserts is the bundler's reading of the layout, not amdocc's. For regions, a
+library built by clang-22 gets a second ``.hip_fatbin`` section header starting one byte before
+(or exactly where) its fat binary ends, and llvm-readelf-22 -S says where both sections lie.
 """
 
 from __future__ import annotations
@@ -20,15 +22,20 @@ from pathlib import Path
 
 import pytest
 
+import amdocc
 from amdocc.binary import first_overlap, overlaps
 from amdocc.containers import Blob, Failed, Skipped, scan
 from conftest import FIXTURES
+
+# tools/fuzz: the fuzzer's own minimal view of ELF
+from fuzz.formats.elf import SHDR, ElfView, with_extra_sections
 
 BUNDLER = "clang-offload-bundler-22"
 HOST = "host-x86_64-unknown-linux-gnu-"
 GFX942 = "hipv4-amdgcn-amd-amdhsa--gfx942"
 GFX90A = "hipv4-amdgcn-amd-amdhsa--gfx90a"
 CODE_OBJECT = FIXTURES / "elf" / "hand_aiter_gfx942.hsaco"
+FAT_SO = FIXTURES / "containers" / "libhip_plain.so"  # clang-22 -fgpu-rdc=false, one .hip_fatbin
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 
 
@@ -156,3 +163,57 @@ def test_entries_sharing_exactly_one_byte_are_refused_at_the_second_entry(bundle
         f"bundle entries {GFX942!r} and {GFX90A!r} overlap: the second starts at bundle offset "
         f"{b_offset:#x}, before the first ends at {a_offset + a_size:#x}"
     )
+
+
+# -- device-code sections of a host library (regions) -------------------------------------------
+
+
+def _readelf_sections(path: Path) -> list[tuple[int, str, int, int]]:
+    """(index, name, offset, size) of every section, as llvm-readelf-22 -S lists them."""
+    listing = subprocess.run(
+        ["llvm-readelf-22", "-S", "-W", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    out = []
+    for line in listing.splitlines():
+        line = line.strip()
+        if not line.startswith("[") or "]" not in line or line.startswith("[Nr]"):
+            continue
+        index, rest = line[1:].split("]", 1)
+        fields = rest.split()
+        out.append((int(index), fields[0], int(fields[3], 16), int(fields[4], 16)))
+    return out
+
+
+@pytest.mark.llvm22
+@pytest.mark.parametrize("shared", [1, 0], ids=["sharing one byte", "touching"])
+def test_a_second_fat_binary_section_sharing_one_byte_is_skipped_and_one_touching_is_not(tmp_path, shared):
+    # A copy of the .hip_fatbin section header, moved to start ``shared`` bytes before that
+    # section ends, appended to the library's section table.
+    data = FAT_SO.read_bytes()
+    fatbin = ElfView(data).named(".hip_fatbin")
+    size, fields = SHDR[2]
+    header = bytearray(data[fatbin.at : fatbin.at + size])
+    start = fatbin.f["sh_offset"] + fatbin.f["sh_size"] - shared
+    struct.pack_into("<QQ", header, fields["sh_offset"][0], start, 0x40)
+    edited = tmp_path / "twice.so"
+    edited.write_bytes(with_extra_sections(data, [bytes(header)]))
+
+    # llvm-readelf-22's reading of the edited file: two .hip_fatbin sections, the second
+    # starting ``shared`` bytes before the first ends.
+    listed = [row for row in _readelf_sections(edited) if row[1] == ".hip_fatbin"]
+    assert len(listed) == 2
+    (first, _, first_offset, first_size), (second, _, second_offset, second_size) = listed
+    assert first_offset + first_size - second_offset == shared
+
+    loaded = amdocc.load(edited, strict=False)
+    overlapping = [f for f in loaded.failed if "overlaps section" in str(f.error)]
+    if shared:
+        (failure,) = overlapping
+        assert failure.error.offset == second_offset
+        assert failure.error.message == (
+            f"section {second} (.hip_fatbin, {second_offset:#x}-{second_offset + second_size:#x}) overlaps "
+            f"section {first} (.hip_fatbin) and is skipped: device code is read once"
+        )
+    else:
+        assert overlapping == []
+    assert len(loaded) == len(amdocc.load(FAT_SO))  # the first is read either way
