@@ -83,13 +83,18 @@ class Limits:
         """The defaults, each replaced by its variable when that is set (``AMDOCC_MAX_DEPTH`` for
         ``max_depth``, and so on; byte bounds take K/M/G suffixes, ``AMDOCC_VERIFY_HASHES`` 0 or
         1). A value its variable does not take is a UsageError naming the variable (amdocc.env)."""
+        # Asked once per file read: when none is set (the usual case) the defaults are shared.
+        source = os.environ if environ is None else environ
+        if not any(source.get(name) for name in _LIMIT_VARIABLES.values()):
+            return DEFAULT_LIMITS
         from .. import env
 
-        given = {field: env.read(f"AMDOCC_{field.upper()}", environ) for field in cls.__slots__}
+        given = {field: env.read(name, environ) for field, name in _LIMIT_VARIABLES.items()}
         return cls(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
 
 
 DEFAULT_LIMITS = Limits()  # the built-in bounds, whatever the environment says
+_LIMIT_VARIABLES = {field: f"AMDOCC_{field.upper()}" for field in Limits.__slots__}
 
 # What the scanner yields.
 Item = Blob | Skipped | Failed
