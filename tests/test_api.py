@@ -218,7 +218,7 @@ def test_repr_is_one_line_per_kernel():
 
 
 def test_next_step_hand_worked_gfx942_example_1():
-    # §9 example 1: LDS-bound at 1 block; two need 65536 // 2 = 32768 B, so shed 16384 of 49152.
+    # docs/hip-occupancy.md §5 example 1: LDS-bound at 1 block; two need 65536 // 2 = 32768 B, so shed 16384 of 49152.
     occ = amdocc.occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx942", block_size=256)
     assert amdocc.next_step(occ) == {"gain": 2, "unit": "blocks_per_cu", "shed": {"lds": 16384}}
     # Dynamic LDS counts with the static: the same kernel at 32 KiB static + 16 KiB dynamic.
@@ -236,7 +236,7 @@ def test_next_step_ties_shed_both():
 
 
 def test_next_step_follows_the_bit_mask_on_gfx1100():
-    # §9 example 4: 100 VGPRs give 7 blocks per WGP. HIP's bit mask rounds 96 to 96 (16 waves,
+    # docs/hip-occupancy.md §5 example 4: 100 VGPRs give 7 blocks per WGP. HIP's bit mask rounds 96 to 96 (16 waves,
     # 8 blocks) but 97..100 to 104: shedding 4 is enough, though 88 rounds to 104 again.
     occ = amdocc.occupancy({"vgprs": 100}, target="gfx1100", block_size=256)
     assert amdocc.next_step(occ) == {"gain": 8, "unit": "blocks_per_cu", "shed": {"vgpr": 4}}

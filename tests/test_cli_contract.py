@@ -328,7 +328,7 @@ def test_byte_sizes_take_binary_suffixes(capsys):
         ]
     )
     (r,) = json.loads(capsys.readouterr().out)["results"]
-    # 16 KiB static + 16 KiB dynamic = 32768 B: 65536 / 32768 = 2 workgroups by LDS (HIP §4).
+    # 16 KiB static + 16 KiB dynamic = 32768 B: 65536 / 32768 = 2 workgroups by LDS (docs/hip-occupancy.md §2 step 7).
     assert code == 0 and r["allocated"]["lds_per_block"] == 32768 and r["limits"]["lds"] == 2
 
 

@@ -7,8 +7,8 @@ Expected values are worked here from the cited rules, never read back from amdoc
 - the version -> rule set mapping of tables/llvm_rules.toml, from LLVM's branch dates and the merge
   dates of PRs #201342, #205637 (2026-06, gfx6-9 rules) and #222615 (2026-09, gfx13 only);
 - HIP's header template hipOccupancyMaxPotentialBlockSizeVariableSMem (docs/hip-occupancy.md §3) and
-  its occupancy function (§4: limits = simdPerCU x wavefrontSize x waves / alignUp(block, W),
-  LDS = localMemSize / lds);
+  its occupancy function (docs/hip-occupancy.md §2 steps 6-8: limits = simdPerCU x wavefrontSize
+  x waves / alignUp(block, W), LDS = localMemSize / lds);
 - the code object each test builds: the processor byte (e_flags & 0xff at file offset 0x30) of a
   fixture set to 0xfe, which no AMDGPU processor uses (EF_AMDGPU_MACH values, AMDGPUUsage.rst).
 """

@@ -5,7 +5,7 @@ A library holds thousands of instances of one template: the same registers, LDS 
 size under different names. amdocc evaluates the models once per distinct usage and hands the
 answer to every kernel that has it. The oracle for "the same answer" is the uncached computation
 (``amdocc.models.compute``, the models as pure functions) and, for the numbers, HIP's occupancy
-formula worked by hand (shared/research/hip-occupancy.md §4: waves per SIMD = 512 //
+formula worked by hand (docs/hip-occupancy.md §2: waves per SIMD = 512 //
 alignUp(vgprs, 8) on gfx942, capped at 8; four SIMDs per CU). What must stay per kernel: the
 record's query (its next step re-asks with the kernel's own usage), every message that names a
 kernel, and the census row's and check verdict's names.

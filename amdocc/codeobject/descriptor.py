@@ -171,7 +171,7 @@ def _fields_by_layout() -> dict[str, tuple[tuple[BitField, ...], dict[str, int]]
 
 _BY_LAYOUT = _fields_by_layout()
 # Fields that hold a count in "granules"; the decoded value is what the directives print.
-SGPR_ENCODE_GRANULE = 8  # LLVM writes ceil(n/8)-1 on every generation (§3.6)
+SGPR_ENCODE_GRANULE = 8  # LLVM writes ceil(n/8)-1 on every generation (docs/code-object-format.md §3.3)
 
 
 @dataclass(slots=True)
@@ -220,8 +220,8 @@ _RESERVED_VALUES = operator.itemgetter(*(KERNEL_DESCRIPTOR.fields.index(r) for r
 _RESERVED_ZERO = _RESERVED_VALUES(KERNEL_DESCRIPTOR.struct.unpack(bytes(KERNEL_DESCRIPTOR.size)))
 
 
-# CO v2 kept a 256-byte amd_kernel_code_t in front of the kernel's code (§3.7). Only the fields
-# that matter for resources are declared; the rest of the record is skipped.
+# CO v2 kept a 256-byte amd_kernel_code_t in front of the kernel's code (docs/code-object-format.md
+# §3.4). Only the fields that matter for resources are declared; the rest of the record is skipped.
 AMD_KERNEL_CODE = Layout(
     "AmdKernelCode",
     [
