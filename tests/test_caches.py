@@ -69,9 +69,9 @@ def test_every_cached_function_is_registered_and_bounded():
         "amdocc.app.census_op._MODEL_COLUMNS",
         "amdocc.app.census_op._BODIES",
         "amdocc.models.nextstep._cached_next_step",
-        "amdocc.codeobject.descriptor._DECODED",
+        "amdocc.codeobject.descriptor._decode_fields",
         "amdocc.codeobject.descriptor._COMPILED",
-        "amdocc.report._BUILDERS",
+        "amdocc.report._record_builder",
         "amdocc.runtime._hip_answers",
     ):
         assert name in registered, name
@@ -100,11 +100,11 @@ def test_clear_all_empties_every_cache(fresh_caches):
     amdocc.next_step(occ)
     assert dispatch._ANSWERS
     assert nextstep._cached_next_step.cache_info().currsize >= 1
-    assert descriptor._DECODED
+    assert descriptor._decode_fields.cache_info().currsize >= 1
     caches.clear_all()
     assert not dispatch._ANSWERS
     assert nextstep._cached_next_step.cache_info().currsize == 0
-    assert not descriptor._DECODED
+    assert descriptor._decode_fields.cache_info().currsize == 0
     # And the answers afterwards are the same answers, worked again.
     assert amdocc.occupancy(co.kernels[0], block_size=256) == occ
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..binary import Layout, need_bytes
-from ..caches import register
+from ..caches import cached, register
 from ..errors import Origin
 from ..targets import DESCRIPTOR_LAYOUTS, Target
 
@@ -339,29 +339,18 @@ def _compiled(layout: str) -> _CompiledLayout:
     return compiled
 
 
-# Decoded fields by (target, the five words): a library repeats the same few hundred descriptor
-# words across thousands of kernels, so each combination is decoded once. Bounded: cleared when full.
-_DECODED: dict[tuple[object, ...], tuple[dict[str, int], int, tuple[str, ...]]] = {}
-_DECODED_MOST = 1024
-register(f"{__name__}._DECODED", lambda: _DECODED.clear())
-
-
 def _decode_words(offset: int, words: dict[str, Any], target: Target | None, problems: list[str]) -> Descriptor:
     if target is None:
         return Descriptor(offset, words, {}, None, [*problems, "processor unknown: bit fields not decoded"])
-    rsrc = _RSRC_VALUES(words)
-    key = (target, *rsrc)
-    decoded = _DECODED.get(key)
-    if decoded is None:
-        if len(_DECODED) >= _DECODED_MOST:
-            _DECODED.clear()
-        decoded = _DECODED[key] = _decode_fields(target, rsrc)
-    fields, wave, found = decoded
+    fields, wave, found = _decode_fields(target, _RSRC_VALUES(words))
     if found:
         problems.extend(found)
     return Descriptor(offset, words, dict(fields), wave, problems)
 
 
+# A library repeats the same few hundred descriptor words across thousands of kernels, so each
+# combination of target and words is decoded once (the fields are copied by the caller).
+@cached(maxsize=1024)
 def _decode_fields(target: Target, rsrc: tuple[int, ...]) -> tuple[dict[str, int], int, tuple[str, ...]]:
     """(fields, wave size, problems) of the words ``rsrc`` (in RSRC_WORDS order) on ``target``."""
     layout = target.descriptor_layout
