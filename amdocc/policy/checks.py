@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..caches import Memo
-from ..codeobject.model import INPUTS
 from ..errors import UsageError
 from ..models import MODELS, occupancies, occupancy, usage_of
 from ..models.applicable import ModelUnavailable, needs_member, refusal
@@ -367,7 +366,7 @@ def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: 
     if target is None:
         return None
     places = tuple(sorted(where.items()))
-    inputs = kernel.memo.get(INPUTS)
+    inputs = kernel.inputs
     if inputs is None:
         return _model_key(kernel, target, question, places)
     # Kernels read from the same inputs have the same usage but for the name: their key is
