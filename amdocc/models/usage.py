@@ -16,6 +16,7 @@ from ..caches import Memo
 from ..codeobject.producer import Producer
 from ..errors import UsageError
 from ..targets import Target
+from .llvm_rules import rules_for_producer
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -146,8 +147,6 @@ def _mode(kernel: Kernel, t: Target, recorded_wgp: bool, mode: str | None) -> tu
 def mode_recorded(producer: Producer | None, t: Target) -> bool:
     """Whether a code object from ``producer`` records its CU/WGP mode on ``t`` (targets.toml
     mode_recorded, as that compiler's rule set sees the processor)."""
-    from .llvm_rules import rules_for_producer
-
     return bool(rules_for_producer(producer, True, t).rules.target_view(t).mode_recorded)
 
 

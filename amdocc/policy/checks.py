@@ -28,6 +28,7 @@ from ..models import MODELS, occupancies, occupancy, usage_of
 from ..models.applicable import ModelUnavailable, needs_member, refusal
 from ..models.compat import device_id
 from ..models.dispatch import answer_key
+from .budgets import worse as budget_worse
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -122,8 +123,6 @@ def expand_rules(names: Iterable[str]) -> tuple[str, ...]:
 def worse(rule: str, value: object, accepted: object) -> bool:
     """Is ``value`` worse than the ``accepted`` one a baseline recorded? Only numbers compare."""
     if rule.startswith("budget:"):
-        from .budgets import worse as budget_worse
-
         return budget_worse(rule, value, accepted)
     numbers = (int, float)
     if not isinstance(value, numbers) or not isinstance(accepted, numbers) or isinstance(value, bool):

@@ -19,11 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from ..caches import cached
+from ..codeobject.target_id import TargetId
 from ..errors import AmdoccError
 from ..frozen import freeze
+from ..loader import load
+from ..models import occupancy
+from ..models.compat import why_not
 from ..numbers import in_range
 from ..tabledata import Row, load_table
-from ..targets import processor_name
+from ..targets import find_target, get_target, processor_name
 
 ASM, CK_TILE = "asm", "ck_tile"
 
@@ -323,13 +327,6 @@ def validate_asm_kernel(
 ) -> tuple[list[Check], int | None]:
     """Everything that must hold before AITER may load this .co on this device, checked
     statically; returns the checks and the blocks per CU HIP would report."""
-    from ..codeobject.target_id import TargetId
-    from ..errors import AmdoccError
-    from ..loader import load
-    from ..models import occupancy
-    from ..models.compat import why_not
-    from ..targets import find_target
-
     checks: list[Check] = []
     path = kernel.path
     if not path.is_file():
@@ -418,8 +415,6 @@ def decide(
     being captured into a graph (a failed capture query counts as capturing); ``env`` defaults to
     os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the device.
     """
-    from ..targets import get_target
-
     get_target(arch)  # a processor the tables do not know is an error, not "never asm"
     env = os.environ if env is None else env
     names = _table()["env"]
