@@ -241,7 +241,7 @@ def test_next_step_follows_the_bit_mask_on_gfx1100():
     # 8 blocks) but 97..100 to 104: shedding 4 is enough, though 88 rounds to 104 again.
     occ = amdocc.occupancy({"vgprs": 100}, target="gfx1100", block_size=256)
     assert amdocc.next_step(occ) == {"gain": 8, "unit": "blocks_per_cu", "shed": {"vgpr": 4}}
-    # Every VGPR count, both wave sizes: the smallest cut by brute force over §4.
+    # Every VGPR count, both wave sizes: the smallest cut by brute force over docs/hip-occupancy.md §2.
     for wave in (32, 64):
         for v in range(1, 257):
             have = hip_blocks("gfx1100", v, 256, wave=wave, wgp=True)
@@ -300,7 +300,7 @@ def test_next_step_is_lazy_and_computed_once(monkeypatch):
     assert calls == []  # building the record costs no search
     first = amdocc.next_step(occ)
     first["shed"]["vgpr"] = -1  # a caller's copy: the cache is not touched
-    # By hand (§4): 512 // 136 = 3 waves → 4 x 3 x 64 = 768 threads → 768 // 320 = 2 blocks;
+    # By hand (docs/hip-occupancy.md §2): 512 // 136 = 3 waves → 4 x 3 x 64 = 768 threads → 768 // 320 = 2 blocks;
     # three need 960 threads, i.e. 4 waves: alignUp(v, 8) <= 128, so shed 8 → 1024 // 320 = 3.
     assert occ.blocks_per_cu == hip_blocks("gfx942", 136, 320, sgprs=8) == 2
     assert amdocc.next_step(occ) == {"gain": 3, "unit": "blocks_per_cu", "shed": {"vgpr": 8}} and calls == [1]

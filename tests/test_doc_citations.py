@@ -15,7 +15,7 @@ from conftest import ROOT
 
 # A .md path, then its section numbers, separated by spaces, commas, slashes or "and"/"or"; a
 # comment marker may sit between them where a citation wraps onto the next line.
-CITATION = re.compile(r"([\w./-]+\.md)((?:(?:[\s#,/]|\band\b|\bor\b)*§\d+(?:\.\d+)*)+)")
+CITATION = re.compile(r"([\w./-]+\.md)((?:(?:[\s#,/-]|\band\b|\bor\b)*§\d+(?:\.\d+)*)+)")
 SECTION = re.compile(r"§(\d+(?:\.\d+)*)")
 HEADING = re.compile(r"^#{1,6} +(\d+(?:\.\d+)*)\.?[ \t]", re.M)
 CITING = ("amdocc", "tests", "tables")
@@ -84,6 +84,7 @@ def test_a_planted_stale_reference_is_found():
         "shared/research/hip-occupancy.md §4: not a page of docs/"
     ]
     assert stale_citations("docs/hip-occupancy.md §5", ROOT) == []
+    assert stale_citations("docs/hip-occupancy.md §1-§9", ROOT) == ["docs/hip-occupancy.md §9: no such heading"]
 
 
 # A count of the project's own tests, lines or questions goes stale with the next commit: the README
