@@ -234,7 +234,7 @@ def test_a_byte_suffix_where_no_bytes_are_counted_exits_2(capsys, budget, messag
             "vgpr<=8",
             "column 1: unknown field 'vgpr' (fields: spills, vgpr_spills, sgpr_spills, scratch, "
             "dynamic_stack, vgprs, arch_vgprs, agprs, sgprs, static_lds, lds, block, waves_per_simd[model], "
-            "blocks_per_cu[model], launchable)",
+            "blocks_per_cu[model], launchable, spills_in_loops)",
         ),
         (
             "waves_per_simd>=2",
@@ -425,3 +425,43 @@ def test_grammatical_budgets_parse_to_what_was_written_and_one_insertion_never_e
         budgets.parse(mutated)
     except UsageError as exc:
         assert "\n" not in exc.message and exc.message.startswith("budget ")
+
+
+# --------------------------------------------------------------------------- scopes over demangled names
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory):
+    """Kernels built now by clang-22 (test_names_as_written.SOURCE): C names, saxpy, the template
+    wave_attn<float, 64> and <int, 128>, and ns::gemm<double>."""
+    from test_names_as_written import build_named_kernels, cxxfilt, note_names
+
+    co = build_named_kernels(tmp_path_factory.mktemp("named"))
+    names = note_names(co)
+    # name -> (llvm-cxxfilt-22's signature, llvm-cxxfilt-22 -p's name without return type and parameters)
+    return co, dict(zip(names, zip(cxxfilt(names), cxxfilt(names, "-p"), strict=True), strict=True))
+
+
+@pytest.mark.llvm22
+@pytest.mark.parametrize(
+    ("scope", "matches"),
+    [
+        # The issue's case: the signature starts with the return type "void ", the pattern does not.
+        ("wave_attn*", lambda signature, qualified: qualified.startswith("wave_attn")),
+        ("wave_attn<float, 64>", lambda signature, qualified: qualified == "wave_attn<float, 64>"),
+        ("wave_attn<*>(int*, int)", lambda s, q: q.startswith("wave_attn<") and s.endswith("(int*, int)")),
+        ("ns::gemm*", lambda signature, qualified: qualified.startswith("ns::gemm")),
+        ("*gemm<double>", lambda signature, qualified: qualified.endswith("gemm<double>")),
+        ("void *", lambda signature, qualified: signature.startswith("void ")),  # the signature still matches
+        ("saxpy", lambda signature, qualified: qualified == "saxpy"),
+        ("_Z*wave_attn*", lambda signature, qualified: "wave_attn" in qualified),  # the mangled name
+        ("a", lambda signature, qualified: qualified == "a"),
+    ],
+)
+def test_a_scope_matches_the_name_without_its_return_type(capsys, named, scope, matches):
+    co, spelt = named
+    want = {name: None for name, (signature, qualified) in spelt.items() if matches(signature, qualified)}
+    assert want, f"{scope!r} is meant to scope some kernel of {sorted(spelt.values())}"
+    code, doc, _ = check(capsys, co, "--budget", f"{scope}: vgprs<0")
+    assert set(values(doc, "budget:vgprs<0")) == set(want)
+    assert code == 1

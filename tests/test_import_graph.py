@@ -1,5 +1,5 @@
-"""The package's import graph: the flow is one-directional (containers → codeobject → models →
-application → cli), so no module imports another that, by any path, imports it back, and nothing
+"""The package's import graph: the flow is one-directional (containers → codeobject → isa →
+models → application → cli), so no module imports another that, by any path, imports it back, and nothing
 below the facade imports ``amdocc`` itself.
 
 Every ``import`` and ``from ... import`` in ``amdocc/`` counts, wherever it is written: at the

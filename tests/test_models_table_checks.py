@@ -38,7 +38,8 @@ def _gfx600(**changes):
         ),
         (
             {"gfx600": _gfx600(descriptor_layout="gfx99")},
-            "targets.toml [gfx600] column 'descriptor_layout': 'gfx99' is not one of gfx6, gfx90a, gfx10, gfx11, gfx12, gfx1250, gfx13",
+            "targets.toml [gfx600] column 'descriptor_layout': 'gfx99' is not one of "
+            "gfx6, gfx90a, gfx10, gfx11, gfx12, gfx1250, gfx13",
         ),
         ({"gfx600": _gfx600(wave_sizes=[32, 64])}, "targets.toml [gfx600] column 'vgprs': no w32 entry"),
         (

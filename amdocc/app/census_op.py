@@ -151,15 +151,14 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
     record) for one file, and last ("seen", what the selection passed over)."""
     from ..census import member_of
-    from ..containers import part_path
     from ..errors import AmdoccError
-    from .reading import kernel_error
+    from .reading import item_path, kernel_error
     from .selection import Selection, selected_in
 
     root, block, dynamic_lds, chosen = spec
     selection = Selection(*chosen)
     where = selection.evaluation()
-    source = item[0] if isinstance(item[0], str) else part_path(item[0])  # a large file is cut into parts
+    source = item_path(item)  # a large file is cut into parts
     relative = os.path.relpath(source, root) if root else ""
     for kind, value in selected_in(item, selection):
         if kind == "code_object":
@@ -481,7 +480,6 @@ def census(
     too (amdocc.census.COLUMNS, plus "unmodelled_by"). A selection that matches nothing raises
     UsageError naming what is there."""
     from ..census import Summary
-    from ..errors import UsageError
     from .selection import Selection
 
     path = os.fspath(path)
@@ -492,7 +490,7 @@ def census(
         path, CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs), selection, summary, sinks
     )
     if not selection.matched:
-        raise UsageError(selection.nothing_selected(path))
+        raise selection.nothing_selected_error(path)
     return {"path": path, **summary.as_dict()}
 
 
@@ -512,7 +510,6 @@ def census_compare(
     """Two releases compared kernel by kernel: the record ``amdocc census OLD NEW --json``
     prints ("changes", "added", "removed", "failing", ...); ``fail_on`` names the regression
     kinds that count as failing ("occupancy", "spills", "scratch", "vgpr", "lds")."""
-    from ..errors import UsageError
     from .compare import kinds_named
     from .selection import Selection
 
@@ -521,7 +518,7 @@ def census_compare(
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs)
     result = compare_releases(old, new, options, selection, fail_on=kinds_named(fail_on))
     if not selection.matched:
-        raise UsageError(selection.nothing_selected(f"{old} and {new}"))
+        raise selection.nothing_selected_error(f"{old} and {new}")
     return {k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}
 
 

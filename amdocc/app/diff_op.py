@@ -80,17 +80,17 @@ def restored(values: PortableUsage) -> KernelUsage:
 def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
     """One file of a build: ("kernel", Seen) per selected kernel, ("error", record) and
     ("skipped", record) as read, and last ("seen", what the selection passed over)."""
-    from ..containers import part_path
     from ..errors import AmdoccError
     from ..identity import location_of
     from ..models import usage_of
     from ..policy.checks import LOCAL_COUNTS
     from .occupancy_op import block_for
+    from .reading import item_path
     from .selection import Selection, selected_in
 
     selection = Selection(*spec.chosen)
     where = selection.evaluation()
-    source = item[0] if isinstance(item[0], str) else part_path(item[0])  # a large file is cut into parts
+    source = item_path(item)  # a large file is cut into parts
     relative = os.path.relpath(source, spec.root).replace(os.sep, "/") if spec.root else ""
     head: tuple[str, str, str, str] = ("", "", "", "")
     for kind, value in selected_in(item, selection):
@@ -204,9 +204,9 @@ def diff(
         )
     old, new = built
     if not old and not new:
-        raise UsageError(
-            "; ".join(failures[:3]) if failures else selection.nothing_selected(f"{old_path} and {new_path}")
-        )
+        if failures:
+            raise UsageError("; ".join(failures[:3]))
+        raise selection.nothing_selected_error(f"{old_path} and {new_path}")
     named = target is not None or device is not None
     paired = match(old, new, processor=(lambda s: s.processor) if named else None, function=_function)
     copies = {

@@ -119,7 +119,9 @@ def nothing_selected(selection: Selection, paths: str) -> int:
     """Exit status 2 with why, when no kernel was selected (the report is already out)."""
     if selection.matched:
         return ExitCode.OK
-    print(f"amdocc: {selection.nothing_selected(paths)}", file=sys.stderr)
+    from .args import as_flag
+
+    print(f"amdocc: {selection.nothing_selected(paths, as_flag)}", file=sys.stderr)
     return ExitCode.USAGE_ERROR
 
 
@@ -338,8 +340,8 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def render_compare(result: dict[str, Any], mangled: bool = False) -> str:
-    from ..app.compare import HEADERS, verdict
     from ..demangle import display
+    from .render import HEADERS, verdict
 
     lines = [
         f"{result['old']} -> {result['new']}: {result['matched']} kernel(s) matched, "

@@ -33,6 +33,14 @@ COMMANDS = {
         "amdocc.cli.census",
         "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two",
     ),
+    "isa": (
+        "amdocc.cli.isa",
+        "each kernel's machine code decoded by LLVM: loop depth, spills (in loops), instruction mix",
+    ),
+    "tune-regs": (
+        "amdocc.cli.tune_regs",
+        "the waves-per-EU frontier (occupancy against spills) from the kernel's own compiler",
+    ),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
@@ -51,7 +59,11 @@ EXIT_STATUSES = (
         "bad usage or bad input: an invalid, contradictory or ignored option, a bad AMDOCC_* value, "
         "a selection that matches nothing, an unreadable file, a bad table",
     ),
-    (ExitCode.RUNTIME_UNAVAILABLE, "a HIP runtime is needed (verify) but not usable here"),
+    (
+        ExitCode.RUNTIME_UNAVAILABLE,
+        "a HIP runtime (verify) or libLLVM (isa, tune-regs) is needed but not usable here; for tune-regs, "
+        "an entry the installed compiler does not reproduce byte for byte",
+    ),
     (ExitCode.INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
@@ -178,6 +190,12 @@ def _main(argv: list[str] | None) -> int:
     # Parsing allocates many small acyclic objects that reference counting frees; collecting
     # every 700 allocations costs a sixth of the time on a large tree for nothing.
     gc.set_threshold(100_000, 50, 100)
+    # A path or name that is not UTF-8 is written as \xNN on both streams, never a traceback
+    # (amdocc.printable states the rule every writer follows).
+    from ..printable import escape_undecodable
+
+    escape_undecodable(sys.stdout)
+    escape_undecodable(sys.stderr)
     parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
     try:
         args, extra = parser.parse_known_args(argv)  # an AmdoccError a type meets is caught below
@@ -188,7 +206,9 @@ def _main(argv: list[str] | None) -> int:
     except SystemExit as exc:  # usage errors (2), --help and --version (0): returned, not raised
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE_ERROR
     except AmdoccError as exc:  # a bad table read while checking a value
-        print(f"amdocc: {exc}", file=sys.stderr)
+        from .args import spelled
+
+        print(f"amdocc: {spelled(exc, None)}", file=sys.stderr)
         return exc.exit_code
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
@@ -199,10 +219,16 @@ def _main(argv: list[str] | None) -> int:
         for warning in env.check("amdocc"):  # a bad AMDOCC_* value: UsageError, exit 2
             print(f"amdocc: warning: {warning}", file=sys.stderr)
         run: Callable[[argparse.Namespace], int] = importlib.import_module(args._module).run
-        return run(args)
+        from .args import spell_for
+        from .progress import told
+
+        with told(spell_for(args._parser)):
+            return run(args)
 
     except AmdoccError as exc:
-        print(f"amdocc: {exc}", file=sys.stderr)
+        from .args import spelled
+
+        print(f"amdocc: {spelled(exc, args)}", file=sys.stderr)
         return exc.exit_code  # each error class says its status (errors.py; 3: HipUnavailable)
     except BrokenPipeError:
         # Only a stream written around the guards (another file named "/dev/stdout", say) can

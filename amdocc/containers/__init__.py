@@ -1,6 +1,6 @@
 """Any file or buffer → AMDGPU code-object blobs with their origins. Knows nothing about kernels."""
 
-from .model import DEFAULT_LIMITS, Blob, Failed, Limits, Skipped, Source
+from .model import DEFAULT_LIMITS, Blob, Failed, Limits, NotWalked, Skipped, Source
 from .pieces import Members, Piece, part_path, plan, scan_part
 from .scan import iter_files, recognised, scan, scan_file
 
@@ -10,6 +10,7 @@ __all__ = [
     "Failed",
     "Limits",
     "Members",
+    "NotWalked",
     "Piece",
     "Skipped",
     "Source",

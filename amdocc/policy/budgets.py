@@ -64,6 +64,13 @@ FIELDS: dict[str, Field] = {
     "waves_per_simd": Field("number", "required", "waves per SIMD the model answers at the launch"),
     "blocks_per_cu": Field("number", "required", "workgroups per CU (per WGP in WGP mode) at the launch"),
     "launchable": Field("bool", "optional", "a workgroup of the launch fits (under every model without [model])"),
+    "spills_in_loops": Field(
+        "number",
+        "none",
+        "spill traffic inside loops, from the kernel's disassembly (amdocc isa; needs a libLLVM): VGPR "
+        "spill and reload dwords plus SGPR lane spills and reloads, where the metadata does not call them "
+        "a private array or the program's own lane operations",
+    ),
 }
 
 
@@ -379,6 +386,8 @@ class Facts:
             if name == "sgpr_spills":
                 return known(sgpr, ".sgpr_spill_count")
             return int(known(vgpr, ".vgpr_spill_count")) + int(known(sgpr, ".sgpr_spill_count"))
+        if name == "spills_in_loops":
+            return spills_in_loops(self.kernel)
         simple = {
             "scratch": (r.scratch, ".private_segment_fixed_size"),
             "dynamic_stack": (r.uses_dynamic_stack, ".uses_dynamic_stack"),
@@ -405,6 +414,29 @@ class Facts:
         if v is None:
             raise NotKnown(f"{c.model} gives no {name}")
         return v
+
+
+def spills_in_loops(kernel: Kernel) -> int:
+    """The ``spills_in_loops`` field: spill traffic at loop depth > 0 (amdocc.isa). The VGPR part
+    counts unless the metadata makes the scratch traffic a private array, the SGPR part unless it
+    makes the lane operations the program's own; NotKnown when the code or its control flow
+    cannot be read."""
+    from ..isa.analysis import analyse
+
+    try:
+        isa = analyse(kernel)
+    except AmdoccError as exc:
+        raise NotKnown(f"its machine code cannot be analysed: {exc.message}") from None
+    if isa.flow.unknown is not None:
+        raise NotKnown(f"its control flow is not known: {isa.flow.unknown}")
+    inside = isa.spills.in_loops(isa.loop_depth)
+    kinds = isa.spills.classification
+    total = 0
+    if kinds["vgpr"] in ("spill", "ambiguous"):
+        total += inside["vgpr"] + inside["vgpr_reload"]
+    if kinds["sgpr"] in ("spill", "ambiguous"):
+        total += inside["sgpr"] + inside["sgpr_reload"]
+    return total
 
 
 @dataclass(frozen=True)

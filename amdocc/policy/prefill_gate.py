@@ -390,6 +390,25 @@ def validate_asm_kernel(
 # -- the decision ----------------------------------------------------------------------------
 
 
+def _device_facts(arch: str, device: str, cu_count: int | None) -> tuple[int, int]:
+    """The CU count and LDS bytes of ``device``, which must be a processor of ``arch``."""
+    from ..devices import get_device
+    from ..errors import UsageError
+
+    dev = get_device(device)
+    if dev.processor != processor_name(arch):
+        raise UsageError(
+            f"{{device}} {dev.name} is a {dev.processor}, but {{arch}} says {arch}", params=("device", "arch")
+        )
+    if cu_count is not None and cu_count != dev.compute_units:
+        raise UsageError(
+            f"{{cu_count}} {cu_count} contradicts {{device}} {dev.name}, which has "
+            f"{dev.compute_units} CUs (give one of them)",
+            params=("cu_count", "device"),
+        )
+    return dev.compute_units, dev.lds
+
+
 def decide(
     *,
     arch: str,
@@ -408,14 +427,20 @@ def decide(
     asm_dir: str | None = None,
     cu_count: int | None = None,
     lds_bytes: int | None = None,
+    device: str | None = None,
 ) -> GateDecision:
     """FlashInfer's asm-prefill gate plus amdocc's static validation of the kernel AITER would load.
 
     ``arch`` is the device's gcnArchName (features allowed); ``capturing`` whether the stream is
     being captured into a graph (a failed capture query counts as capturing); ``env`` defaults to
-    os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the device.
+    os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the
+    device, or ``device`` names it (a product of tables/devices.toml, a processor of ``arch``,
+    giving both; a ``cu_count`` that contradicts it is a UsageError). The decision's
+    ``as_dict()`` is what ``amdocc gate --json`` prints.
     """
     get_target(arch)  # a processor the tables do not know is an error, not "never asm"
+    if device is not None:
+        cu_count, lds_bytes = _device_facts(arch, device, cu_count)
     env = os.environ if env is None else env
     names = _table()["env"]
     proc = processor_name(arch)
