@@ -14,6 +14,19 @@ caller's own spelling (the command line's flag) by :meth:`AmdoccError.spelled`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The command line's exit statuses (as ``pytest.ExitCode``): what ``amdocc.cli.main.main``
+    returns and what each error class's ``exit_code`` says. docs/cli-contract.md and the end of
+    every ``--help`` list them."""
+
+    OK = 0  # success; for a gate such as check or diff: nothing failed
+    GATE_FAILED = 1  # check found a new violation, diff or census --fail-on a regression
+    USAGE_ERROR = 2  # bad usage or bad input: an option, an AMDOCC_* value, a file, a table
+    RUNTIME_UNAVAILABLE = 3  # a HIP runtime (verify) or libLLVM (isa, tune-regs) is needed but not usable
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it)
 
 
 class Origin:
@@ -123,7 +136,7 @@ class AmdoccError(Exception):
     """Base of every error amdocc raises on bad input or bad usage."""
 
     #: The command line's exit status for this error (a subclass may say otherwise).
-    exit_code = 2
+    exit_code: ExitCode = ExitCode.USAGE_ERROR
 
     def __init__(
         self,

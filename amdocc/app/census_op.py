@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..caches import Memo, cached
-from ..codeobject.model import INPUTS
 from ..demangle import demangle
 from ..identity import KernelId
 from ..models.compat import device_id
@@ -210,7 +209,7 @@ def _row(
     question = (declared, given_block, dynamic_lds)
     # Kernels read from the same inputs (on the same processor, asked the same) have the same row
     # but for their names and findings: it is worked out once (policy.checks.model_key says why).
-    inputs = kernel.memo.get(INPUTS)
+    inputs = kernel.inputs
     seen = None
     body = None
     if inputs is not None and target is not None:

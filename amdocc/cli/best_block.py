@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from . import args as a
 from .args import add_kernel_argument, add_mangled_argument, add_target_arguments
 from .render import fmt, table
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"amdocc: {where}{e['error']}", file=sys.stderr)
         if not results and not errors:
             print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
-            return 2
+            return ExitCode.USAGE_ERROR
     else:
         a.refuse(args, FILE_DESTS, "only applies to kernels read from a PATH, and none is given")
         if args.vgprs is None and args.arch_vgprs is None:
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(report.dumps({"results": results, "errors": errors}) + "\n")
     else:
         print(render(results, args.mangled if args.paths else False))
-    return 2 if errors else 0
+    return ExitCode.USAGE_ERROR if errors else ExitCode.OK
 
 
 def render(results: list[dict[str, Any]], mangled: bool = False) -> str:

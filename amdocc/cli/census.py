@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from .render import table
 
 if TYPE_CHECKING:
@@ -117,11 +118,11 @@ def run(args: argparse.Namespace) -> int:
 def nothing_selected(selection: Selection, paths: str) -> int:
     """Exit status 2 with why, when no kernel was selected (the report is already out)."""
     if selection.matched:
-        return 0
+        return ExitCode.OK
     from .args import as_flag
 
     print(f"amdocc: {selection.nothing_selected(paths, as_flag)}", file=sys.stderr)
-    return 2
+    return ExitCode.USAGE_ERROR
 
 
 # --------------------------------------------------------------------------- reading

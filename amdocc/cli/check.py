@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from .render import table
 
 if TYPE_CHECKING:
@@ -212,13 +213,13 @@ def run(args: argparse.Namespace) -> int:
                 + ("some input could not be read" if errors else "no kernel was checked"),
                 file=sys.stderr,
             )
-        return 2
+        return ExitCode.USAGE_ERROR
     if args.update_baseline:
         assert baseline_path is not None, "setup refuses --update-baseline without a baseline"
         written = rewrite_baseline(run, entries, baseline_path)
         print(f"amdocc: wrote {written} accepted violation(s) to {baseline_path}", file=sys.stderr)
-        return 0
-    return 1 if failing or (chosen.fail_on_stale and stale) else 0
+        return ExitCode.OK
+    return ExitCode.GATE_FAILED if failing or (chosen.fail_on_stale and stale) else ExitCode.OK
 
 
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ..errors import AmdoccError
+from ..errors import AmdoccError, ExitCode
 from .render import error, fmt, table
 
 if TYPE_CHECKING:
@@ -170,10 +170,10 @@ def run(args: argparse.Namespace) -> int:
         from .args import as_flag
 
         error(selection.nothing_selected(spell=as_flag))
-        return 2
+        return ExitCode.USAGE_ERROR
     if passed_over and not failed:  # on failure, stderr holds the errors alone
         error("skipped entries: " + "; ".join(f"{n} {why}" for why, n in passed_over.items()))
-    return 2 if failed else 0
+    return ExitCode.USAGE_ERROR if failed else ExitCode.OK
 
 
 # Past this much --json output (one object a user must parse whole), stderr says once what reads

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..errors import ExitCode
 from .inspect import _binary_stdout
 from .render import error, fmt, table
 
@@ -80,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
         print(table(rows, SUMMARY_HEADERS, indent=""))
     if selection is not None and not out["kernels"] and not out["errors"]:
         error(selection.nothing_selected())
-        return 2
-    return 2 if out["errors"] else 0
+        return ExitCode.USAGE_ERROR
+    return ExitCode.USAGE_ERROR if out["errors"] else ExitCode.OK
 
 
 SUMMARY_HEADERS = ["kernel", "target", "instr", "bytes", "loops", "depth", "vgpr spill", "in loops", "sgpr spill",

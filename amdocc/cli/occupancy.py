@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from . import args as a
 from .args import (
     add_block_argument,
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         notices.take_warnings(results)
         print(render(results))
         notices.flush()
-    return 0
+    return ExitCode.OK
 
 
 def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
@@ -166,8 +167,8 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
         elif unevaluated and not errors:
             print(f"amdocc: no kernel evaluated: {unevaluated[0]['reason']}", file=sys.stderr)
-        return 2
-    return 2 if errors else 0
+        return ExitCode.USAGE_ERROR
+    return ExitCode.USAGE_ERROR if errors else ExitCode.OK
 
 
 def _list_profiles() -> int:
@@ -186,7 +187,7 @@ def _list_profiles() -> int:
             if reports is not None and reports != p.release:
                 print(f"    hipRuntimeGetVersion(): HIP {reports[0]}.{reports[1]}")
     print("aliases: " + ", ".join(f"{a} = {t}" for a, t in aliases().items()))
-    return 0
+    return ExitCode.OK
 
 
 # -- text -----------------------------------------------------------------------------------------

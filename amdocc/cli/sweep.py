@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from . import args as a
 from .args import add_block_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 from .model_args import (
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         assert swept.unit is not None, "the grid has cells: a block size and a dynamic LDS size at least"
         print(render(chosen.title, args.model, swept.blocks, swept.dynamic_lds, swept.cells, swept.unit))
-    return 0
+    return ExitCode.OK
 
 
 def _plot(args: argparse.Namespace, chosen: Subject, options: dict[str, Any]) -> None:
