@@ -205,8 +205,8 @@ def test_a_cli_command_imports_only_the_shared_cli_helpers():
             continue
         own = {f"amdocc.cli.{path.stem}"}
         others = {m for m in imports_of(path) if m.startswith("amdocc.cli.") and m.count(".") == 2} - shared - own
-        if path.stem == "sweep":
-            others -= {"amdocc.cli.plot"}  # the sweep's drawing, matplotlib imported only for --plot
+        if path.stem in ("sweep", "plot_tune"):
+            others -= {"amdocc.cli.plot"}  # the sweep's and tune-regs' drawing, matplotlib only for --plot
         assert not others, (path.name, others)
 
 

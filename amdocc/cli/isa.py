@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..errors import ExitCode
-from .inspect import _binary_stdout
+from .output import binary_stdout
 from .render import error, fmt, table
 
 DESCRIPTION = """Disassemble every kernel in each PATH with LLVM's own AMDGPU disassembler (a libLLVM
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     out: dict[str, list[dict[str, Any]]] = {"kernels": [], "skipped": [], "errors": []}
     rows: list[list[str]] = []
     options = IsaOptions(args.target, args.kernel, args.summary, json=args.json)
-    write = _binary_stdout()
+    write = binary_stdout()
     if args.json:
         write(b'{"kernels":[')
     for kind, value in parallel.run(files, isa_file, options, jobs):
