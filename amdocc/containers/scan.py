@@ -26,7 +26,7 @@ from ..binary import Buffer
 from ..elf import EM_AMDGPU, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
 from .archive import Archive, Member, Refused, is_zip
-from .bundle import BUNDLE_MAGIC, decompress_ccob, is_amdgpu_triple, parse_bundle
+from .bundle import BUNDLE_MAGIC, BundleEntry, decompress_ccob, is_amdgpu_triple, parse_bundle
 from .kpack import KPACK_MAGIC, kpack_entries, parse_ref
 from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, Skipped, Source
 from .offload_binary import parse_offload_binary
@@ -45,7 +45,11 @@ from .regions import (
     pe_regions,
 )
 
+# LLVM bitcode: the raw magic 'BC' C0 DE, and the wrapper header's magic 0x0B17C0DE (LE).
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+# What an AMDGPU entry of bitcode is: a -fgpu-rdc object's device code, compiled but not yet
+# linked into a code object (old driver: a bundle entry; new driver: an OffloadBinary image).
+RELOCATABLE_DEVICE_CODE = "relocatable device code: nothing to evaluate before the device link"
 SMALL_FILE = 1 << 20
 # Names that say "this is device code": in a directory walk such a file is never passed over.
 CODE_OBJECT_SUFFIXES = (".co", ".hsaco", ".hipfb", ".fatbin")
@@ -265,7 +269,7 @@ def _scan_blob(
     elif is_pe(head) or (start == 0 and looks_like_coff_object(head)):
         yield from _scan_coff(buf, start, origin, limits, depth)
     elif head.startswith(BITCODE_MAGICS):
-        yield Skipped(origin.at(start), "LLVM bitcode (relocatable device code), not a code object", entry_id)
+        yield Skipped(origin.at(start), RELOCATABLE_DEVICE_CODE, entry_id)
     else:
         yield Failed(
             origin.at(start), FormatError(f"unrecognised data (starts with {head[:8].hex(' ')})", origin, start)
@@ -336,12 +340,14 @@ def _scan_offload(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limit
     here = origin.within(f"OffloadBinary@{origin.mark(pos)}")
     image = parse_offload_binary(buf, pos, end, here, limits)
     inner = here.within(image.label)
-    if image.image_kind != "object":
-        yield Skipped(inner.at(image.start), f"{image.image_kind} image, not a code object", image.label)
-    elif not is_amdgpu_triple(image.strings.get("triple", "")):
+    if not is_amdgpu_triple(image.strings.get("triple", "")):
         yield Skipped(
             inner.at(image.start), f"image for {image.strings.get('triple', 'an unknown triple')}", image.label
         )
+    elif image.image_kind == "bitcode":
+        yield Skipped(inner.at(image.start), RELOCATABLE_DEVICE_CODE, image.label)
+    elif image.image_kind != "object":
+        yield Skipped(inner.at(image.start), f"{image.image_kind} image, not a code object", image.label)
     else:
         yield from _guard(
             _scan_blob(buf, image.start, image.start + image.size, inner, limits, depth + 1, image.label),
@@ -395,9 +401,17 @@ def _scan_regions(buf: Buffer, regions: Iterator[Region | Item], limits: Limits,
         if region.kind == KPACK_REF:
             yield _kpack_skip(buf, lo, hi, here)
         elif region.kind == RAW_IMAGE:
-            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1), here.at(lo))
+            # regions.raw_images checked the AMDGPU ELF header and that its tables fit.
+            yield Blob(bytes(buf[lo:hi]), here.at(lo), found_in_data=True)
         elif region.kind == BUNDLE_ENTRY:
-            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, bundle_entry_id(region)), here.at(lo))
+            # An RDC object's sections: one per entry, the host's (one byte) beside the device's.
+            entry = BundleEntry(bundle_entry_id(region), 0, hi - lo)
+            if entry.kind == "host":
+                yield Skipped(here.at(lo), "host entry", entry.entry_id)
+            elif not entry.is_amdgpu:
+                yield Skipped(here.at(lo), "not an AMDGPU entry", entry.entry_id)
+            else:
+                yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, entry.entry_id), here.at(lo))
         else:
             yield from _scan_region(buf, lo, hi, here, limits, depth + 1)
 
