@@ -14,18 +14,21 @@ payload) and receives that buffer's :class:`Origin`, whose hops say where in it 
 
 from __future__ import annotations
 
+import gzip
 import io
 import mmap
 import os
 import sys
+import zlib
 from collections.abc import Collection, Generator, Iterator
 from dataclasses import replace
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from ..binary import Buffer
 from ..elf import EM_AMDGPU, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
-from .archive import Archive, Member, Refused, is_zip
+from .ar import ArArchive, is_ar
+from .archive import PEEK, Archive, Member, Refused, _MappedFile, is_zip
 from .bundle import BUNDLE_MAGIC, BundleEntry, decompress_ccob, is_amdgpu_triple, parse_bundle
 from .kpack import KPACK_MAGIC, kpack_entries, parse_ref
 from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, Skipped, Source
@@ -44,6 +47,7 @@ from .regions import (
     host_elf_regions,
     pe_regions,
 )
+from .tar import BLOCK, NotATar, TarArchive, is_gzip, is_tar
 
 # LLVM bitcode: the raw magic 'BC' C0 DE, and the wrapper header's magic 0x0B17C0DE (LE).
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
@@ -116,12 +120,13 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
         # peeked at first, so a directory of big non-code files costs nothing and an archive
         # is read member by member from the open file. A file named like a code object is read
         # whatever it starts with, so an unreadable one is reported, not passed over.
-        head = fh.read() if size <= SMALL_FILE else fh.read(64)
-        if in_directory and not recognised(head[:64]) and not path.lower().endswith(CODE_OBJECT_SUFFIXES):
+        head = fh.read() if size <= SMALL_FILE else fh.read(PEEK)
+        passing = in_directory and not path.lower().endswith(CODE_OBJECT_SUFFIXES)
+        if passing and (not recognised(head[:PEEK]) or (is_gzip(head) and not _gzip_holds_tar(fh))):
             return
-        if size > SMALL_FILE and is_zip(head):
-            fh.seek(0)
-            yield from _scan_archive(Archive(fh, origin, limits), limits, 0)
+        if size > SMALL_FILE and is_archive(head[:PEEK]) and not is_ar(head):
+            fh.seek(0)  # zip and tar archives are read from the open file; ar ones from its mapping
+            yield from _scan_archive(_open_archive(head[:PEEK], fh, origin, limits), limits, 0)
             return
         buf: bytes | mmap.mmap | None = head if size <= SMALL_FILE else None
         if buf is None:
@@ -141,14 +146,28 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
 
 
 def recognised(head: bytes) -> bool:
-    """Whether a file starting with ``head`` is something the scanner reads."""
+    """Whether a file starting with ``head`` (its first 512 bytes, where a tar header's magic
+    sits) is something the scanner reads."""
     return (
         is_elf(head)
         or head.startswith((*CONTAINER_MAGICS, KPACK_MAGIC))
         or is_pe(head)
         or looks_like_coff_object(head)
-        or is_zip(head)
+        or is_archive(head)
     )
+
+
+def _gzip_holds_tar(fh: BinaryIO) -> bool:
+    """Whether the gzip file open in ``fh`` expands to a tar archive (its first block only).
+    A directory walk passes over other gzip files (logs, data) as it does any non-code file."""
+    fh.seek(0)
+    try:
+        with gzip.GzipFile(fileobj=fh, mode="rb") as stream:
+            return is_tar(stream.read(BLOCK))
+    except (OSError, EOFError, zlib.error):
+        return False
+    finally:
+        fh.seek(0)
 
 
 # Device code for other vendors' GPUs, told apart so that it is skipped with its name rather than
@@ -188,12 +207,13 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
     if foreign is not None:
         yield Skipped(origin, foreign)
         return
-    if not recognised(bytes(buf[:64])):
+    if not recognised(bytes(buf[:PEEK])):
         raise FormatError(
             f"not a code object or a container amdocc reads (starts with {bytes(buf[:8]).hex(' ')})", origin, 0
         )
-    if is_zip(bytes(buf[:4])):
-        yield from _scan_archive(Archive(io.BytesIO(buf), origin, limits), limits, 0)
+    head = bytes(buf[:PEEK])
+    if is_archive(head):
+        yield from _scan_archive(_open_archive(head, buf, origin, limits), limits, 0)
     else:
         yield from _scan_blob(buf, 0, len(buf), origin, limits, depth=0)
 
@@ -201,26 +221,68 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
 # -- archives -------------------------------------------------------------------------------
 
 
-def _scan_archive(archive: Archive, limits: Limits, depth: int, names: Collection[str] | None = None) -> Iterator[Item]:
-    """Every member of a zip archive (a wheel) that is or holds a code object; a zip member
-    is opened in turn, sharing the archive's expansion budget and one more level of depth.
-    ``names`` limits the scan to those members (a part of a wheel read by one worker)."""
+AnyArchive = Archive | ArArchive | TarArchive
+THIN_ARCHIVE = (
+    "thin ar archive: it names object files kept beside it and holds none of their bytes "
+    "(give amdocc those files instead)"
+)
+
+
+def is_archive(head: bytes) -> bool:
+    """Whether ``head`` (a file's first 512 bytes) starts an archive amdocc reads members of."""
+    return is_zip(head) or is_ar(head) or is_tar(head) or is_gzip(head)
+
+
+def _open_archive(
+    head: bytes, source: Buffer | IO[bytes], origin: Origin, limits: Limits, budget: int | None = None
+) -> AnyArchive:
+    """The archive ``head`` announces over ``source``: a buffer (bytes or a mapping), or for a
+    zip or tar archive an open file at its start (ar archives are read from a buffer)."""
+    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+        if is_ar(head):
+            return ArArchive(source, origin, limits, budget)
+        source = io.BytesIO(source) if not isinstance(source, mmap.mmap) else _MappedFile(source)
+    if is_zip(head):
+        return Archive(source, origin, limits, budget)
+    return TarArchive(source, origin, limits, budget, compressed=is_gzip(head))
+
+
+def _scan_archive(
+    archive: AnyArchive, limits: Limits, depth: int, names: Collection[str] | None = None
+) -> Iterator[Item]:
+    """Every member of an archive (a wheel, a static library, an sdist) that is or holds a code
+    object; an archive member is opened in turn, sharing the archive's expansion budget and one
+    more level of depth. ``names`` limits the scan to those members (a part of a wheel read by
+    one worker)."""
     found = 0
     try:
-        for member in archive.members(recognised, names):
+        if isinstance(archive, ArArchive) and archive.thin:
+            yield Skipped(archive.origin, THIN_ARCHIVE)
+            return
+        if isinstance(archive, TarArchive) and archive.compressed:
+            try:
+                first = archive.first_block()
+            except NotATar:
+                yield Skipped(archive.origin, "gzip data that is not a tar archive")
+                return
+            members = archive.members(recognised, names, first)
+        else:
+            members = archive.members(recognised, names)
+        for member in members:
             if isinstance(member, Refused):
                 yield Failed(member.origin, member.error) if member.error else Skipped(member.origin, member.reason)
                 continue
             found += 1
             try:
-                if is_zip(bytes(member.data[:4])):
+                head = bytes(member.data[:PEEK])
+                if is_archive(head):
                     if depth + 1 > limits.max_depth:
                         yield Failed(
                             member.origin,
                             LimitError(f"archives nested deeper than {limits.max_depth} levels", member.origin, 0),
                         )
                         continue
-                    yield from _guard(_scan_nested(archive, member, limits, depth + 1), member.origin)
+                    yield from _guard(_scan_nested(archive, head, member, limits, depth + 1), member.origin)
                 else:
                     yield from _guard(
                         _scan_blob(member.data, 0, len(member.data), member.origin, limits, depth + 1), member.origin
@@ -231,14 +293,11 @@ def _scan_archive(archive: Archive, limits: Limits, depth: int, names: Collectio
     finally:
         archive.close()
     if not found and names is None:
-        yield Skipped(
-            archive.origin,
-            f"zip archive of {len(archive.infos)} members, none of them a code object or a container amdocc reads",
-        )
+        yield Skipped(archive.origin, f"{archive.summary}, none of them a code object or a container amdocc reads")
 
 
-def _scan_nested(outer: Archive, member: Member, limits: Limits, depth: int) -> Iterator[Item]:
-    inner = outer.nested(member)
+def _scan_nested(outer: AnyArchive, head: bytes, member: Member, limits: Limits, depth: int) -> Iterator[Item]:
+    inner = _open_archive(head, member.data, member.origin, limits, outer.budget)
     try:
         yield from _scan_archive(inner, limits, depth)
     finally:
