@@ -105,8 +105,11 @@ class TarArchive:
             header_at = self.pos - (BLOCK if block is not None else 0)
             if block is None:
                 block = self._read(BLOCK)
-            if not block or block == _ZERO_BLOCK:
-                return  # the end-of-archive marker, or the end of the stream between members
+            if not block:
+                return  # the end of the stream between members
+            if block == _ZERO_BLOCK:
+                self._only_zeros_after(header_at)
+                return
             if len(block) < BLOCK:
                 raise FormatError(
                     f"tar archive ends inside a header ({len(block)} of {BLOCK} bytes)", self.where, header_at
@@ -138,7 +141,7 @@ class TarArchive:
                         f"tar extended header of {size} bytes (at most {_META_LIMIT})", self.where, header_at
                     )
                 meta = self._exactly(size, name, header_at)
-                self._skip(_padding(size), name, header_at)
+                self._skip(_padding(size), name, header_at, size, size)
                 if kind == b"L":
                     long_name = meta.split(b"\0", 1)[0].decode("utf-8", "replace")
                 elif kind == b"x":
@@ -146,15 +149,15 @@ class TarArchive:
                 continue
             long_name, pax = None, {}
             if kind not in _FILE_TYPES or (names is not None and name not in names):
-                self._skip(size + _padding(size), name, header_at)
+                self._skip(size + _padding(size), name, header_at, size)
                 continue
-            head = self._exactly(min(size, PEEK), name, header_at)
+            head = self._exactly(min(size, PEEK), name, header_at, size)
             if not wanted(head):
-                self._skip(size - len(head) + _padding(size), name, header_at)
+                self._skip(size - len(head) + _padding(size), name, header_at, size, len(head))
                 continue
             here = self.origin.decompressed(name) if self.compressed else self.origin.within(name).at(data_at)
             data = self._hold(head, size, name, header_at)
-            self._skip(_padding(size), name, header_at)
+            self._skip(_padding(size), name, header_at, size, size)
             yield Member(name, data, here)
 
     # -- reading the stream ------------------------------------------------------------------
@@ -182,29 +185,51 @@ class TarArchive:
                 )
         return bytes(out)
 
-    def _exactly(self, n: int, name: str, header_at: int) -> bytes:
+    def _only_zeros_after(self, marker_at: int) -> None:
+        """What follows the end-of-archive marker is zero padding (to the writer's record size).
+        Anything else means the archive holds more than its headers describe: a member that
+        declares less than it has (the walk then met zeros inside it), or archives concatenated."""
+        while True:
+            at = self.pos
+            chunk = self._read(_CHUNK)
+            if not chunk:
+                return
+            if chunk.count(0) != len(chunk):
+                first = at + next(i for i, b in enumerate(chunk) if b)
+                raise FormatError(
+                    f"data after the end-of-archive marker at {self.where.mark(marker_at)}: the archive "
+                    "holds more than its headers describe (a member that declares less than it has, "
+                    "or archives concatenated)",
+                    self.where,
+                    first,
+                )
+
+    def _exactly(self, n: int, name: str, header_at: int, declared: int | None = None, before: int = 0) -> bytes:
+        """``n`` bytes of a member whose header declares ``declared`` (default ``n``) bytes, of
+        which ``before`` were read already; fewer is a FormatError naming the member."""
         data = self._read(n)
         if len(data) < n:
-            self._cut_short(name, header_at, n, len(data))
+            self._cut_short(name, header_at, n if declared is None else declared, before + len(data))
         return data
 
-    def _skip(self, n: int, name: str, header_at: int) -> None:
+    def _skip(self, n: int, name: str, header_at: int, declared: int, before: int = 0) -> None:
+        """Read past ``n`` bytes of a member (its rest and padding) as :meth:`_exactly` reads."""
         left = n
         while left:
             got = len(self._read(min(left, _CHUNK)))
             if not got:
-                self._cut_short(name, header_at, n, n - left)
+                self._cut_short(name, header_at, declared, min(declared, before + n - left))
             left -= got
 
     def _hold(self, head: bytes, size: int, name: str, header_at: int) -> bytes | mmap.mmap:
         if size < self.limits.mmap_threshold:
-            return head + self._exactly(size - len(head), name, header_at)
+            return head + self._exactly(size - len(head), name, header_at, size, len(head))
 
         def chunks() -> Iterator[bytes]:
             yield head
             left = size - len(head)
             while left:
-                chunk = self._exactly(min(left, _CHUNK), name, header_at)
+                chunk = self._exactly(min(left, _CHUNK), name, header_at, size, size - left)
                 left -= len(chunk)
                 yield chunk
 
