@@ -148,11 +148,38 @@ def test_inspect_of_a_static_library_exits_0_and_counts_what_it_passed_over(tmp_
     assert run.stderr.startswith("amdocc: skipped entries:") and f"2 {RDC}" in run.stderr
 
 
-def test_a_thin_archive_is_skipped_with_its_reason(tmp_path):
-    objects = _objects(tmp_path)[:1]
-    library = _archive(["llvm-ar-22", "--thin"], tmp_path, "libthin.a", objects)
-    (item,) = list(scan(str(library)))
-    assert isinstance(item, Skipped) and item.reason.startswith("thin ar archive") and item.origin.hops == ()
+def test_a_thin_archive_reads_the_files_it_names_beside_it(tmp_path):
+    objects = _objects(tmp_path)
+    (tmp_path / "lib").mkdir()
+    library = _archive(["llvm-ar-22", "--thin"], tmp_path, "lib/libthin.a", objects)
+    listed = subprocess.run(["llvm-ar-22", "t", str(library)], capture_output=True, text=True, check=True).stdout
+    assert [os.path.normpath(n) for n in listed.split()] == [str(o) for o in objects]  # where each member is
+    want = {
+        (str(o), entry, hashlib.sha256(co).hexdigest())
+        for o in objects[:2]
+        for entry, co in _unbundled(o, tmp_path).items()
+    }
+    items = list(scan(str(library)))
+    # Each named as the archive stores it, relative to its directory ("../x.o").
+    names = sorted({i.origin.hops[0] for i in items})
+    assert names == sorted(os.path.relpath(o, library.parent) for o in objects)
+    got = {
+        (os.path.normpath(library.parent / i.origin.hops[0]), i.entry_id, hashlib.sha256(i.data).hexdigest())
+        for i in items
+        if isinstance(i, Blob)
+    }
+    assert got == want and not [i for i in items if isinstance(i, Failed)]
+    names = [os.path.relpath(o, library.parent) for o in objects]
+    assert all(i.origin.base is None for i in items)  # the bytes are another file's, at no offset of the .a
+    # The archive as bytes has no directory to find its members in: skipped, saying so.
+    (item,) = list(scan(library.read_bytes()))
+    assert isinstance(item, Skipped) and item.reason.startswith("thin ar archive that is not a file of its own")
+    # A member that is gone is an error naming it; the others are still read.
+    objects[0].unlink()
+    items = list(scan(str(library)))
+    (failed,) = [i for i in items if isinstance(i, Failed)]
+    assert failed.origin.hops == (names[0],) and "cannot be read: No such file or directory" in failed.error.message
+    assert {i.origin.hops[0] for i in items if isinstance(i, Blob)} == {names[1]}
 
 
 def _ar(*members: tuple[bytes, bytes]) -> bytes:

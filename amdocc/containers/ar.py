@@ -10,7 +10,9 @@ member's bytes, padded to an even offset. Names, by convention:
 - BSD and Darwin: ``#1/<n>``: the name is the first n bytes of the member's data (NUL padded);
   ``__.SYMDEF`` (``SORTED``, ``_64``) is the symbol table.
 
-A thin archive (``!<thin>\\n``) holds only the names of files kept beside it, not their bytes.
+A thin archive (``!<thin>\\n``) holds only the names of files kept beside it (relative to its own
+directory), not their bytes: when the archive is a file, each member is read from the file it
+names (a regular file, or it is skipped with the reason); otherwise it cannot be read.
 
 The archive is a buffer (the mapped file, or a member of another archive): a member is peeked at
 where it lies and copied out only when it starts like something amdocc reads; one at or above
@@ -20,6 +22,8 @@ where it lies and copied out only when it starts like something amdocc reads; on
 from __future__ import annotations
 
 import mmap
+import os
+import stat
 from collections.abc import Callable, Collection, Iterator
 
 from ..binary import Buffer
@@ -42,8 +46,13 @@ def is_ar(head: bytes) -> bool:
 class ArArchive:
     """An ar archive in ``buf`` (which it starts), named ``origin``."""
 
-    def __init__(self, buf: Buffer, origin: Origin, limits: Limits, budget: int | None = None) -> None:
+    def __init__(
+        self, buf: Buffer, origin: Origin, limits: Limits, budget: int | None = None, directory: str | None = None
+    ) -> None:
         self.buf, self.origin, self.limits = buf, origin, limits
+        # Where a thin archive's members are (the directory of the archive file; None when the
+        # archive is no file of its own, and its members cannot be found).
+        self.directory = directory
         # Nothing is expanded out of an ar archive; the budget passes through to nested archives.
         self.budget = limits.max_archive_bytes if budget is None else budget
         self.thin = bytes(buf[:8]) == THIN_MAGIC
@@ -79,7 +88,12 @@ class ArArchive:
                         self.origin,
                         start - HEADER_SIZE,
                     )
-                if self.thin or (names is not None and name not in names):
+                if names is not None and name not in names:
+                    continue
+                if self.thin:
+                    beside = self._beside(name, wanted)
+                    if beside is not None:
+                        yield beside
                     continue
                 if not wanted(bytes(buf[start : start + min(size, PEEK)])):
                     continue
@@ -105,17 +119,18 @@ class ArArchive:
             raise FormatError(f"ar member size {field!r} is not a decimal number", origin, pos + 48)
         size, start = int(field), pos + HEADER_SIZE
         raw = header[:16].rstrip(b" ")
-        if start + size > end:
+        held = not self.thin or raw in (b"/", b"//", b"/SYM64/")  # a thin archive holds only its tables
+        if held and start + size > end:
             raise FormatError(
                 f"ar member {raw.decode('latin-1')!r} declares {size} bytes at offset {origin.mark(start)}, "
                 f"past the end of the archive ({end - start} bytes left)",
                 origin,
                 pos + 48,
             )
-        after = start + size + (size & 1)
+        after = start + size + (size & 1) if held else start
         if raw.startswith(b"#1/"):  # BSD: the name leads the data
             length = raw[3:]
-            if not length.isdigit() or int(length) > size:
+            if not held or not length.isdigit() or int(length) > size:
                 raise FormatError(f"BSD ar name length {length!r} does not fit its member ({size} bytes)", origin, pos)
             named = int(length)
             name = bytes(buf[start : start + named]).rstrip(b"\0")
@@ -137,6 +152,27 @@ class ArArchive:
         else:
             name = raw[:-1] if raw.endswith(b"/") else raw
         return name.decode("utf-8", "replace"), start, size, after
+
+    def _beside(self, name: str, wanted: Callable[[bytes], bool]) -> Member | Refused | None:
+        """A thin archive's member: the file it names, relative to the archive's directory. Its
+        offsets count from that file's start, which sits at no offset of the archive."""
+        here = self.origin.decompressed(name)
+        path = os.path.join(self.directory or "", name)
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return Refused(name, here, f"thin archive member {path!r} is not a regular file; not read")
+            with open(path, "rb") as fh:
+                if not wanted(fh.read(PEEK)):
+                    return None
+                fh.seek(0)
+                size = os.fstat(fh.fileno()).st_size
+                if size < self.limits.mmap_threshold:
+                    return Member(name, fh.read(size), here)
+                return Member(name, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), here)
+        except OSError as exc:  # a member the archive needs and cannot be had: its device code is lost
+            return Refused(
+                name, here, "", FormatError(f"thin archive member {path!r} cannot be read: {exc.strerror}", here)
+            )
 
     def _copy(self, start: int, size: int) -> bytes | mmap.mmap:
         if size < self.limits.mmap_threshold:

@@ -223,8 +223,8 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
 
 AnyArchive = Archive | ArArchive | TarArchive
 THIN_ARCHIVE = (
-    "thin ar archive: it names object files kept beside it and holds none of their bytes "
-    "(give amdocc those files instead)"
+    "thin ar archive that is not a file of its own: it names object files kept beside it and holds "
+    "none of their bytes (give amdocc the archive's path, or those files)"
 )
 
 
@@ -240,7 +240,9 @@ def _open_archive(
     zip or tar archive an open file at its start (ar archives are read from a buffer)."""
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
         if is_ar(head):
-            return ArArchive(source, origin, limits, budget)
+            # A file named on its own (no hops) has a directory, where a thin archive's members are.
+            whole_file = not origin.hops and origin.path not in ("-", "<bytes>") and os.path.isfile(origin.path)
+            return ArArchive(source, origin, limits, budget, os.path.dirname(origin.path) if whole_file else None)
         source = io.BytesIO(source) if not isinstance(source, mmap.mmap) else _MappedFile(source)
     if is_zip(head):
         return Archive(source, origin, limits, budget)
@@ -256,7 +258,7 @@ def _scan_archive(
     one worker)."""
     found = 0
     try:
-        if isinstance(archive, ArArchive) and archive.thin:
+        if isinstance(archive, ArArchive) and archive.thin and archive.directory is None:
             yield Skipped(archive.origin, THIN_ARCHIVE)
             return
         if isinstance(archive, TarArchive) and archive.compressed:
