@@ -62,7 +62,7 @@ class Limits:
     # Files above this size are mapped instead of read (archive members: spilled to a
     # temporary file, then mapped).
     mmap_threshold: int = 64 << 20
-    # Bytes one zip archive (a wheel) may expand to, nested archives included.
+    # Bytes one zip archive (a wheel) or gzip-compressed tar may expand to, nested archives included.
     max_archive_bytes: int = 8 << 30
     # Check each compressed bundle's MD5 against its header. Off by default, as in the tools
     # that load these files: clang-offload-bundler and comgr (which HIP unbundles through)
