@@ -13,6 +13,7 @@ sizes) and must give one error naming the offset, with what came before still re
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import shutil
 import struct
@@ -25,6 +26,8 @@ import yaml
 
 import amdocc
 from amdocc.containers import Blob, Failed, Limits, Skipped, scan
+from amdocc.containers.ar import ArArchive
+from amdocc.errors import Origin
 from conftest import ROOT
 from test_relocatable_device_code import RDC, build_rdc
 
@@ -213,6 +216,7 @@ def test_a_member_whose_size_runs_past_the_archive_is_an_error_naming_its_header
     "damage, words",
     [
         (lambda d: d[:-200], "declares"),  # cut inside the member
+        (lambda d: d[:-1], "declares"),  # one byte short
         (lambda d: d[:8] + d[8:68].replace(b"`\n", b"XX") + d[68:], "no ar member header here"),
         (lambda d: d[: 8 + 48] + b"12ab".ljust(10) + d[8 + 58 :], "is not a decimal number"),
         (lambda d: d[: 8 + 40], "cut short"),
@@ -238,6 +242,23 @@ def test_gnu_long_names_and_bsd_names_and_symbol_tables_are_read_from_the_format
     (item,) = list(scan(bsd))
     assert isinstance(item, Blob) and item.origin.hops == ("bsd_member_long_name.co",) and item.data == co
     assert bsd[item.origin.base : item.origin.base + len(co)] == co
+
+
+def test_an_odd_sized_member_is_padded_to_an_even_offset_before_the_next_header():
+    co = _code_object()
+    data = _ar((b"odd.txt/", b"1234567"), (b"k.co/", co))
+    (item,) = list(scan(data))
+    assert isinstance(item, Blob) and item.origin.hops == ("k.co",) and item.origin.base == 8 + 60 + 8 + 60
+    assert data[item.origin.base : item.origin.base + len(co)] == co
+
+
+def test_a_member_at_the_mapping_threshold_is_held_in_a_mapped_temporary_file():
+    co = _code_object()
+    data = _ar((b"k.co/", co))
+    (small,) = ArArchive(data, Origin("x.a"), Limits(mmap_threshold=len(co) + 1)).members(lambda head: True)
+    (large,) = ArArchive(data, Origin("x.a"), Limits(mmap_threshold=len(co))).members(lambda head: True)
+    assert isinstance(small.data, bytes) and isinstance(large.data, mmap.mmap)
+    assert small.data == large.data[:] == co
 
 
 def test_an_archive_holds_at_most_max_entries_members():

@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -27,7 +28,8 @@ import pytest
 
 import amdocc
 from amdocc.containers import Blob, Failed, Limits, Skipped, scan
-from amdocc.errors import LimitError
+from amdocc.containers.tar import TarArchive
+from amdocc.errors import LimitError, Origin
 from conftest import FIXTURES, ROOT
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
@@ -55,7 +57,7 @@ def _llvm_entry_hashes(fixture: str) -> list[str]:
 
 def _tar(path: Path, members: dict[str, bytes], mode: str = "w", fmt: int = tarfile.PAX_FORMAT) -> Path:
     with tarfile.open(path, mode, format=fmt) as t:
-        t.addfile(tarfile.TarInfo("pkg-1.0/kernels"), None)  # a directory-less entry type mix
+        t.addfile(tarfile.TarInfo("pkg-1.0/README"), None)  # an empty file
         for name, data in members.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -73,14 +75,11 @@ def _by_member(cos) -> dict[str, list[str]]:
 @pytest.mark.parametrize("suffix, mode", [(".tar", "w"), (".tar.gz", "w:gz"), (".tgz", "w:gz")])
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_every_member_gives_the_code_objects_llvm_unbundles_named_by_member(tmp_path, suffix, mode, fmt):
-    members = MEMBERS if fmt != "ustar" else {k.replace(LONG_DIR, "pkg-1.0/lib/"): v for k, v in MEMBERS.items()}
-    archive = _tar(tmp_path / f"pkg-1.0{suffix}", members, mode, FORMATS[fmt])
+    # The long directory rides in a GNU 'L' member, a pax 'path' record, or ustar's name prefix.
+    archive = _tar(tmp_path / f"pkg-1.0{suffix}", MEMBERS, mode, FORMATS[fmt])
     loaded = amdocc.load(archive)
     assert loaded.failed == []
-    want = {
-        name.replace(LONG_DIR, "pkg-1.0/lib/") if fmt == "ustar" else name: fixture for name, fixture in FROM.items()
-    }
-    assert _by_member(loaded) == {name: _llvm_entry_hashes(fixture) for name, fixture in want.items()}
+    assert _by_member(loaded) == {name: _llvm_entry_hashes(fixture) for name, fixture in FROM.items()}
     with tarfile.open(archive) as t:  # the oracle's member bytes, and for a plain tar its offsets
         infos = {i.name: i for i in t.getmembers()}
         for co in loaded:
@@ -191,6 +190,17 @@ def test_a_member_whose_header_understates_its_size_is_found_at_the_next_header_
     assert "no valid tar header here" in failed.error.message and "declares a size" in failed.error.message
 
 
+def test_a_header_whose_checksum_does_not_match_ends_the_walk_there(tmp_path):
+    data = _plain(tmp_path)
+    info = _headers(data)["pkg-1.0/kernels/ccob.hipfb"]
+    damaged = bytearray(data)
+    damaged[info.offset + 20] ^= 0x01  # a byte of the name; the checksum field still parses
+    items = list(scan(bytes(damaged)))
+    (failed,) = [i for i in items if isinstance(i, Failed)]
+    assert failed.error.offset == info.offset and "checksum does not match" in failed.error.message
+    assert "pkg-1.0/kernels/bundle_5arch.hipfb" in {i.origin.hops[0] for i in items if isinstance(i, Blob)}
+
+
 def test_a_member_whose_header_overstates_its_size_is_cut_short_at_the_end(tmp_path):
     data = _plain(tmp_path)
     info = _headers(data)["pkg-1.0/kernels/ccob.hipfb"]  # the last member
@@ -245,6 +255,51 @@ def test_gzip_data_that_is_not_a_tar_is_skipped_and_passed_over_in_a_directory(t
     walked = list(scan(str(tmp_path)))
     assert {i.origin.path for i in walked} == {str(tmp_path / "pkg-1.0.tar.gz")}
     assert not [i for i in walked if isinstance(i, Failed)]
+
+
+def test_a_custom_type_is_read_as_a_file_and_a_sparse_one_is_read_past(tmp_path):
+    # POSIX reserves types 'A'-'Z' for custom ones, which readers take as regular files (tarfile's
+    # extractfile gives their bytes); a GNU sparse member's data is not the file as stored.
+    bundle = MEMBERS["pkg-1.0/kernels/bundle_5arch.hipfb"]
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.GNU_FORMAT) as t:
+        for name, kind in (("custom.hipfb", b"A"), ("sparse.hipfb", tarfile.GNUTYPE_SPARSE), ("after.hipfb", b"0")):
+            info = tarfile.TarInfo(name)
+            info.size, info.type = len(bundle), kind
+            t.addfile(info, io.BytesIO(bundle))
+    data = out.getvalue()
+    with tarfile.open(fileobj=io.BytesIO(data)) as t:
+        assert t.extractfile("custom.hipfb").read() == bundle
+    hops = [i.origin.hops[0] for i in scan(data) if isinstance(i, Blob)]
+    assert hops == ["custom.hipfb"] * 5 + ["after.hipfb"] * 5
+
+
+def test_a_large_member_is_held_in_a_mapped_temporary_file(tmp_path):
+    data = _tar(tmp_path / "p.tar", {"k/bundle.hipfb": MEMBERS["pkg-1.0/kernels/ccob.hipfb"]}).read_bytes()
+    size = len(MEMBERS["pkg-1.0/kernels/ccob.hipfb"])
+    held = {}
+    for threshold in (size + 1, size):
+        archive = TarArchive(io.BytesIO(data), Origin("p.tar"), Limits(mmap_threshold=threshold))
+        (held[threshold],) = [m for m in archive.members(lambda head: True) if m.name == "k/bundle.hipfb"]
+    assert isinstance(held[size + 1].data, bytes) and isinstance(held[size].data, mmap.mmap)
+    assert held[size + 1].data == held[size].data[:] == MEMBERS["pkg-1.0/kernels/ccob.hipfb"]
+
+
+def test_a_long_name_larger_than_a_name_can_be_is_refused_without_reading_it(tmp_path):
+    size = 2 << 20
+    header = bytearray(512)
+    header[0:13] = b"././@LongLink"
+    header[124:136] = f"{size:011o}\0".encode()
+    header[156:157] = b"L"
+    header[257:265] = b"ustar  \0"
+    header[148:156] = b" " * 8
+    header[148:156] = f"{sum(header):06o}\0 ".encode()
+    data = bytes(header) + b"a" * size + _plain(tmp_path)
+    with tarfile.open(fileobj=io.BytesIO(data)) as t:  # the oracle reads it as a name, 2 MiB long
+        assert len(t.getmembers()[0].name) == size
+    (item,) = list(scan(data))
+    assert isinstance(item, Failed) and item.error.offset == 0
+    assert f"tar extended header of {size} bytes" in item.error.message
 
 
 def test_a_tar_holds_at_most_max_entries_members(tmp_path):

@@ -71,9 +71,6 @@ class ArArchive:
         pos, long_names = len(AR_MAGIC), b""
         try:
             while pos < end:
-                if bytes(buf[pos : pos + 1]) == b"\n":  # the pad byte after an odd-sized last member
-                    pos += 1
-                    continue
                 name, start, size, after = self._header(pos, long_names)
                 pos = after
                 if name == "//":
@@ -127,7 +124,7 @@ class ArArchive:
                 origin,
                 pos + 48,
             )
-        after = start + size + (size & 1) if held else start
+        after = start + size + (size & 1) if held else start  # data padded to an even offset
         if raw.startswith(b"#1/"):  # BSD: the name leads the data
             length = raw[3:]
             if not held or not length.isdigit() or int(length) > size:

@@ -30,7 +30,11 @@ from .model import Limits
 BLOCK = 512
 GZIP_MAGIC = b"\x1f\x8b"
 _ZERO_BLOCK = bytes(BLOCK)
-_FILE_TYPES = (b"0", b"\0", b"7")  # regular and contiguous files
+# Types whose data is not a file's bytes (links, devices, directories, FIFOs; GNU sparse files,
+# volume labels, multi-volume continuations, dump directories): read past. Regular and contiguous
+# files, and types no one defined (POSIX reserves 'A'-'Z' for custom ones, which readers take as
+# regular files, as Python's tarfile does), are read as files.
+_NOT_FILES = (b"1", b"2", b"3", b"4", b"5", b"6", b"S", b"V", b"M", b"N", b"D")
 _META_TYPES = (b"L", b"K", b"x", b"g")  # GNU long name/link, pax per-file and global headers
 _META_LIMIT = 1 << 20  # a long name or pax header larger than this is not a name
 _CHUNK = 1 << 20
@@ -148,7 +152,7 @@ class TarArchive:
                     pax = _pax_records(meta, self.where, data_at)
                 continue
             long_name, pax = None, {}
-            if kind not in _FILE_TYPES or (names is not None and name not in names):
+            if kind in _NOT_FILES or (names is not None and name not in names):
                 self._skip(size + _padding(size), name, header_at, size)
                 continue
             head = self._exactly(min(size, PEEK), name, header_at, size)
