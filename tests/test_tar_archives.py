@@ -302,6 +302,20 @@ def test_a_long_name_larger_than_a_name_can_be_is_refused_without_reading_it(tmp
     assert f"tar extended header of {size} bytes" in item.error.message
 
 
+def test_a_wheel_reads_its_tar_gz_member_and_passes_over_other_gzip_data(tmp_path):
+    import zipfile
+
+    sdist = _tar(tmp_path / "inner.tar.gz", {"k/bundle.hipfb": MEMBERS["pkg-1.0/kernels/bundle_5arch.hipfb"]}, "w:gz")
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("pkg/data/table.csv.gz", gzip.compress(b"a,b\n1,2\n" * 500))
+        z.writestr("pkg/kernels.tar.gz", sdist.read_bytes())
+    items = list(scan(str(wheel)))
+    assert not [i for i in items if isinstance(i, (Failed, Skipped)) and "table" in str(i.origin)]
+    blobs = [i for i in items if isinstance(i, Blob)]
+    assert len(blobs) == 5 and {b.origin.hops[:2] for b in blobs} == {("pkg/kernels.tar.gz", "k/bundle.hipfb")}
+
+
 def test_a_tar_holds_at_most_max_entries_members(tmp_path):
     data = _tar(
         tmp_path / "p.tar", {f"k{i}.hipfb": MEMBERS["pkg-1.0/kernels/ccob.hipfb"] for i in range(3)}

@@ -14,7 +14,6 @@ payload) and receives that buffer's :class:`Origin`, whose hops say where in it 
 
 from __future__ import annotations
 
-import gzip
 import io
 import mmap
 import os
@@ -122,7 +121,7 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
         # whatever it starts with, so an unreadable one is reported, not passed over.
         head = fh.read() if size <= SMALL_FILE else fh.read(PEEK)
         passing = in_directory and not path.lower().endswith(CODE_OBJECT_SUFFIXES)
-        if passing and (not recognised(head[:PEEK]) or (is_gzip(head) and not _gzip_holds_tar(fh))):
+        if passing and not recognised(head[:PEEK]):
             return
         if size > SMALL_FILE and is_archive(head[:PEEK]) and not is_ar(head):
             fh.seek(0)  # zip and tar archives are read from the open file; ar ones from its mapping
@@ -153,21 +152,23 @@ def recognised(head: bytes) -> bool:
         or head.startswith((*CONTAINER_MAGICS, KPACK_MAGIC))
         or is_pe(head)
         or looks_like_coff_object(head)
-        or is_archive(head)
+        or is_zip(head)
+        or is_ar(head)
+        or is_tar(head)
+        or (is_gzip(head) and _gzip_may_hold_tar(head))
     )
 
 
-def _gzip_holds_tar(fh: BinaryIO) -> bool:
-    """Whether the gzip file open in ``fh`` expands to a tar archive (its first block only).
-    A directory walk passes over other gzip files (logs, data) as it does any non-code file."""
-    fh.seek(0)
+def _gzip_may_hold_tar(head: bytes) -> bool:
+    """Whether gzip data starting with ``head`` may expand to a tar archive: its first block,
+    when ``head`` expands that far (a tar header compresses to well under 512 bytes), is a tar
+    header; when it does not, it may be. So wheels' and trees' other gzip files (logs, data)
+    are passed over like any file amdocc does not read, without being read whole."""
     try:
-        with gzip.GzipFile(fileobj=fh, mode="rb") as stream:
-            return is_tar(stream.read(BLOCK))
-    except (OSError, EOFError, zlib.error):
+        first = zlib.decompressobj(wbits=31).decompress(head, BLOCK)
+    except zlib.error:
         return False
-    finally:
-        fh.seek(0)
+    return len(first) < BLOCK or is_tar(first)
 
 
 # Device code for other vendors' GPUs, told apart so that it is skipped with its name rather than
@@ -207,11 +208,11 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
     if foreign is not None:
         yield Skipped(origin, foreign)
         return
-    if not recognised(bytes(buf[:PEEK])):
+    head = bytes(buf[:PEEK])
+    if not recognised(head) and not is_gzip(head):  # gzip: the archive path says what it holds
         raise FormatError(
             f"not a code object or a container amdocc reads (starts with {bytes(buf[:8]).hex(' ')})", origin, 0
         )
-    head = bytes(buf[:PEEK])
     if is_archive(head):
         yield from _scan_archive(_open_archive(head, buf, origin, limits), limits, 0)
     else:
