@@ -257,7 +257,7 @@ def _scan_archive(
     object; an archive member is opened in turn, sharing the archive's expansion budget and one
     more level of depth. ``names`` limits the scan to those members (a part of a wheel read by
     one worker)."""
-    found = refused = 0
+    found = failed = 0
     try:
         if isinstance(archive, ArArchive) and archive.thin and archive.directory is None:
             yield Skipped(archive.origin, THIN_ARCHIVE)
@@ -273,7 +273,7 @@ def _scan_archive(
             members = archive.members(recognised, names)
         for member in members:
             if isinstance(member, Refused):
-                refused += 1
+                failed += member.error is not None
                 yield Failed(member.origin, member.error) if member.error else Skipped(member.origin, member.reason)
                 continue
             found += 1
@@ -296,7 +296,7 @@ def _scan_archive(
                     member.data.close()
     finally:
         archive.close()
-    if not found and not refused and names is None:  # a refused member was said already
+    if not found and not failed and names is None:  # a member that failed was said already
         yield Skipped(archive.origin, f"{archive.summary}, none of them a code object or a container amdocc reads")
 
 
