@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh Debian bookworm machine (no GPU):
-#  - LLVM 22 tools (the oracle): llvm-22 clang-22 lld-22 from Debian's bookworm-security
+#  - LLVM 22 tools (the oracle): llvm-22 clang-22 lld-22 from Debian's bookworm-security, and
+#    libllvm22 (its libLLVM.so.22.1 is the disassembler `amdocc isa` loads through LLVM-C)
 #  - Chromium (Debian's chromium), headless, to open the census HTML report
 #  - amdocc with its test extras (editable, so tests run against this checkout)
 #  - the amd-aiter wheel's 2,501 hand-written .co files (the real corpus), unpacked to .cache/aiter
@@ -9,10 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v llvm-readelf-22 >/dev/null || ! command -v clang-22 >/dev/null || ! command -v ld.lld-22 >/dev/null; then
+if ! command -v llvm-readelf-22 >/dev/null || ! command -v clang-22 >/dev/null || ! command -v ld.lld-22 >/dev/null \
+  || ! ls /usr/lib/*-linux-gnu/libLLVM.so.22* >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-22 clang-22 lld-22 >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-22 clang-22 lld-22 libllvm22 >/dev/null
 fi
 # Debian's ROCm 5.2.3 HSA runtime keeps its blit kernels as raw code objects in .data
 # (tests/test_raw_images.py reads them).

@@ -17,6 +17,9 @@ amdocc/app/check_op.py) and writes it down; none decides anything.
   section 3.33.6) and a property. Fingerprint amdoccCheck/v2 adds the kernel's location and copy
   (amdocc.identity) to v1's target, kernel and rule.
 - GitHub Actions: ``::error``/``::warning`` lines, escaped as the runner's toolkit escapes them.
+
+A path (or name) that is not UTF-8 is written by amdocc.printable's rule in all three: each
+undecodable byte as ``\\xNN``, and in a SARIF artifact URI percent-encoded from the raw bytes.
 """
 
 from __future__ import annotations
@@ -28,12 +31,12 @@ import re
 import socket
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import quote
 from xml.sax.saxutils import escape as _escape
 from xml.sax.saxutils import quoteattr as _quoteattr
 
 from .demangle import display
 from .policy.checks import RULE_SUMMARY, RULES
+from .printable import printable, printable_record, uri_path
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FAILING = ("new", "worse")
@@ -63,7 +66,7 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", printable(text))
 
 
 def escape(text: str) -> str:
@@ -150,10 +153,12 @@ def _text(value: object) -> str:
 
 
 def artifact_uri(path: str) -> str:
+    """``path`` as a SARIF artifact URI, percent-encoded from its raw bytes (a file name that is
+    not UTF-8 included)."""
     p = PurePath(path)
     if p.is_absolute():
-        return "file://" + quote(p.as_posix())
-    return quote(p.as_posix())
+        return "file://" + uri_path(p.as_posix())
+    return uri_path(p.as_posix())
 
 
 def sarif(result: Record, version: str) -> Record:
@@ -270,7 +275,7 @@ def _camel(rule: str) -> str:
 
 
 def sarif_text(result: Record, version: str) -> str:
-    return json.dumps(sarif(result, version), indent=1) + "\n"
+    return json.dumps(printable_record(sarif(result, version)), indent=1) + "\n"
 
 
 # --------------------------------------------------------------------------- GitHub Actions

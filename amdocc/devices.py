@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from .caches import cached
 from .errors import TableError, UnknownTargetError
-from .tabledata import load_table
-from .targets import Target, get_target
+from .tabledata import Row, load_table
+from .targets import Target
+
+TABLE = "devices.toml"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -36,20 +38,27 @@ def _key(name: str) -> str:
 
 @cached(maxsize=1)
 def _devices() -> dict[str, Device]:
+    from .targets import find_target
+
     out: dict[str, Device] = {}
-    for name, row in load_table("devices.toml").items():
+    for row in Row(TABLE, "", load_table(TABLE)).rows():
+        name = row.key
+        processor = row.text("processor")
+        target = find_target(processor)
+        if target is None:
+            raise row.error(f"{processor!r} is not a processor of targets.toml", "processor")
         device = Device(
             name,
-            get_target(row["processor"]),
-            int(row["compute_units"]),
-            int(row["lds"]),
-            row.get("note", ""),
-            row["source"],
+            target,
+            row.whole("compute_units", 1),
+            row.whole("lds", 1),
+            row.text("note", ""),
+            row.text("source"),
         )
-        for spelling in [name, *row.get("aliases", [])]:
+        for spelling in [name, *row.texts("aliases", ())]:
             key = _key(spelling)
             if key in out and out[key] is not device:
-                raise TableError(f"devices.toml: {spelling!r} names both {out[key].name} and {name}")
+                raise TableError(f"{TABLE}: {spelling!r} names both {out[key].name} and {name}")
             out[key] = device
     return out
 

@@ -58,6 +58,10 @@ def _directory(text: str) -> str | None:
     return text if os.path.isdir(text) else None
 
 
+def _file(text: str) -> str | None:
+    return text if os.path.isfile(text) else None
+
+
 def _word(text: str) -> str | None:
     return text.strip() or None
 
@@ -131,6 +135,26 @@ VARIABLES: dict[str, Variable] = {
             _switch,
             "1",
             ("yes", "2", "true"),
+        ),
+        Variable(
+            "AMDOCC_LIBLLVM",
+            "amdocc",
+            "the libLLVM `amdocc isa` disassembles with (default: ROCm's, then the system's libLLVM.so.22, "
+            "then rocm-bindings-compiler's; see docs/isa.md)",
+            "an existing file",
+            _file,
+            "/bin/sh",
+            ("/nonexistent/libLLVM.so",),
+        ),
+        Variable(
+            "AMDOCC_ROCM_SYSDEPS",
+            "amdocc",
+            "the folder of the zlib/zstd shims rocm-bindings-compiler's libLLVM needs (`amdocc isa`, "
+            "tools/rocm_llc.py; default .cache/rocm-sysdeps)",
+            "a command or path",
+            _word,
+            "/tmp",
+            ("   ",),
         ),
         Variable(
             "AMDOCC_LLVM_BIN",
@@ -212,6 +236,16 @@ VARIABLES: dict[str, Variable] = {
             _POSITIVE,
             _whole(1),
             "40",
+            ("abc", "0", "-1", "1.5"),
+        ),
+        Variable(
+            "AMDOCC_ISA_CORPUS",
+            "tests",
+            "amd-aiter .co files tests/test_isa_corpus.py compares with llvm-objdump-22 (default 100; "
+            "a seeded sample, AMDOCC_DIFF_SEED)",
+            _POSITIVE,
+            _whole(1),
+            "2501",
             ("abc", "0", "-1", "1.5"),
         ),
         Variable(
@@ -301,7 +335,6 @@ VARIABLES: dict[str, Variable] = {
                     "AMDOCC_COMGR",
                     "the libamd_comgr tools/comgr_isa.py asks (default: ROCm 7.14's, .cache/hip-runtimes)",
                 ),
-                ("AMDOCC_ROCM_SYSDEPS", "the zlib/zstd shims tools/rocm_llc.py loads (default .cache/rocm-sysdeps)"),
             )
         ),
     )

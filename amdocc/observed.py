@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .tabledata import Row as TableRow
 from .tabledata import read_toml, tables_dir
 
 if TYPE_CHECKING:
@@ -34,17 +35,53 @@ def files() -> list[Path]:
     return sorted((tables_dir() / "hip_observed").glob("*.toml"))
 
 
+KINDS = ("worked-example", "pr-figure", "measured")
+
+
 def load(path: Path | None = None) -> tuple[list[Row], list[Row]]:
-    """(observations, partial rows) from one file or from every file of the table."""
+    """(observations, partial rows) from one file or from every file of the table; a row with a
+    missing or damaged value is a TableError naming the file, the row and the column."""
     observations: list[Row] = []
     partial: list[Row] = []
     for p in [path] if path else files():
-        data = read_toml(p)
-        for row in data.get("observation", []):
-            observations.append({**row, "file": p.name})
-        for row in data.get("partial", []):
-            partial.append({**row, "file": p.name})
+        data = TableRow(f"hip_observed/{p.name}", "", read_toml(p))
+        for kind, check, out in (("observation", _observation, observations), ("partial", _partial, partial)):
+            rows = data.value(kind, [])
+            if not isinstance(rows, list):
+                raise data.error("is not an array of tables ([[...]])", kind)
+            for i, row in enumerate(rows, 1):
+                check(TableRow(data.table, f"{kind} {i}", row))
+                out.append({**row, "file": p.name})
     return observations, partial
+
+
+def _counts(row: TableRow) -> None:
+    row.text("processor")
+    row.text("profile", None)
+    row.whole("runtime_version", 0, default=None)
+    row.whole("block_size", 1)
+    row.whole("wavefront_size", 1)
+    row.whole("dynamic_lds", 0, default=None)
+
+
+def _observation(row: TableRow) -> None:
+    row.text("id")
+    row.text("source")
+    row.text("kind", choices=KINDS)
+    _counts(row)
+    for column in ("vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size"):
+        row.whole(column, 0, default=None)
+    if row.whole("blocks_per_cu", 0, default=None) is None and row.text("error", None) is None:
+        raise row.error("missing (a row has blocks_per_cu or error)", "blocks_per_cu")
+
+
+def _partial(row: TableRow) -> None:
+    row.text("variant")
+    _counts(row)
+    cells = len(row.wholes("blocks_per_cu", 0))
+    for column in ("group_segment_fixed_size", "heads", "head_size"):
+        if len(row.wholes(column, 0, ())) not in (0, cells):
+            raise row.error(f"has not one value per cell of blocks_per_cu ({cells})", column)
 
 
 def usage(row: Row, **override: Any) -> KernelUsage:

@@ -18,6 +18,7 @@ from .codeobject.resources import note_view
 from .containers import Failed, Skipped
 from .demangle import demangle
 from .errors import AmdoccError, Origin
+from .printable import printable
 
 # Metadata keys every kernel record carries at top level (null when the note lacks them).
 KERNEL_NOTE_KEYS = (
@@ -56,14 +57,22 @@ def jsonable(value: Any) -> Any:
 
 
 def dumps(record: dict[str, Any]) -> str:
-    """One record as strict JSON: map keys that are not strings become strings, and floats JSON
-    cannot hold (NaN, infinities: MessagePack can carry them) become strings."""
+    """One record as strict JSON: map keys that are not strings become strings, floats JSON
+    cannot hold (NaN, infinities: MessagePack can carry them) become strings, and a byte of a
+    name that is not UTF-8 is written as ``\\xNN`` (amdocc.printable)."""
     try:
         # Records are trees built here or decoded from MessagePack: never circular, so the
         # encoder's cycle bookkeeping is skipped (a nesting too deep still raises RecursionError).
-        return json.dumps(record, default=jsonable, allow_nan=False, check_circular=False)
+        text = json.dumps(record, default=jsonable, allow_nan=False, check_circular=False)
     except (TypeError, ValueError, RecursionError):  # rare, so the record is sanitised only then
         return json.dumps(_sanitised(record), default=jsonable, allow_nan=False)
+    return json.dumps(_sanitised(record), default=jsonable, allow_nan=False) if _SURROGATE in text else text
+
+
+# How an ASCII-only JSON text writes a surrogate: only a string that is not UTF-8 (a path of
+# undecodable bytes, amdocc.printable) or a character beyond U+FFFF (rare, and then rewritten
+# to the same text) holds one, and the record is then sanitised and written again.
+_SURROGATE = "\\ud"
 
 
 # `inspect --json` and `--json-lines` write compact JSON: no space after "," or ":", ASCII only
@@ -93,6 +102,8 @@ def compact_json(record: dict[str, Any], plain: bool = False) -> bytes:
             record, default=jsonable, allow_nan=False, check_circular=False, separators=COMPACT_SEPARATORS
         )
     except (TypeError, ValueError, RecursionError):
+        text = ""
+    if not text or _SURROGATE in text:  # see dumps: the record sanitised, paths made printable
         text = json.dumps(_sanitised(record), default=jsonable, allow_nan=False, separators=COMPACT_SEPARATORS)
     return text.encode("ascii")
 
@@ -130,8 +141,10 @@ MAX_DEPTH = 64  # real metadata nests five levels; a malformed note may nest a t
 def _sanitised(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
         return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
+    if isinstance(value, str):
+        return printable(value)
     if isinstance(value, dict):
-        return {k if isinstance(k, str) else _key(k): _sanitised(v, depth + 1) for k, v in value.items()}
+        return {printable(k) if isinstance(k, str) else _key(k): _sanitised(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_sanitised(v, depth + 1) for v in value]
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):

@@ -2,7 +2,9 @@
 
 In a wheel the tables sit in ``amdocc/tables/``; in a source checkout they sit in the top-level
 ``tables/`` directory next to the package. Tables are parsed on first use and cached, so
-``import amdocc`` stays cheap.
+``import amdocc`` stays cheap; a parsed table is read-only (amdocc.frozen), since every reader
+shares it. Every reader takes a table's values through :class:`Row`, the one place that says
+what a missing or damaged value is: a TableError naming the table, the row and the column.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from .caches import cached
 from .errors import TableError
+from .frozen import freeze
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,8 +35,9 @@ def tables_dir() -> Path:
 
 @cached(maxsize=256)
 def load_table(name: str) -> dict[str, Any]:
-    """Parse ``tables/<name>`` once."""
-    return read_toml(tables_dir() / name)
+    """Parse ``tables/<name>`` once: read-only all the way down, since every reader shares it."""
+    frozen: dict[str, Any] = freeze(read_toml(tables_dir() / name))
+    return frozen
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -47,3 +51,140 @@ def read_toml(path: Path) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TableError(f"{path}: not valid TOML: {exc}") from None
     return table
+
+
+# -- one reader for a table's rows ----------------------------------------------------------------
+
+_REQUIRED: Any = object()  # a column without a default must be there
+
+
+class Row:
+    """One row of a shipped table (a TOML table of ``tables/``), read column by column.
+
+    Every reader of a table reads its values through a Row, so that a value that is missing, of
+    the wrong type or out of range is one TableError naming the table, the row and the column
+    (exit 2 on the command line), never a KeyError or ValueError escaping as a traceback. A
+    column with a ``default`` may be left out; ``None`` as a default means "not given".
+    """
+
+    __slots__ = ("key", "name", "table", "values")
+
+    def __init__(self, table: str, name: str, values: object, key: str | None = None) -> None:
+        # name: the row's path in the table ("profiles.rocm-7.0"); key: its own key ("rocm-7.0")
+        self.table, self.name, self.key = table, name, name if key is None else key
+        if not isinstance(values, dict):
+            raise self.error(f"is {_shown(values)}, not a table of columns", column=None)
+        self.values: dict[str, Any] = values
+
+    def __repr__(self) -> str:
+        return f"Row({self.where()})"
+
+    def where(self) -> str:
+        return f"{self.table} [{self.name}]" if self.name else self.table
+
+    def error(self, why: str, column: str | None) -> TableError:
+        """A TableError naming the table, this row and ``column``: "TABLE [ROW] column COLUMN: WHY"."""
+        return TableError(f"{self.where()}{'' if column is None else f' column {column!r}'}: {why}")
+
+    def has(self, column: str) -> bool:
+        return column in self.values
+
+    def columns(self) -> list[str]:
+        return list(self.values)
+
+    def value(self, column: str, default: Any = _REQUIRED) -> Any:
+        """The column's value as the TOML holds it (``default`` when absent; required without one)."""
+        if column in self.values:
+            return self.values[column]
+        if default is _REQUIRED:
+            raise self.error("missing (the row must have this column)", column)
+        return default
+
+    def whole(self, column: str, minimum: int | None = 0, maximum: int | None = None, default: Any = _REQUIRED) -> Any:
+        """A whole number in [minimum, maximum] (amdocc.numbers' rule: an int, not a bool)."""
+        from .numbers import describe, in_range
+
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
+        if not in_range(value, minimum, maximum):
+            raise self.error(f"{_shown(value)} is not {describe(minimum, maximum)}", column)
+        return value
+
+    def flag(self, column: str, default: Any = _REQUIRED) -> Any:
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
+        if not isinstance(value, bool):
+            raise self.error(f"{_shown(value)} is not true or false", column)
+        return value
+
+    def text(self, column: str, default: Any = _REQUIRED, choices: tuple[str, ...] | None = None) -> Any:
+        """Text (not empty), one of ``choices`` when given."""
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(f"{_shown(value)} is not text", column)
+        if choices is not None and value not in choices:
+            raise self.error(f"{value!r} is not one of {', '.join(choices)}", column)
+        return value
+
+    def texts(self, column: str, default: Any = _REQUIRED) -> Any:
+        """A list of texts, as a tuple."""
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error(f"{_shown(value)} is not a list of texts", column)
+        return tuple(value)
+
+    def wholes(self, column: str, minimum: int | None = 0, default: Any = _REQUIRED) -> Any:
+        """A list of whole numbers >= ``minimum``, as a tuple."""
+        from .numbers import describe, in_range
+
+        if column not in self.values:
+            return self.value(column, default)  # the default, or missing
+        value = self.values[column]
+        if not isinstance(value, list) or not all(in_range(v, minimum) for v in value):
+            raise self.error(f"{_shown(value)} is not a list of {describe(minimum, None, 'whole numbers')}", column)
+        return tuple(value)
+
+    def named_texts(self, column: str) -> dict[str, str]:
+        """A table of texts by name (absent: empty), e.g. ``unknown = { hw_wave_slots = "..." }``."""
+        table = self.sub(column, {})
+        return {key: table.text(key) for key in table.columns()}
+
+    def waves(self, column: str, minimum: int | None = 1) -> dict[int, int]:
+        """A value per wave size, ``{w32 = .., w64 = ..}``, as {32: .., 64: ..}."""
+        waves = self.sub(column)
+        out = {}
+        for key in waves.columns():
+            if not (key.startswith("w") and key[1:].isdigit()):
+                raise waves.error("is not a wave size (w32 or w64)", key)
+            out[int(key[1:])] = waves.whole(key, minimum)
+        return out
+
+    def sub(self, column: str, default: Any = _REQUIRED) -> Row:
+        """A table inside this row, as a Row named "ROW.COLUMN" (an empty one for a default)."""
+        name = f"{self.name}.{column}" if self.name else column
+        if column not in self.values:
+            return Row(self.table, name, dict(self.value(column, default) or {}), column)
+        value = self.values[column]
+        if not isinstance(value, dict):
+            raise self.error(f"{_shown(value)} is not a table", column)
+        return Row(self.table, name, value, column)
+
+    def rows(self, skip: tuple[str, ...] = ()) -> list[Row]:
+        """The tables inside this row (a table's rows, ``skip`` left out), each a Row."""
+        return [self.sub(column) for column in self.values if column not in skip]
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return f"a {'table' if isinstance(value, dict) else 'list'}"
+    return repr(value)

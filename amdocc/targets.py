@@ -13,13 +13,16 @@ from typing import Any
 
 from .caches import cached
 from .errors import TableError, UnknownTargetError
-from .tabledata import load_table
+from .frozen import FrozenDict, freeze
+from .numbers import in_range
+from .tabledata import Row, load_table
 
 REGISTER_FILES = ("none", "separate", "unified")
 DESCRIPTOR_LAYOUTS = ("gfx6", "gfx90a", "gfx10", "gfx11", "gfx12", "gfx1250", "gfx13")
 # The largest workgroup on every AMDGPU processor (LLVM's flat-workgroup-size cap; ROCr's
 # HSA_AGENT_INFO_WORKGROUP_MAX_SIZE; HIP's maxThreadsPerBlock).
 MAX_WORKGROUP_SIZE = 1024
+TABLE = "targets.toml"
 TRIPLE = "amdgcn-amd-amdhsa"  # the legacy spelling; see find_triple for the amdgpu<subarch> one
 # SGPRs the trap handler reserves per wave on gfx6-9 (rocm-systems PR #10618, llvm PR #201342).
 TRAP_HANDLER_SGPRS = 16
@@ -103,72 +106,80 @@ class Target:
         return max(arch, agpr)
 
 
-def wave_map(value: dict[str, int], key: str, row: str) -> dict[int, int]:
-    out = {}
-    for k, v in value.items():
-        if not k.startswith("w") or not k[1:].isdigit():
-            raise TableError(f"targets.toml [{row}] {key}: bad wave key {k!r}")
-        out[int(k[1:])] = int(v)
-    return out
-
-
 # How each column of a targets.toml row becomes a Target field.
-_INT_COLUMNS = (
-    "mach",
-    "default_wave",
-    "addressable_vgprs",
-    "agprs",
-    "max_waves_per_simd",
-    "hip_max_waves_per_simd",
-    "simds_per_cu",
-    "sgpr_waves_beyond",
-    "sgprs_per_simd",
-    "sgpr_alloc_granule",
-    "addressable_sgprs",
-    "lds_per_workgroup",
-    "lds_per_cu",
-    "lds_granule",
-    "max_workgroups_per_cu",
-)
+_INT_COLUMNS = {  # column -> its smallest value
+    "mach": 1,
+    "default_wave": 1,
+    "addressable_vgprs": 1,
+    "agprs": 0,
+    "max_waves_per_simd": 1,
+    "hip_max_waves_per_simd": 1,
+    "simds_per_cu": 1,
+    "sgpr_waves_beyond": 0,
+    "sgprs_per_simd": 0,
+    "sgpr_alloc_granule": 1,
+    "addressable_sgprs": 1,
+    "lds_per_workgroup": 1,
+    "lds_per_cu": 1,
+    "lds_granule": 1,
+    "max_workgroups_per_cu": 1,
+}
 _BOOL_COLUMNS = ("wgp", "xnack", "sramecc")
 _WAVE_COLUMNS = ("vgprs", "vgpr_alloc_granule", "vgpr_encode_granule")  # {w32 = .., w64 = ..}
 _WGP_COLUMNS = ("lds_per_wgp", "max_workgroups_per_wgp", "lds_per_workgroup_wgp")  # read only where wgp = true
 
 
-def _build(name: str, row: dict[str, Any], source: str) -> Target:
+def _build(name: str, merged: dict[str, Any], source: str) -> Target:
+    row = Row(TABLE, name, merged)
+    wgp = row.flag("wgp")
     columns: dict[str, Any] = {
-        **{column: int(row[column]) for column in _INT_COLUMNS},
-        **{column: bool(row[column]) for column in _BOOL_COLUMNS},
-        **{column: wave_map(row[column], column, name) for column in _WAVE_COLUMNS},
-        **{column: row.get(column) if row["wgp"] else None for column in _WGP_COLUMNS},
+        **{column: row.whole(column, low) for column, low in _INT_COLUMNS.items()},
+        **{column: row.flag(column) for column in _BOOL_COLUMNS},
+        **{column: FrozenDict(row.waves(column)) for column in _WAVE_COLUMNS},
+        **{column: row.whole(column, 1, default=None) if wgp else None for column in _WGP_COLUMNS},
     }
     t = Target(
         name=name,
-        isa_version=tuple(row["isa_version"]),
-        family=row["family"],
-        wave_sizes=tuple(row["wave_sizes"]),
-        register_file=row["register_file"],
-        sgpr_waves=tuple((int(a), int(b)) for a, b in row["sgpr_waves"]),
-        descriptor_layout=row["descriptor_layout"],
+        isa_version=_isa_version(row),
+        family=row.text("family"),
+        wave_sizes=row.wholes("wave_sizes", 1),
+        register_file=row.text("register_file", choices=REGISTER_FILES),
+        sgpr_waves=_sgpr_waves(row),
+        descriptor_layout=row.text("descriptor_layout", choices=DESCRIPTOR_LAYOUTS),
         source=source,
-        generic_of=tuple(row.get("generic_of", ())),
-        unknown={str(k): str(v) for k, v in row.get("unknown", {}).items()},
-        since_llvm=row.get("since_llvm"),
-        unconfirmed=dict(row.get("unconfirmed", {})),
-        mode_recorded=bool(row.get("mode_recorded", True)),
+        generic_of=row.texts("generic_of", ()),
+        unknown=FrozenDict(row.named_texts("unknown")),
+        since_llvm=row.whole("since_llvm", 1, default=None),
+        unconfirmed=freeze(dict(row.value("unconfirmed", {}))),
+        mode_recorded=row.flag("mode_recorded", True),
         **columns,
     )
-    if t.register_file not in REGISTER_FILES:
-        raise TableError(f"targets.toml [{name}]: register_file {t.register_file!r}")
-    if t.descriptor_layout not in DESCRIPTOR_LAYOUTS:
-        raise TableError(f"targets.toml [{name}]: descriptor_layout {t.descriptor_layout!r}")
     if t.wgp and (t.lds_per_wgp is None or t.max_workgroups_per_wgp is None):
-        raise TableError(f"targets.toml [{name}]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp")
+        raise TableError(f"{TABLE} [{name}]: a row with WGP mode needs lds_per_wgp and max_workgroups_per_wgp")
+    if t.default_wave not in t.wave_sizes:
+        raise row.error(f"{t.default_wave} is not one of its wave_sizes", "default_wave")
     for wave in t.wave_sizes:
-        for table in (t.vgprs, t.vgpr_alloc_granule, t.vgpr_encode_granule):
-            if wave not in table:
-                raise TableError(f"targets.toml [{name}]: no wave{wave} entry in a VGPR table")
+        for column in _WAVE_COLUMNS:
+            if wave not in getattr(t, column):
+                raise row.error(f"no w{wave} entry", column)
     return t
+
+
+def _isa_version(row: Row) -> tuple[int, int, int]:
+    version = row.wholes("isa_version", 0)
+    if len(version) != 3:
+        raise row.error(f"{list(version)} is not [major, minor, stepping]", "isa_version")
+    return (version[0], version[1], version[2])
+
+
+def _sgpr_waves(row: Row) -> tuple[tuple[int, int], ...]:
+    """[[SGPRs, waves], ...]: the step table of SGPR-limited occupancy (empty where SGPRs do not limit)."""
+    steps = row.value("sgpr_waves")
+    if not isinstance(steps, list) or not all(
+        isinstance(s, list) and len(s) == 2 and all(in_range(v, 1) for v in s) for s in steps
+    ):
+        raise row.error("is not a list of [SGPRs, waves] pairs of whole numbers >= 1", "sgpr_waves")
+    return tuple((a, b) for a, b in steps)
 
 
 @cached(maxsize=1)
@@ -177,10 +188,11 @@ def _targets() -> dict[str, Target]:
     resolved: dict[str, dict[str, Any]] = {}
     sources: dict[str, str] = {}
     out: dict[str, Target] = {}
-    for name, row in raw.items():
+    for own in Row(TABLE, "", raw).rows():
+        name, row = own.key, own.values
         merged: dict[str, Any] = {}
-        if "like" in row:
-            parent = row["like"]
+        if own.has("like"):
+            parent = own.text("like")
             if parent not in resolved:
                 raise TableError(f"targets.toml [{name}] is like {parent!r}, which is not above it")
             merged.update(resolved[parent])
@@ -191,22 +203,18 @@ def _targets() -> dict[str, Target]:
         merged["unconfirmed"] = {**merged.get("unconfirmed", {}), **row.get("unconfirmed", {})}
         resolved[name] = merged
         # A row without its own note says which row its facts were copied from.
-        sources[name] = row.get("source") or f"as {row['like']}: {sources[row['like']]}"
+        if own.has("like"):
+            sources[name] = own.text("source", None) or f"as {row['like']}: {sources[row['like']]}"
+        else:
+            sources[name] = own.text("source")
         out[name] = _row(name, merged, sources[name])
     return out
 
 
 def _row(name: str, merged: dict[str, Any], source: str) -> Target:
-    """One row as a Target; a missing column or a value of the wrong type is a TableError
-    naming the row, not a KeyError or TypeError escaping as a traceback."""
-    try:
-        return _build(name, merged, source)
-    except TableError:
-        raise
-    except KeyError as exc:
-        raise TableError(f"targets.toml [{name}]: no {exc.args[0]!r} column (and no row it is like has one)") from None
-    except (TypeError, ValueError) as exc:
-        raise TableError(f"targets.toml [{name}]: a value of the wrong type ({exc})") from None
+    """One row as a Target; a missing column or a value of the wrong type or out of range is a
+    TableError naming the row and the column (amdocc.tabledata.Row)."""
+    return _build(name, merged, source)
 
 
 @cached(maxsize=1)

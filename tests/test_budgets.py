@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 
 from amdocc.cli.main import main
+from amdocc.policy import budgets
 from test_check import LDS, LIB1, SCHEMAS, SIMDS_PER_CU, declared_size, kernels_of, llvm_occupancy
 
 NOTES = kernels_of(LIB1)
@@ -162,6 +163,70 @@ def test_config_budgets_equal_the_flags(capsys, tmp_path):
     assert len(err) == 1 and f"budget in {cfg}" in err[0] and "unknown field 'vgprz'" in err[0]
 
 
+# Byte fields take what every byte option takes (--max-scratch, --dynamic-lds): a K/KiB, M/MiB or
+# G/GiB suffix in powers of 1024, attached or apart, or 0x hex. Worked by hand: 64 x 1024 = 65536,
+# 96 x 1024 = 98304, 160 x 1024 = 163840, 0x100 = 256, 1 x 1024 x 1024 = 1048576.
+BYTE_SPELLINGS = [
+    ("64K", 65536),
+    ("64KiB", 65536),
+    ("64 kib", 65536),
+    ("96K", 98304),
+    ("160KiB", 163840),
+    ("0x100", 256),
+    ("1M", 1048576),
+    ("2 MiB", 2097152),
+    ("1G", 1 << 30),
+]
+
+
+@pytest.mark.parametrize("spelling,byte_count", BYTE_SPELLINGS)
+def test_byte_fields_take_byte_suffixes_as_the_byte_options_do(spelling, byte_count):
+    for field in ("lds", "static_lds", "scratch"):
+        ((comparison,),) = [g.comparisons for g in budgets.parse(f"{field}<={spelling}")]
+        # One rule name however it is spelled, so a baseline entry of 65536 accepts 64K.
+        assert comparison.rule == f"budget:{field}<={byte_count}" and comparison.value == byte_count
+
+
+def test_a_byte_suffix_budget_judges_the_notes_lds_as_its_byte_count(capsys):
+    """k_lds_at_limit has 65536 bytes of static LDS and k_lds_over 98304 (llvm-readelf-22)."""
+    notes = kernels_of(LDS)
+    code, doc, _ = check(capsys, LDS, "--budget", "static_lds<64K", "--budget", "static_lds<=96KiB")
+    assert code == 1
+    over = {n: k[".group_segment_fixed_size"] for n, k in notes.items() if k[".group_segment_fixed_size"] >= 65536}
+    assert values(doc, "budget:static_lds<65536") == over and over
+    assert values(doc, "budget:static_lds<=98304") == {}  # 96 KiB holds both
+    # The same run with the byte counts written out gives the same verdicts.
+    _, plain, _ = check(capsys, LDS, "--budget", "static_lds<65536", "--budget", "static_lds<=98304")
+    assert plain["violations"] == doc["violations"]
+
+
+def test_a_byte_suffix_budget_in_pyproject_is_the_flags(capsys, tmp_path):
+    cfg = tmp_path / "pyproject.toml"
+    cfg.write_text('[tool.amdocc.check]\nrules = ["mode"]\nbudget = ["scratch<=0x100", "lds < 1K"]\n')
+    code = main(["check", "--json", "--config", str(cfg), str(LIB1)])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    scratch = {n: k[".private_segment_fixed_size"] for n, k in NOTES.items() if k[".private_segment_fixed_size"] > 256}
+    assert values(doc, "budget:scratch<=256") == scratch and scratch
+
+
+@pytest.mark.parametrize(
+    "budget,message",
+    [
+        ("vgprs<=64K", "column 8: vgprs is a count, not bytes: '64K' is not a number (byte suffixes such as 64K"),
+        ("waves_per_simd[hip]>=2K", "column 22: waves_per_simd[hip] is a count, not bytes"),
+        ("lds<=1.5K", "column 6: lds is a byte count: '1.5K' is not one"),
+        ("lds<=64Q", "column 6: lds is a byte count: '64Q' is not one"),
+        ("vgprs<=64 K", "column 11: expected ',' or the end of the budget, found 'K'"),
+    ],
+)
+def test_a_byte_suffix_where_no_bytes_are_counted_exits_2(capsys, budget, message):
+    code = main(["check", "--no-config", "--budget", budget, str(LIB1)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert message in err.strip().splitlines()[-1], err
+
+
 @pytest.mark.parametrize(
     "budget,message",
     [
@@ -169,7 +234,7 @@ def test_config_budgets_equal_the_flags(capsys, tmp_path):
             "vgpr<=8",
             "column 1: unknown field 'vgpr' (fields: spills, vgpr_spills, sgpr_spills, scratch, "
             "dynamic_stack, vgprs, arch_vgprs, agprs, sgprs, static_lds, lds, block, waves_per_simd[model], "
-            "blocks_per_cu[model], launchable)",
+            "blocks_per_cu[model], launchable, spills_in_loops)",
         ),
         (
             "waves_per_simd>=2",
@@ -273,7 +338,6 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from amdocc.errors import UsageError  # noqa: E402
-from amdocc.policy import budgets  # noqa: E402
 
 _PIECES = [
     *budgets.FIELDS,
@@ -361,3 +425,43 @@ def test_grammatical_budgets_parse_to_what_was_written_and_one_insertion_never_e
         budgets.parse(mutated)
     except UsageError as exc:
         assert "\n" not in exc.message and exc.message.startswith("budget ")
+
+
+# --------------------------------------------------------------------------- scopes over demangled names
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory):
+    """Kernels built now by clang-22 (test_names_as_written.SOURCE): C names, saxpy, the template
+    wave_attn<float, 64> and <int, 128>, and ns::gemm<double>."""
+    from test_names_as_written import build_named_kernels, cxxfilt, note_names
+
+    co = build_named_kernels(tmp_path_factory.mktemp("named"))
+    names = note_names(co)
+    # name -> (llvm-cxxfilt-22's signature, llvm-cxxfilt-22 -p's name without return type and parameters)
+    return co, dict(zip(names, zip(cxxfilt(names), cxxfilt(names, "-p"), strict=True), strict=True))
+
+
+@pytest.mark.llvm22
+@pytest.mark.parametrize(
+    ("scope", "matches"),
+    [
+        # The issue's case: the signature starts with the return type "void ", the pattern does not.
+        ("wave_attn*", lambda signature, qualified: qualified.startswith("wave_attn")),
+        ("wave_attn<float, 64>", lambda signature, qualified: qualified == "wave_attn<float, 64>"),
+        ("wave_attn<*>(int*, int)", lambda s, q: q.startswith("wave_attn<") and s.endswith("(int*, int)")),
+        ("ns::gemm*", lambda signature, qualified: qualified.startswith("ns::gemm")),
+        ("*gemm<double>", lambda signature, qualified: qualified.endswith("gemm<double>")),
+        ("void *", lambda signature, qualified: signature.startswith("void ")),  # the signature still matches
+        ("saxpy", lambda signature, qualified: qualified == "saxpy"),
+        ("_Z*wave_attn*", lambda signature, qualified: "wave_attn" in qualified),  # the mangled name
+        ("a", lambda signature, qualified: qualified == "a"),
+    ],
+)
+def test_a_scope_matches_the_name_without_its_return_type(capsys, named, scope, matches):
+    co, spelt = named
+    want = {name: None for name, (signature, qualified) in spelt.items() if matches(signature, qualified)}
+    assert want, f"{scope!r} is meant to scope some kernel of {sorted(spelt.values())}"
+    code, doc, _ = check(capsys, co, "--budget", f"{scope}: vgprs<0")
+    assert set(values(doc, "budget:vgprs<0")) == set(want)
+    assert code == 1

@@ -634,3 +634,41 @@ def test_every_lds_option_is_bounded_by_the_most_lds_a_workgroup_gets(capsys):
         assert "from 0 to 327680 (320 KiB" in capsys.readouterr().err
     assert main(["occupancy", "--block", "64", "--dynamic-lds", "320K", GFX942]) == 0  # a size no gfx942 workgroup gets
     assert " 0  " in capsys.readouterr().out  # ... is answered: 0 workgroups there
+
+
+# --------------------------------------------------------------------------- exit statuses in --help
+
+
+def _contract_exit_statuses() -> dict[int, str]:
+    """The "## Exit status" table of docs/cli-contract.md: status → meaning, markup removed."""
+    text = (ROOT / "docs" / "cli-contract.md").read_text()
+    section = text.split("## Exit status", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| (.+?) \|$", section, re.MULTILINE)
+    return {int(status): meaning.replace("`", "") for status, meaning in rows}
+
+
+def _help_exit_statuses(help_text: str) -> dict[int, str]:
+    """The "exit status:" section at the end of a --help, each meaning joined from its lines."""
+    section = help_text.split("\nexit status:\n", 1)[1]
+    found: dict[int, str] = {}
+    last = None
+    for line in section.splitlines():
+        m = re.match(r"^  (\d+)\s+(.*)$", line)
+        if m:
+            last = int(m.group(1))
+            found[last] = m.group(2)
+        elif line.strip() and last is not None:
+            found[last] += " " + line.strip()
+    return found
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_every_help_lists_every_exit_status_as_the_contract_says(capsys, monkeypatch, command):
+    contract = _contract_exit_statuses()
+    assert set(contract) == {0, 1, 2, 3, 130}  # the table itself, read
+    for columns in ("60", "200"):  # wrapped narrow or not, the same words
+        monkeypatch.setenv("COLUMNS", columns)
+        assert main([*([command] if command else []), "--help"]) == 0
+        out, err = capsys.readouterr()
+        assert err == ""
+        assert _help_exit_statuses(out) == contract, (command, columns)

@@ -88,14 +88,32 @@ def test_without_a_metadata_note_kernels_come_from_their_descriptors():
         ) in _triples(kernel.findings)
 
 
-def test_a_second_metadata_note_is_a_warning_and_the_first_is_read():
+def test_a_second_metadata_note_of_another_version_is_left_out_as_comgr_leaves_it():
+    """Every note is read (tests/test_codeobject_several_notes.py has the device links that
+    write several); one whose amdhsa.version differs from the first's is one comgr does not merge."""
     elf = ElfView(GFX942)
     section, notes, note = metadata_note(elf, "AMDGPU", NT_AMDGPU_METADATA)
     second = mp_encode({"amdhsa.version": [9, 9], "amdhsa.kernels": []})
     step = 8 if section.f["sh_addralign"] == 8 else 4
     rebuilt = [(n.f["name"], n.f["type"], n.f["desc"]) for n in notes] + [(note.f["name"], NT_AMDGPU_METADATA, second)]
-    co = _parse(elf_replace_section(GFX942, section.index, build_notes(rebuilt, step)))
-    assert _triples(co.findings) == [("metadata-notes", "warning", "2 metadata notes; the first is used")]
+    data = elf_replace_section(GFX942, section.index, build_notes(rebuilt, step))
+    (*_, added) = ElfView(data).notes(ElfView(data).sections[section.index])
+    co = _parse(data)
+    assert _triples(co.findings) == [
+        (
+            "metadata-notes",
+            "info",
+            "2 metadata notes (a device link writes one per LTO partition); their amdhsa.kernels are merged as "
+            "comgr merges them: 5 kernel entries",
+        ),
+        (
+            "metadata-note-left-out",
+            "error",
+            f"metadata note 2 (at {added.f['desc_at']:#x} in the code object) says amdhsa.version [9, 9], "
+            "note 1 [1, 1]: comgr, through which HIP reads metadata, leaves the whole note out, so HIP does not "
+            "find the 0 kernel(s) it describes",
+        ),
+    ]
     assert co.metadata_version == (1, 1) and len(co.kernels) == len(KERNELS)
 
 

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from amdocc.containers import Blob, Failed, Limits, Skipped, scan
+from amdocc.containers import Blob, Failed, Limits, NotWalked, Skipped, scan
 from amdocc.containers.scan import SMALL_FILE, iter_files, recognised, scan_file
 from amdocc.errors import AmdoccError, FormatError, Origin
 from conftest import FIXTURES
@@ -95,12 +95,14 @@ def test_a_directory_walk_passes_over_what_it_does_not_read_unless_named_like_a_
     (tmp_path / "b" / "notes.txt").write_bytes(b"plain text")
     (tmp_path / "b" / "k.HSACO").write_bytes(b"plain text")  # the suffix counts in any case
     (tmp_path / "c.fatbin").write_bytes(b"")
+    # A second way into b/ is passed over, and said so (tests/test_directory_walks.py).
     (tmp_path / "link").symlink_to(tmp_path / "b", target_is_directory=True)
     assert list(iter_files(str(tmp_path))) == [
-        str(tmp_path / n) for n in ("a.co", "b/k.HSACO", "b/notes.txt", "c.fatbin")
+        *(str(tmp_path / n) for n in ("a.co", "b/k.HSACO", "b/notes.txt", "c.fatbin")),
+        NotWalked(str(tmp_path / "link"), f"a directory already walked as {tmp_path / 'b'}", False),
     ]
     items = list(scan(tmp_path))
-    assert [type(i) for i in items] == [Blob, Failed, Failed]
+    assert [type(i) for i in items] == [Blob, Failed, Failed, Skipped]
     assert items[0].origin == Origin(str(tmp_path / "a.co"))
     assert items[1].origin == Origin(str(tmp_path / "b" / "k.HSACO")) and "not a code object" in items[1].error.message
     assert items[2].origin == Origin(str(tmp_path / "c.fatbin")) and items[2].error.message == "empty file"

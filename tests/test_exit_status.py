@@ -1,6 +1,7 @@
-"""A command's exit status is its verdict, also when standard output closes early
-(``amdocc check … | head -1``): a failing gate still exits 1, a passing one 0, and the reports
-written to files (--junit, --sarif, --html, --csv) are complete.
+"""A command's exit status is its verdict, also when standard output or standard error closes
+early (``amdocc check … | head -1``, ``amdocc inspect F 2>&1 | head -0``): a failing gate still
+exits 1, a passing one 0, and the reports written to files (--junit, --sarif, --html, --csv) are
+complete.
 
 Each run is a real process whose standard output is a pipe. Python ignores SIGPIPE, so a write
 to a pipe nobody reads fails with EPIPE; the tests close the reading end either before the
@@ -178,3 +179,76 @@ def test_every_command_keeps_its_exit_status_when_stdout_is_closed(tmp_path, nam
     closed, err = closed_before(argv, tmp_path)
     assert closed == code, err
     no_traceback(err)
+
+
+# Standard error closing, alone or with standard output (one pipe, as `2>&1 | head -0` makes, or
+# two): the status is the one the same run gives with both streams read. Each of these writes to
+# standard error as well as standard output (a skipped host entry, an override, a notice), so the
+# closed stream is written to; a misspelled AMDOCC_* variable adds a warning to every command's
+# standard error before any output.
+NOISY = {"AMDOCC_MAX_DEPHT": "3"}
+STREAM_RUNS = {
+    "inspect": ("inspect", SAMPLE),
+    "occupancy": ("occupancy", "--block", "256", SAMPLE),
+    "census": ("census", SAMPLE),
+    "census-jobs": ("census", "--jobs", "2", SAMPLE, SAMPLE),
+    "check-failing": ("check", "--no-config", "--rules", "occupancy", "--min-occupancy", "8", SAMPLE),
+    "diff-failing": ("diff", D / "diff_base.hsaco", D / "diff_more_vgpr.hsaco"),
+    "usage-error": ("occupancy", "--block", "0", SAMPLE),
+    "help": ("--help",),
+    "command-help": ("check", "--help"),
+}
+CLOSED = ("stdout", "stderr", "both on one pipe", "both on two pipes")
+
+
+def closed_streams(argv: list[str], cwd: Path, which: str) -> int:
+    """The status of a run whose ``which`` streams are pipes with their reading ends closed (the
+    others go to /dev/null)."""
+    ends: list[int] = []
+
+    def closed_pipe() -> int:
+        r, w = os.pipe()
+        os.close(r)
+        ends.append(w)
+        return w
+
+    out = err = subprocess.DEVNULL
+    if which == "stdout":
+        out = closed_pipe()
+    elif which == "stderr":
+        err = closed_pipe()
+    elif which == "both on one pipe":
+        out = err = closed_pipe()
+    else:
+        out, err = closed_pipe(), closed_pipe()
+    try:
+        return subprocess.run(argv, stdout=out, stderr=err, env={**environment(), **NOISY}, cwd=cwd).returncode
+    finally:
+        for w in ends:
+            os.close(w)
+
+
+@pytest.mark.parametrize("name", STREAM_RUNS)
+def test_no_status_changes_when_stdout_or_stderr_closes(tmp_path, name):
+    argv = command(*STREAM_RUNS[name])
+    p = subprocess.run(argv, capture_output=True, text=True, env={**environment(), **NOISY}, cwd=tmp_path)
+    code, out, err = p.returncode, p.stdout, p.stderr
+    expected = {"check-failing": 1, "diff-failing": 1, "usage-error": 2}.get(name, 0)
+    assert code == expected, err
+    if name not in ("help", "command-help"):
+        assert err, "the run writes nothing to standard error: closing it would prove nothing"
+    assert out or name == "usage-error"
+    assert {which: closed_streams(argv, tmp_path, which) for which in CLOSED} == dict.fromkeys(CLOSED, code)
+
+
+def test_a_closed_stderr_loses_only_the_diagnostics(tmp_path):
+    """Standard output is still written whole when nobody reads standard error."""
+    argv = command("inspect", SAMPLE)
+    code, out, _ = unpiped(argv, tmp_path)
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=w, text=True, env=environment(), cwd=tmp_path)
+    finally:
+        os.close(w)
+    assert (p.returncode, p.stdout) == (code, out)

@@ -42,7 +42,7 @@ RECORDS = [
     {"big": 2**64, "neg": -(2**63) - 1},  # beyond orjson's 64-bit integers
     {"text": "".join(map(chr, range(128)))},  # every ASCII character, DEL included
     {"text": "caf\u00e9 \u2603 \U0001f600"},  # non-ASCII: escaped
-    {"name": "bad\udcffutf8"},  # a surrogate-escaped symbol name
+    {"name": "bad\\xffutf8"},  # a symbol name of the bytes b"bad\xffutf8", as it is written (below)
     {"bytes": b"\x00\xffab", "nested": [bytearray(b"\x01")]},
     {1: "int key", "s": "str key"},  # MessagePack allows non-string keys
     {"tuple": (1, 2, (3,))},
@@ -56,6 +56,19 @@ def test_compact_text_is_the_standard_librarys(encoder, record):
     assert report.compact_dumps(record, plain=True) == expected
     assert report.compact_dumps(record, plain=False) == expected
     assert expected.isascii()
+
+
+def test_a_name_that_is_not_utf8_is_written_with_backslash_escapes(encoder):
+    # A symbol name of the bytes b"bad\xffutf8", read as Python reads it (PEP 383 surrogates), is
+    # written as Python's backslashreplace writes those bytes (docs/cli-contract.md), never as a
+    # lone-surrogate escape "\udcff" that JSON readers refuse or replace.
+    raw = b"bad\xffutf8"
+    record = {"name": raw.decode("utf-8", "surrogateescape"), raw.decode("utf-8", "surrogateescape"): [1]}
+    written = raw.decode("utf-8", "backslashreplace")
+    expected = json.dumps({"name": written, written: [1]}, separators=COMPACT)
+    assert report.compact_dumps(record, plain=True) == expected
+    assert report.compact_dumps(record, plain=False) == expected
+    assert json.loads(report.dumps(record)) == {"name": written, written: [1]}
 
 
 @pytest.mark.parametrize("value", [1.5, 1e-05, 1e16, math.nan, math.inf])

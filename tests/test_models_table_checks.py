@@ -32,10 +32,20 @@ def _gfx600(**changes):
 @pytest.mark.parametrize(
     "rows,message",
     [
-        ({"gfx600": _gfx600(register_file="shared")}, "targets.toml [gfx600]: register_file 'shared'"),
-        ({"gfx600": _gfx600(descriptor_layout="gfx99")}, "targets.toml [gfx600]: descriptor_layout 'gfx99'"),
-        ({"gfx600": _gfx600(wave_sizes=[32, 64])}, "targets.toml [gfx600]: no wave32 entry in a VGPR table"),
-        ({"gfx600": _gfx600(vgprs={"x64": 256})}, "targets.toml [gfx600] vgprs: bad wave key 'x64'"),
+        (
+            {"gfx600": _gfx600(register_file="shared")},
+            "targets.toml [gfx600] column 'register_file': 'shared' is not one of none, separate, unified",
+        ),
+        (
+            {"gfx600": _gfx600(descriptor_layout="gfx99")},
+            "targets.toml [gfx600] column 'descriptor_layout': 'gfx99' is not one of "
+            "gfx6, gfx90a, gfx10, gfx11, gfx12, gfx1250, gfx13",
+        ),
+        ({"gfx600": _gfx600(wave_sizes=[32, 64])}, "targets.toml [gfx600] column 'vgprs': no w32 entry"),
+        (
+            {"gfx600": _gfx600(vgprs={"x64": 256})},
+            "targets.toml [gfx600.vgprs] column 'x64': is not a wave size (w32 or w64)",
+        ),
         (
             {"gfx601": {"like": "gfx600"}, "gfx600": _gfx600()},
             "targets.toml [gfx601] is like 'gfx600', which is not above it",
@@ -108,7 +118,9 @@ def test_llvm_rule_rows_are_checked(monkeypatch):
     _broken(monkeypatch, llvm_rules, "llvm_rules.toml", lambda raw: raw["llvm-22"].update(sgpr_occupancy="linear"))
     with pytest.raises(ValueError) as err:
         llvm_rules.rule_sets.__wrapped__()
-    assert str(err.value) == "llvm_rules.toml [llvm-22]: sgpr_occupancy 'linear'"
+    assert str(err.value) == (
+        "llvm_rules.toml [llvm-22] column 'sgpr_occupancy': 'linear' is not one of step-table, budget-inverse"
+    )
     monkeypatch.undo()
 
     def waves(raw):
@@ -117,7 +129,9 @@ def test_llvm_rule_rows_are_checked(monkeypatch):
     _broken(monkeypatch, llvm_rules, "llvm_rules.toml", waves)
     with pytest.raises(ValueError) as err:
         llvm_rules.rule_sets.__wrapped__()
-    assert str(err.value) == "llvm_rules.toml [llvm-23.overrides.gfx1310]: max_waves_per_simd cannot be overridden"
+    assert str(err.value).startswith(
+        "llvm_rules.toml [llvm-23.overrides.gfx1310] column 'max_waves_per_simd': cannot be overridden (only vgprs, "
+    )
 
 
 def test_the_old_switches_need_a_rule_set_that_brought_them(monkeypatch):

@@ -313,7 +313,7 @@ def test_a_malformed_baseline_is_a_format_error_saying_what_is_wrong(tmp_path, d
 def test_a_baseline_that_cannot_be_read_or_written_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError) as exc:
         baseline.read(tmp_path / "none.json")
-    assert exc.value.message == f"baseline {tmp_path / 'none.json'} does not exist (write it with --update-baseline)"
+    assert exc.value.message == f"baseline {tmp_path / 'none.json'} does not exist (write it with update_baseline)"
     with pytest.raises(UsageError, match=r"cannot be read: "):
         baseline.read(tmp_path)  # a directory
     (tmp_path / "latin1.json").write_bytes(b'{"format": "\xff"}')

@@ -94,10 +94,10 @@ def _row(**changes):
 @pytest.mark.parametrize(
     "changes,message",
     [
-        ({"register_file": "shared"}, "register_file 'shared'"),
-        ({"descriptor_layout": "gfx99"}, "descriptor_layout 'gfx99'"),
-        ({"wave_sizes": [32, 64]}, "no wave32 entry"),
-        ({"vgprs": {"x64": 256}}, "bad wave key 'x64'"),
+        ({"register_file": "shared"}, "column 'register_file': 'shared' is not one of none, separate, unified"),
+        ({"descriptor_layout": "gfx99"}, "column 'descriptor_layout': 'gfx99' is not one of"),
+        ({"wave_sizes": [32, 64]}, "column 'vgprs': no w32 entry"),
+        ({"vgprs": {"x64": 256}}, "column 'x64': is not a wave size"),
     ],
 )
 def test_a_bad_row_is_refused(table, changes, message):

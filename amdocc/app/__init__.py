@@ -12,7 +12,11 @@ dicts and lists), so a script gets the CLI's answers without going through argv:
 - :func:`verify` — the hip model against the live HIP runtime;
 - :func:`split` and :func:`split_by_cost` — AITER's KV split count;
 - :func:`gate` — FlashInfer's asm-prefill route;
-- :func:`best_block` — HIP's potential block size beside the block to launch.
+- :func:`best_block` — HIP's potential block size beside the block to launch;
+- :func:`isa` and :func:`isa_kernel` — each kernel's machine code decoded by LLVM, with control
+  flow, loops, spills and instruction mix;
+- :func:`tune_regs` — a register budget's cost: the waves-per-EU sweep and its frontier, compiled
+  by the kernel's own compiler.
 
 ``amdocc.cli`` parses arguments, calls these (or their per-file workers) and renders what they
 return; the scheduler (:mod:`amdocc.app.parallel`) and the kernel selection
@@ -33,10 +37,13 @@ __all__ = [
     "diff",
     "gate",
     "inspect",
+    "isa",
+    "isa_kernel",
     "occupancy",
     "split",
     "split_by_cost",
     "sweep",
+    "tune_regs",
     "verify",
 ]
 
@@ -49,10 +56,13 @@ _OPERATIONS = {
     "diff": "diff_op",
     "gate": "gate_op",
     "inspect": "inspect_op",
+    "isa": "isa_op",
+    "isa_kernel": "isa_op",
     "occupancy": "occupancy_op",
     "split": "split_op",
     "split_by_cost": "split_op",
     "sweep": "sweep_op",
+    "tune_regs": "tune_regs_op",
     "verify": "verify_op",
 }
 

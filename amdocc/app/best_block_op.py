@@ -11,44 +11,67 @@ from typing import TYPE_CHECKING, Any
 from .reading import StrPath, path_list
 
 if TYPE_CHECKING:
+    from ..models import KernelUsage
     from ..models.best_block import BlockSizeAnswer
     from .selection import Selection
 
 
 def best_block(
-    paths: StrPath | list[StrPath],
+    paths: StrPath | list[StrPath] | KernelUsage,
     *,
     dynamic_lds: int = 0,
     block_limit: int = 0,
     profile: str | None = None,
     compute_units: int | None = None,
+    target: str | None = None,
+    device: str | None = None,
+    kernel: str | None = None,
+    what_if: bool = False,
     selection: Selection | None = None,
 ) -> dict[str, Any]:
     """``{"results": [...], "errors": [...]}`` as ``amdocc best-block --json PATH...`` prints it:
     for each selected kernel, hipOccupancyMaxPotentialBlockSize's block and grid under the HIP
     ``profile`` (default: the newest confirmed release) and the block to launch, which respects
-    ``.max_flat_workgroup_size``. ``selection`` (:class:`amdocc.app.selection.Selection`) keeps
-    kernels by target, device and name, as the CLI's ``--target``/``--device``/``--kernel`` do."""
-    from ..errors import AmdoccError
+    ``.max_flat_workgroup_size``. ``target``, ``device``, ``kernel`` (a regex) and ``what_if``
+    keep kernels as the CLI's ``--target``/``--device``/``--kernel``/``--what-if`` do (or a
+    ready :class:`amdocc.app.selection.Selection`, in their place). Nothing selected raises
+    UsageError naming what is there. ``paths`` may instead be a KernelUsage (manual numbers, as
+    amdocc.models.manual makes them): its one record is named "manual"."""
+    from ..errors import AmdoccError, UsageError
     from ..models.best_block import potential_block_size
+    from ..models.usage import KernelUsage
     from .occupancy_op import selected_kernels
     from .selection import Selection
 
-    chosen_selection = selection if selection is not None else Selection()
+    if isinstance(paths, KernelUsage):
+        if selection is not None or kernel:
+            raise UsageError("{kernel} selects kernels from paths; manual numbers are one kernel", params=("kernel",))
+        answer = potential_block_size(
+            paths, dynamic_lds, block_limit, target=target, device=device, profile=profile, compute_units=compute_units
+        )
+        return {"results": [best_block_record(answer, None, "manual", paths.target.name)], "errors": []}
+
+    if selection is not None and (target or device or kernel or what_if):
+        raise UsageError("best_block: give a selection or target/device/kernel/what_if, not both")
+    if what_if and not (target or device):
+        raise UsageError("what_if needs a processor to evaluate on: target or device")
+    chosen_selection = selection if selection is not None else Selection(target, device, kernel, what_if)
     failures: list[str] = []
     chosen = selected_kernels(path_list(paths), chosen_selection, failures)
     errors: list[dict[str, Any]] = [{"error": message} for message in failures]
     results: list[dict[str, Any]] = []
     where = chosen_selection.evaluation()
-    for co, kernel in chosen:
+    for co, k in chosen:
         try:
             answer = potential_block_size(
-                kernel, dynamic_lds, block_limit, **where, profile=profile, compute_units=compute_units
+                k, dynamic_lds, block_limit, **where, profile=profile, compute_units=compute_units
             )
         except AmdoccError as exc:
-            errors.append({"path": co.path, "kernel": kernel.name, "error": str(exc)})
+            errors.append({"path": co.path, "kernel": k.name, "error": str(exc)})
             continue
-        results.append(best_block_record(answer, co.path, kernel.name, str(co.target_id)))
+        results.append(best_block_record(answer, co.path, k.name, str(co.target_id)))
+    if selection is None and not results and not errors:
+        raise chosen_selection.nothing_selected_error()
     return {"results": results, "errors": errors}
 
 

@@ -152,15 +152,14 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
     record) for one file, and last ("seen", what the selection passed over)."""
     from ..census import member_of
-    from ..containers import part_path
     from ..errors import AmdoccError
-    from .reading import kernel_error
+    from .reading import item_path, kernel_error
     from .selection import Selection, selected_in
 
     root, block, dynamic_lds, chosen = spec
     selection = Selection(*chosen)
     where = selection.evaluation()
-    source = item[0] if isinstance(item[0], str) else part_path(item[0])  # a large file is cut into parts
+    source = item_path(item)  # a large file is cut into parts
     relative = os.path.relpath(source, root) if root else ""
     for kind, value in selected_in(item, selection):
         if kind == "code_object":
@@ -379,7 +378,7 @@ def compare_releases(
     names in the "cells" of each change."""
     from ..census import Summary
     from ..demangle import display
-    from ..identity import match
+    from ..identity import function_of, match
     from .compare import cells, failed_kinds, regressions
 
     sides: list[tuple[Rows, dict[str, Any]]] = []
@@ -389,19 +388,32 @@ def compare_releases(
         sides.append((rows, summary.as_dict()))
     (old, old_summary), (new, new_summary) = sides
     fail_on = list(fail_on)
-    paired = match(old.by_id, new.by_id)
+    # On one named processor, code rebuilt for another of its targets pairs (amdocc.identity).
+    named = selection.named is not None
+    paired = match(
+        old.by_id,
+        new.by_id,
+        processor=(lambda row: row["processor"]) if named else None,
+        function=lambda row: function_of(row["kernel"]),
+    )
     changes: list[dict[str, Any]] = []
-    pairs = [(k, k, a, b) for k, a, b in paired.same] + list(paired.moved)
-    for was, now, a, b in pairs:
+    matched = 0
+    for pair in paired.pairs():
+        was, now, a, b = pair.old, pair.new, pair.old_value, pair.new_value
+        matched += 1
         before, after = facts(a), facts(b)
-        moved = was != now
-        if before == after and a["block_size"] == b["block_size"] and not moved:
+        moved = pair.by == "moved"
+        if before == after and a["block_size"] == b["block_size"] and pair.by == "identity":
             continue
         worse = regressions(before, after)
         gate = [k for k in worse if k in fail_on]
         member = now.location or "-"
         if moved:
             member += f" (moved from {was.location or 'the file itself'})"
+        elif pair.by == "target":
+            member += f" (rebuilt; was {was.target})"
+        elif pair.by == "signature":
+            member += f" (signature changed; was {display(was.name, mangled)})"
         if now.copy or was.copy:
             member += f" copy {now.copy + 1}"
         changes.append(
@@ -412,6 +424,10 @@ def compare_releases(
                 "target": now.target,
                 "copy": now.copy,
                 "moved_from": {"member": was.location, "copy": was.copy} if moved else None,
+                "matched_by": pair.by,
+                "was": None
+                if pair.by == "identity"
+                else {"member": was.location, "kernel": was.name, "target": was.target, "copy": was.copy},
                 "old": before,
                 "new": after,
                 "old_block": a["block_size"],
@@ -433,7 +449,7 @@ def compare_releases(
         "old": old_path,
         "new": new_path,
         "fail_on": fail_on,
-        "matched": len(pairs),
+        "matched": matched,
         "moved": len(paired.moved),
         "changes": changes,
         "regressed": sum(bool(c["regressions"]) for c in changes),
@@ -465,7 +481,6 @@ def census(
     too (amdocc.census.COLUMNS, plus "unmodelled_by"). A selection that matches nothing raises
     UsageError naming what is there."""
     from ..census import Summary
-    from ..errors import UsageError
     from .selection import Selection
 
     path = os.fspath(path)
@@ -476,7 +491,7 @@ def census(
         path, CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs), selection, summary, sinks
     )
     if not selection.matched:
-        raise UsageError(selection.nothing_selected(path))
+        raise selection.nothing_selected_error(path)
     return {"path": path, **summary.as_dict()}
 
 
@@ -496,15 +511,15 @@ def census_compare(
     """Two releases compared kernel by kernel: the record ``amdocc census OLD NEW --json``
     prints ("changes", "added", "removed", "failing", ...); ``fail_on`` names the regression
     kinds that count as failing ("occupancy", "spills", "scratch", "vgpr", "lds")."""
-    from ..errors import UsageError
+    from .compare import kinds_named
     from .selection import Selection
 
     old, new = os.fspath(old), os.fspath(new)
     selection = Selection(target, device, kernel, what_if)
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs)
-    result = compare_releases(old, new, options, selection, fail_on=fail_on)
+    result = compare_releases(old, new, options, selection, fail_on=kinds_named(fail_on))
     if not selection.matched:
-        raise UsageError(selection.nothing_selected(f"{old} and {new}"))
+        raise selection.nothing_selected_error(f"{old} and {new}")
     return {k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}
 
 

@@ -1,6 +1,7 @@
 """What comparing two builds (``diff``) and two releases (``census OLD NEW``) share: the facts of
 a kernel they compare, which changes are regressions, and how a change (the table cells that
-``census OLD NEW --json`` carries) and the verdict read."""
+``census OLD NEW --json`` carries) reads. The verdict sentence and the table's headers are the
+command line's (amdocc.cli.diff)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,24 @@ from typing import Any
 
 # Regression kinds, in the order verdicts and --fail-on lists name them.
 KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
+
+
+def kinds_named(value: object, name: str = "fail_on") -> list[str]:
+    """The regression kinds a caller names (``fail_on``), as ``--fail-on`` takes them: names of
+    KINDS or "all", returned in KINDS' order without repeats; an unknown name, or text where a
+    list is expected, is a UsageError naming the parameter."""
+    from ..errors import UsageError
+    from .reading import sequence
+
+    picked: set[str] = set()
+    for kind in sequence(value, name, "regression kinds"):
+        if kind == "all":
+            picked.update(KINDS)
+        elif kind in KINDS:
+            picked.add(kind)
+        else:
+            raise UsageError(f"{name}: unknown regression kind {kind!r} (choose from {', '.join(KINDS)}; or all)")
+    return [k for k in KINDS if k in picked]
 
 
 def facts(
@@ -56,19 +75,6 @@ def failed_kinds(rows: list[dict[str, Any]]) -> list[str]:
     return [k for k in KINDS if any(k in r["fails"] for r in rows)]
 
 
-def verdict(failing: int, failed: list[str], fail_on: list[str]) -> str:
-    """The gate's last line: only the kinds that regressed, never every kind it watches."""
-    if failing:
-        return f"{failing} kernel(s) regress on {', '.join(failed)}"
-    if fail_on:
-        return f"no regression on {', '.join(fail_on)}"
-    return "no regression gate (--fail-on none)"
-
-
-# Column headers of cells(), after the columns that name the kernel.
-HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]
-
-
 def change(a: object, b: object) -> str:
     if a == b:
         return _shown(a)
@@ -85,7 +91,8 @@ def cells(
     worse: list[str],
     fails: list[str],
 ) -> list[str]:
-    """The table cells under HEADERS for one kernel's change."""
+    """The "cells" of one kernel's change in ``census OLD NEW --json`` (the CLI's table shows
+    them under amdocc.cli.diff.HEADERS)."""
     units = [u for u in dict.fromkeys((old["unit"], new["unit"])) if u]
     per = f" per {'->'.join(units)}" if units else ""
     return [

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .reading import StrPath, path_list
+from .reading import StrPath, path_list, sequence
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject
@@ -90,13 +90,13 @@ def inspect(
     keeps the code objects that can run on that processor, ``kernel`` (a regex) the kernels
     whose name matches; ``fields`` names the kernel fields to keep (amdocc.report.KERNEL_FIELDS).
     A filter that matches nothing raises UsageError naming what is there."""
-    from ..errors import UsageError
     from . import parallel
     from .selection import Selection
 
     selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
     files = parallel.expand(path_list(paths))
-    options = InspectOptions("records", tuple(fields) if fields is not None else None, target, kernel)
+    chosen = tuple(sequence(fields, "fields", "kernel field names")) if fields is not None else None
+    options = InspectOptions("records", chosen, target, kernel)
     out: dict[str, list[Record]] = {"code_objects": [], "skipped": [], "errors": []}
     for kind, value in parallel.run(files, inspect_file, options, parallel.jobs_for(jobs, files)):
         if kind == "seen":
@@ -105,5 +105,5 @@ def inspect(
         else:
             out[{"code_object": "code_objects", "skipped": "skipped", "error": "errors"}[kind]].append(value)
     if selection is not None and not out["code_objects"]:
-        raise UsageError(selection.nothing_selected())
+        raise selection.nothing_selected_error()
     return out

@@ -1,4 +1,4 @@
-"""Files across processes, in order, with a progress line on a terminal.
+"""Files across processes, in order, telling a progress callback (the CLI's line on a terminal).
 
 Large inputs are directory trees of thousands of files (a library install, a wheel's kernels)
 or one huge library. Work is scheduled by size: small files are batched by bytes, and a large
@@ -14,16 +14,19 @@ import collections
 import dataclasses
 import itertools
 import os
-import sys
 import tempfile
-import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from contextvars import ContextVar
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
+
+from ..errors import AmdoccWarning
 
 if TYPE_CHECKING:
     from multiprocessing.pool import AsyncResult
     from typing import TypeAlias
 
+    from ..containers import NotWalked
     from ..containers.pieces import Part
     from .reading import Event, FileItem
 
@@ -44,20 +47,26 @@ BATCH_BYTES = 2 << 20  # small files go to a worker in batches of about this man
 IN_FLIGHT = 4
 
 
-def expand(paths: list[str]) -> list[tuple[str, bool]]:
-    """(path, found in a directory walk) for every file to read; "-" and plain files as given."""
-    from ..containers import iter_files
+def expand(paths: list[str]) -> list[tuple[str | NotWalked, bool]]:
+    """(path, found in a directory walk) for every file to read; "-" and plain files as given.
+    What a walk does not read (a directory that cannot be listed, a second link to a directory)
+    is kept in its place as a NotWalked, which the reader reports as an error or a skip."""
+    from ..containers import NotWalked, iter_files
+    from ..errors import AmdoccError
 
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str | NotWalked, bool]] = []
     for p in paths:
         if p != "-" and os.path.isdir(p):
-            out.extend((f, True) for f in iter_files(p))
+            try:
+                out.extend((f, True) for f in iter_files(p))
+            except AmdoccError as exc:  # the directory named cannot be listed: one error entry
+                out.append((NotWalked(p, exc.message, True), True))
         else:
             out.append((p, False))
     return out
 
 
-def jobs_for(requested: int | None, files: int | list[tuple[str, bool]]) -> int:
+def jobs_for(requested: int | None, files: int | list[tuple[str | NotWalked, bool]]) -> int:
     """Processes to use for ``files`` (a count, or the (path, in_directory) list): a pool for
     many files or for one input large enough to cut into parts, else one."""
     count = files if isinstance(files, int) else len(files)
@@ -77,15 +86,18 @@ def available_cpus() -> int:
 
 
 def capped_jobs(requested: int) -> int:
-    """--jobs N, at most the CPUs available: more processes than CPUs only wait for one another
-    and add their memory (--jobs 5000 would start 5,000 interpreters). Above it, a warning on
-    stderr says so and the CPU count is used."""
+    """``jobs`` N, at most the CPUs available: more processes than CPUs only wait for one another
+    and add their memory (5000 would start 5,000 interpreters). Above it, an AmdoccWarning says
+    so and the CPU count is used."""
     cpus = available_cpus()
     if requested <= cpus:
         return requested
-    print(
-        f"amdocc: warning: --jobs {requested} is more than the {cpus} CPU(s) this process may use; using {cpus}",
-        file=sys.stderr,
+    warnings.warn(
+        AmdoccWarning(
+            f"{{jobs}} {requested} is more than the {cpus} CPU(s) this process may use; using {cpus}",
+            params=("jobs",),
+        ),
+        stacklevel=2,
     )
     return cpus
 
@@ -127,7 +139,7 @@ def warm_up() -> None:
     report.compact_json({}, plain=True)
 
 
-def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
+def tasks_for(files: list[tuple[str | NotWalked, bool]], spill_dir: str) -> Iterator[Task]:
     """((item, in_directory), role) for the workers: whole files, and each large library or
     wheel cut into parts (``containers.plan``). Role "last" ends a file (for the progress
     line), "part" does not, and "local" is a large file that cannot be cut: the main process
@@ -136,8 +148,8 @@ def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
 
     limits = Limits.from_env()
     for path, in_directory in files:
-        big = path != "-" and _size(path) >= SPLIT_BYTES
-        parts = plan(path, limits, spill_dir=spill_dir) if big else None
+        big = isinstance(path, str) and path != "-" and _size(path) >= SPLIT_BYTES
+        parts = plan(path, limits, spill_dir=spill_dir) if big and isinstance(path, str) else None
         if parts:
             for i, part in enumerate(parts):
                 yield (part, False), "last" if i == len(parts) - 1 else "part"
@@ -145,9 +157,9 @@ def tasks_for(files: list[tuple[str, bool]], spill_dir: str) -> Iterator[Task]:
             yield (path, in_directory), "local" if big else "last"
 
 
-def _size(item: str | Part) -> int:
+def _size(item: str | Part | NotWalked) -> int:
     if not isinstance(item, str):
-        return item.size  # a part of a cut-up input
+        return getattr(item, "size", 0)  # a part of a cut-up input; nothing to read for a NotWalked
     try:
         return os.path.getsize(item) if item != "-" else 0
     except OSError:
@@ -174,40 +186,46 @@ def batches(tasks: Iterable[Task], most: int) -> Iterator[list[Task]]:
         yield batch
 
 
-class Progress:
-    """ "N/M files" on stderr, redrawn at most ten times a second, only when stderr is a terminal."""
+class Progress(Protocol):
+    """What a run tells as it goes: ``step(done, total)`` after each file, ``close()`` at the end."""
 
-    def __init__(self, total: int, enabled: bool | None = None):
-        self.total, self.done, self.last = total, 0, 0.0
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+    def step(self, done: int, total: int) -> None: ...
 
-    def step(self, note: str = "") -> None:
-        self.done += 1
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.1 or self.done == self.total):
-            self.last = now
-            sys.stderr.write(f"\r{self.done}/{self.total} files {note}".ljust(60))
-            sys.stderr.flush()
+    def close(self) -> None: ...
+
+
+class _Silent:
+    def step(self, done: int, total: int) -> None:
+        pass
 
     def close(self) -> None:
-        if self.enabled and self.done:
-            sys.stderr.write("\r" + " " * 60 + "\r")
-            sys.stderr.flush()
+        pass
+
+
+#: Makes the Progress a run reports to (none by default: a library call draws nothing; the
+#: command line sets one that draws "N/M files" on a terminal).
+PROGRESS: ContextVar[Callable[[], Progress] | None] = ContextVar("amdocc_progress", default=None)
 
 
 def run(
-    files: list[tuple[str, bool]], worker: Callable[[FileItem, Options], Iterable[Event]], options: Options, jobs: int
+    files: list[tuple[str | NotWalked, bool]],
+    worker: Callable[[FileItem, Options], Iterable[Event]],
+    options: Options,
+    jobs: int,
 ) -> Iterator[Event]:
     """Everything the generator ``worker((path, in_directory), options)`` yields for each file,
     in file order (``path`` may be a part of a large input, which ``amdocc.iter_load`` reads
     like a file). On one process it streams; on ``jobs`` processes each batch's items come back
     as one list, while the main process writes what came before."""
-    progress = Progress(len(files))
+    make = PROGRESS.get()
+    progress: Progress = make() if make is not None else _Silent()
+    total, done = len(files), 0
     try:
         if jobs <= 1:
             for item in files:
                 yield from worker(item, options)
-                progress.step()
+                done += 1
+                progress.step(done, total)
             return
         import multiprocessing
 
@@ -234,7 +252,8 @@ def run(
                             for kind, value in items:
                                 yield kind, unspill(value)
                         if role != "part":
-                            progress.step()
+                            done += 1
+                            progress.step(done, total)
     finally:
         progress.close()
 

@@ -18,11 +18,13 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     from ..codeobject import CodeObject, Kernel
+    from ..containers import NotWalked
     from ..containers.pieces import Part
 
-    # One input of a run: a path ("-" for stdin) or a part of a large input cut by
-    # containers.plan, and whether it was found by walking a directory.
-    FileItem: TypeAlias = tuple[str | Part, bool]
+    # One input of a run: a path ("-" for stdin), a part of a large input cut by
+    # containers.plan, or an entry a directory walk did not read (reported as it says); and
+    # whether it was found by walking a directory.
+    FileItem: TypeAlias = tuple[str | Part | NotWalked, bool]
     # What a worker yields: (kind, payload), the payload's type following the kind (see read).
     Event: TypeAlias = tuple[str, Any]
     # A JSON-shaped record (amdocc.report's records, a census row, a check verdict).
@@ -35,11 +37,18 @@ def read(item: FileItem) -> Iterator[Event]:
     JSON records of amdocc.report, located as their messages say)."""
     from .. import report
     from ..codeobject import CodeObject
-    from ..containers import Skipped, part_path
+    from ..containers import NotWalked, Skipped
     from ..errors import AmdoccError
     from ..loader import iter_load
 
     path, in_directory = item
+    if isinstance(path, NotWalked):  # a walk's entry that is not read: an error or a skip, in its place
+        entry = path.item()
+        if isinstance(entry, Skipped):
+            yield "skipped", report.skipped_record(entry)
+        else:
+            yield "error", report.failed_record(entry)
+        return
     try:
         for x in iter_load(path, in_directory=in_directory):
             if isinstance(x, CodeObject):
@@ -49,7 +58,17 @@ def read(item: FileItem) -> Iterator[Event]:
             else:
                 yield "error", report.failed_record(x)
     except AmdoccError as exc:
-        yield "error", report.error_record(exc, path if isinstance(path, str) else part_path(path))
+        yield "error", report.error_record(exc, item_path(item))
+
+
+def item_path(item: FileItem) -> str:
+    """The input an item belongs to, as the user named it (a part's whole file, a walk entry's path)."""
+    from ..containers import NotWalked, part_path
+
+    where = item[0]
+    if isinstance(where, str):
+        return where
+    return where.path if isinstance(where, NotWalked) else part_path(where)
 
 
 def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
@@ -59,8 +78,33 @@ def kernel_error(co: CodeObject, kernel: Kernel, exc: Exception) -> Record:
     return {**report.origin_record(co.origin), "kernel": kernel.name, "error": f"{co.origin}: {kernel.name}: {exc}"}
 
 
+def sequence(value: object, name: str, what: str) -> list[Any]:
+    """``value``, a list or tuple (any iterable but text) of ``what``, as a list; text or bytes is a
+    UsageError naming the parameter: a list of one is written as one (``rules=("scratch",)``),
+    and a text taken as a sequence would be read letter by letter."""
+    from ..errors import UsageError
+
+    if isinstance(value, (str, bytes)):
+        raise UsageError(f"{name} must be a list or tuple of {what}, not the text {value!r} (one: {name}=({value!r},))")
+    if not isinstance(value, Iterable):
+        raise UsageError(f"{name} must be a list or tuple of {what}, not {type(value).__name__}")
+    return list(value)
+
+
 def path_list(paths: StrPath | Iterable[StrPath]) -> list[str]:
-    """The PATHs an operation was given, one or many, as text ("-" is standard input)."""
+    """The PATHs an operation was given, one or many, as text ("-" is standard input); anything
+    else is a UsageError naming ``paths``."""
+    from ..errors import UsageError
+
     if isinstance(paths, (str, os.PathLike)):
         return [os.fspath(paths)]
-    return [os.fspath(p) for p in paths]
+    wanted = "paths must be a path (str or os.PathLike, '-' for standard input) or a list of them"
+    given: object = paths  # what a caller passed, whatever the annotation says
+    if isinstance(given, bytes) or not isinstance(given, Iterable):
+        raise UsageError(f"{wanted}, not {type(given).__name__}")
+    out = []
+    for p in given:
+        if not isinstance(p, (str, os.PathLike)):
+            raise UsageError(f"{wanted}, not a list holding {type(p).__name__}")
+        out.append(os.fspath(p))
+    return out

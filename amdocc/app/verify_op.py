@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .reading import StrPath, path_list
+from .reading import StrPath, path_list, sequence
 
 
 @dataclass(frozen=True)
@@ -42,14 +42,14 @@ def verify(
     HIP runtime is usable and UsageError when no kernel is selected. ``notify`` is called at once
     with what choosing the profile warns about (it is also in ``warning``)."""
     from .. import observed
-    from ..errors import UsageError
     from ..models import occupancy
     from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
     from .occupancy_op import selected_kernels
     from .selection import Selection
 
     paths = path_list(paths)
-    blocks, dynamic_lds = list(blocks), list(dynamic_lds)
+    blocks = sequence(blocks, "blocks", "block sizes")
+    dynamic_lds = sequence(dynamic_lds, "dynamic_lds", "byte counts")
     rt = runtime()
     if rt is None:
         raise HipUnavailable(f"amdocc verify needs a ROCm GPU: {unavailable_reason()}")
@@ -66,7 +66,7 @@ def verify(
     not_asked: list[str] = []
     chosen = selected_kernels(paths, selection, failures)
     if not chosen and not failures:
-        raise UsageError(selection.nothing_selected())
+        raise selection.nothing_selected_error()
     for co, k in chosen:
         target = selection.target
         for block in blocks:

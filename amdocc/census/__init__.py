@@ -49,7 +49,7 @@ COLUMNS = (
     ("occupancy_fraction", float),
     ("limiter", str),
     ("launch_checked", bool),  # False: no declared size, or a kernel amdocc cannot model
-    ("cannot_launch", str),  # models that fit no workgroup of the declared size, ','-joined
+    ("cannot_launch", str),  # models that fit no workgroup of the declared size, ','-joined (see no_model_fits)
     ("findings", str),  # codes of warning/error findings, ';'-joined
     ("problem", str),  # why occupancy could not be computed, if it could not
     ("copy", int),  # which copy of (member, target, kernel) in reading order, 0 first (amdocc.identity)
@@ -68,13 +68,47 @@ def member_of(relative_path: str, hops: Iterable[str]) -> str:
     return location_of(relative_path, hops)
 
 
+# The models a launch is judged by (amdocc.policy.checks' launch rule), and how a summary names
+# HIP's: a zero only its occupancy API answers is its arithmetic, not a launch the hardware refuses.
+LAUNCH_MODELS = ("hip", "llvm", "hw")
+
+
+def models_fitting_none(row: Row) -> set[str]:
+    """The models that fit no workgroup of the row's declared size (its cannot_launch column)."""
+    return set(filter(None, (row["cannot_launch"] or "").split(",")))
+
+
+def no_model_fits(row: Row) -> bool:
+    """Whether the row's kernel cannot launch: every model that judged it fits no workgroup. A
+    model that could not answer here (its "unmodelled" entry) did not judge."""
+    judged = set(LAUNCH_MODELS) - set(row.get("unmodelled_by") or {})
+    zero = models_fitting_none(row)
+    return bool(zero) and zero >= judged
+
+
+def models_fitting_some(row: Row) -> list[str]:
+    """The models that judged the row's launch and fit a workgroup, in LAUNCH_MODELS order."""
+    unjudged, zero = set(row.get("unmodelled_by") or {}), models_fitting_none(row)
+    return [m for m in LAUNCH_MODELS if m not in unjudged and m not in zero]
+
+
+def some_models_heading(rows: Iterable[Row]) -> str:
+    """The heading of the kernels only some models fit no workgroup of: when only HIP's API
+    answers 0 it says that this is HIP's arithmetic (its bit-mask round-up, its WGP-mode parse),
+    not a launch the hardware refuses."""
+    if all(models_fitting_none(row) == {"hip"} and "hw" in models_fitting_some(row) for row in rows):
+        return "HIP's occupancy API answers 0 at their declared size; the hardware fits at least 1 (HIP's arithmetic)"
+    return "fit no workgroup of their declared size under some models only (another model fits one)"
+
+
 def spills(row: Row) -> int:
     return (row["vgpr_spills"] or 0) + (row["sgpr_spills"] or 0)
 
 
 class Summary:
     """What the report shows, gathered one row at a time (memory does not follow the row count,
-    save for the kernels that cannot launch, which are all listed)."""
+    save for the kernels that cannot launch, which are all listed, and those only some models
+    fit no workgroup of, listed apart: "cannot launch" is kept for what no model fits)."""
 
     def __init__(self, top: int = 25) -> None:
         self.top = top
@@ -85,6 +119,7 @@ class Summary:
         self.findings: Counter[str] = Counter()
         self.spillers: list[tuple[int, int, Row]] = []  # heap of (spills, order, row)
         self.cannot_launch: list[Row] = []
+        self.some_models_zero: list[Row] = []  # answered 0 by some models; another fits one
         self.skipped: Counter[str] = Counter()
         self.errors: list[dict[str, str]] = []
 
@@ -103,6 +138,7 @@ class Summary:
                 "no_spill_counts": 0,
                 "scratch": 0,
                 "cannot_launch": 0,
+                "some_models_zero": 0,
                 "launch_unchecked": 0,
                 "unmodelled": Counter(),
             }
@@ -117,9 +153,12 @@ class Summary:
             self._keep_spiller((n, -self.kernels, row))
         if row["scratch"]:
             t["scratch"] += 1
-        if row["cannot_launch"]:
+        if row["cannot_launch"] and no_model_fits(row):
             t["cannot_launch"] += 1
             self.cannot_launch.append(row)
+        elif row["cannot_launch"]:
+            t["some_models_zero"] += 1
+            self.some_models_zero.append(row)
         elif not row["launch_checked"]:
             t["launch_unchecked"] += 1
         for code in filter(None, (row["findings"] or "").split(";")):
@@ -149,6 +188,7 @@ class Summary:
         for n, order, row in part.spillers:
             self._keep_spiller((n, order - before, row))
         self.cannot_launch.extend(part.cannot_launch)
+        self.some_models_zero.extend(part.some_models_zero)
         self.code_objects += part.code_objects
         self.skipped.update(part.skipped)
         self.errors.extend(part.errors)
@@ -161,9 +201,10 @@ class Summary:
             heapq.heapreplace(self.spillers, item)
 
     def kept_rows(self) -> list[Row]:
-        """The rows this summary holds (the top spillers and the kernels that cannot launch), each once."""
+        """The rows this summary holds (the top spillers and the kernels that cannot launch or that
+        some models fit no workgroup of), each once."""
         rows = {}
-        for row in [*self.cannot_launch, *(row for _, _, row in self.spillers)]:
+        for row in [*self.cannot_launch, *self.some_models_zero, *(row for _, _, row in self.spillers)]:
             rows[(row["member"], row["target"], row["kernel"], row["copy"])] = row
         return list(rows.values())
 
@@ -193,6 +234,7 @@ class Summary:
             },
             "top_spillers": top,
             "cannot_launch": self.cannot_launch,
+            "some_models_zero": self.some_models_zero,
             "findings": dict(self.findings.most_common()),
             "skipped": dict(self.skipped.most_common()),
             "errors": self.errors,

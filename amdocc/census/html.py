@@ -11,7 +11,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from . import svg
+from . import models_fitting_some, some_models_heading, svg
 
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
@@ -129,6 +129,7 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
             "kernels",
             "targets",
             "kernels that cannot launch",
+            "kernels only some models fit",
             "unreadable parts",
             "entries skipped",
         ],
@@ -139,6 +140,7 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
                 summary["kernels"],
                 len(targets),
                 len(summary["cannot_launch"]),
+                len(summary.get("some_models_zero", [])),
                 len(summary["errors"]),
                 sum(summary["skipped"].values()),
             ]
@@ -153,6 +155,7 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
             "without spill counts",
             "using scratch",
             "cannot launch",
+            "0 under some models",
             "launch not checked",
             "most common limiter",
         ],
@@ -164,6 +167,7 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
                 t["no_spill_counts"],
                 t["scratch"],
                 t["cannot_launch"],
+                t.get("some_models_zero", 0),
                 t["launch_unchecked"],
                 next(iter(t["limiters"]), ""),
             ]
@@ -227,6 +231,17 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
         css="launch",
         if_none="Every kernel checked fits at least one workgroup of its declared size on a CU.",
     )
+    disputed = summary.get("some_models_zero") or []
+    if disputed:
+        # Not "cannot launch": another model fits a workgroup (HIP's arithmetic, where only its API answers 0).
+        rows = [
+            [*cells, ",".join(models_fitting_some(r))]
+            for cells, r in zip(kernel_rows(disputed, launch_cols, mangled), disputed, strict=True)
+        ]
+        launch += [
+            f"<h3>{escape(some_models_heading(disputed))}</h3>",
+            table([*launch_cols[:-1], "models fitting 0", "models fitting 1+"], rows, "launch-disputed"),
+        ]
     for target, t in targets.items():
         for key, n in t.get("unmodelled", {}).items():
             model, why = key.split(": ", 1)

@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import TextIO
 
 from ..errors import UsageError
+from ..printable import printable
 from . import COLUMN_NAMES, COLUMNS, Row
 
 PARQUET_BATCH = 10_000  # rows held before a Parquet row group is written
@@ -42,13 +43,18 @@ class CsvSink:
         self.writer.writerow(COLUMN_NAMES)
 
     def add(self, row: Row) -> None:
-        self.writer.writerow(["" if row[c] is None else row[c] for c in COLUMN_NAMES])
+        self.writer.writerow(["" if row[c] is None else _cell(row[c]) for c in COLUMN_NAMES])
 
     def close(self) -> None:
         if self.owned:
             self.file.close()
         else:
             self.file.flush()
+
+
+def _cell(value: object) -> object:
+    """A value as a table holds it: text with undecodable bytes written as \\xNN (amdocc.printable)."""
+    return printable(value) if isinstance(value, str) else value
 
 
 class ParquetSink:
@@ -64,7 +70,7 @@ class ParquetSink:
         self.rows: list[Row] = []
 
     def add(self, row: Row) -> None:
-        self.rows.append(row)
+        self.rows.append({c: _cell(v) for c, v in row.items()})
         if len(self.rows) >= PARQUET_BATCH:
             self._flush()
 

@@ -118,7 +118,9 @@ def nothing_selected(selection: Selection, paths: str) -> int:
     """Exit status 2 with why, when no kernel was selected (the report is already out)."""
     if selection.matched:
         return 0
-    print(f"amdocc: {selection.nothing_selected(paths)}", file=sys.stderr)
+    from .args import as_flag
+
+    print(f"amdocc: {selection.nothing_selected(paths, as_flag)}", file=sys.stderr)
     return 2
 
 
@@ -208,6 +210,8 @@ def _note(args: argparse.Namespace) -> str:
 
 
 def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
+    from ..census import models_fitting_some, some_models_heading
+
     lines = [f"{path}: {s['files']} file(s), {s['code_objects']} code object(s), {s['kernels']} kernel(s)"]
     rows = []
     for name, t in s["targets"].items():
@@ -221,6 +225,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                 str(t["no_spill_counts"]),
                 str(t["scratch"]),
                 str(t["cannot_launch"]),
+                str(t.get("some_models_zero", 0)),
                 str(t["launch_unchecked"]),
                 occ,
                 lim,
@@ -237,6 +242,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                     "no spill counts",
                     "scratch",
                     "cannot launch",
+                    "0 under some models",
                     "not checked",
                     "waves/SIMD:kernels",
                     "limiter:kernels",
@@ -255,6 +261,17 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
         {
             "block": lambda r: f"{r['block_size']} ({r['block_source']})",
             "models fitting 0": lambda r: r["cannot_launch"],
+        },
+        mangled,
+    )
+    disputed = s.get("some_models_zero") or []
+    lines += _kernel_list(
+        f"{some_models_heading(disputed)}:",
+        disputed,
+        {
+            "block": lambda r: f"{r['block_size']} ({r['block_source']})",
+            "models fitting 0": lambda r: r["cannot_launch"],
+            "models fitting 1+": lambda r: ",".join(models_fitting_some(r)),
         },
         mangled,
     )
@@ -322,8 +339,8 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def render_compare(result: dict[str, Any], mangled: bool = False) -> str:
-    from ..app.compare import HEADERS, verdict
     from ..demangle import display
+    from .render import HEADERS, verdict
 
     lines = [
         f"{result['old']} -> {result['new']}: {result['matched']} kernel(s) matched, "

@@ -167,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write(b"\n]," + compact_json({"skipped": skipped, "errors": errors}, plain=True)[1:] + b"\n")
     if selection is not None and not shown:  # filtered, and nothing was
-        error(selection.nothing_selected())
+        from .args import as_flag
+
+        error(selection.nothing_selected(spell=as_flag))
         return 2
     if passed_over and not failed:  # on failure, stderr holds the errors alone
         error("skipped entries: " + "; ".join(f"{n} {why}" for why, n in passed_over.items()))

@@ -6,7 +6,6 @@ import argparse
 import difflib
 import gc
 import importlib
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -34,16 +33,63 @@ COMMANDS = {
         "amdocc.cli.census",
         "one report (CSV/Parquet/HTML) for every kernel of a tree or wheel; or compare two",
     ),
+    "isa": (
+        "amdocc.cli.isa",
+        "each kernel's machine code decoded by LLVM: loop depth, spills (in loops), instruction mix",
+    ),
+    "tune-regs": (
+        "amdocc.cli.tune_regs",
+        "the waves-per-EU frontier (occupancy against spills) from the kernel's own compiler",
+    ),
     "verify": ("amdocc.cli.verify", "compare the hip model with the live HIP runtime (needs a ROCm GPU)"),
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
 
-EXIT_OK, EXIT_INPUT, EXIT_RUNTIME = 0, 2, 3
+EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# Every status a command can give and what it means, as docs/cli-contract.md's table says it:
+# the end of every --help (tests/test_cli_contract.py compares the two).
+EXIT_STATUSES = (
+    (EXIT_OK, "success (for a gate such as check or diff: nothing failed)"),
+    (
+        EXIT_GATE,
+        "a gate failed: check found a new violation (or a stale baseline entry with --fail-on-stale), "
+        "diff or census --fail-on a regression",
+    ),
+    (
+        EXIT_INPUT,
+        "bad usage or bad input: an invalid, contradictory or ignored option, a bad AMDOCC_* value, "
+        "a selection that matches nothing, an unreadable file, a bad table",
+    ),
+    (
+        EXIT_RUNTIME,
+        "a HIP runtime (verify) or libLLVM (isa, tune-regs) is needed but not usable here; for tune-regs, "
+        "an entry the installed compiler does not reproduce byte for byte",
+    ),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+
+
+def exit_status_help(width: int | None = None) -> str:
+    """The "exit status:" section of --help: one status a line, its meaning wrapped under it."""
+    import shutil
+    import textwrap
+
+    width = width or max(shutil.get_terminal_size().columns - 2, 40)
+    lines = ["exit status:"]
+    for status, meaning in EXIT_STATUSES:
+        lines += textwrap.wrap(
+            meaning, width, initial_indent=f"  {status:<5}", subsequent_indent=" " * 7, break_on_hyphens=False
+        )
+    return "\n".join(lines) + "\n"
 
 
 class Parser(argparse.ArgumentParser):
     """argparse, with a usage error printed as two lines: a one-line usage naming the command
-    (the full usage is in --help) and the error itself."""
+    (the full usage is in --help) and the error itself; and every exit status at the end of
+    --help."""
+
+    def format_help(self) -> str:
+        return super().format_help() + "\n" + exit_status_help()
 
     def error(self, message: str) -> NoReturn:
         message = _with_suggestion(message)
@@ -112,8 +158,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="amdocc",
         description="Read AMD GPU code objects (.co/.hsaco, offload bundles, fat .so/.dll) and "
         "report what each kernel uses and how many workgroups fit on a CU.",
-        epilog="Exit status: 0 success, 2 bad usage or unreadable input, 3 HIP runtime needed "
-        "but unavailable. PATH may be '-' for standard input.",
+        epilog="PATH may be '-' for standard input.",
     )
     parser.add_argument("--version", action="version", version=f"amdocc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -132,9 +177,26 @@ def _command_named(argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command and return its exit status (docs/cli-contract.md). Standard output and
+    standard error are guarded for the whole run, parsing and --help included: a reader that
+    goes away (``| head -1``, ``2>&1 | head -0``) loses what is left to print, never the status
+    the command would otherwise give (amdocc.cli.output)."""
+    from .output import guarded_streams
+
+    with guarded_streams():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     # Parsing allocates many small acyclic objects that reference counting frees; collecting
     # every 700 allocations costs a sixth of the time on a large tree for nothing.
     gc.set_threshold(100_000, 50, 100)
+    # A path or name that is not UTF-8 is written as \xNN on both streams, never a traceback
+    # (amdocc.printable states the rule every writer follows).
+    from ..printable import escape_undecodable
+
+    escape_undecodable(sys.stdout)
+    escape_undecodable(sys.stderr)
     parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
     try:
         args, extra = parser.parse_known_args(argv)  # an AmdoccError a type meets is caught below
@@ -145,36 +207,37 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # usage errors (2), --help and --version (0): returned, not raised
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
     except AmdoccError as exc:  # a bad table read while checking a value
-        print(f"amdocc: {exc}", file=sys.stderr)
+        from .args import spelled
+
+        print(f"amdocc: {spelled(exc, None)}", file=sys.stderr)
         return exc.exit_code
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT
-    from .output import guarded_stdout
-
     try:
         from .. import env
 
         for warning in env.check("amdocc"):  # a bad AMDOCC_* value: UsageError, exit 2
             print(f"amdocc: warning: {warning}", file=sys.stderr)
         run: Callable[[argparse.Namespace], int] = importlib.import_module(args._module).run
-        # A closed standard output (head -1) drops what is left to print; the command still
-        # runs to its end and its exit status is the verdict (amdocc.cli.output).
-        with guarded_stdout():
+        from .args import spell_for
+        from .progress import told
+
+        with told(spell_for(args._parser)):
             return run(args)
 
     except AmdoccError as exc:
-        print(f"amdocc: {exc}", file=sys.stderr)
+        from .args import spelled
+
+        print(f"amdocc: {spelled(exc, args)}", file=sys.stderr)
         return exc.exit_code  # each error class says its status (errors.py; 3: HipUnavailable)
     except BrokenPipeError:
-        # Only output written around the guard can get here (standard output is guarded above):
-        # the verdict is unknown, so it is not reported as success.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        print("amdocc: standard output closed before the command finished", file=sys.stderr)
+        # Only a stream written around the guards (another file named "/dev/stdout", say) can
+        # get here: the command did not finish, so its verdict is unknown and is not success.
+        print("amdocc: an output closed before the command finished", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -50,7 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("paths", nargs="*", metavar="PATH", help="code objects or containers ('-' for stdin)")
     parser.add_argument(
-        "--json", action="store_true", help='print {"results": [...], "skipped": [...], "errors": [...]}'
+        "--json",
+        action="store_true",
+        help='print {"results": [...], "skipped": [...], "errors": [...], "not_evaluated": [...]}',
     )
     add_block_argument(
         parser,
@@ -76,9 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..app.occupancy_op import result_record, step_options
-    from ..models import occupancy
-    from ..models.nextstep import search_next_step
+    from ..app.occupancy_op import manual_record
 
     if args.list_profiles:
         others = [act.dest for act in args._parser._actions if act.dest not in ("help", "list_profiles")]
@@ -90,34 +90,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_files(args, options)
     if args.vgprs is None and args.arch_vgprs is None:
         raise a.UsageError("give PATHs, or --target (or --device) and --vgprs (or --arch-vgprs) for manual mode")
-    if args.block is None and args.model != "llvm":
-        raise a.UsageError(f"manual mode needs --block for the {args.model} model")
-    usage = manual_usage(args)
-    occ = occupancy(
-        usage,
-        target=args.target,
-        device=args.device,
-        block_size=args.block,
-        dynamic_lds=args.dynamic_lds or 0,
-        model=args.model,
-        what_if=bool(args.what_if),
-        **options,
-    )
-    results = [
-        result_record(
-            occ,
-            search_next_step(usage, occ, **step_options(args.model, options)),
-            path=None,
-            origin=None,
-            kernel="manual",
-            symbol=None,
-            demangled="manual",
-            target=usage.target.name,
-            block_source="given",
-            dynamic_lds_source="default" if args.dynamic_lds is None else "given",
-            launch=None,
-        )
-    ]
+    where = {"target": args.target, "device": args.device, "what_if": bool(args.what_if)}
+    results = [manual_record(manual_usage(args), args.model, args.block, args.dynamic_lds, where, options)]
     if args.json:
         sys.stdout.write(report.dumps({"results": results, "skipped": [], "errors": []}) + "\n")
     else:
@@ -132,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
-    import json
 
+    from .. import report
     from ..app import parallel
     from ..app.occupancy_op import OccupancyOptions, occupancy_file
 
@@ -148,13 +122,13 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
         args.dynamic_lds,
         args.model,
         options,
-        args.json,
         "wgp" if args.wgp else ("cu" if args.cu_mode else None),
     )
     from .notices import Notices
 
     skipped: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    unevaluated: list[dict[str, Any]] = []  # generic code objects with no member named
     notices = Notices()  # warnings, once per target and message with a count, on standard error
     shown = 0
     if args.json:
@@ -169,19 +143,29 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
             skipped.append(value)
             if not args.json and not value["origin"]:  # a whole file with nothing to evaluate
                 print(f"skipped {value['path']}: {value['reason']}")
+        elif kind == "not_evaluated":
+            unevaluated.append(value)
+            if not args.json:
+                head = value["path"] + (f" [{value['origin']}]" if value["origin"] else "")
+                print(f"{head}\n  {value['target']}: {value['kernels']} kernel(s) not evaluated: {value['reason']}\n")
         elif args.json:
-            sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
+            rows = [report.dumps(row) for row in value]  # JSON text is the command's, not the worker's
+            sys.stdout.write(", ".join(rows) if not shown else ", " + ", ".join(rows))
             shown += len(value)
         else:
             notices.take_warnings(value, args.mangled)
             print(render(value, mangled=args.mangled))
             shown += len(value)
     if args.json:
-        sys.stdout.write("], " + json.dumps({"skipped": skipped, "errors": errors})[1:] + "\n")
+        sys.stdout.write(
+            "], " + report.dumps({"skipped": skipped, "errors": errors, "not_evaluated": unevaluated})[1:] + "\n"
+        )
     notices.flush()
     if not shown:
         if not selection.matched:  # kernels that were selected but failed are already reported
-            print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+            print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
+        elif unevaluated and not errors:
+            print(f"amdocc: no kernel evaluated: {unevaluated[0]['reason']}", file=sys.stderr)
         return 2
     return 2 if errors else 0
 
@@ -282,7 +266,7 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
             what = "workgroup" if step["unit"] == "blocks_per_cu" else "wave"
             where = f"per {r['unit']}" if step["unit"] == "blocks_per_cu" else "per SIMD"
             plural = "s" if step["gain"] != 1 else ""
-            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}")
+            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}{_hardware_note(r)}")
         for w in r["warnings"]:
             notes.append(f"    {name}: warning: {w}")
         if r.get("launch"):
@@ -303,3 +287,29 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
         ],
     )
     return text + ("\n" + "\n".join(notes) if notes else "") + "\n"
+
+
+def _hardware_note(r: dict[str, Any]) -> str:
+    """What follows a hip next step the hw model sees otherwise: that it rests on HIP's occupancy
+    API alone, why, and what the hw model fits and needs; or, where the hardware gains too, its
+    own numbers (empty where both agree)."""
+    hw = r.get("next_step_hardware")
+    if not hw or hw["agrees"]:
+        return ""
+    per = f"per {hw['unit']}" if r["block_size"] is not None else "per SIMD"
+    if not hw["hip_only"]:  # the hardware gains too, from other numbers
+        return (
+            f"; the hardware fits {_count(hw['fits'])} {per} now, {_count(hw['fits_after'])} with this shed (hw model)"
+        )
+    note = f": HIP's occupancy API only ({hw['why']}); the hardware fits {_count(hw['fits'])} {per} either way"
+    own = hw["next_step"]
+    if own:
+        shed = ", ".join(
+            f"{amount} {'B of LDS' if what == 'lds' else what.upper() + 's'}" for what, amount in own["shed"].items()
+        )
+        note += f", {_count(own['gain'])} with {shed} shed"
+    return note + " (hw model)"
+
+
+def _count(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"

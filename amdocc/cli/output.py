@@ -1,10 +1,12 @@
-"""Standard output that may close early without changing a command's verdict.
+"""Standard output and standard error that may close early without changing a command's status.
 
-``amdocc check … | head -1`` closes the pipe after one line. Python ignores SIGPIPE, so the
-next write raises BrokenPipeError (EPIPE). Raised out of a command, that error used to end the
-run with exit status 0: a failing gate passed as soon as its log was trimmed. Here the output
-that no one reads any more is dropped instead, the command runs to its end (reports written to
-files are completed) and its own exit status is returned.
+``amdocc check … | head -1`` closes the pipe after one line; ``amdocc inspect F 2>&1 | head -0``
+closes it before the first, standard error included. Python ignores SIGPIPE, so the next write
+raises BrokenPipeError (EPIPE). Raised out of a command, that error used to end the run with
+exit status 0 (stdout: a failing gate passed as soon as its log was trimmed) or 1 (stderr: the
+traceback itself could not be printed, and 1 means "a gate failed"). Here the output that no
+one reads any more is dropped instead, stream by stream, the command runs to its end (reports
+written to files are completed) and its own exit status is returned.
 """
 
 from __future__ import annotations
@@ -78,16 +80,18 @@ class Guarded:
         return getattr(self.stream, name)
 
 
-class guarded_stdout:
-    """``with guarded_stdout():`` runs a command with :class:`Guarded` standard output, flushes
-    it at the end (a closed pipe included) and puts the stream back."""
+class guarded_streams:
+    """``with guarded_streams():`` runs a command with :class:`Guarded` standard output and
+    standard error (each with its own reader: one may close while the other is read), flushes
+    both at the end (a closed pipe included) and puts the streams back."""
 
-    def __enter__(self) -> Guarded:
-        self.previous: TextIO = sys.stdout
-        self.guard = Guarded(sys.stdout)
-        sys.stdout = self.guard  # a TextIO in all that print() uses (stdout is typed Any here)
-        return self.guard
+    def __enter__(self) -> tuple[Guarded, Guarded]:
+        self.previous: tuple[TextIO, TextIO] = (sys.stdout, sys.stderr)
+        self.guards = (Guarded(sys.stdout), Guarded(sys.stderr))
+        sys.stdout, sys.stderr = self.guards  # a TextIO in all that print() uses (typed Any here)
+        return self.guards
 
     def __exit__(self, *exc: object) -> None:
-        self.guard.flush()
-        sys.stdout = self.previous
+        for guard in self.guards:
+            guard.flush()
+        sys.stdout, sys.stderr = self.previous

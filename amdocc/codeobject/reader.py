@@ -31,6 +31,7 @@ from . import linking as L
 from . import notes as N
 from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, Descriptor, decode_amd_kernel_code, decode_descriptor
 from .model import ERROR, INFO, INPUTS, WARNING, CodeObject, Finding, Kernel
+from .note_merge import merge_notes
 from .producer import MAX_COMMENT_BYTES, Producer, comment_strings, producers
 from .resources import inputs_key, note_view, resolve
 from .target_id import EF_V2_XNACK, TargetId, decode_e_flags
@@ -96,6 +97,7 @@ def parse_code_object(data: bytes, origin: Origin, entry_id: str | None = None) 
     else:
         raise FormatError(f"EI_OSABI {ident.osabi} is not AMDGPU HSA (64)", origin, 7)
 
+    entry_findings: dict[int, list[Finding]] = {}
     if co_version == 2:
         target_id, target, generic_version, metadata, md_version = _v2_identity(elf, all_notes, origin, findings)
         plain = False
@@ -105,7 +107,7 @@ def parse_code_object(data: bytes, origin: Origin, entry_id: str | None = None) 
         for problem in flags.problems:
             code = "unknown-processor" if flags.target is None and "MACH" in problem else "e-flags"
             findings.append(Finding(code, ERROR if code == "unknown-processor" else WARNING, problem))
-        metadata, md_version, plain = _v3_metadata(all_notes, origin, findings)
+        metadata, md_version, plain, entry_findings = _v3_metadata(all_notes, origin, findings)
         _check_declared_target(metadata, target_id, findings)
 
     if entry_id is not None:
@@ -135,7 +137,7 @@ def parse_code_object(data: bytes, origin: Origin, entry_id: str | None = None) 
     if co_version == 2:
         co.kernels = _v2_kernels(elf, data, co, symbols)
     else:
-        co.kernels = _v3_kernels(elf, data, co, symbols)
+        co.kernels = _v3_kernels(elf, data, co, symbols, entry_findings)
     return co
 
 
@@ -197,21 +199,30 @@ RELA64 = struct.Struct("<QQq")  # r_offset, r_info (symbol << 32 | type), r_adde
 
 def _v3_metadata(
     all_notes: list[Note], origin: Origin, findings: list[Finding]
-) -> tuple[Metadata | None, tuple[int, ...] | None, bool]:
+) -> tuple[Metadata | None, tuple[int, ...] | None, bool, dict[int, list[Finding]]]:
+    """The metadata map (every note's kernels merged, note_merge.py), its version, whether it
+    certainly holds no float, and findings per entry of the merged kernel list."""
     notes = [n for n in all_notes if n.owner == "AMDGPU" and n.type == N.NT_AMDGPU_METADATA]
     if not notes:
         findings.append(
             Finding("no-metadata", WARNING, "no NT_AMDGPU_METADATA note: kernels are known only from their descriptors")
         )
-        return None, None, True
-    if len(notes) > 1:
-        findings.append(Finding("metadata-notes", WARNING, f"{len(notes)} metadata notes; the first is used"))
-    metadata, problems = N.decode_msgpack_metadata(notes[0], origin)
-    for p in problems:
-        findings.append(Finding("metadata-trailing-bytes", WARNING, p))
+        return None, None, True, {}
+    decoded = []
+    for number, note in enumerate(notes, start=1):
+        metadata, problems = N.decode_msgpack_metadata(note, origin)
+        where = f"metadata note {number}: " if len(notes) > 1 else ""
+        for p in problems:
+            findings.append(Finding("metadata-trailing-bytes", WARNING, where + p))
+        decoded.append((note.desc_offset, metadata))
+    kernel_findings: dict[int, list[Finding]] = {}
+    if len(decoded) > 1:
+        merged = merge_notes(decoded)
+        metadata, kernel_findings = merged.metadata, merged.kernel_findings
+        findings.extend(merged.findings)
     version = metadata.get("amdhsa.version")
     md_version = tuple(version) if isinstance(version, list) and all(isinstance(v, int) for v in version) else None
-    return metadata, md_version, N.without_floats(notes[0])
+    return metadata, md_version, all(N.without_floats(n) for n in notes), kernel_findings
 
 
 def _check_declared_target(metadata: Metadata | None, target_id: TargetId, findings: list[Finding]) -> None:
@@ -388,7 +399,11 @@ def _symbols(elf: ElfFile) -> _Symbols:
 # -- kernels -------------------------------------------------------------------------------
 
 
-def _v3_kernels(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols) -> list[Kernel]:
+def _v3_kernels(
+    elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols, entry_findings: dict[int, list[Finding]]
+) -> list[Kernel]:
+    """The kernels of the metadata's list (``entry_findings``: what merging the notes found about
+    each entry, by index), then those only a descriptor names."""
     kernels: list[Kernel] = []
     entries = co.metadata.get("amdhsa.kernels") if co.metadata else None
     if co.metadata is not None and not isinstance(entries, list):
@@ -396,7 +411,7 @@ def _v3_kernels(elf: ElfFile, data: bytes, co: CodeObject, symbols: _Symbols) ->
         entries = []
     seen: set[str] = set()
     for index, md in enumerate(entries or []):
-        findings: list[Finding] = []
+        findings: list[Finding] = list(entry_findings.get(index, ()))
         if not isinstance(md, dict):
             co.findings.append(Finding("metadata-type", ERROR, f"amdhsa.kernels[{index}] is not a map"))
             continue

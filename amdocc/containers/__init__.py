@@ -1,6 +1,6 @@
 """Any file or buffer → AMDGPU code-object blobs with their origins. Knows nothing about kernels."""
 
-from .model import DEFAULT_LIMITS, NOT_A_WHOLE_IMAGE, Blob, Failed, Limits, Skipped, Source
+from .model import DEFAULT_LIMITS, NOT_A_WHOLE_IMAGE, Blob, Failed, Limits, NotWalked, Skipped, Source
 from .pieces import Members, Piece, part_path, plan, scan_part
 from .scan import iter_files, recognised, scan, scan_file
 
@@ -11,6 +11,7 @@ __all__ = [
     "Failed",
     "Limits",
     "Members",
+    "NotWalked",
     "Piece",
     "Skipped",
     "Source",

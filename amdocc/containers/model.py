@@ -49,6 +49,23 @@ class Failed:
 
 
 @dataclass(frozen=True, slots=True)
+class NotWalked:
+    """An entry of a directory walk that is not read, and why. ``error``: a directory that
+    cannot be listed (or a link that cannot be followed), reported as an unreadable file is;
+    otherwise passed over on purpose and said so: a directory already walked (a second link to
+    it, or a link that loops back), a link to nothing, a file that is not a regular file."""
+
+    path: str
+    reason: str
+    error: bool
+
+    def item(self) -> Skipped | Failed:
+        """This entry as the scanner reports it: a Failed or a Skipped for the path."""
+        origin = Origin(self.path)
+        return Failed(origin, AmdoccError(self.reason, origin)) if self.error else Skipped(origin, self.reason)
+
+
+@dataclass(frozen=True, slots=True)
 class Limits:
     """Safety bounds for untrusted input. ``Limits()`` holds the built-in defaults;
     :meth:`from_env` reads each bound's environment variable when it is called."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import mmap
 import os
+import stat
 import sys
 import zlib
 from collections.abc import Collection, Generator, Iterator
@@ -30,7 +31,7 @@ from .ar import ArArchive, is_ar
 from .archive import PEEK, Archive, Member, Refused, _MappedFile, is_zip
 from .bundle import BUNDLE_MAGIC, BundleEntry, decompress_ccob, is_amdgpu_triple, parse_bundle
 from .kpack import KPACK_MAGIC, kpack_entries, parse_ref
-from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, Skipped, Source
+from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, NotWalked, Skipped, Source
 from .offload_binary import parse_offload_binary
 from .pe import is_pe, looks_like_coff_object
 from .regions import (
@@ -71,22 +72,77 @@ def scan(source: Source, limits: Limits = DEFAULT_LIMITS) -> Iterator[Item]:
         yield from _scan_top(sys.stdin.buffer.read(), Origin("-"), limits)
     elif os.path.isdir(path):
         for file in iter_files(path):
-            yield from scan_file(file, limits, in_directory=True)
+            if isinstance(file, NotWalked):
+                yield file.item()
+            else:
+                yield from scan_file(file, limits, in_directory=True)
     else:
         yield from scan_file(path, limits)
 
 
-def iter_files(root: str) -> Iterator[str]:
-    """Every regular file below ``root``, in a stable order, without following directory links."""
+def iter_files(root: str) -> Iterator[str | NotWalked]:
+    """Every regular file below ``root`` (names sorted, depth first), and a :class:`NotWalked`
+    for every entry below it that is not read, so nothing drops out of a walk unsaid: a
+    subdirectory that cannot be listed is an error entry (as an unreadable file is) and the walk
+    goes on. Links are followed, to files and to directories; a directory is walked once,
+    known by (st_dev, st_ino), so a second link to it or a link that loops back is passed over
+    with the path it was walked as. ``root`` itself that cannot be listed raises AmdoccError,
+    as a file named that cannot be opened does."""
     try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
+        first = os.stat(root)
+        listing = _listing(root)
     except OSError as exc:
         raise AmdoccError(f"cannot list directory: {exc.strerror}", Origin(root)) from None
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            yield from iter_files(entry.path)
-        elif entry.is_file():
+    walked = {(first.st_dev, first.st_ino): root}
+    stack = [iter(listing)]  # an explicit stack: a deep tree needs no deep recursion
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
+        if entry.is_file(follow_symlinks=False):  # the common case, known from the listing alone
             yield entry.path
+            continue
+        try:
+            info = entry.stat()  # follows a link: what it points to
+        except FileNotFoundError:
+            yield NotWalked(entry.path, "a link to nothing: its target does not exist", False)
+            continue
+        except OSError as exc:  # a link that loops on itself, or into a directory not readable
+            yield NotWalked(entry.path, f"cannot follow link: {exc.strerror}", True)
+            continue
+        if stat.S_ISREG(info.st_mode):
+            yield entry.path
+        elif stat.S_ISDIR(info.st_mode):
+            key = (info.st_dev, info.st_ino)
+            if key in walked:
+                yield NotWalked(entry.path, f"a directory already walked as {walked[key]}", False)
+                continue
+            walked[key] = entry.path
+            try:
+                stack.append(iter(_listing(entry.path)))
+            except OSError as exc:
+                yield NotWalked(entry.path, f"cannot list directory: {exc.strerror}", True)
+        else:
+            yield NotWalked(entry.path, f"not a regular file ({_kind(info.st_mode)})", False)
+
+
+def _listing(path: str) -> list[os.DirEntry[str]]:
+    """The entries of one directory, sorted by name (OSError when it cannot be listed)."""
+    with os.scandir(path) as entries:
+        return sorted(entries, key=lambda e: e.name)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return f"file type {stat.S_IFMT(mode):#o}"
 
 
 def scan_file(path: str, limits: Limits = DEFAULT_LIMITS, in_directory: bool = False) -> Iterator[Item]:

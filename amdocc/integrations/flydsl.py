@@ -573,8 +573,9 @@ def launches(mlir_text_or_compiled: Any) -> list[Launch]:
 @cached(maxsize=64)
 def _kernels(data: bytes) -> tuple[Kernel, ...]:
     from ..loader import load
+    from . import shared
 
-    return tuple(k for co in load(data) for k in co.kernels)
+    return shared(k for co in load(data) for k in co.kernels)
 
 
 def _find(data: bytes, name: str, where: str) -> Kernel:

@@ -83,8 +83,9 @@ def _hsaco(compiled: Any) -> bytes:
 @cached(maxsize=64)
 def _kernels(hsaco: bytes) -> tuple[Kernel, ...]:
     from ..loader import load
+    from . import shared
 
-    return tuple(k for co in load(hsaco) for k in co.kernels)
+    return shared(k for co in load(hsaco) for k in co.kernels)
 
 
 def warp_size_of(compiled: Any) -> int:
@@ -162,7 +163,9 @@ def compile_offline(
         import triton
         from triton.backends.compiler import GPUTarget
     except ImportError as exc:
-        raise UsageError(f"compile_offline needs triton (pip install 'amdocc[triton]'): {exc}") from None
+        from ..install_hint import install_hint
+
+        raise UsageError(f"compile_offline needs triton ({install_hint('triton')}): {exc}") from None
     if warp_size is None:
         from ..targets import get_target
 

@@ -22,6 +22,8 @@ class Instruction:
         mnemonic: the first token of ``text`` (``""`` for an undecodable word).
         operands: the rest of ``text`` after the mnemonic.
         decoded: False for a word LLVM could not decode.
+        encoding: its bytes as the code object holds them (the control-flow graph reads branch
+            offsets from them, never from the text).
     """
 
     address: int
@@ -30,6 +32,7 @@ class Instruction:
     mnemonic: str
     operands: str
     decoded: bool = True
+    encoding: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,21 @@ class Block:
 
 
 @dataclass(frozen=True, slots=True)
+class Loop:
+    """A natural loop.
+
+    Attributes:
+        header: the index of its header block (the one block every entry into it passes).
+        blocks: the indices of its blocks, the header included, in address order.
+        depth: how many natural loops contain its header, itself included (1 for an outermost loop).
+    """
+
+    header: int
+    blocks: tuple[int, ...]
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
 class ControlFlow:
     """A kernel's control-flow graph, or why it is not known.
 
@@ -61,7 +79,18 @@ class ControlFlow:
         blocks: the basic blocks in address order; block 0 is the entry.
         unknown: None when every edge is known; otherwise the reason (an indirect branch, a
             call, an undecodable word), and then no figure built on the graph may be given.
+        loops: the natural loops, by header in address order.
+        idom: each block's immediate dominator (the entry's is 0, itself; None when unreachable).
     """
 
     blocks: tuple[Block, ...]
     unknown: str | None = None
+    loops: tuple[Loop, ...] = ()
+    idom: tuple[int | None, ...] = ()
+
+    def block_of(self) -> tuple[int, ...]:
+        """The block index of every instruction, by instruction index."""
+        out: list[int] = []
+        for block in self.blocks:
+            out.extend([block.index] * (block.end - block.start))
+        return tuple(out)

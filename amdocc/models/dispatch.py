@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..caches import Memo
 from ..errors import UsageError
+from ..frozen import freeze
 from .applicable import check as check_applicable
 from .hip import hip_occupancy
 from .hw import hw_occupancy
@@ -82,6 +83,6 @@ def compute(
     if usage.mode_assumed is not None and model != "hip":
         mode = {"wgp": usage.wgp_mode, "recorded": False, "why": usage.mode_assumed}
         occ = occ._replace(
-            warnings=(*occ.warnings, usage.mode_assumed), details={**occ.details, "workgroup_mode": mode}
+            warnings=(*occ.warnings, usage.mode_assumed), details=freeze({**occ.details, "workgroup_mode": mode})
         )
     return occ

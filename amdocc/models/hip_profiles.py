@@ -18,7 +18,8 @@ from typing import Any
 
 from ..caches import cached
 from ..errors import TableError, UnknownTargetError, UsageError
-from ..tabledata import load_table
+from ..frozen import freeze
+from ..tabledata import Row, load_table
 from ..targets import Target
 
 TABLE = "hip_profiles.toml"
@@ -105,22 +106,47 @@ class HipProfile:
         return metadata_text == "true" or (self.wgp_parse == "true-or-1" and metadata_text == "1")
 
 
-def _vgpr_tables(raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+# The values each behaviour column may take (amdocc.models.hip reads them).
+CHOICES = {
+    "vgpr_guard": ("vgprs", "sgprs"),
+    "zero_vgpr_waves": ("hipErrorUnknown", "division-by-zero"),
+    "caller_value": ("0", "unchanged", "0-or-unchanged"),
+    "sgpr_granule": ("16", "target"),
+    "wgp_parse": ("true-or-1", "true-only", "none"),
+    "wave_size": ("metadata", "agent"),
+    "simd_count": ("isa", "by-major", "device"),
+}
+
+
+def _vgpr_tables(raw: Row) -> dict[str, dict[str, Any]]:
     """Resolve `like` (start from an earlier table) and `drop` (processors no longer run)."""
     out: dict[str, dict[str, Any]] = {}
-    for name, rows in raw.items():
-        table = dict(out[rows["like"]]) if "like" in rows else {}
-        for processor in rows.get("drop", ()):
+    for rows in raw.rows():
+        table: dict[str, Any] = {}
+        if rows.has("like"):
+            table = dict(out[rows.text("like", choices=tuple(out))])
+        for processor in rows.texts("drop", ()):
+            if processor not in table:
+                raise rows.error(f"{processor!r} is not in the table it is like", "drop")
             table.pop(processor)
-        table.update({k: v for k, v in rows.items() if k not in ("like", "drop")})
-        out[name] = table
-    return out
+        for processor in rows.columns():
+            if processor in ("like", "drop"):
+                continue
+            pair = rows.wholes(processor)
+            if len(pair) != 2:
+                raise rows.error(f"{list(pair)} is not [VGPRs per SIMD, granule]", processor)
+            table[processor] = pair
+        out[rows.key] = table
+    return {name: freeze(table) for name, table in out.items()}
 
 
-def _release(text: str | None) -> tuple[int, int] | None:
+def _release(row: Row, column: str) -> tuple[int, int] | None:
+    text = row.text(column, None)
     if text is None:
         return None
-    major, minor = text.split(".")
+    major, dot, minor = text.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit()):
+        raise row.error(f"{text!r} is not MAJOR.MINOR", column)
     return int(major), int(minor)
 
 
@@ -134,43 +160,40 @@ def _evidence(name: str, text: str | None) -> str | None:
 
 @cached(maxsize=1)
 def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
-    raw = load_table(TABLE)
-    tables = _vgpr_tables(raw["vgpr_tables"])
+    raw = Row(TABLE, "", load_table(TABLE))
+    tables = _vgpr_tables(raw.sub("vgpr_tables"))
     profiles = {}
-    for name, row in raw["profiles"].items():
+    for row in raw.sub("profiles").rows():
+        name = row.key
         common = dict(
             name=name,
-            release=_release(row.get("release")),
-            dates=row["dates"],
-            changes=row["changes"],
-            source=row["source"],
-            unknown=row.get("unknown"),
-            evidence=_evidence(name, row.get("evidence")),
-            confirmed=row.get("confirmed"),
-            hip_version=_release(row.get("hip_version")),
+            release=_release(row, "release"),
+            dates=row.text("dates"),
+            changes=row.text("changes"),
+            source=row.text("source"),
+            unknown=row.text("unknown", None),
+            evidence=_evidence(name, row.text("evidence", None)),
+            confirmed=row.text("confirmed", None),
+            hip_version=_release(row, "hip_version"),
         )
         if common["unknown"]:
             profiles[name] = HipProfile(**common)
             continue
         profiles[name] = HipProfile(
             **common,
-            vgpr_table=tables[row["vgpr_table"]],
-            vgpr_guard=row["vgpr_guard"],
-            zero_vgpr_waves=row["zero_vgpr_waves"],
-            caller_value=row["caller_value"],
-            sgpr_granule=row["sgpr_granule"],
-            sgpr_trap_reserve=int(row["sgpr_trap_reserve"]),
-            wgp_parse=row["wgp_parse"],
-            wave_size=row["wave_size"],
-            simd_count=row["simd_count"],
-            grid_cu_correction=bool(row["grid_cu_correction"]),
-            pr9571=bool(row["pr9571"]),
+            vgpr_table=tables[row.text("vgpr_table", choices=tuple(tables))],
+            **{column: row.text(column, choices=choices) for column, choices in CHOICES.items()},
+            sgpr_trap_reserve=row.whole("sgpr_trap_reserve", 0),
+            grid_cu_correction=row.flag("grid_cu_correction"),
+            pr9571=row.flag("pr9571"),
         )
-    aliases = dict(raw.get("aliases", {}))
-    for alias, target in aliases.items():
+    aliases = {}
+    for alias in (aliased := raw.sub("aliases", {})).columns():
+        aliases[alias] = target = aliased.text(alias)
         if target not in profiles or alias in profiles:
             raise TableError(f"{TABLE}: alias {alias!r} -> {target!r} is not a profile of its own")
-    return profiles, aliases, raw["default"]
+    raw.whole("pr9571_isa_major", 1)  # read by amdocc.models.hip; checked here with the rest
+    return profiles, aliases, raw.text("default", choices=tuple(profiles))
 
 
 def profiles() -> dict[str, HipProfile]:

@@ -19,12 +19,13 @@ from typing import Any
 
 from ..caches import cached
 from ..codeobject.producer import Producer, is_snapshot
-from ..errors import TableError, UsageError
-from ..numbers import in_range
-from ..tabledata import load_table
-from ..targets import Target, wave_map
+from ..errors import UsageError
+from ..frozen import FrozenDict
+from ..tabledata import Row, load_table
+from ..targets import Target
 
 SGPR_RULES = ("step-table", "budget-inverse")
+TABLE = "llvm_rules.toml"
 # An LLVM's view of some processors' targets.toml columns: ((column, value), ...), where a value is
 # a wave map as ((wave, value), ...), an int or a bool (hashable, so a Target view can be cached).
 Columns = tuple[tuple[str, Any], ...]
@@ -59,7 +60,7 @@ class LlvmRules:
     def columns_for(self, processor: str) -> dict[str, Any]:
         """The targets.toml columns this LLVM computes differently for ``processor``."""
         return {
-            column: dict(value) if isinstance(value, tuple) else value
+            column: FrozenDict(value) if isinstance(value, tuple) else value
             for column, value in dict(self.overrides).get(processor, ())
         }
 
@@ -115,13 +116,7 @@ class KnownCompiler:
 
 @cached(maxsize=1)
 def known_compilers() -> tuple[KnownCompiler, ...]:
-    out = []
-    for commit, row in load_table("llvm_rules.toml").get("compilers", {}).items():
-        rules = rules_named(row["rules"])
-        if rules is None or len(commit) < MIN_COMMIT_DIGITS or not all(c in "0123456789abcdef" for c in commit):
-            raise TableError(f"llvm_rules.toml [compilers.{commit}]: needs a commit of 12+ hex digits and a rule set")
-        out.append(KnownCompiler(commit, row["compiler"], rules, row["oracle"], row["source"]))
-    return tuple(out)
+    return _read()[1]
 
 
 def compiler_of(commit: str | None) -> KnownCompiler | None:
@@ -139,42 +134,49 @@ def version_sets() -> tuple[LlvmRules, ...]:
 
 @cached(maxsize=1)
 def rule_sets() -> tuple[LlvmRules, ...]:
-    out = []
-    for name, row in load_table("llvm_rules.toml").items():
-        if name == "compilers":
-            continue
-        rules = LlvmRules(
-            name,
-            row["summary"],
-            tuple(row["releases"]),
-            tuple(row["snapshots"]),
-            tuple(row.get("partial_snapshots", ())),
-            row["sgpr_occupancy"],
-            bool(row["lds_granule_rounding"]),
-            tuple(row.get("changes", ())),
-            row["oracle"],
-            row["source"],
-            _overrides(name, row.get("overrides", {})),
+    return _read()[0]
+
+
+def _read() -> tuple[tuple[LlvmRules, ...], tuple[KnownCompiler, ...]]:
+    """The rule sets and the compilers known by commit, the whole table checked at once."""
+    table = Row(TABLE, "", load_table(TABLE))
+    sets = {
+        row.key: LlvmRules(
+            row.key,
+            row.text("summary"),
+            row.wholes("releases", 1),
+            row.wholes("snapshots", 1),
+            row.wholes("partial_snapshots", 1, ()),
+            row.text("sgpr_occupancy", choices=SGPR_RULES),
+            row.flag("lds_granule_rounding"),
+            row.texts("changes", ()),
+            row.text("oracle"),
+            row.text("source"),
+            _overrides(row.sub("overrides", {})),
         )
-        if rules.sgpr_occupancy not in SGPR_RULES:
-            raise TableError(f"llvm_rules.toml [{name}]: sgpr_occupancy {rules.sgpr_occupancy!r}")
-        out.append(rules)
-    return tuple(out)
+        for row in table.rows(skip=("compilers",))
+    }
+    compilers = []
+    for row in table.sub("compilers", {}).rows():
+        commit = row.key
+        rules = sets[row.text("rules", choices=tuple(sets))]
+        if len(commit) < MIN_COMMIT_DIGITS or not all(c in "0123456789abcdef" for c in commit):
+            raise row.error("is not a commit of 12+ hex digits", None)
+        compilers.append(KnownCompiler(commit, row.text("compiler"), rules, row.text("oracle"), row.text("source")))
+    return tuple(sets.values()), tuple(compilers)
 
 
-def _wave_items(value: Any, column: str, processor: str) -> tuple[tuple[int, int], ...]:
-    return tuple(sorted(wave_map(value, column, processor).items()))
+def _wave_items(row: Row, column: str) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted(row.waves(column).items()))
 
 
-def _whole(value: Any, column: str, processor: str) -> int:
-    if not in_range(value, 1):  # amdocc.numbers' one rule
-        raise TableError(f"llvm_rules.toml [overrides.{processor}]: {column} must be a positive whole number")
+def _whole(row: Row, column: str) -> int:
+    value: int = row.whole(column, 1)  # amdocc.numbers' one rule
     return value
 
 
-def _flag(value: Any, column: str, processor: str) -> bool:
-    if not isinstance(value, bool):
-        raise TableError(f"llvm_rules.toml [overrides.{processor}]: {column} must be true or false")
+def _flag(row: Row, column: str) -> bool:
+    value: bool = row.flag(column)
     return value
 
 
@@ -190,17 +192,17 @@ _OVERRIDABLE = {
 }
 
 
-def _overrides(rules: str, table: dict[str, dict[str, Any]]) -> tuple[tuple[str, Columns], ...]:
+def _overrides(table: Row) -> tuple[tuple[str, Columns], ...]:
     out = []
-    for processor, columns in table.items():
+    for row in table.rows():
         read: list[tuple[str, Any]] = []
-        for column, value in columns.items():
+        for column in row.columns():
             if column == "cite":
                 continue
             if column not in _OVERRIDABLE:
-                raise TableError(f"llvm_rules.toml [{rules}.overrides.{processor}]: {column} cannot be overridden")
-            read.append((column, _OVERRIDABLE[column](value, column, processor)))
-        out.append((processor, tuple(read)))
+                raise row.error(f"cannot be overridden (only {', '.join(_OVERRIDABLE)})", column)
+            read.append((column, _OVERRIDABLE[column](row, column)))
+        out.append((row.key, tuple(read)))
     return tuple(out)
 
 
@@ -255,7 +257,9 @@ def parse_version(text: str, target: Target | None = None) -> RulesChoice:
     if m is None:
         names = ", ".join(r.name for r in rule_sets())
         raise UsageError(
-            f"--llvm-version {text!r} is not a version: give e.g. 22, 22.1.8, 24.0.0git, main, or a rule set ({names})"
+            f"{{llvm_version}} {text!r} is not a version: give e.g. 22, 22.1.8, 24.0.0git, main, or a rule set "
+            f"({names})",
+            params=("llvm_version",),
         )
     version = tuple(int(x) for x in (m.group("major"), m.group("minor"), m.group("patch")) if x is not None)
     rules, warnings = rules_for_version(version[0], is_snapshot(version, bool(m.group("git"))), f"LLVM {text}", target)
@@ -314,8 +318,9 @@ def version_option(llvm_version: str | None, lds_granule_rounding: bool, sgpr_tr
         return llvm_version
     if llvm_version is not None and parse_version(llvm_version).rules.name != alias:
         raise UsageError(
-            f"--lds-granule-rounding/--sgpr-trap-reserve mean {alias} rules, but "
-            f"--llvm-version {llvm_version} chooses {parse_version(llvm_version).rules.name}"
+            f"{{lds_granule_rounding}}/{{sgpr_trap_reserve}} mean {alias} rules, but "
+            f"{{llvm_version}} {llvm_version} chooses {parse_version(llvm_version).rules.name}",
+            params=("lds_granule_rounding", "sgpr_trap_reserve", "llvm_version"),
         )
     return llvm_version or alias
 

@@ -9,6 +9,12 @@ not monotone there (docs/hip-occupancy.md §4; 88 VGPRs round to 104 but 96 to 9
 down one register at a time. LDS is counted as static plus dynamic: the caller may shed either.
 Amounts are in what the model reads: the hw model's VGPRs and SGPRs are the descriptor's
 allocation when the kernel has one.
+
+A hip step is HIP's API arithmetic, which the hardware need not share (docs/hip-occupancy.md §4:
+the bit-mask round-up; LDS not rounded to its granule; LDS counted per CU in a WGP). So
+:func:`hardware_view` asks the hw model what the same shed gains there, on the counts as a rebuilt
+kernel would have them (the descriptor's padding, which follows the occupancy the kernel had,
+set aside): when the hardware gains nothing, the step rests on HIP's API alone and says so.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..caches import cached
-from ..errors import UsageError
+from ..errors import AmdoccError, UsageError
 from .dispatch import cached_occupancy, compute
 from .record import Occupancy
 from .usage import KernelUsage
@@ -148,3 +154,80 @@ def _cached_next_step(
 ) -> dict[str, Any] | None:
     occ = cached_occupancy(usage, model, block_size, dynamic_lds, lds_bytes, opts)
     return search_next_step(usage, occ, lds_bytes=lds_bytes, **dict(opts))
+
+
+def hardware_view(usage: KernelUsage, occ: Occupancy, step: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the hw model says of a hip ``step`` (as :func:`search_next_step` gives it) for the
+    kernel ``usage`` at ``occ``'s launch, or None when there is nothing to compare (another
+    model, no step, no block size, or a processor the hw model cannot describe):
+
+    ``{"fits": workgroups (or waves) the hardware fits now, "unit": per "CU" or "WGP" as the
+    hardware counts them (HIP may count otherwise), "fits_after": with the step's shed,
+    "gains": whether that is more, "agrees": whether both are HIP's numbers (before the shed and
+    the step's gain), "hip_only": the step gains in HIP's API and not on the hardware, "why":
+    which of HIP's arithmetic it rests on (None when the hardware gains too), "next_step": the
+    hw model's own step on the same counts, or None}``.
+
+    Counts are the metadata's (.vgpr_count, .sgpr_count, static plus dynamic LDS), as a rebuilt
+    kernel would be allocated them: the descriptor's padding follows the occupancy it was built
+    for, so it is not carried over.
+    """
+    if occ.model != "hip" or step is None or occ.block_size is None:
+        return None
+    rebuilt = usage.with_(vgprs_allocated=None, sgprs_allocated=None, lds=usage.lds + occ.dynamic_lds)
+    fields = {SHEDDABLE[limiter]: amount for limiter, amount in step["shed"].items()}
+    shed = rebuilt.with_(**{field: max(getattr(rebuilt, field) - amount, 0) for field, amount in fields.items()})
+    try:
+        now = compute(rebuilt, "hw", occ.block_size, 0)
+        after = compute(shed, "hw", occ.block_size, 0)
+        own = search_next_step(rebuilt, now)
+    except AmdoccError:  # the hw model lacks a fact for this processor: no second opinion
+        return None
+    fits, fits_after = _value(now), _value(after)
+    if fits is None or fits_after is None:
+        return None
+    gains = fits_after > fits
+    return {
+        "fits": fits,
+        "unit": now.unit,
+        "fits_after": fits_after,
+        "gains": gains,
+        "agrees": (fits, fits_after) == (_value(occ), step["gain"]),
+        "hip_only": not gains,
+        "why": None if gains else _hip_arithmetic(occ, now, fields),
+        "next_step": own,
+    }
+
+
+def _hip_arithmetic(occ: Occupancy, hardware: Occupancy, fields: dict[str, int]) -> str:
+    """Which of HIP's API arithmetic a step the hardware does not share rests on, in words."""
+    reasons = []
+    granule = occ.details.get("vgprAllocGranularity")
+    if "vgprs" in fields and granule and granule & (granule - 1):
+        reasons.append(f"its bit-mask round-up of VGPRs to a granule of {granule}")
+    hip_sgprs, hw_sgprs = occ.allocated.get("sgprs_per_wave"), hardware.allocated.get("sgprs_per_wave")
+    if "sgprs" in fields and hip_sgprs is not None and hw_sgprs is not None and hip_sgprs < hw_sgprs:
+        reasons.append(
+            f"it counts {hip_sgprs} SGPRs per wave where the hardware allocates {hw_sgprs}, "
+            "the trap handler's reserve included"
+        )
+    if occ.unit != hardware.unit:  # .workgroup_processor_mode as HIP parses it (docs/hip-occupancy.md §1)
+        reasons.append(f"it counts per {occ.unit} where the kernel runs per {hardware.unit}")
+    if "lds" in fields:
+        current, hardware_fits = _value(occ), _value(hardware)
+        if current is not None and hardware_fits is not None and hardware_fits > current:
+            reasons.append(
+                f"it counts {occ.details.get('localMemSize')} B of LDS per {occ.unit}, less than the hardware"
+            )
+        else:
+            reasons.append("it does not round LDS to the hardware's allocation granule")
+    return "; ".join(reasons) or "its own arithmetic"
+
+
+def next_step_view(occ: Occupancy) -> dict[str, Any] | None:
+    """:func:`hardware_view` of a record made by :func:`amdocc.occupancy` and its own next step
+    (the JSON record's ``next_step_hardware``)."""
+    if occ.query is None:
+        raise UsageError("this record does not say how it was asked; make it with amdocc.occupancy()")
+    usage, _, _ = occ.query
+    return hardware_view(usage, occ, next_step(occ))

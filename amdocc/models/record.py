@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..frozen import FrozenDict, freeze
 from ..targets import MAX_WORKGROUP_SIZE
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ LIMITERS = ("block_size", "waves", "barriers", "workgroup_slots", "lds", "vgpr",
 class Occupancy(NamedTuple):
     """One occupancy answer, explained: how many workgroups fit, what limits them, and why.
 
-    Immutable (a tuple: cheap to build, and safe to share from the cache). Every field has its
+    Immutable all the way down (a tuple whose dicts are read-only FrozenDicts: cheap to build, and
+    safe to share from the cache; ``dict(occ.limits)`` is a copy to change). Every field has its
     own docstring (``help(amdocc.Occupancy)``); :meth:`as_dict` is the record ``amdocc occupancy
     --json`` prints, and :func:`amdocc.next_step` of the record its ``next_step``. Plain data: the
     record computes nothing, and carries how it was asked (``query``) as data.
@@ -53,7 +55,7 @@ class Occupancy(NamedTuple):
     allocated: dict[str, int | None]
     warnings: tuple[str, ...] = ()
     error: str | None = None
-    details: dict[str, Any] = {}  # noqa: RUF012  # a NamedTuple default, never mutated: build() copies
+    details: dict[str, Any] = FrozenDict()  # read-only, as build() makes every record's
     launchable: bool = True
     built_for: str | None = None
     what_if: bool = False
@@ -186,11 +188,11 @@ def build(
         occupancy_fraction=fraction,
         limiter=limiters[0] if limiters else None,
         limiters=limiters,
-        limits=dict(limits),
-        allocated=dict(allocated),
+        limits=freeze(dict(limits)),
+        allocated=freeze(dict(allocated)),
         warnings=tuple(warnings),
         error=error,
-        details=dict(details or {}),
+        details=freeze(dict(details or {})),
     )
 
 

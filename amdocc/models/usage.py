@@ -176,7 +176,10 @@ def manual(
     """
     if arch_vgprs is not None:
         if vgprs:
-            raise UsageError("give either --vgprs (the metadata total) or --arch-vgprs with --agprs, not both")
+            raise UsageError(
+                "give either {vgprs} (the metadata total) or {arch_vgprs} with {agprs}, not both",
+                params=("vgprs", "arch_vgprs", "agprs"),
+            )
         vgprs = target.total_vgprs(arch_vgprs, agprs or 0)
     for label, value in (("VGPRs", vgprs), ("SGPRs", sgprs), ("LDS", lds), ("AGPRs", agprs)):
         if value is not None and value < 0:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..caches import cached
 from ..errors import AmdoccError, UsageError
+from ..numbers import BYTE_SUFFIXES, BYTE_UNITS, parse_bytes, parse_integer
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -42,7 +43,7 @@ OPERATORS = ("==", "!=", "<=", ">=", "<", ">")
 
 @dataclass(frozen=True)
 class Field:
-    kind: str  # "number" or "bool"
+    kind: str  # "number", "bytes" (a number that also takes a K/KiB, M/MiB or G/GiB suffix) or "bool"
     models: str  # "none": no index; "required": [model] needed; "optional": [model] or all models
     help: str
 
@@ -51,18 +52,25 @@ FIELDS: dict[str, Field] = {
     "spills": Field("number", "none", "VGPR plus SGPR spills (.vgpr_spill_count + .sgpr_spill_count)"),
     "vgpr_spills": Field("number", "none", ".vgpr_spill_count"),
     "sgpr_spills": Field("number", "none", ".sgpr_spill_count"),
-    "scratch": Field("number", "none", "scratch bytes per work-item (.private_segment_fixed_size)"),
+    "scratch": Field("bytes", "none", "scratch bytes per work-item (.private_segment_fixed_size)"),
     "dynamic_stack": Field("bool", "none", ".uses_dynamic_stack"),
     "vgprs": Field("number", "none", ".vgpr_count (the unified total on gfx90a/gfx942/gfx950)"),
     "arch_vgprs": Field("number", "none", "architectural VGPRs alone"),
     "agprs": Field("number", "none", ".agpr_count"),
     "sgprs": Field("number", "none", ".sgpr_count"),
-    "static_lds": Field("number", "none", "static LDS bytes (.group_segment_fixed_size)"),
-    "lds": Field("number", "none", "static plus dynamic LDS bytes of the launch"),
+    "static_lds": Field("bytes", "none", "static LDS bytes (.group_segment_fixed_size)"),
+    "lds": Field("bytes", "none", "static plus dynamic LDS bytes of the launch"),
     "block": Field("number", "none", "threads per workgroup of the launch evaluated"),
     "waves_per_simd": Field("number", "required", "waves per SIMD the model answers at the launch"),
     "blocks_per_cu": Field("number", "required", "workgroups per CU (per WGP in WGP mode) at the launch"),
     "launchable": Field("bool", "optional", "a workgroup of the launch fits (under every model without [model])"),
+    "spills_in_loops": Field(
+        "number",
+        "none",
+        "spill traffic inside loops, from the kernel's disassembly (amdocc isa; needs a libLLVM): VGPR "
+        "spill and reload dwords plus SGPR lane spills and reloads, where the metadata does not call them "
+        "a private array or the program's own lane operations",
+    ),
 }
 
 
@@ -103,10 +111,15 @@ class Group:
 
 # --------------------------------------------------------------------------- tokenizer
 
+# A number is decimal (a fraction or exponent allowed) or 0x hex, with any letters written right
+# after it kept in the token: a byte suffix ("64K") where the field counts bytes, refused elsewhere.
 _TOKEN = re.compile(
-    r"\s*(?:(?P<op>==|!=|<=|>=|<|>)|(?P<num>[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+    r"\s*(?:(?P<op>==|!=|<=|>=|<|>)"
+    r"|(?P<num>(?:0[xX][0-9a-fA-F]+|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)[A-Za-z]*)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<punct>[\[\],]))"
 )
+# A number token, or one with its unit written apart ("64 KiB"): the digits and the unit.
+_NUMBER = re.compile(r"(?P<digits>0[xX][0-9a-fA-F]+|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?) ?(?P<unit>[A-Za-z]*)")
 
 
 @dataclass(frozen=True)
@@ -210,10 +223,41 @@ class _Parser:
             num = self.take("num")
             if num is None:
                 raise self.fail(f"expected a number after {field_text}{op}")
-            f = float(num.text)
-            value = int(f) if f.is_integer() and abs(f) < 2**53 else f
+            text = num.text
+            unit = self.tok
+            if spec.kind == "bytes" and unit.kind == "name" and unit.text.upper() in BYTE_UNITS and text[-1].isdigit():
+                self.i += 1  # "64 KiB": a unit written apart, as the byte options take it
+                text += " " + unit.text
+            value = self.number(Token("num", text, num.column), field_text, spec.kind == "bytes")
             shown = str(value)
         return Comparison(name, model, op, value, f"{field_text}{op}{shown}")
+
+    def number(self, num: Token, field_text: str, bytes_field: bool) -> float:
+        """A number token's value: a byte count as every byte option takes it (amdocc.numbers:
+        ``64K``, ``1MiB``, ``0x100``) where the field counts bytes; elsewhere a plain number."""
+        m = _NUMBER.fullmatch(num.text)
+        assert m is not None  # the tokenizer matched the same pattern
+        digits, unit = m.group("digits"), m.group("unit")
+        if digits[:2].lower() == "0x" or unit:
+            value = parse_bytes(num.text) if bytes_field else (None if unit else parse_integer(digits))
+            if value is not None:
+                return value
+            if not bytes_field:
+                byte_fields = ", ".join(n for n, f in FIELDS.items() if f.kind == "bytes")
+                raise _error(
+                    self.budget,
+                    num.column,
+                    f"{field_text} is a count, not bytes: {num.text!r} is not a number "
+                    f"(byte suffixes such as 64K are for {byte_fields})",
+                )
+            raise _error(
+                self.budget,
+                num.column,
+                f"{field_text} is a byte count: {num.text!r} is not one (a whole number or 0x hex, "
+                f"with an optional {BYTE_SUFFIXES} suffix)",
+            )
+        f = float(digits)
+        return int(f) if f.is_integer() and abs(f) < 2**53 else f
 
 
 _LONE_COLON = re.compile(r"(?<!:):(?!:)")
@@ -342,6 +386,8 @@ class Facts:
             if name == "sgpr_spills":
                 return known(sgpr, ".sgpr_spill_count")
             return int(known(vgpr, ".vgpr_spill_count")) + int(known(sgpr, ".sgpr_spill_count"))
+        if name == "spills_in_loops":
+            return spills_in_loops(self.kernel)
         simple = {
             "scratch": (r.scratch, ".private_segment_fixed_size"),
             "dynamic_stack": (r.uses_dynamic_stack, ".uses_dynamic_stack"),
@@ -368,6 +414,29 @@ class Facts:
         if v is None:
             raise NotKnown(f"{c.model} gives no {name}")
         return v
+
+
+def spills_in_loops(kernel: Kernel) -> int:
+    """The ``spills_in_loops`` field: spill traffic at loop depth > 0 (amdocc.isa). The VGPR part
+    counts unless the metadata makes the scratch traffic a private array, the SGPR part unless it
+    makes the lane operations the program's own; NotKnown when the code or its control flow
+    cannot be read."""
+    from ..isa.analysis import analyse
+
+    try:
+        isa = analyse(kernel)
+    except AmdoccError as exc:
+        raise NotKnown(f"its machine code cannot be analysed: {exc.message}") from None
+    if isa.flow.unknown is not None:
+        raise NotKnown(f"its control flow is not known: {isa.flow.unknown}")
+    inside = isa.spills.in_loops(isa.loop_depth)
+    kinds = isa.spills.classification
+    total = 0
+    if kinds["vgpr"] in ("spill", "ambiguous"):
+        total += inside["vgpr"] + inside["vgpr_reload"]
+    if kinds["sgpr"] in ("spill", "ambiguous"):
+        total += inside["sgpr"] + inside["sgpr_reload"]
+    return total
 
 
 @dataclass(frozen=True)

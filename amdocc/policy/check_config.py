@@ -10,8 +10,9 @@ would be ignored; a file's threshold for a rule the command line turns off is re
 
 from __future__ import annotations
 
+import difflib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 SECTION = "[tool.amdocc.check]"
+TABLES = ("check",)  # the tables amdocc reads under [tool.amdocc]
 MODELS = ("hip", "llvm", "hw")
 MAX_BLOCK = MAX_WORKGROUP_SIZE  # the largest workgroup any processor launches (targets.py)
 
@@ -190,12 +192,20 @@ def read(config: Path) -> dict[str, Any]:
     out = {}
     for key, value in table.items():
         if key not in SETTINGS:
-            raise UsageError(f"{config}: {SECTION} has no setting {key!r} (settings: {', '.join(SETTINGS)})")
+            raise UsageError(f"{config}: {SECTION} has no setting {key!r} ({_suggested(key, SETTINGS, 'settings')})")
         parsed = SETTINGS[key][0](value, f"{key} in {config}")
         if key == "baseline" and isinstance(parsed, Path) and not parsed.is_absolute():
             parsed = config.parent / parsed
         out[key] = parsed
     return out
+
+
+def _suggested(given: str, valid: Iterable[str], what: str) -> str:
+    """ "did you mean 'X'? settings: ..." as an option's suggestion says it, or just the list."""
+    names = list(valid)
+    close = difflib.get_close_matches(given.replace("_", "-"), names, n=1, cutoff=0.6)
+    listed = f"{what}: {', '.join(names)}"
+    return f"did you mean {close[0]!r}? {listed}" if close else listed
 
 
 def _section(config: Path) -> dict[str, Any] | None:
@@ -210,6 +220,9 @@ def _section(config: Path) -> dict[str, Any] | None:
     ours = tool.get("amdocc") if isinstance(tool, dict) else None
     if ours is not None and not isinstance(ours, dict):  # `[tool] amdocc = 3` is not a table to look in
         raise UsageError(f"{config}: [tool.amdocc] must be a table")
+    for key in ours or {}:
+        if key not in TABLES:  # [tool.amdocc.chek] would otherwise be passed over in silence
+            raise UsageError(f"{config}: [tool.amdocc] has no table {key!r} ({_suggested(key, TABLES, 'tables')})")
     table: dict[str, Any] | None = ours.get("check") if ours else None
     if table is not None and not isinstance(table, dict):
         raise UsageError(f"{config}: {SECTION} must be a table")
@@ -219,14 +232,20 @@ def _section(config: Path) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- meeting the flags
 
 
-def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | None) -> tuple[Settings, dict[str, Any]]:
+def resolve(
+    flags: dict[str, Any],
+    config: dict[str, Any],
+    config_name: str | None,
+    flag_name: Callable[[str], str] = lambda key: f"--{key}",
+) -> tuple[Settings, dict[str, Any]]:
     """Settings from the command line's ``flags`` and a file's ``config`` (both keyed by setting
     name, values parsed; a flag overrides the file's value). Returns the rule settings and the
-    rest (baseline, fail-on-stale)."""
+    rest (baseline, fail-on-stale). ``flag_name`` spells a flag in messages (amdocc.app.check
+    names its keyword arguments)."""
     merged = {**config, **flags}
 
     def source(key: str) -> str:
-        return f"--{key}" if key in flags else f"{key} in {config_name}"
+        return flag_name(key) if key in flags else f"{key} in {config_name}"
 
     if "rules" in merged:
         chosen = merged["rules"]
@@ -247,7 +266,9 @@ def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | No
                 f"{source(key)} applies to the {rules_of_key} rule, which is off{where} (rules on: {', '.join(chosen)})"
             )
     if "occupancy" in chosen and "min-occupancy" not in merged:
-        raise UsageError(f"the occupancy rule ({source('rules')}) needs a floor: --min-occupancy W (waves per SIMD)")
+        raise UsageError(
+            f"the occupancy rule ({source('rules')}) needs a floor: {flag_name('min-occupancy')} W (waves per SIMD)"
+        )
     if "min-occupancy" in merged:
         chosen_model = merged.get("model", "hip")
         most = most_waves(chosen_model)
@@ -264,7 +285,7 @@ def resolve(flags: dict[str, Any], config: dict[str, Any], config_name: str | No
 
 
 def floor_on(settings: Settings, target: Any, named: str) -> None:
-    """With the processor named (--target/--device ``named``), a floor above the waves per SIMD
+    """With the processor named (its target or device, ``named``), a floor above the waves per SIMD
     the model can answer there can never be met: a UsageError, before any kernel is read."""
     if settings.min_occupancy is None or "occupancy" not in settings.rules:
         return
@@ -272,8 +293,9 @@ def floor_on(settings: Settings, target: Any, named: str) -> None:
     most = int(getattr(target, column))
     if settings.min_occupancy > most:
         raise UsageError(
-            f"--min-occupancy {_shown(settings.min_occupancy)} can never be met on {named}: the "
-            f"{settings.model} model counts at most {most} waves per SIMD on {target.name} ({column})"
+            f"{{min_occupancy}} {_shown(settings.min_occupancy)} can never be met on {named}: the "
+            f"{settings.model} model counts at most {most} waves per SIMD on {target.name} ({column})",
+            params=("min_occupancy",),
         )
 
 

@@ -26,7 +26,7 @@ from ..caches import Memo
 from ..codeobject.model import INPUTS
 from ..errors import UsageError
 from ..models import MODELS, occupancies, occupancy, usage_of
-from ..models.applicable import ModelUnavailable, refusal
+from ..models.applicable import ModelUnavailable, needs_member, refusal
 from ..models.compat import device_id
 from ..models.dispatch import answer_key
 
@@ -424,9 +424,13 @@ def _model_outcomes_uncached(
     # A relocatable's counts are its own functions', not its callees' (docs/code-object-format.md
     # §5): no occupancy or launch verdict unless a what-if asks; the other rules read what it holds.
     local = not kernel.launchable and not where.get("what_if")
+    # Generic code judged on its family rather than on a member: no device to judge it on.
+    family = needs_member(target) if target is not None else None
     if "occupancy" in rules:
         floor_block, floor_source = (settings.block, "given") if settings.block else declared
-        if not modelled:
+        if family:
+            out.append(NotEvaluated("occupancy", family))
+        elif not modelled:
             out.append(NotEvaluated("occupancy", "the kernel cannot be modelled (see the mode rule)"))
         elif local:
             out.append(NotEvaluated("occupancy", LOCAL_COUNTS))
@@ -443,7 +447,9 @@ def _model_outcomes_uncached(
             else:
                 out.append(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
     if "launch" in rules:
-        if not modelled:
+        if family:
+            out.append(NotEvaluated("launch", family))
+        elif not modelled:
             out.append(NotEvaluated("launch", "the kernel cannot be modelled (see the mode rule)"))
         elif local:
             out.append(NotEvaluated("launch", LOCAL_COUNTS))
@@ -460,11 +466,10 @@ def _model_outcomes_uncached(
             if answers:
                 out.append(launch_rule(answers, block, source))
     if "lds" in rules:
-        out.append(
-            lds_rule(kernel, target, settings.dynamic_lds)
-            if target is not None
-            else NotEvaluated("lds", "unknown processor (see the mode rule)")
-        )
+        if target is None:
+            out.append(NotEvaluated("lds", "unknown processor (see the mode rule)"))
+        else:
+            out.append(NotEvaluated("lds", family) if family else lds_rule(kernel, target, settings.dynamic_lds))
     if "mode" in rules:
         out.append(mode_rule(problems))
     return tuple(o for o in out if o is not None)

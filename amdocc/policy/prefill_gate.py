@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..caches import cached
 from ..errors import AmdoccError
-from ..tabledata import load_table
+from ..frozen import freeze
+from ..tabledata import Row, load_table
 from ..targets import processor_name
 
 ASM, CK_TILE = "asm", "ck_tile"
@@ -78,8 +80,37 @@ class GateDecision:
         }
 
 
+@cached(maxsize=1)
 def _table() -> dict[str, Any]:
-    return load_table("prefill_gate.toml")
+    """tables/prefill_gate.toml, every value checked once (a damaged one is a TableError naming
+    its row and column) before any is used."""
+    table = Row("prefill_gate.toml", "", load_table("prefill_gate.toml"))
+    thresholds = table.sub("min_qo_len")
+    env, aiter = table.sub("env"), table.sub("aiter")
+    blocks = aiter.sub("block_size")
+    folders = aiter.sub("subfolder_by_cu")
+    checked: dict[str, Any] = freeze(
+        {
+            "min_qo_len": {proc: thresholds.whole(proc, 1) for proc in thresholds.columns()},
+            "env": {column: env.text(column) for column in ("kill_switch", "asm_dir")},
+            "aiter": {
+                **{column: aiter.text(column) for column in ("module", "csv_manifest", "codegen_manifest")},
+                "block_size": {hd: blocks.whole(hd, 1) for hd in blocks.columns()},
+                "subfolder_by_cu": {
+                    by_cu.key: {cu: by_cu.text(cu) for cu in by_cu.columns() if _cu_count(by_cu, cu)}
+                    for by_cu in folders.rows()
+                },
+            },
+        }
+    )
+    return checked
+
+
+def _cu_count(row: Row, column: str) -> bool:
+    """Whether a subfolder_by_cu key is a CU count (decimal digits, as AITER's table keys them)."""
+    if not column.isdigit() or int(column) < 1:
+        raise row.error("is not a CU count (a whole number >= 1)", column)
+    return True
 
 
 def min_qo_len(arch: str) -> int | None:
@@ -349,6 +380,25 @@ def validate_asm_kernel(
 # -- the decision ----------------------------------------------------------------------------
 
 
+def _device_facts(arch: str, device: str, cu_count: int | None) -> tuple[int, int]:
+    """The CU count and LDS bytes of ``device``, which must be a processor of ``arch``."""
+    from ..devices import get_device
+    from ..errors import UsageError
+
+    dev = get_device(device)
+    if dev.processor != processor_name(arch):
+        raise UsageError(
+            f"{{device}} {dev.name} is a {dev.processor}, but {{arch}} says {arch}", params=("device", "arch")
+        )
+    if cu_count is not None and cu_count != dev.compute_units:
+        raise UsageError(
+            f"{{cu_count}} {cu_count} contradicts {{device}} {dev.name}, which has "
+            f"{dev.compute_units} CUs (give one of them)",
+            params=("cu_count", "device"),
+        )
+    return dev.compute_units, dev.lds
+
+
 def decide(
     *,
     arch: str,
@@ -367,16 +417,22 @@ def decide(
     asm_dir: str | None = None,
     cu_count: int | None = None,
     lds_bytes: int | None = None,
+    device: str | None = None,
 ) -> GateDecision:
     """FlashInfer's asm-prefill gate plus amdocc's static validation of the kernel AITER would load.
 
     ``arch`` is the device's gcnArchName (features allowed); ``capturing`` whether the stream is
     being captured into a graph (a failed capture query counts as capturing); ``env`` defaults to
-    os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the device.
+    os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the
+    device, or ``device`` names it (a product of tables/devices.toml, a processor of ``arch``,
+    giving both; a ``cu_count`` that contradicts it is a UsageError). The decision's
+    ``as_dict()`` is what ``amdocc gate --json`` prints.
     """
     from ..targets import get_target
 
     get_target(arch)  # a processor the tables do not know is an error, not "never asm"
+    if device is not None:
+        cu_count, lds_bytes = _device_facts(arch, device, cu_count)
     env = os.environ if env is None else env
     names = _table()["env"]
     proc = processor_name(arch)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from ..caches import cached
 from ..errors import UsageError
 from ..numbers import whole_number, whole_value
-from ..tabledata import load_table
+from ..tabledata import Row, load_table
 from ..targets import processor_name
 
 if TYPE_CHECKING:
@@ -38,15 +38,32 @@ class SplitPolicy:
     source: str
 
 
+# Each column's smallest value (a processor row of tables/split_policies.toml).
+_MINIMUM = {
+    "min_seq_len_kv": 0,
+    "min_tiles_per_split": 1,
+    "cu_oversub": 1,
+    "fallback_cu": 1,
+    "block_overhead_tiles": 0,
+    "streaming_lowh_cu_oversub": 0,
+    "streaming_lowh_residency": 0,
+}
+
+
 @cached(maxsize=1)
 def _policies() -> tuple[dict[str, SplitPolicy], str, int]:
-    table = load_table("split_policies.toml")
-    rows = {k: v for k, v in table.items() if isinstance(v, dict)}
+    table = Row("split_policies.toml", "", load_table("split_policies.toml"))
     out = {
-        name: SplitPolicy(name, **{k: row[k] for k in SplitPolicy.__dataclass_fields__ if k not in ("arch",)})
-        for name, row in rows.items()
+        row.key: SplitPolicy(
+            row.key,
+            **{column: row.whole(column, low) for column, low in _MINIMUM.items()},
+            occupancy_aware=row.flag("occupancy_aware"),
+            source=row.text("source"),
+        )
+        for row in table.rows(skip=("default", "max_split_search"))
     }
-    return out, table["default"], int(table["max_split_search"])
+    default = table.text("default", choices=tuple(out))
+    return out, default, table.whole("max_split_search", 1)
 
 
 def policy_for(arch: str) -> SplitPolicy:

@@ -36,7 +36,9 @@ def import_hip() -> Any:  # hip-python has no type information: its module and h
     try:
         from hip import hip  # hip-python: 7.x ships hip.hip, 10.x aliases rocm.bindings.hip
     except ImportError as exc:
-        raise HipUnavailable(f"hip-python is not installed ({exc}); pip install 'amdocc[hip]'") from None
+        from ..install_hint import install_hint
+
+        raise HipUnavailable(f"hip-python is not installed ({exc}); {install_hint('hip')}") from None
     return hip
 
 

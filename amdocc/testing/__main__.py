@@ -1,12 +1,14 @@
 """``python3 -m amdocc.testing``: the HIP property test against the runtime installed here.
 
 On a machine with a ROCm GPU (gfx942, gfx950, ... : whatever device HIP makes current), with
-hip-python (``pip install 'amdocc[hip,test]'``) and LLVM's llvm-mc and ld.lld (Debian's *-22, or
+hip-python and Hypothesis (``pip install 'amdocc[hip,test]'``; in a clone ``pip install -e
+'.[hip,test]'``) and LLVM's llvm-mc and ld.lld (Debian's *-22, or
 ROCm's /opt/rocm/llvm/bin), this draws kernels for the device's processor, loads each code
 object into the runtime and compares every answer with amdocc's hip model under the profile of
 the runtime's own release (or --profile). Queries amdocc says would make HIP divide by zero are
 not asked (they would kill this process). Prints the comparisons per check and the disagreements;
-exit 0 when there are none, 1 when there are, 2 on bad usage, 3 when no HIP runtime is usable.
+exit 0 when there are none, 1 when there are, 2 on bad usage or without the test extra
+(Hypothesis), 3 when no HIP runtime is usable.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--code-object-versions {args.code_object_versions!r}: expected numbers from 4 to 6")
     if not versions or not set(versions) <= {4, 5, 6}:
         parser.error(f"--code-object-versions {args.code_object_versions!r}: expected numbers from 4 to 6")
+
+    missing = _missing_extra()
+    if missing:  # bad setup, not a verdict: one line naming the extra (exit 2, as --plot without matplotlib)
+        print(f"amdocc.testing: {missing}", file=sys.stderr)
+        return 2
 
     from ..errors import AmdoccError
     from ..runtime.hip import HipUnavailable
@@ -82,6 +89,20 @@ def main(argv: list[str] | None = None) -> int:
         for d in tally.disagreements[:50]:
             print(f"  {d}")
     return 1 if tally.disagreements else 0
+
+
+def _missing_extra() -> str | None:
+    """What the property test needs from amdocc's ``test`` extra and cannot import (Hypothesis
+    draws the kernels), said as one line with the command that installs it; None when present."""
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        return None
+    from ..install_hint import install_hint
+
+    return f"needs Hypothesis, from amdocc's test extra, which is not installed: {install_hint('hip', 'test')}"
 
 
 def _random_seed() -> int:

@@ -20,6 +20,7 @@ class Report:
     files: int = 0
     kernels: int = 0
     metadata_fields: int = 0  # values compared, all that LLVM printed (else a mismatch)
+    metadata_notes: int = 0  # metadata notes LLVM printed (a device link writes one per LTO partition)
     descriptor_fields: int = 0  # directives compared, all that encode something
     mismatches: list[str] = field(default_factory=list)
     # Processors whose descriptors LLVM cannot decode (llvm-objdump has no disassembler for them),
@@ -32,6 +33,23 @@ class Report:
     @property
     def kernels_with_descriptor_oracle(self) -> int:
         return self.kernels - self.kernels_without_descriptor_oracle
+
+
+def merged_documents(docs: list[dict]) -> tuple[dict, list[str]]:
+    """One metadata document from the several LLVM printed for one file (a device link writes a
+    note per LTO partition): the first document with the kernels of all of them, in note order,
+    and the top-level values the later ones state differently (none, in what LLVM builds)."""
+    if len(docs) == 1:
+        return docs[0], []
+    whole = dict(docs[0])
+    whole["amdhsa.kernels"] = [k for doc in docs for k in doc.get("amdhsa.kernels") or []]
+    disagreements = [
+        f"LLVM's metadata note {number} says {key} {value!r}, note 1 {whole.get(key)!r}"
+        for number, doc in enumerate(docs[1:], start=2)
+        for key, value in doc.items()
+        if key != "amdhsa.kernels" and whole.get(key) != value
+    ]
+    return whole, disagreements
 
 
 def check_files(paths: list[str], chunk: int = 400) -> Report:
@@ -63,18 +81,21 @@ def check_files(paths: list[str], chunk: int = 400) -> Report:
                 f"{name}: {m}" for m in feature_mismatches(co.target_id, hdr["features"], co_version or 0)
             ]
             docs = seen["metadata"]
-            if len(docs) != (1 if co.metadata is not None else 0):
+            report.metadata_notes += len(docs)
+            if bool(docs) != (co.metadata is not None):
                 report.mismatches.append(f"{name}: LLVM shows {len(docs)} metadata notes")
             elif docs:
-                found, compared = compare_metadata(co.metadata, docs[0])
-                expected = count_leaves(docs[0])
+                whole, disagreements = merged_documents(docs)
+                report.mismatches += [f"{name}: {m}" for m in disagreements]
+                found, compared = compare_metadata(co.metadata, whole)
+                expected = count_leaves(whole)
                 report.metadata_fields += compared
                 report.mismatches += [f"{name}: metadata {m}" for m in found]
                 if not found and (compared != expected or compared == 0):
                     report.mismatches.append(
                         f"{name}: compared {compared} of the {expected} metadata values LLVM printed"
                     )
-                for k in docs[0].get("amdhsa.kernels") or []:
+                for k in whole.get("amdhsa.kernels") or []:
                     report.llvm_values.setdefault((name, k.get(".symbol")), {})["metadata"] = k
 
     # 2. Descriptors, from llvm-objdump, one run per processor (see llvm22.objdump_descriptors).

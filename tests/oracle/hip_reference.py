@@ -7,8 +7,14 @@ An oracle for tests, written from the research note's steps, independent of amdo
 from __future__ import annotations
 
 # VGPRs per SIMD and granule (wave32 units on gfx10+), SGPRs per SIMD (None: never limits),
-# SIMDs per CU, LDS bytes, HIP's MaxWavesPerSimd: §12's GFX942 and GFX1100 rows.
-DEVICES = {"gfx942": (512, 8, 800, 4, 65536, 8), "gfx1100": (1536, 24, None, 2, 65536, 16)}
+# SIMDs per CU, LDS bytes, HIP's MaxWavesPerSimd: §12's GFX942 and GFX1100 rows; gfx1201 from the
+# research note's device table (gfx1200/gfx1201: 1536 / 24 wave32, UINT32_MAX SGPRs, 2 SIMDs per
+# CU, 65536 B, 16 waves; every source agrees on 1536/24 for gfx1201, its §"comgr values").
+DEVICES = {
+    "gfx942": (512, 8, 800, 4, 65536, 8),
+    "gfx1100": (1536, 24, None, 2, 65536, 16),
+    "gfx1201": (1536, 24, None, 2, 65536, 16),
+}
 
 
 def align_up_bitmask(value: int, alignment: int) -> int:

@@ -2,7 +2,9 @@
 
 Only ``amdocc.AmdoccError`` may escape ``amdocc.load``, and rendering every code object it
 returns (``report.code_object_record`` + ``report.dumps`` and ``cli.inspect.render_code_object``)
-must not raise at all; every error must name its file and an offset in it. Most inputs reach
+must not raise at all; every error must name its file and an offset in it. The first kernels of
+each code object also go through the ISA path (disassembly, control flow, spills, lines), under
+the same contract. Most inputs reach
 amdocc as a buffer; one in eight through a file read by mmap, one in eight loaded strictly.
 """
 
@@ -77,6 +79,7 @@ def exercise(data: bytes, mode: str = "bytes") -> str:
     for co in loaded:
         report.dumps(report.code_object_record(co))
         render_code_object(co, "all")
+        _exercise_isa(co)
     for item in loaded.skipped:
         report.skipped_record(item)
     for item in loaded.failed:
@@ -85,6 +88,37 @@ def exercise(data: bytes, mode: str = "bytes") -> str:
     if loaded.failed:
         return "partial"
     return "ok" if len(loaded) else "empty"
+
+
+ISA_KERNELS = 1  # kernels of each code object taken through amdocc.isa
+ISA_MOST_BYTES = 16 << 10  # larger extents are left out: the time limit is per input
+
+
+def _exercise_isa(co) -> None:
+    """The ISA path (amdocc.isa through amdocc.app.isa_kernel) on the first kernels: only an
+    AmdoccError naming the file and an offset may escape it; rendering its record must not fail.
+    Without a libLLVM (LlvmUnavailable) the path is not taken."""
+    from amdocc.app.isa_op import isa_kernel
+    from amdocc.cli.isa import render_listing
+    from amdocc.isa.extent import kernel_code
+    from amdocc.isa.libllvm import LlvmUnavailable, library
+
+    try:
+        library()
+    except LlvmUnavailable:
+        return
+    for kernel in co.kernels[:ISA_KERNELS]:
+        try:
+            if len(kernel_code(kernel, co.origin).code) > ISA_MOST_BYTES:
+                continue
+            record = isa_kernel(kernel, co.origin)
+        except LlvmUnavailable:
+            return
+        except AmdoccError as exc:
+            _check_error(exc)
+            continue
+        report.dumps(record)
+        render_listing(record)
 
 
 def signature(exc: BaseException) -> str:

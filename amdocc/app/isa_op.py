@@ -1,0 +1,134 @@
+"""isa: every kernel's machine code, decoded by LLVM, with its control flow, loops, spills and
+instruction mix (``amdocc isa``).
+
+The per-file worker ``isa_file`` yields one record per kernel in the JSON contract's form
+(docs/isa.md), so a worker process can send it back. A kernel whose code cannot be read (a symbol
+outside its section, a truncated ``.text``) is an error record naming the file and the offset;
+the rest of the file is still read. No libLLVM at all is :class:`amdocc.isa.LlvmUnavailable`
+(exit status 3), raised, not recorded: nothing can be answered without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .reading import StrPath, path_list
+
+if TYPE_CHECKING:
+    from ..codeobject import CodeObject, Kernel
+    from ..errors import Origin
+    from .reading import Event, FileItem, Record
+
+
+@dataclass(frozen=True)
+class IsaOptions:
+    """``target`` keeps code objects that run on that processor, ``kernel`` (a regex) the kernels
+    that match; ``summary`` leaves the instruction list out (``"instructions": null``); ``json``
+    makes each kernel's record compact JSON bytes in the worker (what the command line prints:
+    cheaper to send back from a worker process than the records)."""
+
+    target: str | None = None
+    kernel: str | None = None
+    summary: bool = False
+    json: bool = False
+
+
+def kernel_record(co: CodeObject, kernel: Kernel, summary_only: bool = False) -> Record:
+    """One kernel of a code object as ``amdocc isa --json`` prints it."""
+    return isa_kernel(kernel, co.origin, summary_only)
+
+
+def isa_kernel(kernel: Kernel, origin: Origin | None = None, summary_only: bool = False) -> Record:
+    """One :class:`~amdocc.codeobject.Kernel`'s record (as in :func:`isa`); ``origin`` (where its
+    code object came from) names the file in the record and in errors."""
+    from .. import report
+    from ..errors import Origin as _Origin
+    from ..isa.analysis import analyse, instruction_rows, summary
+
+    where = origin or _Origin(f"<code object of {kernel.name}>")
+    isa = analyse(kernel, where)
+    code = isa.code
+    return {
+        **report.origin_record(where),
+        "target": str(kernel.target_id),
+        "processor": kernel.target_id.processor,
+        "kernel": kernel.name,
+        "symbol": kernel.symbol,
+        "wavefront_size": code.wavefront_size,
+        "disassembler": {**isa.disassembler, "processor": code.processor, "features": code.features},
+        "extent": {
+            "address": code.address,
+            "bytes": len(code.code),
+            "file_offset": code.file_offset,
+            "inferred": code.inferred,
+            "notes": list(code.notes),
+        },
+        "instructions": None if summary_only else instruction_rows(isa),
+        "summary": summary(isa),
+    }
+
+
+def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
+    """Yield ("kernel", record), ("skipped", record), ("error", record) and, when filtering,
+    ("seen", what the filters passed over) for one file."""
+    from .. import report
+    from ..errors import AmdoccError
+    from ..isa.libllvm import LlvmUnavailable
+    from .reading import kernel_error, read
+    from .selection import Selection
+
+    filtered = options.target or options.kernel
+    selection = Selection(options.target, None, options.kernel, what_if=None) if filtered else None
+    for kind, x in read(item):
+        if kind != "code_object":
+            yield kind, x
+            continue
+        if selection is not None and not selection.runs_here(x):
+            continue
+        for kernel in x.kernels:
+            if selection is not None and not selection.wants(kernel):
+                continue
+            try:
+                record = kernel_record(x, kernel, options.summary)
+            except LlvmUnavailable:
+                raise
+            except AmdoccError as exc:
+                yield "error", kernel_error(x, kernel, exc)
+                continue
+            yield "kernel", report.compact_json(record, plain=True) if options.json else record
+    if selection is not None:
+        yield "seen", selection.summary()
+
+
+def isa(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    target: str | None = None,
+    kernel: str | None = None,
+    summary: bool = False,
+    jobs: int | None = 1,
+) -> dict[str, list[Record]]:
+    """Every kernel in ``paths`` as ``amdocc isa --json`` prints it: ``{"kernels": [...],
+    "skipped": [...], "errors": [...]}``. ``target`` keeps the code objects that can run on that
+    processor, ``kernel`` (a regex) the kernels whose name matches; ``summary`` leaves out each
+    kernel's instruction list. A filter that matches nothing raises UsageError naming what is
+    there; no libLLVM with the AMDGPU disassembler raises LlvmUnavailable (exit status 3)."""
+    from ..errors import UsageError
+    from . import parallel
+    from .selection import Selection
+
+    selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
+    files = parallel.expand(path_list(paths))
+    out: dict[str, list[Record]] = {"kernels": [], "skipped": [], "errors": []}
+    options = IsaOptions(target, kernel, summary)
+    for kind, value in parallel.run(files, isa_file, options, parallel.jobs_for(jobs, files)):
+        if kind == "seen":
+            assert selection is not None, "only a filtering worker reports what it passed over"
+            selection.merge(value)
+        else:
+            out[{"kernel": "kernels", "skipped": "skipped", "error": "errors"}[kind]].append(value)
+    if selection is not None and not out["kernels"] and not out["errors"]:
+        raise UsageError(selection.nothing_selected())
+    return out

@@ -1,0 +1,151 @@
+"""``amdocc isa``: each kernel's machine code, decoded by LLVM, with loops, spills and mix."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .inspect import _binary_stdout
+from .render import error, fmt, table
+
+DESCRIPTION = """Disassemble every kernel in each PATH with LLVM's own AMDGPU disassembler (a libLLVM
+found at run time: AMDOCC_LIBLLVM, ROCm's, Debian's libllvm22, or rocm-bindings-compiler's) and
+show, per instruction, its address, loop depth and spill mark; or with --summary one row per
+kernel: instructions, bytes, loops, VGPR and SGPR spills (in loops), and the instruction mix.
+Exit 3 when no libLLVM with the AMDGPU disassembler is installed."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from .args import add_jobs_argument, add_kernel_argument, add_target_arguments
+
+    parser.description = DESCRIPTION
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or '-' for stdin")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object: {"kernels": [...], "skipped": [...], "errors": [...]} (docs/isa.md)',
+    )
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="one row per kernel instead of the listing (with --json: each kernel's instructions are null)",
+    )
+    add_target_arguments(parser, "only code objects that can run on this processor (or target id)", device=False)
+    add_kernel_argument(parser)
+    add_jobs_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import report
+    from ..app import parallel
+    from ..app.isa_op import IsaOptions, isa_file
+    from ..app.selection import Selection
+    from ..isa.libllvm import library
+
+    library()  # no libLLVM: exit 3 before reading anything
+    selection = Selection(args.target, None, args.kernel, what_if=None) if args.target or args.kernel else None
+    files = parallel.expand(args.paths)
+    jobs = parallel.jobs_for(args.jobs, files)
+    if jobs > 1:
+        parallel.warm_up()
+    out: dict[str, list[dict[str, Any]]] = {"kernels": [], "skipped": [], "errors": []}
+    rows: list[list[str]] = []
+    options = IsaOptions(args.target, args.kernel, args.summary, json=args.json)
+    write = _binary_stdout()
+    if args.json:
+        write(b'{"kernels":[')
+    for kind, value in parallel.run(files, isa_file, options, jobs):
+        if kind == "seen":
+            assert selection is not None, "only a filtering worker reports what it passed over"
+            selection.merge(value)
+            continue
+        if kind == "error":
+            error(value["error"])
+            out["errors"].append(value)
+        elif kind == "skipped":
+            out["skipped"].append(value)
+        elif args.json:
+            write((b"\n" if not out["kernels"] else b",\n") + value)
+            out["kernels"].append({})
+        elif args.summary:
+            rows.append(summary_row(value))
+            out["kernels"].append({})
+        else:
+            print(render_listing(value))
+            out["kernels"].append({})
+    if args.json:
+        rest = report.compact_json({"skipped": out["skipped"], "errors": out["errors"]}, plain=True)
+        write(b"\n]," + rest[1:] + b"\n")
+    elif args.summary and rows:
+        print(table(rows, SUMMARY_HEADERS, indent=""))
+    if selection is not None and not out["kernels"] and not out["errors"]:
+        error(selection.nothing_selected())
+        return 2
+    return 2 if out["errors"] else 0
+
+
+SUMMARY_HEADERS = ["kernel", "target", "instr", "bytes", "loops", "depth", "vgpr spill", "in loops", "sgpr spill",
+                   "in loops", "spills are", "mix"]  # fmt: skip
+
+
+def _mix_text(mix: dict[str, dict[str, int | None]], most: int = 4) -> str:
+    top = sorted(mix.items(), key=lambda kv: -(kv[1]["all"] or 0))[:most]
+    return " ".join(f"{name} {counts['all']}" for name, counts in top)
+
+
+def summary_row(k: dict[str, Any]) -> list[str]:
+    s = k["summary"]
+    sp = s["spills"]
+    inside = sp["in_loops"] or {}
+    cls = sp["classification"]
+    return [
+        k["kernel"],
+        k["target"],
+        str(s["instructions"]),
+        str(s["bytes"]),
+        fmt(s["loops"]),
+        fmt(s["max_loop_depth"]),
+        f"{sp['vgpr']}/{sp['vgpr_reload']}",
+        fmt(inside.get("vgpr") if inside else None),
+        f"{sp['sgpr']}/{sp['sgpr_reload']}",
+        fmt(inside.get("sgpr") if inside else None),
+        f"vgpr {cls['vgpr']}, sgpr {cls['sgpr']}",
+        _mix_text(s["mix"]),
+    ]
+
+
+def render_listing(k: dict[str, Any]) -> str:
+    """One kernel's listing: a header, then each instruction with its loop depth and spill mark;
+    a blank line and the block's number start each block."""
+    s = k["summary"]
+    d = k["disassembler"]
+    ext = k["extent"]
+    lines = [
+        f"{k['path']}{' [' + k['origin'] + ']' if k['origin'] else ''}",
+        f"  {k['kernel']}  {k['target']}  wave{k['wavefront_size']}  {s['instructions']} instructions, "
+        f"{s['bytes']} bytes at {ext['address']:#x}",
+        f"  disassembler: {d['library']} (LLVM {d['version'] or '?'}; {d['processor']}"
+        f"{' ' + d['features'] if d['features'] else ''})",
+    ]
+    if ext["inferred"]:
+        lines.append(f"  extent inferred: {ext['inferred']}")
+    lines += [f"  note: {n}" for n in ext["notes"]]
+    if s["unknown"]:
+        lines.append(f"  control flow unknown: {s['unknown']} (no loop depths)")
+    sp = s["spills"]
+    lines.append(
+        f"  spills: vgpr {sp['vgpr']} dwords stored / {sp['vgpr_reload']} reloaded ({sp['classification']['vgpr']}), "
+        f"sgpr {sp['sgpr']} / {sp['sgpr_reload']} ({sp['classification']['sgpr']})"
+        + (f"; in loops: vgpr {sp['in_loops']['vgpr']}, sgpr {sp['in_loops']['sgpr']}" if sp["in_loops"] else "")
+    )
+    block = None
+    for ins in k["instructions"] or []:
+        if ins["block"] != block:
+            block = ins["block"]
+            where = "" if ins["reachable"] is not False else ", unreachable"
+            depth = f"loop depth {ins['loop_depth']}" if ins["loop_depth"] is not None else "loop depth ?"
+            lines.append(f"\n  ; block {block} ({depth}{where})")
+        mark = ins["spill"] or ""
+        line = f"  {ins['line']}" if ins["line"] else ""
+        lines.append(f"  {ins['address']:>12x}  {fmt(ins['loop_depth'])}  {mark:<11} {ins['text']}{line}")
+    return "\n".join(lines) + "\n"

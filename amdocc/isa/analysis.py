@@ -1,0 +1,155 @@
+"""One kernel's machine code analysed: instructions, control flow, spills, mix, waits, size.
+
+:func:`analyse` is what ``amdocc isa`` and :func:`amdocc.app.isa` report for one kernel; the
+record is plain, and :func:`summary` and :func:`instruction_rows` turn it into the JSON
+contract's objects (docs/isa.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..codeobject.model import Kernel
+from ..errors import Origin
+from .decode import decode_bytes
+from .extent import KernelCode, code_map, kernel_code
+from .flow import control_flow
+from .libllvm import library
+from .lines import cached_line_ranges, lines_for
+from .mix import classify, family_of, waited_counters
+from .model import ControlFlow, Instruction
+from .spills import Spills, as_summary, find_spills
+
+
+@dataclass(frozen=True, slots=True)
+class KernelIsa:
+    """Everything ``amdocc isa`` knows about one kernel's code.
+
+    Attributes:
+        kernel: the kernel.
+        code: its extent and decoding settings.
+        instructions: the decoded instructions, in address order.
+        flow: the control-flow graph (``flow.unknown``: why it is not known).
+        block: each instruction's block index.
+        loop_depth: each instruction's loop depth.
+        spills: scratch and lane spills, reconciled with the metadata.
+        classes: each instruction's mix class (tables/isa_mix.toml).
+        disassembler: the libLLVM that decoded it (path, version, where found).
+        lines: each instruction's "file:line" from DWARF .debug_line (None where there is none).
+    """
+
+    kernel: Kernel
+    code: KernelCode
+    instructions: tuple[Instruction, ...]
+    flow: ControlFlow
+    block: tuple[int, ...]
+    loop_depth: tuple[int, ...]
+    spills: Spills
+    classes: tuple[str, ...]
+    disassembler: dict[str, Any]
+    lines: tuple[str | None, ...] = ()
+
+
+def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None = None) -> KernelIsa:
+    """Decode ``kernel`` and work out its control flow, spills and mix."""
+    code = kernel_code(kernel, origin, processor)
+    lib = library()
+    where = origin or Origin(f"<code object of {kernel.name}>")
+    instructions = decode_bytes(code.code, code.address, code.processor, code.features, lib, where, code.file_offset)
+    flow = control_flow(instructions)
+    block = flow.block_of()
+    depth_of_block = [b.loop_depth for b in flow.blocks]
+    loop_depth = tuple(depth_of_block[b] for b in block)
+    descriptor = kernel.descriptor
+    private_buffer = bool(descriptor and descriptor.fields.get("user_sgpr_private_segment_buffer"))
+    sgpr_spills, vgpr_spills = kernel.resources.spills
+    spills = find_spills(
+        instructions,
+        private_segment_buffer=private_buffer,
+        vgpr_spill_count=vgpr_spills,
+        sgpr_spill_count=sgpr_spills,
+        private_segment_fixed_size=kernel.resources.scratch,
+    )
+    target = kernel.target
+    scratch = [mark in ("vgpr", "vgpr_reload") for mark in spills.marks]
+    family = family_of(target.family if target and not processor else _family(processor))
+    classes = classify(instructions, family, scratch)
+    # pyelftools is asked only when amdocc's own reader sees a line table (most code has none).
+    sections = code_map(kernel.image, where).elf.sections
+    has_lines = any(s.name == ".debug_line" for s in sections)
+    lines = lines_for(instructions, cached_line_ranges(kernel.image)) if has_lines else ()
+    return KernelIsa(kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), lines)
+
+
+def _family(processor: str | None) -> str | None:
+    from ..errors import AmdoccError
+    from ..targets import get_target
+
+    if not processor:
+        return None
+    try:
+        return get_target(processor).family
+    except AmdoccError:
+        return None
+
+
+def _count(classes: Sequence[str], depths: Sequence[int], known: bool) -> dict[str, dict[str, int | None]]:
+    total = Counter(classes)
+    inside = Counter(c for c, d in zip(classes, depths, strict=True) if d > 0)
+    return {c: {"all": n, "in_loops": inside.get(c, 0) if known else None} for c, n in sorted(total.items())}
+
+
+def summary(isa: KernelIsa) -> dict[str, Any]:
+    """The JSON contract's ``summary`` object. Figures built on the control-flow graph (loops,
+    depths, "in_loops") are null when the graph is not known."""
+    known = isa.flow.unknown is None
+    waits = [i for i, c in zip(isa.instructions, isa.classes, strict=True) if c == "waitcnt"]
+    wait_depths = [d for d, c in zip(isa.loop_depth, isa.classes, strict=True) if c == "waitcnt"]
+    counters: Counter[str] = Counter()
+    for w in waits:
+        counters.update(waited_counters(w))
+    loops = isa.flow.loops
+    return {
+        "instructions": len(isa.instructions),
+        "bytes": len(isa.code.code),
+        "blocks": len(isa.flow.blocks),
+        "unreachable_blocks": sum(not b.reachable for b in isa.flow.blocks) if known else None,
+        "loops": len(loops) if known else None,
+        "max_loop_depth": max((b.loop_depth for b in isa.flow.blocks if b.reachable), default=0) if known else None,
+        "unknown": isa.flow.unknown,
+        "undecodable": sum(not i.decoded for i in isa.instructions),
+        "spills": as_summary(isa.spills, isa.spills.in_loops(isa.loop_depth) if known else None),
+        "mix": _count(isa.classes, isa.loop_depth, known),
+        "waitcnt": {
+            "all": len(waits),
+            "in_loops": sum(d > 0 for d in wait_depths) if known else None,
+            "counters": dict(sorted(counters.items())),
+        },
+    }
+
+
+def instruction_rows(isa: KernelIsa) -> list[dict[str, Any]]:
+    """The JSON contract's ``instructions`` list."""
+    known = isa.flow.unknown is None
+    blocks = isa.flow.blocks
+    rows = []
+    for i, ins in enumerate(isa.instructions):
+        b = isa.block[i]
+        rows.append(
+            {
+                "address": ins.address,
+                "size": ins.size,
+                "text": ins.text,
+                "decoded": ins.decoded,
+                "block": b,
+                "reachable": blocks[b].reachable if known else None,
+                "loop_depth": isa.loop_depth[i] if known else None,
+                "line": isa.lines[i] if isa.lines else None,
+                "spill": isa.spills.marks[i],
+                "class": isa.classes[i],
+            }
+        )
+    return rows

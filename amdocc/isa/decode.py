@@ -1,0 +1,120 @@
+"""Machine code → :class:`~amdocc.isa.model.Instruction` records, decoded by LLVM (libllvm.py).
+
+Every byte of the extent is accounted for: a word LLVM cannot decode is shown as
+``llvm-objdump`` shows it (``.long 0x%08x``) and flagged (``decoded=False``), and decoding goes
+on at the next word, never skipping silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..codeobject.model import Kernel
+from ..errors import AmdoccError, Origin, UsageError
+from .extent import KernelCode, kernel_code
+from .libllvm import Library, library
+from .model import Instruction
+
+WORD = 4
+
+
+class ProcessorNotDecodable(AmdoccError):
+    """The loaded libLLVM is older than the first LLVM release that knows the processor (asked
+    anyway, LLVM stops the whole process: "disassembly not yet supported for subtarget")."""
+
+    exit_code = 3
+
+
+def require_decodable(lib: Library, processor: str, origin: Origin | None = None, offset: int | None = None) -> None:
+    """Refuse a processor the loaded libLLVM cannot know: tables/targets.toml's ``since_llvm``
+    (the first LLVM release that defines it) against the library's LLVMGetVersion."""
+    from ..targets import get_target
+
+    try:
+        since = get_target(processor).since_llvm
+    except AmdoccError:
+        return  # not in the tables: kernel_code refuses such a kernel unless it was asked for by name
+    major = int(lib.version.split(".")[0]) if lib.version and lib.version.split(".")[0].isdigit() else None
+    if since is not None and major is not None and major < since:
+        raise ProcessorNotDecodable(
+            f"{processor} is first known to LLVM {since}, and {lib.path} is LLVM {lib.version}: it cannot "
+            f"decode it; set AMDOCC_LIBLLVM to a libLLVM of LLVM {since} or later (a newer ROCm's own)",
+            origin,
+            offset,
+        )
+
+
+def undecodable(address: int, chunk: bytes) -> Instruction:
+    """A word (or the last 1-3 bytes) LLVM could not decode, spelled as llvm-objdump spells it."""
+    if len(chunk) == WORD:
+        text = f".long 0x{int.from_bytes(chunk, 'little'):08x}"
+    else:
+        text = ".byte " + ", ".join(f"0x{b:02x}" for b in chunk)
+    return Instruction(address, len(chunk), text, "", "", False, chunk)
+
+
+def decode_bytes(
+    code: bytes,
+    address: int,
+    processor: str,
+    features: str = "",
+    lib: Library | None = None,
+    origin: Origin | None = None,
+    offset: int | None = None,
+) -> tuple[Instruction, ...]:
+    """Decode ``code`` (starting at virtual ``address``) for ``processor`` with LLVM ``features``;
+    ``origin`` and ``offset`` locate the code for an error (ProcessorNotDecodable)."""
+    lib = lib or library()
+    require_decodable(lib, processor, origin, offset)
+    out: list[Instruction] = []
+    offset = 0
+    for size, raw in lib.decode(processor, features, code, address):
+        if size == 0:
+            chunk = code[offset : offset + WORD]
+            out.append(undecodable(address + offset, chunk))
+            offset += WORD
+            continue
+        text = raw.strip()
+        mnemonic, _, operands = text.partition(" ")
+        encoding = code[offset : offset + size]
+        out.append(Instruction(address + offset, size, text, mnemonic, operands.strip(), True, encoding))
+        offset += size
+    return tuple(out)
+
+
+def disassemble(
+    kernel_or_code: Kernel | KernelCode | bytes,
+    *,
+    processor: str | None = None,
+    features: str = "",
+    address: int = 0,
+    origin: Origin | None = None,
+) -> tuple[Instruction, ...]:
+    """One kernel's instructions, as LLVM's disassembler decodes them.
+
+    Args:
+        kernel_or_code: a :class:`~amdocc.codeobject.Kernel` (its extent, processor, features and
+            wave size are read from its code object), a :class:`KernelCode`, or raw bytes.
+        processor: for a kernel, decode for this processor instead of its own (a what-if); for
+            raw bytes, required.
+        features: LLVM features for raw bytes (``+wavefrontsize64``); ignored for a kernel.
+        address: the virtual address of the first raw byte.
+        origin: where the kernel's code object came from, for errors.
+    """
+    if isinstance(kernel_or_code, Kernel):
+        code = kernel_code(kernel_or_code, origin, processor)
+        where = origin or Origin(f"<code object of {kernel_or_code.name}>")
+        return decode_bytes(code.code, code.address, code.processor, code.features, None, where, code.file_offset)
+    if isinstance(kernel_or_code, KernelCode):
+        c = kernel_or_code
+        return decode_bytes(c.code, c.address, processor or c.processor, c.features)
+    if isinstance(kernel_or_code, (bytes, bytearray, memoryview)):
+        if not processor:
+            raise UsageError("disassembling raw bytes needs processor= (e.g. 'gfx942')")
+        return decode_bytes(bytes(kernel_or_code), address, processor, features)
+    raise UsageError(f"disassemble takes a Kernel, a KernelCode or bytes, not {type(kernel_or_code).__name__}")
+
+
+def describe_disassembler() -> dict[str, Any]:
+    """The library and version that decode (reported with every answer)."""
+    return dict(library().description)

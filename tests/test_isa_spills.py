@@ -1,0 +1,112 @@
+"""Spills found in the code against two oracles: the metadata (llvm-readelf-22 --notes:
+``.vgpr_spill_count``, ``.sgpr_spill_count``, ``.private_segment_fixed_size``) for the totals, and
+llc-22's own asm comments (``N-byte Folded Spill`` / ``Folded Reload``) for which instructions
+they are. The kernels come from tools/fixture_src/isa_kernels.hip: isa_spill has a 24-VGPR
+budget, isa_sgpr_spill a 24-SGPR one, isa_private a dynamically indexed private array."""
+
+from __future__ import annotations
+
+import pytest
+
+import amdocc
+from amdocc.isa.analysis import analyse, summary
+from isa_oracle import BUILDS, align, asm_loop_depths, build, readelf_notes
+from test_isa_disassembly import _library
+from test_isa_flow import compiled  # noqa: F401 - the llc-22 builds, shared fixture
+
+pytestmark = pytest.mark.llvm22
+NAMES = [b[0] for b in BUILDS]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    _library()
+    out = tmp_path_factory.mktemp("isa-spills")
+    return {name: build(out, name, arch, flags) for name, arch, flags in BUILDS}
+
+
+def _kernels(path):
+    (co,) = amdocc.load(path)
+    notes = readelf_notes(path)
+    return {k.name: (summary(analyse(k, co.origin)), notes[k.name]) for k in co.kernels}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_vgpr_spill_dwords_equal_the_metadata_count(built, name):
+    kernels = _kernels(built[name])
+    s, note = kernels["_Z9isa_spillPKfPfi"]
+    assert note["vgpr_spill_count"] > 0
+    assert s["spills"]["vgpr"] == note["vgpr_spill_count"]
+    assert s["spills"]["classification"]["vgpr"] == "spill"
+    assert s["spills"]["in_loops"]["vgpr"] > 0  # the values live across the loop are spilled in it
+    for kernel, (s, note) in kernels.items():  # every kernel classified "spill" agrees exactly
+        if s["spills"]["classification"]["vgpr"] == "spill":
+            assert s["spills"]["vgpr"] == note["vgpr_spill_count"], kernel
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sgpr_lane_spills_equal_the_metadata_count(built, name):
+    s, note = _kernels(built[name])["_Z14isa_sgpr_spillPKiPii"]
+    assert note["sgpr_spill_count"] > 0
+    assert s["spills"]["sgpr"] == note["sgpr_spill_count"]
+    assert s["spills"]["classification"]["sgpr"] == "spill"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_private_array_is_not_called_a_spill(built, name):
+    s, note = _kernels(built[name])["_Z11isa_privatePKiPfi"]
+    assert note["vgpr_spill_count"] == 0 and note["private_segment_fixed_size"] > 0
+    assert s["spills"]["vgpr"] > 0
+    assert s["spills"]["classification"]["vgpr"] == "private"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_spill_and_reload_instructions_are_the_ones_llc_comments(compiled, name):  # noqa: F811
+    hsaco, asm = compiled[name]
+    expected = asm_loop_depths(asm)
+    (co,) = amdocc.load(hsaco)
+    marked = 0
+    for kernel in co.kernels:
+        isa = analyse(kernel, co.origin)
+        theirs = expected[kernel.name]
+        for i, j in align([ins.mnemonic for ins in isa.instructions], theirs):
+            mark = isa.spills.marks[i]
+            ours = {"vgpr": "spill", "vgpr_reload": "reload"}.get(mark or "")
+            if kernel.name == "_Z11isa_privatePKiPfi":  # its private array is not commented
+                continue
+            expected_mark = theirs[j][2]
+            if expected_mark == "spill or reload":  # inside a commented s_clause
+                assert ours in ("spill", "reload"), (kernel.name, hex(isa.instructions[i].address), theirs[j])
+            else:
+                assert ours == expected_mark, (kernel.name, hex(isa.instructions[i].address), mark, theirs[j])
+            marked += ours is not None
+    assert marked > 0
+
+
+@pytest.mark.parametrize(
+    ("stored", "spill_count", "private_size", "expected"),
+    [
+        (38, 38, 84, "spill"),  # the stores write exactly what the metadata calls spilled
+        (3, 0, 400, "private"),  # no spills, a private segment: the program's own array
+        (0, 0, 0, "none"),
+        (0, 0, 272, "none"),  # a private segment reached through flat addresses
+        (0, None, None, "none"),  # hand-written code without the key, and nothing stored
+        (41, 38, 400, "ambiguous"),  # spills and a private array together
+        (0, 43, 0, "ambiguous"),  # spills the stores do not show (to AGPRs on gfx908)
+        (5, None, 64, "ambiguous"),  # no count to reconcile with
+    ],
+)
+def test_vgpr_classification_follows_the_issues_rules(stored, spill_count, private_size, expected):
+    from amdocc.isa.spills import _classify_vgpr
+
+    assert _classify_vgpr(stored, spill_count, private_size)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "spill_count", "expected"),
+    [(80, 80, "spill"), (0, 0, "none"), (6, 0, "none"), (0, None, "none"), (7, 5, "ambiguous"), (3, None, "ambiguous")],
+)
+def test_sgpr_classification_follows_the_issues_rules(written, spill_count, expected):
+    from amdocc.isa.spills import _classify_sgpr
+
+    assert _classify_sgpr(written, spill_count)[0] == expected
