@@ -19,6 +19,9 @@ class Blob:
     data: bytes
     origin: Origin
     entry_id: str | None = None  # bundle entry id or OffloadBinary triple/arch, when wrapped
+    # Found by the raw-image scan of a host binary's data, where no container vouches for it:
+    # bytes that do not parse as a whole code object are then passed over (NOT_A_WHOLE_IMAGE).
+    found_in_data: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +31,13 @@ class Skipped:
     origin: Origin
     reason: str
     entry_id: str | None = None
+
+
+# Why an AMDGPU ELF header found in a host binary's data is passed over: its tables do not fit
+# its section, or the image it begins does not parse. Such headers are coincidences or images
+# their own tools cannot read either (ROCr's HSA code-object v1 blit kernels); one reason for
+# all, so a report counts them in one line.
+NOT_A_WHOLE_IMAGE = "AMDGPU ELF header(s) in host data that do not begin a whole code object"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +79,7 @@ class Limits:
     # Files above this size are mapped instead of read (archive members: spilled to a
     # temporary file, then mapped).
     mmap_threshold: int = 64 << 20
-    # Bytes one zip archive (a wheel) may expand to, nested archives included.
+    # Bytes one zip archive (a wheel) or gzip-compressed tar may expand to, nested archives included.
     max_archive_bytes: int = 8 << 30
     # Check each compressed bundle's MD5 against its header. Off by default, as in the tools
     # that load these files: clang-offload-bundler and comgr (which HIP unbundles through)
