@@ -68,6 +68,7 @@ class Target:
     # models/applicable.py). Keys are column names, or "hw_wave_slots" for the physical wave slots.
     unknown: dict[str, str] = field(default_factory=dict)
     since_llvm: int | None = None  # first LLVM release major that knows the processor (None: 22 or older)
+    until_llvm: int | None = None  # last LLVM release major that knows it (None: still known)
     # Columns whose value no public source pins, each with why (the table's `unconfirmed`).
     unconfirmed: dict[str, str] = field(default_factory=dict)
     # Whether a code object records the CU/WGP mode it was built for (the metadata's
@@ -158,6 +159,7 @@ def _build(name: str, merged: dict[str, Any], source: str) -> Target:
         generic_of=row.texts("generic_of", ()),
         unknown=FrozenDict(row.named_texts("unknown")),
         since_llvm=row.whole("since_llvm", 1, default=None),
+        until_llvm=row.whole("until_llvm", 1, default=None),
         unconfirmed=freeze(dict(row.value("unconfirmed", {}))),
         mode_recorded=row.flag("mode_recorded", True),
         **columns,

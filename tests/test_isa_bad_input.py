@@ -5,6 +5,7 @@ ELF reader) says the fields are."""
 from __future__ import annotations
 
 import json
+import re
 import struct
 
 import pytest
@@ -253,3 +254,32 @@ def test_a_processor_newer_than_the_libllvm_is_refused_not_a_crash(gfx942, tmp_p
     assert main(["isa", "--summary", str(broken)]) == 2
     err = capsys.readouterr().err
     assert err.count("first known to LLVM 23") == len(co.kernels) and "Traceback" not in err
+
+
+def test_a_processor_llvm_removed_is_refused_not_a_crash(gfx942, tmp_path):
+    # LLVM removed gfx940 and gfx941 before LLVM 20 (tables/targets.toml: until_llvm 19); the
+    # libLLVM found here, asked to decode for one, stops the whole process ("disassembly not yet
+    # supported for subtarget": the fuzz campaign met it). llc-22's own processor list is the
+    # oracle that LLVM 22 does not know them; the command runs in its own process, so an abort
+    # shows as a signal, not as a lost test run.
+    import subprocess
+    import sys
+
+    from amdocc.isa import libllvm
+    from amdocc.targets import get_target
+
+    known = subprocess.run(["llc-22", "-mtriple=amdgcn", "-mcpu=help"], capture_output=True, text=True)
+    listed = set(re.findall(r"\bgfx[0-9a-z-]+", known.stdout + known.stderr))
+    assert "gfx942" in listed and not {"gfx940", "gfx941"} & listed
+    if int(libllvm.library().version.split(".")[0]) <= 19:
+        pytest.fail("the libLLVM found knows gfx940: this test needs LLVM 20 or later (Debian's libllvm22)")
+    for name in ("gfx940", "gfx941"):
+        target = get_target(name)
+        assert target.until_llvm == 19
+        e_flags = struct.unpack_from("<I", gfx942.read_bytes(), 0x30)[0]
+        broken = _patched(gfx942, tmp_path, [(0x30, "<I", (e_flags & ~0xFF) | target.mach)])
+        run = subprocess.run(
+            [sys.executable, "-m", "amdocc", "isa", "--summary", str(broken)], capture_output=True, text=True
+        )
+        assert run.returncode == 2, (run.returncode, run.stderr[-400:])
+        assert f"{name} was last known to LLVM 19" in run.stderr and "Traceback" not in run.stderr

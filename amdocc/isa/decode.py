@@ -19,22 +19,32 @@ WORD = 4
 
 
 class ProcessorNotDecodable(AmdoccError):
-    """The loaded libLLVM is older than the first LLVM release that knows the processor (asked
-    anyway, LLVM stops the whole process: "disassembly not yet supported for subtarget")."""
+    """The loaded libLLVM is older than the first LLVM release that knows the processor, or newer
+    than the last (asked anyway, LLVM stops the whole process: "disassembly not yet supported for
+    subtarget")."""
 
     exit_code = ExitCode.RUNTIME_UNAVAILABLE
 
 
 def require_decodable(lib: Library, processor: str, origin: Origin | None = None, offset: int | None = None) -> None:
     """Refuse a processor the loaded libLLVM cannot know: tables/targets.toml's ``since_llvm``
-    (the first LLVM release that defines it) against the library's LLVMGetVersion."""
+    (the first LLVM release that defines it) and ``until_llvm`` (the last, for a processor LLVM
+    removed) against the library's LLVMGetVersion."""
     from ..targets import get_target
 
     try:
-        since = get_target(processor).since_llvm
+        target = get_target(processor)
     except AmdoccError:
         return  # not in the tables: kernel_code refuses such a kernel unless it was asked for by name
+    since, until = target.since_llvm, target.until_llvm
     major = int(lib.version.split(".")[0]) if lib.version and lib.version.split(".")[0].isdigit() else None
+    if until is not None and major is not None and major > until:
+        raise ProcessorNotDecodable(
+            f"{processor} was last known to LLVM {until}, and {lib.path} is LLVM {lib.version}: it cannot "
+            f"decode it; set AMDOCC_LIBLLVM to a libLLVM of LLVM {until} or older",
+            origin,
+            offset,
+        )
     if since is not None and major is not None and major < since:
         raise ProcessorNotDecodable(
             f"{processor} is first known to LLVM {since}, and {lib.path} is LLVM {lib.version}: it cannot "
