@@ -217,11 +217,11 @@ def check_file(
             {
                 **ident,
                 "violations": [
-                    {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
+                    {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message, "line": v.line}
                     for v in verdict.violations
                 ]
                 + [
-                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message}
+                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message, "line": None}
                     for b in budget_outcomes
                     if b.violated
                 ],
@@ -269,7 +269,8 @@ def check(
     the command's rules and thresholds under their Python names, read as the command reads its
     flags (:func:`settings_of`): ``rules`` (names as ``--rules`` spells them, "spills" and "all"
     included), ``max_vgpr_spills``, ``max_sgpr_spills``, ``max_scratch``, ``min_occupancy``,
-    ``block``, ``dynamic_lds``, ``model``, ``budgets``; a ``baseline`` file's accepted violations
+    ``block``, ``dynamic_lds``, ``model``, ``budgets`` (``rules=("defaults", "spills-in-loops")``
+    adds the opt-in rule that disassembles the kernels); a ``baseline`` file's accepted violations
     are classified as accepted. A violation counts as failing when
     ``result["summary"]["failing"]`` is not 0."""
     from pathlib import Path

@@ -421,22 +421,12 @@ def spills_in_loops(kernel: Kernel) -> int:
     counts unless the metadata makes the scratch traffic a private array, the SGPR part unless it
     makes the lane operations the program's own; NotKnown when the code or its control flow
     cannot be read."""
-    from ..isa.analysis import analyse
+    from .loop_spills import SpillsUnknown, loop_spills
 
     try:
-        isa = analyse(kernel)
-    except AmdoccError as exc:
-        raise NotKnown(f"its machine code cannot be analysed: {exc.message}") from None
-    if isa.flow.unknown is not None:
-        raise NotKnown(f"its control flow is not known: {isa.flow.unknown}")
-    inside = isa.spills.in_loops(isa.loop_depth)
-    kinds = isa.spills.classification
-    total = 0
-    if kinds["vgpr"] in ("spill", "ambiguous"):
-        total += inside["vgpr"] + inside["vgpr_reload"]
-    if kinds["sgpr"] in ("spill", "ambiguous"):
-        total += inside["sgpr"] + inside["sgpr_reload"]
-    return total
+        return loop_spills(kernel, trust_metadata=False).total
+    except SpillsUnknown as exc:
+        raise NotKnown(exc.message) from None
 
 
 @dataclass(frozen=True)
