@@ -189,7 +189,19 @@ def test_sarif_and_github_point_at_the_source_line_of_the_loop(tmp_path, capsys)
     _library()
     co = build(tmp_path, "lines", "gfx942", [], ["-gline-tables-only"])
     sarif = tmp_path / "out.sarif"
-    main(["check", "--no-config", "--rules", "spills-in-loops", "--sarif", str(sarif), "--kernel", "^_Z9isa_spill", str(co)])
+    main(
+        [
+            "check",
+            "--no-config",
+            "--rules",
+            "spills-in-loops",
+            "--sarif",
+            str(sarif),
+            "--kernel",
+            "^_Z9isa_spill",
+            str(co),
+        ]
+    )
     capsys.readouterr()
     loop_body = "v[i] = v[i] * v[(i + 7) % 48] + x[r];"
     line = next(i for i, text in enumerate(SOURCE.read_text().splitlines(), 1) if loop_body in text)
@@ -201,7 +213,9 @@ def test_sarif_and_github_point_at_the_source_line_of_the_loop(tmp_path, capsys)
     assert result["locations"][1]["physicalLocation"]["artifactLocation"]["uri"].endswith("lines.co")
     main(["check", "--no-config", "--rules", "spills-in-loops", "--github", "--kernel", "^_Z9isa_spill", str(co)])
     (annotation,) = capsys.readouterr().out.splitlines()
-    assert re.match(rf"::error file=[^,]*isa_kernels\.hip,line={line},title=amdocc check%3A spills-in-loops::", annotation)
+    assert re.match(
+        rf"::error file=[^,]*isa_kernels\.hip,line={line},title=amdocc check%3A spills-in-loops::", annotation
+    )
 
 
 def test_the_rule_is_off_by_default_and_the_isa_layer_stays_unloaded(fixture):
@@ -228,7 +242,10 @@ def test_census_isa_columns_count_what_llc_comments_in_loops(fixture, tmp_path, 
     rows = {r["kernel"]: r for r in csv.DictReader(table.open())}
     for name in (SPILL, SGPR_SPILL):
         stores, reloads = in_loops(asm, name, notes[name]["sgpr_spill_count"])
-        assert (rows[name]["spill_stores_in_loops"], rows[name]["spill_reloads_in_loops"]) == (str(stores), str(reloads))
+        assert (rows[name]["spill_stores_in_loops"], rows[name]["spill_reloads_in_loops"]) == (
+            str(stores),
+            str(reloads),
+        )
     for name, row in rows.items():
         if notes[name].get("vgpr_spill_count") == 0 and notes[name].get("sgpr_spill_count") == 0:
             assert (row["spill_stores_in_loops"], row["spill_reloads_in_loops"]) == ("0", "0")

@@ -115,8 +115,11 @@ def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
             location, target, processor, origin = head
             block = block_for(kernel, spec.block, "hip")
             in_loops, unknown = loop_spill_figure(kernel, spec.loops)
-            yield "kernel", Seen(
-                location, target, processor, origin, kernel.name, counts, block, usage, refused, in_loops, unknown
+            yield (
+                "kernel",
+                Seen(
+                    location, target, processor, origin, kernel.name, counts, block, usage, refused, in_loops, unknown
+                ),
             )
         else:
             yield kind, value
