@@ -292,3 +292,21 @@ def test_census_old_new_fails_on_spills_that_moved_into_a_loop(moved, capsys):
     (change,) = json.loads(capsys.readouterr().out)["changes"]
     assert change["fails"] == ["spills-in-loops"]
     assert (change["old"]["spills_in_loops"], change["new"]["spills_in_loops"]) == (0, stores + reloads)
+
+
+def test_kernels_without_spill_counts_are_read_only_when_the_gate_watches_loops(capsys):
+    # A hand-assembled kernel whose metadata has no spill counts: its code (llvm-objdump-22) is
+    # one s_endpgm, no loop, no spill. diff reads it only when --fail-on names the kind.
+    from isa_oracle import objdump
+
+    _library()
+    co = Path(__file__).parent / "data" / "fixtures" / "objects" / "globals_gfx942.co"
+    assert "vgpr_spill_count" not in next(iter(readelf_notes(co).values()))
+    assert list(objdump(co, "gfx942").text.values()) == ["s_endpgm"]
+    assert main(["diff", "--json", "--fail-on", "none", str(co), str(co)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["kernels"]
+    assert row["old"]["spills_in_loops"] is None and row["spills_in_loops_unknown"] is None
+    for asked in ("spills-in-loops", "all"):
+        assert main(["diff", "--json", "--fail-on", asked, str(co), str(co)]) == 0
+        (row,) = json.loads(capsys.readouterr().out)["kernels"]
+        assert (row["old"]["spills_in_loops"], row["new"]["spills_in_loops"]) == (0, 0)
