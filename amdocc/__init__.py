@@ -57,7 +57,7 @@ Importing the package is cheap: submodules (CLI, tables, HIP) load on first use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import AmdoccError, FormatError, LimitError, UnknownTargetError, UsageError
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from .containers.model import Failed, Limits, Skipped, Source
     from .devices import Device
     from .loader import Loaded
+    from .models import occupancy as occupancy  # (at run time: _LAZY, on first access)
     from .models.best_block import BlockSizeAnswer
     from .models.record import Occupancy
     from .models.usage import KernelUsage
@@ -105,6 +106,7 @@ _LAZY = {
     "Finding": "codeobject.model",
     "Occupancy": "models.record",
     "max_blocks_per_cu": "runtime",
+    "occupancy": "models",  # amdocc.occupancy is amdocc.models.occupancy, one function
 }
 
 
@@ -173,82 +175,6 @@ def iter_load(source: Source, limits: Limits | None = None) -> Iterator[CodeObje
     from .loader import iter_load as _iter_load
 
     return _iter_load(source, limits)
-
-
-def occupancy(
-    kernel_or_resources: Kernel | KernelUsage | dict[str, Any],
-    *,
-    target: str | None = None,
-    device: str | Device | None = None,
-    block_size: int | None = None,
-    dynamic_lds: int = 0,
-    model: str = "hip",
-    what_if: bool = False,
-    **options: Any,
-) -> Occupancy:
-    """How many workgroups of a kernel fit on a CU, which resource limits it, and why.
-
-    Args:
-        kernel_or_resources: a :class:`Kernel` (from :func:`load`), or a dict of numbers that
-            mean what the metadata note means: ``vgprs`` (.vgpr_count: on gfx90a/gfx942/gfx950
-            the unified total, AGPRs included), ``agprs`` (reported, never added), ``arch_vgprs``
-            (with ``agprs``: forms the total by the target's rule), ``sgprs``, ``lds`` (static
-            bytes), ``wave`` (32 or 64), ``wgp`` (bool), ``max_flat_workgroup_size``,
-            ``scratch``, ``name``; omitted counts are 0. A KernelUsage is accepted too.
-        target: processor to evaluate on, e.g. "gfx942" (required for a dict, unless ``device``).
-        device: a product from tables/devices.toml, e.g. "MI300X" (its processor, and for the
-            hip model its LDS size).
-        block_size: workgroup size in threads; required except for the llvm model, where None
-            means the flat workgroup range 1..max_flat_workgroup_size (LLVM's '; Occupancy:').
-        dynamic_lds: dynamic LDS bytes per workgroup (Triton's shared memory goes here).
-        model: "hip" (default), "llvm" or "hw".
-        what_if: a kernel is evaluated only where its code object can run (its processor with
-            matching xnack/sramecc modes, or a member of its generic family); elsewhere this
-            raises an AmdoccError naming both, unless ``what_if=True`` (which needs ``target``
-            or ``device``), and then the record says ``what_if``.
-        **options: hip: ``profile`` (or ``hip_profile``), the ROCm release to reproduce, e.g.
-            "rocm-6.4" or a patch release "rocm-6.4.1" (default: rocm-7.14, the newest release a
-            real runtime has confirmed; "develop" only by name); llvm: ``llvm_version``, a
-            compiler version such as "22.1.8" or "24.0.0git", "main", or a rule set of
-            tables/llvm_rules.toml (default: the compiler the code object names);
-            ``lds_granule_rounding=True`` and ``sgpr_trap_reserve=True`` are older spellings of
-            the version that brought each change, not switches of their own; hw:
-            ``trap_reserve`` (bool, default True).
-
-    Returns:
-        An :class:`Occupancy` record: ``blocks_per_cu`` (per WGP when ``per_wgp``),
-        ``waves_per_simd``, ``occupancy_fraction``, ``limiter`` and ``limits``, ``allocated``,
-        ``warnings``, ``error``; :func:`next_step` of it says what to shed for one more workgroup and
-        ``.as_dict()`` is the JSON record. Answers are cached (about a microsecond when asked again).
-
-    Raises:
-        UsageError: an unknown model or option, a misspelled resource key, a missing block size
-            or target, counts that are negative or not whole numbers (a bool or a float is not
-            one), a dynamic-VGPR kernel, or a processor fact the model needs that no source pins.
-        IncompatibleTarget: a kernel asked about where its code object cannot run (a
-            UsageError), unless ``what_if``.
-        UnknownTargetError: an unknown target, device or HIP profile.
-        ProfileDoesNotRun: a ``profile`` named whose runtime does not run the processor (a
-            UsageError naming both), unless ``what_if=True``.
-    """
-    global _occupancy
-    if _occupancy is None:
-        from .models import occupancy as evaluate  # first call only: keeps `import amdocc` light
-
-        _occupancy = evaluate
-    return _occupancy(
-        kernel_or_resources,
-        target=target,
-        device=device,
-        block_size=block_size,
-        dynamic_lds=dynamic_lds,
-        model=model,
-        what_if=what_if,
-        **options,
-    )
-
-
-_occupancy: Callable[..., Occupancy] | None = None
 
 
 def next_step(occ: Occupancy) -> dict[str, Any] | None:

@@ -5,9 +5,28 @@ file and the offset, so the CLI can print it and exit without a traceback. Each 
 the exit status the command line gives it (``exit_code``): 2 for bad input, bad usage and a bad
 table, 3 for a runtime that is needed but missing (``amdocc.runtime.HipUnavailable``). The
 table in docs/cli-contract.md lists them.
+
+A message about the caller's arguments names them as Python parameters: its text holds
+``{name}`` for each parameter of ``params``, shown as the bare name by ``str()`` and as the
+caller's own spelling (the command line's flag) by :meth:`AmdoccError.spelled`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The command line's exit statuses (as ``pytest.ExitCode``): what ``amdocc.cli.main.main``
+    returns and what each error class's ``exit_code`` says. docs/cli-contract.md and the end of
+    every ``--help`` list them."""
+
+    OK = 0  # success; for a gate such as check or diff: nothing failed
+    GATE_FAILED = 1  # check found a new violation, diff or census --fail-on a regression
+    USAGE_ERROR = 2  # bad usage or bad input: an option, an AMDOCC_* value, a file, a table
+    RUNTIME_UNAVAILABLE = 3  # a HIP runtime (verify) or libLLVM (isa, tune-regs) is needed but not usable
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it)
 
 
 class Origin:
@@ -117,19 +136,58 @@ class AmdoccError(Exception):
     """Base of every error amdocc raises on bad input or bad usage."""
 
     #: The command line's exit status for this error (a subclass may say otherwise).
-    exit_code = 2
+    exit_code: ExitCode = ExitCode.USAGE_ERROR
 
-    def __init__(self, message: str, origin: Origin | None = None, offset: int | None = None):
-        super().__init__(message)
-        self.message = message
+    def __init__(
+        self,
+        message: str,
+        origin: Origin | None = None,
+        offset: int | None = None,
+        *,
+        params: Iterable[str] = (),
+    ):
+        self.params = tuple(params)  # the caller's parameters the message names, as {name}
+        self.template = message
+        self.message = name_params(message, self.params)
+        super().__init__(self.message)
         self.origin = origin
         self.offset = offset
 
     def __str__(self) -> str:
+        return self._framed(self.message)
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The error as ``str()`` gives it, each parameter named by ``spell`` (the CLI: a flag)."""
+        return self._framed(name_params(self.template, self.params, spell))
+
+    def _framed(self, message: str) -> str:
         if self.origin is None:
-            return self.message
+            return message
         where = self.origin.where(self.offset)
-        return f"{self.origin.path}: {where}: {self.message}" if where else f"{self.origin.path}: {self.message}"
+        return f"{self.origin.path}: {where}: {message}" if where else f"{self.origin.path}: {message}"
+
+
+def name_params(template: str, params: Iterable[str], spell: Callable[[str], str] = str) -> str:
+    """``template`` with each ``{name}`` of ``params`` replaced by ``spell(name)`` (by default
+    the bare parameter name); other braces are left as they are."""
+    for name in params:
+        template = template.replace("{" + name + "}", spell(name))
+    return template
+
+
+class AmdoccWarning(UserWarning):
+    """Something amdocc did other than asked, said through :mod:`warnings` (the caller decides
+    whether and how it is shown; the CLI prints "amdocc: warning: ..."). Its text names the
+    caller's parameters as ``{name}``, as :class:`AmdoccError` does."""
+
+    def __init__(self, message: str, *, params: Iterable[str] = ()):
+        self.params = tuple(params)
+        self.template = message
+        self.message = name_params(message, self.params)
+        super().__init__(self.message)
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        return name_params(self.template, self.params, spell)
 
 
 class FormatError(AmdoccError):

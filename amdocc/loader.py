@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from .codeobject import CodeObject, Kernel, NotAnHsaCodeObject, parse_code_object
 from .containers import (
+    NOT_A_WHOLE_IMAGE,
     Blob,
     Failed,
     Limits,
@@ -78,7 +79,8 @@ def iter_load(
             except NotAnHsaCodeObject as exc:
                 yield Skipped(item.origin, exc.message, item.entry_id)
             except AmdoccError as exc:
-                yield Failed(item.origin, exc)
+                # Bytes the raw-image scan found in host data are a candidate, not a promise.
+                yield Skipped(item.origin, NOT_A_WHOLE_IMAGE) if item.found_in_data else Failed(item.origin, exc)
         else:
             yield item
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgpack
 
-from .caches import register
+from .caches import cached
 from .codeobject import CodeObject, Kernel
 from .codeobject.resources import note_view
 from .containers import Failed, Skipped
@@ -201,36 +201,28 @@ def kernel_record(kernel: Kernel, fields: Iterable[str] | None = None) -> dict[s
 
 
 # One generated builder per choice of fields; a process that asks for many choices keeps the
-# last _BUILDERS_MOST (cleared when full, as the descriptor's decoded fields are).
-_BUILDERS: dict[tuple[str, ...], RecordBuilder] = {}
-_BUILDERS_MOST = 64
-register(f"{__name__}._BUILDERS", lambda: _BUILDERS.clear())
-
-
+# last 64.
+@cached(maxsize=64)
 def _record_builder(fields: tuple[str, ...]) -> RecordBuilder:
     """A function (kernel, note) -> the record of ``fields``, generated once per choice of fields
     from KERNEL_FIELDS: a note key becomes ``note.get(".key")`` in one dict display, any other
     field a call of its KERNEL_FIELDS entry. Unknown names raise KeyError, as a lookup would."""
-    build = _BUILDERS.get(fields)
-    if build is None:
-        items = []
-        for name in fields:
-            if name not in KERNEL_FIELDS:
-                raise KeyError(name)
-            value = (
-                f"note.get({'.' + name!r})"
-                if name in KERNEL_NOTE_KEYS
-                else "kernel.name"
-                if name == "name"
-                else f"FIELDS[{name!r}](kernel, note)"
-            )
-            items.append(f"{name!r}: {value}")
-        namespace: dict[str, Any] = {"FIELDS": KERNEL_FIELDS}
-        source = f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n"
-        exec(compile(source, "<kernel record>", "exec"), namespace)  # generated from KERNEL_FIELDS
-        if len(_BUILDERS) >= _BUILDERS_MOST:
-            _BUILDERS.clear()
-        build = _BUILDERS[fields] = namespace["build"]
+    items = []
+    for name in fields:
+        if name not in KERNEL_FIELDS:
+            raise KeyError(name)
+        value = (
+            f"note.get({'.' + name!r})"
+            if name in KERNEL_NOTE_KEYS
+            else "kernel.name"
+            if name == "name"
+            else f"FIELDS[{name!r}](kernel, note)"
+        )
+        items.append(f"{name!r}: {value}")
+    namespace: dict[str, Any] = {"FIELDS": KERNEL_FIELDS}
+    source = f"def build(kernel, note):\n    return {{{', '.join(items)}}}\n"
+    exec(compile(source, "<kernel record>", "exec"), namespace)  # generated from KERNEL_FIELDS
+    build: RecordBuilder = namespace["build"]
     return build
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from .caches import cached
 from .errors import TableError
 from .frozen import freeze
+from .numbers import describe, in_range
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -102,8 +103,6 @@ class Row:
 
     def whole(self, column: str, minimum: int | None = 0, maximum: int | None = None, default: Any = _REQUIRED) -> Any:
         """A whole number in [minimum, maximum] (amdocc.numbers' rule: an int, not a bool)."""
-        from .numbers import describe, in_range
-
         if column not in self.values:
             return self.value(column, default)  # the default, or missing
         value = self.values[column]
@@ -141,8 +140,6 @@ class Row:
 
     def wholes(self, column: str, minimum: int | None = 0, default: Any = _REQUIRED) -> Any:
         """A list of whole numbers >= ``minimum``, as a tuple."""
-        from .numbers import describe, in_range
-
         if column not in self.values:
             return self.value(column, default)  # the default, or missing
         value = self.values[column]

@@ -91,6 +91,14 @@ class Target:
     def sgprs_limit_occupancy(self) -> bool:
         return bool(self.sgpr_waves)
 
+    @property
+    def vgpr_file_in_wave32_units(self) -> bool:
+        """Whether the VGPR file is sized in registers of 32 lanes (RDNA, gfx10 on): a wave64 there
+        takes two of them per VGPR, so its share of ``vgprs`` and granules halves. It holds exactly
+        where the processor runs wave32 (LLVM keys it on FeatureWavefrontSize32; HIP's device.cpp
+        table and comgr give the wave32 counts)."""
+        return 32 in self.wave_sizes
+
     def max_lds_per_workgroup(self, wgp: bool) -> int:
         """The largest LDS one workgroup may use: in WGP mode gfx13 lets it take the whole WGP pool."""
         return (self.lds_per_workgroup_wgp or self.lds_per_workgroup) if wgp else self.lds_per_workgroup

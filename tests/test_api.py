@@ -116,8 +116,7 @@ def test_every_record_field_is_documented(cls):
     record = getattr(amdocc, cls)
     doc = inspect.getdoc(record)
     for f in dataclasses.fields(record):
-        if f.name != "memo":  # a private cache
-            assert re.search(rf"^\s+{f.name}:", doc, re.M), (cls, f.name)
+        assert re.search(rf"^\s+{f.name}:", doc, re.M), (cls, f.name)
 
 
 def test_blocks_per_cu_attributes_are_documented():
@@ -189,8 +188,10 @@ def test_a_bare_name_several_kernels_share_is_ambiguous(tmp_path):
     # Two kernels of one name (an overload): the bare name is refused, listing both.
     (co,) = amdocc.load(ELF / "gfx1100_w32_wgp_cov6.hsaco")
     k = co.kernels[0]
-    twin = dataclasses.replace(k, name=k.name + "_", symbol=k.name + "_.kd")
-    twin.memo["demangled"] = (k.demangled_name or "").replace("(", "(int, ", 1)
+    # _Z9saxpy_ldsfPKfPfi with an int first: saxpy_lds(int, float, float const*, float*, int).
+    overload = k.name.replace("_Z9saxpy_lds", "_Z9saxpy_ldsi", 1)
+    twin = dataclasses.replace(k, name=overload, symbol=overload + ".kd")
+    assert twin.demangled_name == (k.demangled_name or "").replace("(", "(int, ", 1)
     both = dataclasses.replace(co, kernels=[k, twin])
     with pytest.raises(amdocc.UsageError, match="names 2 kernels"):
         both.kernel(k.demangled_name.split("(", 1)[0])
@@ -218,7 +219,7 @@ def test_repr_is_one_line_per_kernel():
 
 
 def test_next_step_hand_worked_gfx942_example_1():
-    # §9 example 1: LDS-bound at 1 block; two need 65536 // 2 = 32768 B, so shed 16384 of 49152.
+    # docs/hip-occupancy.md §5 example 1: LDS-bound at 1 block; two need 65536 // 2 = 32768 B, so shed 16384 of 49152.
     occ = amdocc.occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx942", block_size=256)
     assert amdocc.next_step(occ) == {"gain": 2, "unit": "blocks_per_cu", "shed": {"lds": 16384}}
     # Dynamic LDS counts with the static: the same kernel at 32 KiB static + 16 KiB dynamic.
@@ -236,11 +237,11 @@ def test_next_step_ties_shed_both():
 
 
 def test_next_step_follows_the_bit_mask_on_gfx1100():
-    # §9 example 4: 100 VGPRs give 7 blocks per WGP. HIP's bit mask rounds 96 to 96 (16 waves,
+    # docs/hip-occupancy.md §5 example 4: 100 VGPRs give 7 blocks per WGP. HIP's bit mask rounds 96 to 96 (16 waves,
     # 8 blocks) but 97..100 to 104: shedding 4 is enough, though 88 rounds to 104 again.
     occ = amdocc.occupancy({"vgprs": 100}, target="gfx1100", block_size=256)
     assert amdocc.next_step(occ) == {"gain": 8, "unit": "blocks_per_cu", "shed": {"vgpr": 4}}
-    # Every VGPR count, both wave sizes: the smallest cut by brute force over §4.
+    # Every VGPR count, both wave sizes: the smallest cut by brute force over docs/hip-occupancy.md §2.
     for wave in (32, 64):
         for v in range(1, 257):
             have = hip_blocks("gfx1100", v, 256, wave=wave, wgp=True)
@@ -299,7 +300,7 @@ def test_next_step_is_lazy_and_computed_once(monkeypatch):
     assert calls == []  # building the record costs no search
     first = amdocc.next_step(occ)
     first["shed"]["vgpr"] = -1  # a caller's copy: the cache is not touched
-    # By hand (§4): 512 // 136 = 3 waves → 4 x 3 x 64 = 768 threads → 768 // 320 = 2 blocks;
+    # By hand (docs/hip-occupancy.md §2): 512 // 136 = 3 waves → 4 x 3 x 64 = 768 threads → 768 // 320 = 2 blocks;
     # three need 960 threads, i.e. 4 waves: alignUp(v, 8) <= 128, so shed 8 → 1024 // 320 = 3.
     assert occ.blocks_per_cu == hip_blocks("gfx942", 136, 320, sgprs=8) == 2
     assert amdocc.next_step(occ) == {"gain": 3, "unit": "blocks_per_cu", "shed": {"vgpr": 8}} and calls == [1]
@@ -354,7 +355,6 @@ def test_image_is_a_declared_field_holding_the_code_object():
     path = ELF / "gfx1100_w32_wgp_cov6.hsaco"  # a bare ELF: the image is the file itself
     (co,) = amdocc.load(path)
     assert all(k.image == path.read_bytes() for k in co.kernels)
-    assert all("image" not in k.memo for k in co.kernels)
 
     seen = []
 

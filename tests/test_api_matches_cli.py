@@ -70,10 +70,8 @@ CLI_ONLY = {
     "sarif": OUTPUT,
     "list_profiles": "lists the HIP profiles: amdocc.models.hip_profiles.profiles() from Python",
     "record": "appends observations to a file: the function returns them (Verification.observations)",
-    "update_baseline": "writes the baseline file: amdocc.policy.baseline from Python",
     "fail_on_stale": "an exit status: the function returns the stale entries (result['stale'])",
-    "config": "reads [tool.amdocc.check]: from Python the settings are given explicitly",
-    "no_config": "reads [tool.amdocc.check]: from Python the settings are given explicitly",
+    "no_config": "config=False, the function's default (config=True finds the file as the command does)",
     "no_trap_reserve": "the negation of --sgpr-trap-reserve: trap_reserve=False",
     "lds_granule_rounding": "llvm model option: the llvm_version names the rule set",
     **dict.fromkeys(
@@ -84,6 +82,22 @@ CLI_ONLY = {
 SWEEP_PLOT = {"block"}
 # Options the occupancy and sweep functions take as amdocc.occupancy's model options (**kwargs).
 MODEL_OPTIONS = {"profile", "llvm_version", "trap_reserve"}
+
+
+def _decide():
+    from amdocc.policy.prefill_gate import decide
+
+    return decide
+
+
+def _auto_num_splits():
+    from amdocc.policy.splits import auto_num_splits
+
+    return auto_num_splits
+
+
+# The operations whose decision parameters are the policy's (one signature, documented there).
+DECISIONS = {"gate": _decide, "split": _auto_num_splits}
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
@@ -100,6 +114,8 @@ def _parameters(command: str) -> set[str]:
                 from amdocc.app.check_op import _SETTING_NAMES
 
                 names |= set(_SETTING_NAMES)
+            if p.kind is p.VAR_KEYWORD and p.name == "decision":  # gate(), split(): the policy's own
+                names |= set(inspect.signature(DECISIONS[function]()).parameters)
     return names
 
 
@@ -195,9 +211,47 @@ def test_sweep_takes_a_path_and_the_kernel_the_command_would_pick(capsys):
         ["sweep", SAMPLE, "--kernel", "saxpy", "--target", "gfx942", "--blocks", "64,256", "--dynamic-lds", "0,4096"],
         capsys,
     )
-    assert status == 0 and got["grid"] == printed["grid"] and len(got["grid"]) == 4
+    assert status == 0 and got == printed and len(got["grid"]) == 4
     with pytest.raises(UsageError, match="sweep needs exactly one kernel, 5 selected"):
         app.sweep(SAMPLE, kernel_regex="saxpy")
+
+
+@pytest.mark.parametrize(
+    "keywords, flags",
+    [
+        ({"kernel_regex": "reg_heavy", "target": "gfx90a"}, ["--kernel", "reg_heavy", "--target", "gfx90a"]),
+        (
+            {"kernel_regex": "saxpy", "target": "gfx942", "model": "llvm", "blocks": [64]},
+            ["--kernel", "saxpy", "--target", "gfx942", "--model", "llvm", "--blocks", "64"],
+        ),
+        (
+            {"kernel_regex": "saxpy", "target": "gfx1100", "model": "hw"},
+            ["--kernel", "saxpy", "--target", "gfx1100", "--model", "hw"],
+        ),
+        (
+            {"kernel_regex": "mfma", "target": "gfx90a", "mangled": True},
+            ["--kernel", "mfma", "--target", "gfx90a", "--mangled"],
+        ),
+    ],
+)
+def test_sweep_returns_the_record_the_command_prints(keywords, flags, capsys):
+    # The whole record, its "kernel" title, "built_for" and "what_if" included, not only the grid.
+    got = app.sweep(SAMPLE, **keywords)
+    status, printed = _cli_json(["sweep", *flags, SAMPLE], capsys)
+    assert status == 0 and got == printed
+    assert set(got) == {"kernel", "model", "unit", "built_for", "what_if", "grid"}
+
+
+def test_sweep_of_manual_numbers_returns_the_record_the_command_prints(capsys):
+    from amdocc.models import manual
+    from amdocc.targets import get_target
+
+    usage = manual(get_target("gfx942"), vgprs=96, lds=4096)
+    got = app.sweep(usage, blocks=[64, 512])
+    status, printed = _cli_json(
+        ["sweep", "--vgprs", "96", "--lds", "4096", "--target", "gfx942", "--blocks", "64,512"], capsys
+    )
+    assert status == 0 and got == printed and got["kernel"] == "manual kernel on gfx942"
 
 
 def test_diff_takes_a_target_and_keeps_only_what_runs_there(capsys):
@@ -252,3 +306,98 @@ def test_paths_of_the_wrong_type_are_a_usage_error(paths):
 def test_an_unknown_regression_kind_is_named():
     with pytest.raises(UsageError, match=r"fail_on: unknown regression kind 'ocupancy' \(choose from occupancy"):
         app.diff(SAMPLE, SAMPLE, fail_on=["ocupancy"])
+
+
+@pytest.mark.parametrize(
+    "numbers, keywords, flags",
+    [
+        (
+            {"vgprs": 128, "sgprs": 40, "lds": 16384},
+            {"block": 256},
+            ["--vgprs", "128", "--sgprs", "40", "--lds", "16384", "--block", "256"],
+        ),
+        ({"vgprs": 64}, {"model": "llvm"}, ["--vgprs", "64", "--model", "llvm"]),
+        (
+            {"arch_vgprs": 64, "agprs": 64},
+            {"model": "hw", "block": 512, "dynamic_lds": 0},
+            ["--arch-vgprs", "64", "--agprs", "64", "--model", "hw", "--block", "512", "--dynamic-lds", "0"],
+        ),
+    ],
+)
+def test_occupancy_of_manual_numbers_returns_what_the_command_prints(numbers, keywords, flags, capsys):
+    # Manual mode is the operation's, not the command's: the same record from a KernelUsage.
+    from amdocc.models import manual
+    from amdocc.targets import get_target
+
+    target = "gfx90a" if "agprs" in numbers else "gfx942"
+    got = app.occupancy(manual(get_target(target), **numbers), target=target, **keywords)
+    status, printed = _cli_json(["occupancy", "--target", target, *flags], capsys)
+    assert status == 0 and json.loads(json.dumps(got)) == printed and got["results"][0]["kernel"] == "manual"
+
+
+def test_manual_numbers_without_a_block_name_the_parameter_or_the_flag(capsys):
+    from amdocc.models import manual
+    from amdocc.targets import get_target
+
+    with pytest.raises(UsageError, match=r"^manual mode needs block for the hip model$"):
+        app.occupancy(manual(get_target("gfx942"), vgprs=128), target="gfx942")
+    assert main(["occupancy", "--vgprs", "128", "--target", "gfx942"]) == 2
+    assert capsys.readouterr().err == "amdocc: manual mode needs --block for the hip model\n"
+
+
+def test_best_block_of_manual_numbers_returns_what_the_command_prints(capsys):
+    from amdocc.models import manual
+    from amdocc.targets import get_target
+
+    got = app.best_block(manual(get_target("gfx942"), vgprs=96, lds=8192), target="gfx942", dynamic_lds=4096)
+    status, printed = _cli_json(
+        ["best-block", "--vgprs", "96", "--lds", "8192", "--target", "gfx942", "--dynamic-lds", "4096"], capsys
+    )
+    assert status == 0 and got == printed and got["results"][0]["kernel"] == "manual"
+
+
+PROJECT = """
+[tool.amdocc.check]
+min-occupancy = 8
+block = 256
+baseline = "accepted.json"
+"""
+
+
+def test_check_applies_the_project_file_and_updates_its_baseline_as_the_command_does(tmp_path, monkeypatch, capsys):
+    # Two projects with the same pyproject.toml: the command updates one baseline, the function the
+    # other; the settings are the file's (the oracle: the numbers written above), the rewritten
+    # files are the same, and a second run accepts every violation in both.
+    for name in ("cli", "api"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text(PROJECT)
+    monkeypatch.chdir(tmp_path / "cli")
+    status, printed = _cli_json(["check", "--update-baseline", SAMPLE], capsys)
+    monkeypatch.chdir(tmp_path / "api")
+    got = app.check(SAMPLE, config=True, update_baseline=True)
+    assert status == 0 and got["settings"]["min_occupancy"] == 8 and got["settings"]["block"] == 256
+    assert got["summary"]["violations"] > 0 and got["summary"]["failing"] == got["summary"]["violations"]
+    assert got["baseline"] == str(tmp_path / "api" / "accepted.json")
+    printed["baseline"] = got["baseline"]
+    assert json.loads(json.dumps(got)) == printed
+    written = (tmp_path / "api" / "accepted.json").read_text()
+    assert written == (tmp_path / "cli" / "accepted.json").read_text()
+    assert len(json.loads(written)["entries"]) == got["summary"]["violations"]
+
+    again = app.check(SAMPLE, config=tmp_path / "api" / "pyproject.toml")
+    assert again["summary"]["failing"] == 0 and again["summary"]["accepted"] == got["summary"]["violations"]
+    monkeypatch.chdir(tmp_path / "cli")
+    assert main(["check", SAMPLE]) == 0
+
+
+def test_check_without_a_config_ignores_the_project_file(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text(PROJECT)
+    monkeypatch.chdir(tmp_path)
+    assert app.check(SAMPLE)["settings"]["min_occupancy"] is None
+
+
+def test_a_baseline_update_without_a_baseline_names_the_parameters(capsys):
+    with pytest.raises(UsageError, match=r"^update_baseline needs baseline FILE \(or baseline in"):
+        app.check(SAMPLE, update_baseline=True)
+    assert main(["check", "--no-config", "--update-baseline", SAMPLE]) == 2
+    assert "amdocc: --update-baseline needs --baseline FILE (or baseline in" in capsys.readouterr().err

@@ -5,6 +5,7 @@ and emptied together by clear_all()."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import pkgutil
 from collections import Counter
@@ -69,10 +70,11 @@ def test_every_cached_function_is_registered_and_bounded():
         "amdocc.app.census_op._MODEL_COLUMNS",
         "amdocc.app.census_op._BODIES",
         "amdocc.models.nextstep._cached_next_step",
-        "amdocc.codeobject.descriptor._DECODED",
+        "amdocc.codeobject.descriptor._decode_fields",
         "amdocc.codeobject.descriptor._COMPILED",
-        "amdocc.report._BUILDERS",
+        "amdocc.report._record_builder",
         "amdocc.runtime._hip_answers",
+        "amdocc.models.usage._USAGES",
     ):
         assert name in registered, name
 
@@ -100,11 +102,11 @@ def test_clear_all_empties_every_cache(fresh_caches):
     amdocc.next_step(occ)
     assert dispatch._ANSWERS
     assert nextstep._cached_next_step.cache_info().currsize >= 1
-    assert descriptor._DECODED
+    assert descriptor._decode_fields.cache_info().currsize >= 1
     caches.clear_all()
     assert not dispatch._ANSWERS
     assert nextstep._cached_next_step.cache_info().currsize == 0
-    assert not descriptor._DECODED
+    assert descriptor._decode_fields.cache_info().currsize == 0
     # And the answers afterwards are the same answers, worked again.
     assert amdocc.occupancy(co.kernels[0], block_size=256) == occ
 
@@ -147,3 +149,19 @@ def test_import_amdocc_stays_light():
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported <= {"__future__", "functools", "collections.abc", "typing"}
+
+
+def test_the_models_leave_no_state_on_a_kernel(fresh_caches):
+    # Kernel.memo is gone: a kernel holds only what the reader resolved it from (inputs), and the
+    # models' usages live in a registered cache keyed by content, emptied with the rest.
+    from amdocc.models import usage
+
+    assert "memo" not in {f.name for f in dataclasses.fields(amdocc.Kernel)}
+    co = next(c for c in amdocc.load(amdocc.samples_path()) if c.processor == "gfx942")
+    k = co.kernels[0]
+    before = {f.name: getattr(k, f.name) for f in dataclasses.fields(k)}
+    amdocc.occupancy(k, block_size=256)
+    assert {f.name: getattr(k, f.name) for f in dataclasses.fields(k)} == before
+    assert len(usage._USAGES) >= 1
+    caches.clear_all()
+    assert len(usage._USAGES) == 0

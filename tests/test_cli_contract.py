@@ -328,7 +328,7 @@ def test_byte_sizes_take_binary_suffixes(capsys):
         ]
     )
     (r,) = json.loads(capsys.readouterr().out)["results"]
-    # 16 KiB static + 16 KiB dynamic = 32768 B: 65536 / 32768 = 2 workgroups by LDS (HIP §4).
+    # 16 KiB static + 16 KiB dynamic = 32768 B: 65536 / 32768 = 2 workgroups by LDS (docs/hip-occupancy.md §2 step 7).
     assert code == 0 and r["allocated"]["lds_per_block"] == 32768 and r["limits"]["lds"] == 2
 
 
@@ -672,3 +672,18 @@ def test_every_help_lists_every_exit_status_as_the_contract_says(capsys, monkeyp
         out, err = capsys.readouterr()
         assert err == ""
         assert _help_exit_statuses(out) == contract, (command, columns)
+
+
+def test_exit_code_names_every_status_of_the_contract(capsys):
+    # amdocc.errors.ExitCode (as pytest.ExitCode) holds exactly the statuses docs/cli-contract.md
+    # lists, each error class's exit_code is one of them, and the command line returns members.
+    from amdocc.errors import ExitCode, TableError, UsageError
+    from amdocc.runtime.hip import HipUnavailable
+    from amdocc.testing.properties import PropertyFailure
+
+    assert {int(code) for code in ExitCode} == set(_contract_exit_statuses())
+    assert [UsageError.exit_code, TableError.exit_code] == [ExitCode.USAGE_ERROR] * 2 == [2, 2]
+    assert (HipUnavailable.exit_code, PropertyFailure.exit_code) == (ExitCode.RUNTIME_UNAVAILABLE, ExitCode.GATE_FAILED)
+    assert main(["sample"]) is ExitCode.OK
+    assert main(["occupancy", "--target", "gfx942", "--vgprs", "8", "--block", "0"]) is ExitCode.USAGE_ERROR
+    capsys.readouterr()

@@ -3,7 +3,7 @@
 Findings are part of the JSON contract (``code`` is what scripts match on; ``severity`` says
 whether a value is impossible (error), two views disagree (warning) or the reader only notes how
 it split a count (info)). Each case feeds resolve() views built here and states every finding it
-must produce, with the numbers worked out by hand from the rules (docs/code-object-format.md §2.3/§3.6,
+must produce, with the numbers worked out by hand from the rules (docs/code-object-format.md §2.3/§3.3,
 AMDGPUUsage.rst "Kernel Descriptor"):
 - the descriptor's VGPR field holds ceil(n / granule) - 1 (granule 8 on gfx90a/gfx942, 4 on
   gfx908 wave64), its SGPR field ceil(n / 8) - 1 in 4 bits (so at most 16 x 8 = 128 SGPRs);

@@ -24,7 +24,7 @@ OVERLOADS = ["_Z3fooi", "_Z3foof", "_Z3food", "_Z3fooc", "_Z3fool", "_Z3foos", "
 def _with_kernels(names: list[str], symbols: list[str] | None = None):
     template = GFX942.kernels[0]
     symbols = symbols or [n + ".kd" for n in names]
-    kernels = [dataclasses.replace(template, name=n, symbol=s, memo={}) for n, s in zip(names, symbols, strict=True)]
+    kernels = [dataclasses.replace(template, name=n, symbol=s) for n, s in zip(names, symbols, strict=True)]
     return dataclasses.replace(GFX942, kernels=kernels)
 
 

@@ -1,6 +1,6 @@
 """Resource resolution: which view wins, and when a disagreement is a finding.
 
-The rules are docs/code-object-format.md §2.3 and docs/code-object-format.md §2.3/§3.6: "used" counts from the metadata
+The rules are docs/code-object-format.md §2.3 and §3.3: "used" counts from the metadata
 note (else LLVM's ``<fn>.num_*`` resource symbols), "allocated" from the descriptor;
 ``.vgpr_count`` is the unified total on gfx90a/gfx94x/gfx950 (alignTo(arch, 4) + agpr) and
 max(arch, agpr) on gfx908; HIP reads the metadata's LDS. The descriptor encodes VGPRs as

@@ -130,7 +130,7 @@ COFF_OBJECT = struct.pack("<HHIIIHH", 0x8664, 1, 0, 0, 0, 0, 0) + b"\0" * 60  # 
 @pytest.mark.parametrize(
     "payload, kind, words",
     [
-        (BITCODE, Skipped, "LLVM bitcode (relocatable device code), not a code object"),
+        (BITCODE, Skipped, "relocatable device code: nothing to evaluate before the device link"),
         (b"MZ" + b"\0" * 62, Skipped, "embedded PE/COFF image"),
         (b"\x7fELF\x02\x01\x01" + b"\0" * 11 + struct.pack("<H", 62) + b"\0" * 44, Skipped, "embedded non-AMDGPU ELF"),
         (COFF_OBJECT, Failed, "unrecognised data (starts with 64 86 01 00 00 00 00 00)"),
@@ -152,7 +152,7 @@ def test_what_sits_inside_a_bundle_entry_is_named_at_the_entry(payload, kind, wo
 @pytest.mark.parametrize(
     "payload, kind, words",
     [
-        (BITCODE, Skipped, "LLVM bitcode (relocatable device code), not a code object"),
+        (BITCODE, Skipped, "relocatable device code: nothing to evaluate before the device link"),
         (b"\x05" * 64, Failed, "unrecognised data (starts with 05 05 05 05 05 05 05 05)"),
     ],
 )
@@ -201,7 +201,11 @@ def test_a_compressed_bundle_must_hold_a_bundle():
 @pytest.mark.parametrize(
     "kinds, strings, reason",
     [
-        ((2, 4), (("triple", "amdgcn-amd-amdhsa"), ("arch", "gfx942")), "bitcode image, not a code object"),
+        (
+            (2, 4),
+            (("triple", "amdgcn-amd-amdhsa"), ("arch", "gfx942")),
+            "relocatable device code: nothing to evaluate before the device link",
+        ),
         ((1, 4), (("triple", "nvptx64-nvidia-cuda"), ("arch", "sm_90")), "image for nvptx64-nvidia-cuda"),
         ((1, 4), (("arch", "gfx942"),), "image for an unknown triple"),
     ],

@@ -57,15 +57,15 @@ def test_decoded_words_are_shared_but_each_kernel_gets_its_own_fields():
     assert not D._decode_words(0, dict(words), target, []).problems
 
 
-def test_a_full_memo_is_emptied_not_grown(monkeypatch):
-    monkeypatch.setattr(D, "_DECODED", {})
-    monkeypatch.setattr(D, "_DECODED_MOST", 4)
+def test_the_decoded_words_cache_is_bounded_and_answers_each_combination(fresh_caches):
+    # A registered cache (amdocc.caches) with a bound, not a dict grown by hand.
+    assert D._decode_fields.cache_info().maxsize == 1024
     target = next(t for t in all_targets() if t.descriptor_layout == "gfx11")
     for vgpr in range(10):
         words = dict.fromkeys(D.WORDS, 0)
         words[D.R1] = vgpr
         assert D._decode_words(0, words, target, []).fields["granulated_workitem_vgpr_count"] == vgpr
-        assert len(D._DECODED) <= 4
+    assert D._decode_fields.cache_info().currsize == 10
 
 
 @pytest.mark.parametrize("many", [0, 1 << 30])  # names from the one-pass table, or one by one

@@ -46,7 +46,7 @@ def readelf_of(case: str, kernel: str) -> dict:
     return meta
 
 
-# Blocks per CU by HIP's rules (docs/hip-occupancy.md §2; device values §5.2: gfx942 and gfx950 both
+# Blocks per CU by HIP's rules (docs/hip-occupancy.md §2; device values §1: gfx942 and gfx950 both
 # have 4 SIMDs per CU, 8 waves per SIMD, 512 VGPRs per SIMD in granules of 8, 800 SGPRs per SIMD
 # in granules of 16; LDS 65536 B on gfx942, 163840 B on gfx950), from the readelf numbers:
 #

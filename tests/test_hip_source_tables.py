@@ -97,7 +97,7 @@ def compare(name):
         wrong.append(
             f"{name} sgpr_trap_reserve: table {profile.sgpr_trap_reserve}, source {sgpr['trap_reserve']} {cite}"
         )
-    if profile.sgpr_granule != str(sgpr["granule"]):
+    if profile.sgpr_granule != (None if sgpr["granule"] == "target" else int(sgpr["granule"])):
         wrong.append(f"{name} sgpr_granule: table {profile.sgpr_granule!r}, source {sgpr['granule']} {cite}")
     return wrong, count
 

@@ -57,7 +57,7 @@ def test_several_models_asked_at_once_answer_as_each_asked_alone():
     assert isinstance(got["hw"], ModelUnavailable) and "hw_wave_slots, which no public source pins" in str(got["hw"])
     assert got["llvm"].waves_per_simd == 16 and got["llvm"].block_size == 256
     assert got["hip"] == amdocc.occupancy(u, block_size=256)
-    # HIP's rule worked by hand (shared/research/hip-occupancy.md §4; comgr gives gfx1250 1024 VGPRs
+    # HIP's rule worked by hand (docs/hip-occupancy.md §2; comgr gives gfx1250 1024 VGPRs
     # per SIMD, granule 16, hip_profiles.toml f3494e3): 1024 // 64 = 16 waves, the gfx10+ cap; 4 SIMDs x 32 x 16 =
     # 2048 threads, 8 workgroups of 256, a tie the wave slots win (LIMITERS order).
     assert (got["hip"].blocks_per_cu, got["hip"].limiter) == (8, "waves")

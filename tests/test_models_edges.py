@@ -7,8 +7,8 @@ Expected values are worked here from the cited rules, never read back from amdoc
 - the version -> rule set mapping of tables/llvm_rules.toml, from LLVM's branch dates and the merge
   dates of PRs #201342, #205637 (2026-06, gfx6-9 rules) and #222615 (2026-09, gfx13 only);
 - HIP's header template hipOccupancyMaxPotentialBlockSizeVariableSMem (docs/hip-occupancy.md §3) and
-  its occupancy function (§4: limits = simdPerCU x wavefrontSize x waves / alignUp(block, W),
-  LDS = localMemSize / lds);
+  its occupancy function (docs/hip-occupancy.md §2 steps 6-8: limits = simdPerCU x wavefrontSize
+  x waves / alignUp(block, W), LDS = localMemSize / lds);
 - the code object each test builds: the processor byte (e_flags & 0xff at file offset 0x30) of a
   fixture set to 0xfe, which no AMDGPU processor uses (EF_AMDGPU_MACH values, AMDGPUUsage.rst).
 """
@@ -92,7 +92,7 @@ def test_a_kernel_missing_a_count_is_refused_naming_it(missing, words):
     co = amdocc.load(AGPR_GFX942)
     k = co.kernels[0]
     gone = (missing,) if isinstance(missing, str) else missing
-    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, **dict.fromkeys(gone)), memo={})
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, **dict.fromkeys(gone)))
     with pytest.raises(UsageError, match=f"^kernel agpr_clobber: {words} or descriptor$"):
         from_kernel(k)
 
@@ -215,12 +215,12 @@ def test_an_option_a_model_does_not_take_names_the_one_it_does(model, takes):
 
 
 def test_a_kernel_that_is_not_a_kernel_is_refused():
-    class Memo:  # something with a kernel's cache but nothing to read
+    class Inputs:  # something with a kernel's inputs key but nothing to read
         def __init__(self):
-            self.memo = {}
+            self.inputs = None
 
-    with pytest.raises(UsageError, match=r"^cannot compute occupancy of a Memo$"):
-        amdocc.occupancy(Memo(), block_size=64)
+    with pytest.raises(UsageError, match=r"^cannot compute occupancy of a Inputs$"):
+        amdocc.occupancy(Inputs(), block_size=64)
 
 
 @pytest.mark.parametrize("name", ["block_size", "dynamic_lds"])

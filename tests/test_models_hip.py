@@ -117,8 +117,8 @@ def test_hip_defaults_to_no_dynamic_lds_and_warns_only_above_the_workgroup_limit
 
 def test_the_search_answers_no_block_when_no_size_holds_one():
     # 65537 B of dynamic LDS at every size exceeds gfx942's 65536 B: 0 blocks at each size, so no
-    # size is ever kept (§6 step 3 keeps a size only when it holds strictly more threads than the
-    # best so far, which starts at none): block 0, grid 0.
+    # size is ever kept (docs/hip-occupancy.md §3: the header template keeps a size only when it
+    # holds strictly more threads than the best so far, which starts at none): block 0, grid 0.
     got = max_potential_block_size_search(
         manual(GFX942, vgprs=8), lambda bs: 65537, compute_units=304, max_threads_per_cu=2048
     )
@@ -138,7 +138,9 @@ def test_the_search_asks_the_named_profile_at_every_size():
 
 def test_profile_differences_are_listed_with_comma_space():
     a = get_profile(None)
-    b = dataclasses.replace(a, caller_value="rounded-up", sgpr_granule="8")
+    b = dataclasses.replace(a, caller_value="rounded-up", sgpr_granule=8)
     # BEHAVIOUR's order: caller_value comes before sgpr_granule.
     assert _differences(a, b) == "caller_value rounded-up, sgpr_granule 8"
-    assert _differences(a, dataclasses.replace(a, sgpr_granule="8")) == "sgpr_granule 8"
+    assert _differences(a, dataclasses.replace(a, sgpr_granule=8)) == "sgpr_granule 8"
+    # The table's own words for a granule: "16", or "target" for the processor's own (rocm-10.1).
+    assert _differences(a, get_profile("rocm-10.1")) == "sgpr_granule target, sgpr_trap_reserve 16, pr9571 True"

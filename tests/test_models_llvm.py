@@ -29,8 +29,8 @@ def test_llvm_sgpr_trap_reserve_option():
 @pytest.mark.parametrize("granule", [1, 8])
 @pytest.mark.parametrize("vgprs", [0, 1])
 def test_llvm_allocates_one_granule_to_a_wave_of_at_most_one_vgpr(granule, vgprs):
-    # The descriptor asks for (GRANULATED_WORKITEM_VGPR_COUNT + 1) x granule VGPRs (docs/llvm-occupancy.md
-    # §3.6), so a wave of 0 or 1 VGPRs holds exactly one granule: 8 on gfx942; 1 on a processor
+    # The descriptor asks for (GRANULATED_WORKITEM_VGPR_COUNT + 1) x granule VGPRs (docs/code-object-format.md
+    # §3.3), so a wave of 0 or 1 VGPRs holds exactly one granule: 8 on gfx942; 1 on a processor
     # built here with an allocation granule of 1 (none ships one; the rule does not depend on it).
     t = dataclasses.replace(GFX942, vgpr_alloc_granule={64: granule})
     occ = amdocc.occupancy(manual(t, vgprs=vgprs), block_size=64, model="llvm")

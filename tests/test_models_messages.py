@@ -217,7 +217,7 @@ def test_entry_point_refusals():
         "the kernel runs wave32, and gfx942 runs only wave64: no evaluation there can be right"
     )
     assert refusal(lambda: amdocc.occupancy(u, model="llvm", llvm_version="22", sgpr_trap_reserve=True)) == (
-        "--lds-granule-rounding/--sgpr-trap-reserve mean llvm-23 rules, but --llvm-version 22 chooses llvm-22"
+        "lds_granule_rounding/sgpr_trap_reserve mean llvm-23 rules, but llvm_version 22 chooses llvm-22"
     )
     assert refusal(lambda: amdocc.occupancy(manual(t("gfx1310"), vgprs=8), model="llvm", llvm_version="22")) == (
         "LLVM 22 (llvm-22 rules) did not know gfx1310: LLVM first knew it in LLVM 23"
@@ -240,7 +240,7 @@ def test_where_code_cannot_run():
 def test_manual_refusals():
     gfx942, gfx1100 = t("gfx942"), t("gfx1100")
     assert refusal(lambda: manual(gfx942, vgprs=8, arch_vgprs=8, agprs=4)) == (
-        "give either --vgprs (the metadata total) or --arch-vgprs with --agprs, not both"
+        "give either vgprs (the metadata total) or arch_vgprs with agprs, not both"
     )
     for key, label in (("vgprs", "VGPRs"), ("sgprs", "SGPRs"), ("lds", "LDS"), ("agprs", "AGPRs")):
         assert refusal(lambda key=key: manual(gfx942, **{key: -1})) == f"{label} cannot be negative"

@@ -23,7 +23,7 @@ def blocks(target, block, dyn=0, profile=None, model="hip", **usage):
     return occ.blocks_per_cu
 
 
-# -- §9 example 1 and the gfx942 case ---------------------------------------------------
+# -- docs/hip-occupancy.md §5 example 1 and the gfx942 case --------------------------------
 
 
 def test_gfx942_lds_bound_kernel_is_one_block():
@@ -40,7 +40,7 @@ def test_gfx942_rocm60_vgpr_table_gives_two_without_lds_and_one_with():
 
 
 def test_gfx942_intermediate_values_match_the_worked_example():
-    # §9 example 1: SgprWaves 800 / 48 = 16 without the trap reserve (the default, rocm-7.14),
+    # docs/hip-occupancy.md §5 example 1: SgprWaves 800 / 48 = 16 without the trap reserve (the default, rocm-7.14),
     # 800 / 64 = 12 with it (develop, rocm-systems #10618).
     occ = amdocc.occupancy({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx942", block_size=256)
     d = occ.details
@@ -59,7 +59,7 @@ def test_max_potential_block_size_c_api_on_mi300x():
     assert got == {"block_size": 1024, "grid_size": 304, "error": None}
 
 
-# -- §9 example 2: gfx950 ------------------------------------------------------------------------
+# -- docs/hip-occupancy.md §5 example 2: gfx950 ----------------------------------------------------
 
 
 def test_gfx950_same_kernel_is_three_blocks():
@@ -80,7 +80,7 @@ def test_no_runtime_that_ran_gfx950_used_256_vgprs():
     assert blocks("gfx950", 256, profile="2025", vgprs=128, sgprs=40, lds=49152) == 3
 
 
-# -- §9 example 3 and the seed's case: .vgpr_count is the unified total ------------------------
+# -- docs/hip-occupancy.md §5 example 3 and the seed's case: .vgpr_count is the unified total ------
 
 
 def test_gfx950_mfma_kernel_uses_the_total_not_the_arch_count():
@@ -96,7 +96,7 @@ def test_seed_case_gfx950_452_vgprs_200_agprs_is_two_blocks():
     assert occ.details["VgprWaves"] == 1 and occ.details["agpr_count_ignored"] == 200
 
 
-# -- §9 example 4: gfx1100 wave32 WGP, granule 24 -------------------------------------------------
+# -- docs/hip-occupancy.md §5 example 4: gfx1100 wave32 WGP, granule 24 ----------------------------
 
 
 def test_bitmask_round_up_is_wrong_for_granule_24():
@@ -129,7 +129,7 @@ def test_gfx1100_grid_size_doubles_cus_under_the_parse_bug():
     assert buggy == {"block_size": 256, "grid_size": 96 * 3, "error": None}
 
 
-# -- §9 example 5: the trap-handler SGPR reserve (rocm-systems PR #10618) ------------------------
+# -- docs/hip-occupancy.md §5 example 5: the trap-handler SGPR reserve (rocm-systems PR #10618) ----
 
 
 def test_gfx942_92_sgprs_before_and_after_the_trap_reserve():

@@ -2,7 +2,7 @@
 ``amdocc occupancy`` answers at the same inputs and what HIP's arithmetic gives by hand.
 
 Expected values come from the worked examples of docs/hip-occupancy.md §5 and from its
-§4 algorithm worked by hand (``oracle.hip_reference``), from LLVM's reading of the fixtures'
+§2 algorithm worked by hand (``oracle.hip_reference``), from LLVM's reading of the fixtures'
 metadata (the default block), and from ``amdocc occupancy --json`` for the star.
 """
 
@@ -192,7 +192,7 @@ def test_lds_curve_is_exact_at_every_byte(model):
 
 
 def test_hand_worked_gfx942_example_1():
-    # §9 example 1: min(1024/256 = 4, 65536/49152 = 1) = 1 block; 1 block of 4 waves on 4 SIMDs.
+    # docs/hip-occupancy.md §5 example 1: min(1024/256 = 4, 65536/49152 = 1) = 1 block; 1 block of 4 waves on 4 SIMDs.
     usage = usage_of({"vgprs": 128, "sgprs": 40, "lds": 49152}, target="gfx942")
     panels = read_panels(figure_of(usage, block=256))
     for p in panels.values():
@@ -205,7 +205,7 @@ def test_hand_worked_gfx942_example_1():
     assert set(panels["lds"]["workgroups"]) == {1} and panels["lds"]["xs"][-1] == 16384
     for v, wg in zip(panels["vgpr"]["xs"], panels["vgpr"]["workgroups"], strict=True):
         assert wg == hip_blocks("gfx942", v, 256, sgprs=40, lds=49152), v
-    # Without the LDS the same kernel gives 4 (§9), and the VGPR curve steps at HIP's granule 8.
+    # Without the LDS the same kernel gives 4 (docs/hip-occupancy.md §5), and the VGPR curve steps at HIP's granule 8.
     free = read_panels(figure_of(usage.with_(lds=0), block=256))
     assert free["block"]["star"] == (256, 4.0)
     # 512 // alignUp(v, 8) waves x 4 SIMDs x 64 lanes / 256 threads.
@@ -225,7 +225,7 @@ def test_hand_worked_gfx942_example_1():
 
 
 def test_hand_worked_gfx1100_example_4_per_wgp_with_the_bit_mask():
-    # §9 example 4: gfx1100 wave32 in WGP mode, 100 VGPRs, block 256: alignUp(100, 24) = 104 by
+    # docs/hip-occupancy.md §5 example 4: gfx1100 wave32 in WGP mode, 100 VGPRs, block 256: alignUp(100, 24) = 104 by
     # the bit mask, 1536/104 = 14 waves, 4 SIMDs x 14 x 32 = 1792 threads: 7 blocks per WGP.
     usage = usage_of({"vgprs": 100}, target="gfx1100")
     panels = read_panels(figure_of(usage, block=256))
@@ -243,8 +243,8 @@ def test_hand_worked_gfx1100_example_4_per_wgp_with_the_bit_mask():
 
 
 def test_hand_worked_gfx942_example_5_sgpr_bound():
-    # §9 example 5: 92 SGPRs, 32 VGPRs, block 64: 800 / (96 + 16) = 7 waves → 28 blocks of one wave
-    # on 4 SIMDs = 7 waves per SIMD (rocm-systems PR #10618's figure).
+    # docs/hip-occupancy.md §5 example 5: 92 SGPRs, 32 VGPRs, block 64: 800 / (96 + 16) = 7 waves
+    # → 28 blocks of one wave on 4 SIMDs = 7 waves per SIMD (rocm-systems PR #10618's figure).
     # With the trap reserve (develop); the default, rocm-7.14, predates it: 800 / 96 = 8 -> 32.
     usage = usage_of({"vgprs": 32, "sgprs": 92}, target="gfx942")
     p = read_panels(figure_of(usage, options={"profile": "develop"}, block=64))["block"]
@@ -300,7 +300,7 @@ def test_wgp_parse_bug_profile_says_per_cu():
     usage = usage_of({"vgprs": 100}, target="gfx1100")
     panels = read_panels(figure_of(usage, options={"profile": "2023-2025"}, block=256))
     assert panels["block"]["twin"].get_ylabel() == "workgroups per CU"
-    # §9 example 4 under the parse bug: 2 SIMDs x 14 x 32 = 896 threads → 3 blocks.
+    # docs/hip-occupancy.md §5 example 4 under the parse bug: 2 SIMDs x 14 x 32 = 896 threads → 3 blocks.
     assert panels["block"]["workgroups"][panels["block"]["xs"].index(256)] == 3
 
 

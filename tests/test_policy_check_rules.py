@@ -121,9 +121,11 @@ def test_kernels_read_from_the_same_inputs_share_verdicts_only_where_they_run_al
     # 1024 threads are 16 wave64 waves and the CU holds 12 (see above): no block fits, so the
     # launch fails and the occupancy is 0, under the floor of 1.
     assert [v.rule for v in built.violations] == ["occupancy", "launch"]
-    renamed = dataclasses.replace(k, name="other", memo=dict(k.memo))
+    renamed = dataclasses.replace(k, name="other")
+    renamed.inputs = k.inputs  # read from the same values (a copy has no inputs of its own)
     assert evaluate(renamed, settings, declared=declared) == built
-    local = dataclasses.replace(k, launchable=False, memo=dict(k.memo))
+    local = dataclasses.replace(k, launchable=False)
+    local.inputs = k.inputs
     assert [(n.rule, n.reason) for n in evaluate(local, settings, declared=declared).not_evaluated] == [
         ("occupancy", LOCAL_COUNTS),
         ("launch", LOCAL_COUNTS),
@@ -313,7 +315,7 @@ def test_a_malformed_baseline_is_a_format_error_saying_what_is_wrong(tmp_path, d
 def test_a_baseline_that_cannot_be_read_or_written_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError) as exc:
         baseline.read(tmp_path / "none.json")
-    assert exc.value.message == f"baseline {tmp_path / 'none.json'} does not exist (write it with --update-baseline)"
+    assert exc.value.message == f"baseline {tmp_path / 'none.json'} does not exist (write it with update_baseline)"
     with pytest.raises(UsageError, match=r"cannot be read: "):
         baseline.read(tmp_path)  # a directory
     (tmp_path / "latin1.json").write_bytes(b'{"format": "\xff"}')
@@ -858,8 +860,8 @@ def test_the_occupancy_floor_at_a_given_block_names_it():
 def test_a_kernel_without_resource_counts_cannot_be_modelled():
     from amdocc.policy.checks import mode_problems
 
-    k = kernel("k_clean")  # memo={}: nothing cached from the complete kernel
-    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, vgprs=None, lds=None), memo={})
+    k = kernel("k_clean")  # a copy: nothing cached from the complete kernel
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, vgprs=None, lds=None))
     assert mode_problems(k, k.target) == [
         ("no-resources", "kernel k_clean: no VGPR count, LDS size in its metadata or descriptor")
     ]
@@ -913,7 +915,7 @@ def test_a_kernel_without_a_static_lds_size_is_not_evaluated():
     from amdocc.targets import get_target
 
     k = kernel("k_clean")
-    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, lds=None), memo={})
+    k = dataclasses.replace(k, resources=dataclasses.replace(k.resources, lds=None))
     assert lds_rule(k, get_target("gfx942"), 0) == NotEvaluated(
         "lds", "no static LDS size in the metadata or descriptor"
     )

@@ -49,6 +49,33 @@ def test_the_defaults_are_the_one_shape_asm_v3_takes():
     assert not check(d, "eligible").ok and check(d, "eligible").detail == "dtype BF16 (asm v3 takes bf16 only)"
 
 
+def test_what_asm_v3_takes_is_read_from_the_table_rows(monkeypatch):
+    # tables/prefill_gate.toml [eligible] holds PR #365's pre-filter; a second dtype and head-dim
+    # pair written there is what decide then takes, in the same words.
+    from amdocc import caches, tabledata
+
+    real = tabledata.read_toml
+
+    def read(path):
+        raw = real(path)
+        if path.name == "prefill_gate.toml":
+            raw["eligible"].update(dtypes=["bf16", "fp16"], head_dims=[[128, 128], [192, 128]])
+        return raw
+
+    monkeypatch.setattr(tabledata, "read_toml", read)
+    caches.clear_all()
+    try:
+        d = decide(arch="gfx950", qo_len=4096, kv_len=4096, env={}, dtype="fp16", head_dim_qk=192)
+        assert check(d, "eligible") == Check("eligible", True, "fp16, head dims 192/128, no soft cap, no window")
+        d = decide(arch="gfx950", qo_len=4096, kv_len=4096, env={}, dtype="fp8", head_dim_qk=64, head_dim_v=64)
+        assert check(d, "eligible").detail == (
+            "dtype fp8 (asm v3 takes bf16 or fp16 only); head dims 64/64 (asm v3 takes 128/128, 192/128)"
+        )
+    finally:
+        monkeypatch.undo()
+        caches.clear_all()
+
+
 def test_a_processor_without_a_threshold_says_it_never_routes_to_asm():
     d = decide(arch="gfx942:sramecc+:xnack-", qo_len=1 << 20, kv_len=4096, env={})
     c = check(d, "threshold")

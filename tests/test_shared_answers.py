@@ -5,7 +5,7 @@ A library holds thousands of instances of one template: the same registers, LDS 
 size under different names. amdocc evaluates the models once per distinct usage and hands the
 answer to every kernel that has it. The oracle for "the same answer" is the uncached computation
 (``amdocc.models.compute``, the models as pure functions) and, for the numbers, HIP's occupancy
-formula worked by hand (shared/research/hip-occupancy.md §4: waves per SIMD = 512 //
+formula worked by hand (docs/hip-occupancy.md §2: waves per SIMD = 512 //
 alignUp(vgprs, 8) on gfx942, capped at 8; four SIMDs per CU). What must stay per kernel: the
 record's query (its next step re-asks with the kernel's own usage), every message that names a
 kernel, and the census row's and check verdict's names.
@@ -29,7 +29,7 @@ def _twins():
     """Two kernels of the sample: one as shipped and a copy under another name."""
     co = next(co for co in amdocc.load(amdocc.samples_path()) if co.processor == "gfx942")
     k = co.kernels[0]
-    twin = dataclasses.replace(k, name=k.name + "_twin", symbol=k.symbol + "_twin", memo={})
+    twin = dataclasses.replace(k, name=k.name + "_twin", symbol=k.symbol + "_twin")
     return co, k, twin
 
 
@@ -77,7 +77,7 @@ def test_a_kernel_missing_a_count_is_named_in_its_own_verdict():
     _co, k, _ = _twins()
     for name in ("lost_a", "lost_b"):
         broken = dataclasses.replace(
-            k, name=name, memo={}, resources=dataclasses.replace(k.resources, vgprs=None, vgprs_allocated=None)
+            k, name=name, resources=dataclasses.replace(k.resources, vgprs=None, vgprs_allocated=None)
         )
         verdict = evaluate(broken, Settings(rules=("launch", "mode")), declared=(256, ".max_flat_workgroup_size"))
         (mode,) = [v for v in verdict.violations if v.rule == "mode"]
@@ -102,12 +102,11 @@ def test_a_relocatable_twin_of_a_launchable_kernel_never_shares_its_answers(caps
 
 def _inputs_twin(k, **changes):
     """A copy of ``k`` under another name that keeps the inputs its resources were read from
-    (Kernel.memo[INPUTS]), as every kernel of a library read from the same note values does."""
-    from amdocc.codeobject.model import INPUTS
-
-    return dataclasses.replace(
-        k, name=k.name + "_twin", symbol=k.symbol + "_twin", memo={INPUTS: k.memo[INPUTS]}, **changes
-    )
+    (Kernel.inputs), as every kernel of a library read from the same note values does."""
+    assert k.inputs is not None
+    twin = dataclasses.replace(k, name=k.name + "_twin", symbol=k.symbol + "_twin", **changes)
+    twin.inputs = k.inputs  # a copy has none of its own (only the reader sets it)
+    return twin
 
 
 def test_a_census_row_shared_by_inputs_is_the_row_worked_out_alone():
@@ -116,7 +115,7 @@ def test_a_census_row_shared_by_inputs_is_the_row_worked_out_alone():
     twin = _inputs_twin(k, findings=[*k.findings, amdocc.Finding("own-finding", "warning", "only the twin's")])
     kernel_row(co, k, "", {}, None, 0, {})  # the first of the inputs: its body is kept
     shared = kernel_row(co, twin, "", {}, None, 0, {})
-    alone = kernel_row(co, dataclasses.replace(twin, memo={}), "", {}, None, 0, {})
+    alone = kernel_row(co, dataclasses.replace(twin), "", {}, None, 0, {})
     assert shared == alone
     assert shared["kernel"] == twin.name and "own-finding" in shared["findings"]
 

@@ -144,6 +144,9 @@ REQUIRED: list[tuple[str, tuple[str, ...], str, Any, Any]] = [
     ("prefill_gate.toml", ("aiter",), "codegen_manifest", *TEXT),
     ("prefill_gate.toml", ("aiter", "block_size"), "hd128", *WHOLE),
     ("prefill_gate.toml", ("aiter", "subfolder_by_cu", "gfx942"), "304", *TEXT),
+    ("prefill_gate.toml", ("eligible",), "dtypes", "bf16", [1]),
+    ("prefill_gate.toml", ("eligible",), "head_dims", [128, 128], [[128, 0]]),
+    ("prefill_gate.toml", ("eligible",), "source", *TEXT),
 ]
 
 # Entries of a table keyed by name, where a name left out is an answer, not damage: a processor
@@ -214,8 +217,8 @@ def test_every_required_column_is_damaged_three_ways_where_it_has_a_range():
     # The count the test above runs: every column left out (but the entries by name) and given
     # the wrong type; a range or set of values broken where the column has one (true/false and
     # the mode flag have none).
-    assert len(REQUIRED) == 79 and len(ENTRIES) == 6
-    assert len(DAMAGES) == 79 * 3 - 6 - sum(out is None for *_, out in REQUIRED) == 223
+    assert len(REQUIRED) == 82 and len(ENTRIES) == 6
+    assert len(DAMAGES) == 82 * 3 - 6 - sum(out is None for *_, out in REQUIRED) == 232
     assert {table for table, *_ in REQUIRED} == set(COMMANDS)
 
 

@@ -105,15 +105,15 @@ CASES = [
 # `llvm-readelf-22 --notes` prints them (.group_segment_fixed_size is 0 in all), and Triton's
 # launch: B = num_warps x warp size threads, D = metadata.shared dynamic LDS bytes.
 #
-# gfx942/gfx950 (§5.2): MaxWavesPerSimd 8, wave 64, VGPR file 512 granule 8, sgprsPerSimd 800,
+# gfx942/gfx950 (docs/hip-occupancy.md §1): MaxWavesPerSimd 8, wave 64, VGPR file 512 granule 8, sgprsPerSimd 800,
 # SGPR cost alignUp(sgpr, 16) + 16 (trap reserve, PR #10618), simdPerCU 4, LDS 65536 (gfx942) or
 # 163840 (gfx950). aluThreads = 4 x min(8, GprWaves) x 64; blocks = min(aluThreads / B, LDS / D).
 #
 # gfx1100 in WGP mode (.workgroup_processor_mode 1): MaxWavesPerSimd 16, wave 32, VGPR file 1536
-# granule 24 rounded with HIP's bit mask alignUp(v, 24) = (v + 23) & ~23 (§7), no SGPR limit
+# granule 24 rounded with HIP's bit mask alignUp(v, 24) = (v + 23) & ~23 (docs/hip-occupancy.md §4), no SGPR limit
 # (sgprsPerSimd UINT32_MAX), simdPerCU 2 x 2 = 4 (the answer is per WGP), LDS 65536.
 # (The 2026-08 profile warns that rocm-systems PR #9571 changed gfx11 WGP-mode LDS counting in
-# a way not known here; §4's rule, used below, is the one before it.)
+# a way not known here; §2's rule, used below, is the one before it.)
 #
 # case                vgpr  sgpr   B     D      VGPR waves           SGPR waves        aluThreads             blocks
 HIP_BY_HAND = {

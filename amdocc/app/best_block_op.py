@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 from .reading import StrPath, path_list
 
 if TYPE_CHECKING:
+    from ..models import KernelUsage
     from ..models.best_block import BlockSizeAnswer
     from .selection import Selection
 
 
 def best_block(
-    paths: StrPath | list[StrPath],
+    paths: StrPath | list[StrPath] | KernelUsage,
     *,
     dynamic_lds: int = 0,
     block_limit: int = 0,
@@ -34,11 +35,21 @@ def best_block(
     ``.max_flat_workgroup_size``. ``target``, ``device``, ``kernel`` (a regex) and ``what_if``
     keep kernels as the CLI's ``--target``/``--device``/``--kernel``/``--what-if`` do (or a
     ready :class:`amdocc.app.selection.Selection`, in their place). Nothing selected raises
-    UsageError naming what is there."""
+    UsageError naming what is there. ``paths`` may instead be a KernelUsage (manual numbers, as
+    amdocc.models.manual makes them): its one record is named "manual"."""
     from ..errors import AmdoccError, UsageError
     from ..models.best_block import potential_block_size
+    from ..models.usage import KernelUsage
     from .occupancy_op import selected_kernels
     from .selection import Selection
+
+    if isinstance(paths, KernelUsage):
+        if selection is not None or kernel:
+            raise UsageError("{kernel} selects kernels from paths; manual numbers are one kernel", params=("kernel",))
+        answer = potential_block_size(
+            paths, dynamic_lds, block_limit, target=target, device=device, profile=profile, compute_units=compute_units
+        )
+        return {"results": [best_block_record(answer, None, "manual", paths.target.name)], "errors": []}
 
     if selection is not None and (target or device or kernel or what_if):
         raise UsageError("best_block: give a selection or target/device/kernel/what_if, not both")
@@ -60,7 +71,7 @@ def best_block(
             continue
         results.append(best_block_record(answer, co.path, k.name, str(co.target_id)))
     if selection is None and not results and not errors:
-        raise UsageError(chosen_selection.nothing_selected())
+        raise chosen_selection.nothing_selected_error()
     return {"results": results, "errors": errors}
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..caches import Memo, cached
-from ..codeobject.model import INPUTS
 from ..demangle import demangle
 from ..identity import KernelId
 from ..models.compat import device_id
@@ -240,7 +239,7 @@ def _row(
     question = (declared, given_block, dynamic_lds)
     # Kernels read from the same inputs (on the same processor, asked the same) have the same row
     # but for their names and findings: it is worked out once (policy.checks.model_key says why).
-    inputs = kernel.memo.get(INPUTS)
+    inputs = kernel.inputs
     seen = None
     body = None
     if inputs is not None and target is not None:
@@ -523,7 +522,6 @@ def census(
     inside loops; needs a libLLVM) and to each target the kernels spilling in loops. A selection
     that matches nothing raises UsageError naming what is there."""
     from ..census import Summary
-    from ..errors import UsageError
     from .selection import Selection
 
     path = os.fspath(path)
@@ -533,7 +531,7 @@ def census(
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs, "all" if isa else None)
     census_rows(path, options, selection, summary, sinks)
     if not selection.matched:
-        raise UsageError(selection.nothing_selected(path))
+        raise selection.nothing_selected_error(path)
     return {"path": path, **summary.as_dict()}
 
 
@@ -556,7 +554,6 @@ def census_compare(
     kinds that count as failing ("occupancy", "spills", "scratch", "vgpr", "lds",
     "spills-in-loops"). Spills in loops are read from the machine code of kernels whose
     metadata counts a spill, and of every kernel with ``isa`` or when ``fail_on`` names them."""
-    from ..errors import UsageError
     from .compare import kinds_named
     from .selection import Selection
 
@@ -565,7 +562,7 @@ def census_compare(
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs, "all" if isa else None)
     result = compare_releases(old, new, options, selection, fail_on=kinds_named(fail_on))
     if not selection.matched:
-        raise UsageError(selection.nothing_selected(f"{old} and {new}"))
+        raise selection.nothing_selected_error(f"{old} and {new}")
     return {k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}
 
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from .reading import StrPath, path_list
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..codeobject.model import Kernel
     from ..policy.baseline import Entry
     from ..policy.budgets import Outcome
@@ -253,6 +255,88 @@ def budget_check(
     return evaluate(settings.budgets, pattern_names(kernel.name, demangled), facts)
 
 
+@dataclass(frozen=True)
+class CheckSetup:
+    """What a check runs with, once the caller's settings met the project's file: the rule
+    ``settings``, the ``baseline`` file (or None), whether stale entries fail, and one line per
+    file setting the caller's values replaced or made unused (``check --json``'s
+    "config_overrides")."""
+
+    settings: Settings
+    baseline: Path | None
+    fail_on_stale: bool
+    overrides: list[str]
+
+
+def setup(
+    given: dict[str, Any],
+    config: str | os.PathLike[str] | bool = False,
+    *,
+    update_baseline: bool = False,
+    name_of: Callable[[str], str] = lambda setting: f"--{setting}",
+) -> CheckSetup:
+    """The caller's settings (keyed as [tool.amdocc.check] keys them, None: not given) over the
+    project's: ``config`` True looks for the nearest pyproject.toml with a [tool.amdocc.check]
+    table from the current directory up (as the command does), a path reads that file, False
+    reads none. ``name_of`` names a setting as the caller gave it (the command: its flag), in
+    messages; ``update_baseline`` says the baseline is about to be rewritten."""
+    from pathlib import Path
+
+    from ..errors import UsageError
+    from ..policy import check_config as cfg
+
+    flags: dict[str, Any] = {}
+    for setting, value in given.items():
+        if value is not None:
+            flags[setting] = cfg.SETTINGS[setting][0](value, name_of(setting))
+    file: dict[str, Any] = {}
+    name: str | None = None
+    if config is True:
+        found = cfg.find(Path.cwd())
+        if found is not None:
+            name, file = str(found), cfg.read(found)
+    elif config is not False:
+        name = os.fspath(config)
+        file = cfg.read(Path(config))
+    settings, rest = cfg.resolve(flags, file, name, flag_name=name_of)
+    baseline: Path | None = rest.get("baseline")
+    fail_on_stale = bool(rest.get("fail_on_stale"))
+    params = ("update_baseline", "baseline", "fail_on_stale")
+    if update_baseline and baseline is None:
+        raise UsageError("{update_baseline} needs {baseline} FILE (or baseline in [tool.amdocc.check])", params=params)
+    if fail_on_stale and baseline is None:
+        raise UsageError("{fail_on_stale} needs a baseline ({baseline} FILE)", params=params)
+    if update_baseline and fail_on_stale:
+        raise UsageError(
+            "{fail_on_stale}: {update_baseline} drops stale entries and accepts every violation, "
+            "so nothing would fail on them",
+            params=params,
+        )
+    return CheckSetup(settings, baseline, fail_on_stale, cfg.overrides(flags, file, name))
+
+
+def baseline_entries(chosen: CheckSetup, update_baseline: bool = False) -> tuple[list[Entry], str | None]:
+    """The accepted violations of ``chosen``'s baseline (none when there is no file yet to
+    update), and a notice when the file is in an older form."""
+    from ..policy import baseline as bl
+
+    path = chosen.baseline
+    if path is None or (update_baseline and not path.exists()):
+        return [], None
+    entries = bl.read(path)
+    return entries, bl.upgrade_notice(path, entries)
+
+
+def rewrite_baseline(run: CheckRun, entries: list[Entry], path: Path) -> int:
+    """Rewrite the baseline ``path`` to accept every violation ``run`` found (dropping the
+    entries it could have matched and did not); the number of entries written."""
+    from ..policy import baseline as bl
+
+    new = bl.updated(run.found, entries, run.in_scope)
+    bl.write(path, new)
+    return len(new)
+
+
 def check(
     paths: StrPath | Iterable[StrPath],
     *,
@@ -261,34 +345,48 @@ def check(
     kernel: str | None = None,
     what_if: bool = False,
     baseline: str | os.PathLike[str] | None = None,
+    update_baseline: bool = False,
+    config: str | os.PathLike[str] | bool = False,
     jobs: int | None = 1,
     **settings: Any,
 ) -> dict[str, Any]:
     """Check every selected kernel of ``paths``: the record ``amdocc check --json`` prints
     ({"settings", "violations", "stale", "not_evaluated", "summary", ...}). ``settings`` are
     the command's rules and thresholds under their Python names, read as the command reads its
-    flags (:func:`settings_of`): ``rules`` (names as ``--rules`` spells them, "spills" and "all"
-    included), ``max_vgpr_spills``, ``max_sgpr_spills``, ``max_scratch``, ``min_occupancy``,
-    ``block``, ``dynamic_lds``, ``model``, ``budgets`` (``rules=("defaults", "spills-in-loops")``
-    adds the opt-in rule that disassembles the kernels); a ``baseline`` file's accepted violations
-    are classified as accepted. A violation counts as failing when
-    ``result["summary"]["failing"]`` is not 0."""
-    from pathlib import Path
+    flags: ``rules`` (names as ``--rules`` spells them, "spills", "defaults" and "all" included,
+    a list, never one text; ``rules=("defaults", "spills-in-loops")`` adds the opt-in rule that
+    disassembles the kernels), ``max_vgpr_spills``, ``max_sgpr_spills``, ``max_scratch``,
+    ``min_occupancy`` (which turns the occupancy rule on), ``block``, ``dynamic_lds``, ``model``,
+    ``budgets``; None means "not given". ``config`` brings the project's [tool.amdocc.check]
+    under them (True: found from the current directory up, as the command does; or a file),
+    ``baseline`` (else the file's) classifies accepted violations, and ``update_baseline``
+    rewrites the baseline to accept what was found (not when an input could not be read: an AmdoccWarning says so). A
+    violation counts as failing when ``result["summary"]["failing"]`` is not 0."""
+    import warnings
 
-    from ..errors import UsageError
-    from ..policy import baseline as bl
+    from ..errors import AmdoccWarning
     from ..policy import check_config as cfg
     from .selection import Selection
 
-    chosen = settings_of(settings)
+    given = _given(settings)
+    given["baseline"] = None if baseline is None else os.fspath(baseline)
+    chosen = setup(given, config, update_baseline=update_baseline, name_of=_PYTHON_NAMES.__getitem__)
     selection = Selection(target, device, kernel, what_if)
     if selection.named is not None:
-        cfg.floor_on(chosen, selection.named[1], selection.target_text or "")
-    entries = bl.read(Path(baseline)) if baseline is not None else []
-    run = run_check(path_list(paths), chosen, selection, entries, jobs)
+        cfg.floor_on(chosen.settings, selection.named[1], selection.target_text or "")
+    entries, _notice = baseline_entries(chosen, update_baseline)
+    run = run_check(path_list(paths), chosen.settings, selection, entries, jobs)
     if not selection.matched:
-        raise UsageError(selection.nothing_selected())
-    run.result["baseline"] = None if baseline is None else str(baseline)
+        raise selection.nothing_selected_error()
+    run.result["config_overrides"] = chosen.overrides
+    run.result["baseline"] = None if chosen.baseline is None else str(chosen.baseline)
+    if update_baseline and chosen.baseline is not None:
+        if run.result["errors"]:
+            warnings.warn(
+                AmdoccWarning("the baseline was not updated, since some input could not be read"), stacklevel=2
+            )
+        else:
+            rewrite_baseline(run, entries, chosen.baseline)
     return run.result
 
 
@@ -304,6 +402,27 @@ _SETTING_NAMES = {
     "model": "model",
     "budgets": "budget",
 }
+_PYTHON_NAMES = {
+    **{setting: name for name, setting in _SETTING_NAMES.items()},
+    "baseline": "baseline",
+    "fail-on-stale": "fail_on_stale",
+}
+
+
+def _given(given: dict[str, Any]) -> dict[str, Any]:
+    """check()'s keyword settings keyed as the command's settings (lists checked as lists)."""
+    from ..errors import UsageError
+    from .reading import sequence
+
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        setting = _SETTING_NAMES.get(name)
+        if setting is None:
+            raise UsageError(f"check: unknown setting {name!r} (settings: {', '.join(_SETTING_NAMES)})")
+        if value is not None and name in ("rules", "budgets"):
+            value = sequence(value, name, "rule names" if name == "rules" else "budget expressions")
+        out[setting] = value
+    return out
 
 
 def settings_of(given: dict[str, Any]) -> Settings:
@@ -312,21 +431,4 @@ def settings_of(given: dict[str, Any]) -> Settings:
     words mean the same thing: rule names and groups as ``--rules`` takes them (a list, never
     one text: ``rules=("scratch",)``), the occupancy rule on when ``min_occupancy`` is given,
     a threshold of a rule that is off refused. None means "not given"."""
-    from ..errors import UsageError
-    from ..policy import check_config as cfg
-    from .reading import sequence
-
-    flags: dict[str, Any] = {}
-    for name, value in given.items():
-        setting = _SETTING_NAMES.get(name)
-        if setting is None:
-            raise UsageError(f"check: unknown setting {name!r} (settings: {', '.join(_SETTING_NAMES)})")
-        if value is None:
-            continue
-        if name in ("rules", "budgets"):
-            value = sequence(value, name, "rule names" if name == "rules" else "budget expressions")
-        parse, _ = cfg.SETTINGS[setting]
-        flags[setting] = parse(value, name)
-    python_names = {setting: name for name, setting in _SETTING_NAMES.items()}
-    settings, _rest = cfg.resolve(flags, {}, None, flag_name=lambda setting: python_names[setting])
-    return settings
+    return setup(_given(given), name_of=_PYTHON_NAMES.__getitem__).settings

@@ -1,6 +1,7 @@
 """What comparing two builds (``diff``) and two releases (``census OLD NEW``) share: the facts of
 a kernel they compare, which changes are regressions, and how a change (the table cells that
-``census OLD NEW --json`` carries) and the verdict read."""
+``census OLD NEW --json`` carries) reads. The verdict sentence and the table's headers are the
+command line's (amdocc.cli.diff)."""
 
 from __future__ import annotations
 
@@ -105,19 +106,6 @@ def failed_kinds(rows: list[dict[str, Any]]) -> list[str]:
     return [k for k in KINDS if any(k in r["fails"] for r in rows)]
 
 
-def verdict(failing: int, failed: list[str], fail_on: list[str]) -> str:
-    """The gate's last line: only the kinds that regressed, never every kind it watches."""
-    if failing:
-        return f"{failing} kernel(s) regress on {', '.join(failed)}"
-    if fail_on:
-        return f"no regression on {', '.join(fail_on)}"
-    return "no regression gate (--fail-on none)"
-
-
-# Column headers of cells(), after the columns that name the kernel.
-HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]
-
-
 def change(a: object, b: object) -> str:
     if a == b:
         return _shown(a)
@@ -134,7 +122,8 @@ def cells(
     worse: list[str],
     fails: list[str],
 ) -> list[str]:
-    """The table cells under HEADERS for one kernel's change."""
+    """The "cells" of one kernel's change in ``census OLD NEW --json`` (the CLI's table shows
+    them under amdocc.cli.diff.HEADERS)."""
     units = [u for u in dict.fromkeys((old["unit"], new["unit"])) if u]
     per = f" per {'->'.join(units)}" if units else ""
     return [

@@ -223,9 +223,9 @@ def diff(
         )
     old, new = built
     if not old and not new:
-        raise UsageError(
-            "; ".join(failures[:3]) if failures else selection.nothing_selected(f"{old_path} and {new_path}")
-        )
+        if failures:
+            raise UsageError("; ".join(failures[:3]))
+        raise selection.nothing_selected_error(f"{old_path} and {new_path}")
     named = target is not None or device is not None
     paired = match(old, new, processor=(lambda s: s.processor) if named else None, function=_function)
     copies = {

@@ -90,7 +90,6 @@ def inspect(
     keeps the code objects that can run on that processor, ``kernel`` (a regex) the kernels
     whose name matches; ``fields`` names the kernel fields to keep (amdocc.report.KERNEL_FIELDS).
     A filter that matches nothing raises UsageError naming what is there."""
-    from ..errors import UsageError
     from . import parallel
     from .selection import Selection
 
@@ -106,5 +105,5 @@ def inspect(
         else:
             out[{"code_object": "code_objects", "skipped": "skipped", "error": "errors"}[kind]].append(value)
     if selection is not None and not out["code_objects"]:
-        raise UsageError(selection.nothing_selected())
+        raise selection.nothing_selected_error()
     return out

@@ -1,4 +1,4 @@
-"""Files across processes, in order, with a progress line on a terminal.
+"""Files across processes, in order, telling a progress callback (the CLI's line on a terminal).
 
 Large inputs are directory trees of thousands of files (a library install, a wheel's kernels)
 or one huge library. Work is scheduled by size: small files are batched by bytes, and a large
@@ -14,11 +14,13 @@ import collections
 import dataclasses
 import itertools
 import os
-import sys
 import tempfile
-import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from contextvars import ContextVar
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
+
+from ..errors import AmdoccWarning
 
 if TYPE_CHECKING:
     from multiprocessing.pool import AsyncResult
@@ -84,15 +86,18 @@ def available_cpus() -> int:
 
 
 def capped_jobs(requested: int) -> int:
-    """--jobs N, at most the CPUs available: more processes than CPUs only wait for one another
-    and add their memory (--jobs 5000 would start 5,000 interpreters). Above it, a warning on
-    stderr says so and the CPU count is used."""
+    """``jobs`` N, at most the CPUs available: more processes than CPUs only wait for one another
+    and add their memory (5000 would start 5,000 interpreters). Above it, an AmdoccWarning says
+    so and the CPU count is used."""
     cpus = available_cpus()
     if requested <= cpus:
         return requested
-    print(
-        f"amdocc: warning: --jobs {requested} is more than the {cpus} CPU(s) this process may use; using {cpus}",
-        file=sys.stderr,
+    warnings.warn(
+        AmdoccWarning(
+            f"{{jobs}} {requested} is more than the {cpus} CPU(s) this process may use; using {cpus}",
+            params=("jobs",),
+        ),
+        stacklevel=2,
     )
     return cpus
 
@@ -181,25 +186,25 @@ def batches(tasks: Iterable[Task], most: int) -> Iterator[list[Task]]:
         yield batch
 
 
-class Progress:
-    """ "N/M files" on stderr, redrawn at most ten times a second, only when stderr is a terminal."""
+class Progress(Protocol):
+    """What a run tells as it goes: ``step(done, total)`` after each file, ``close()`` at the end."""
 
-    def __init__(self, total: int, enabled: bool | None = None):
-        self.total, self.done, self.last = total, 0, 0.0
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+    def step(self, done: int, total: int) -> None: ...
 
-    def step(self, note: str = "") -> None:
-        self.done += 1
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.1 or self.done == self.total):
-            self.last = now
-            sys.stderr.write(f"\r{self.done}/{self.total} files {note}".ljust(60))
-            sys.stderr.flush()
+    def close(self) -> None: ...
+
+
+class _Silent:
+    def step(self, done: int, total: int) -> None:
+        pass
 
     def close(self) -> None:
-        if self.enabled and self.done:
-            sys.stderr.write("\r" + " " * 60 + "\r")
-            sys.stderr.flush()
+        pass
+
+
+#: Makes the Progress a run reports to (none by default: a library call draws nothing; the
+#: command line sets one that draws "N/M files" on a terminal).
+PROGRESS: ContextVar[Callable[[], Progress] | None] = ContextVar("amdocc_progress", default=None)
 
 
 def run(
@@ -212,12 +217,15 @@ def run(
     in file order (``path`` may be a part of a large input, which ``amdocc.iter_load`` reads
     like a file). On one process it streams; on ``jobs`` processes each batch's items come back
     as one list, while the main process writes what came before."""
-    progress = Progress(len(files))
+    make = PROGRESS.get()
+    progress: Progress = make() if make is not None else _Silent()
+    total, done = len(files), 0
     try:
         if jobs <= 1:
             for item in files:
                 yield from worker(item, options)
-                progress.step()
+                done += 1
+                progress.step(done, total)
             return
         import multiprocessing
 
@@ -244,7 +252,8 @@ def run(
                             for kind, value in items:
                                 yield kind, unspill(value)
                         if role != "part":
-                            progress.step()
+                            done += 1
+                            progress.step(done, total)
     finally:
         progress.close()
 

@@ -3,7 +3,7 @@
 A target or device keeps the code objects that can run on that processor (its own processor
 with matching xnack/sramecc modes, or a generic family it belongs to); ``what_if`` keeps the
 others too, to be evaluated there as labelled what-ifs (``what_if=None``: the command has no
---what-if, so the hint is left out of the messages). The kernel pattern matches the stored
+what-if, so the hint is left out of the messages). The kernel pattern matches the stored
 (mangled) name, the symbol or the demangled name. A selection remembers what it passed over, so
 an empty result can name the processors that are there and the nearest kernel names. Summaries
 are plain dicts: worker processes send theirs back to be merged.
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..demangle import base_name, display
-from ..errors import UsageError
+from ..errors import UsageError, name_params
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel, TargetId
@@ -34,7 +34,7 @@ class Selection:
         device: str | None = None,
         kernel: str | None = None,
         what_if: bool | None = False,
-        flag: str = "--target",
+        target_param: str = "target",
     ) -> None:
         from ..models.compat import device_id
 
@@ -44,7 +44,7 @@ class Selection:
         self.pattern = kernel
         self.regex = re.compile(kernel) if kernel else None
         self.what_if = what_if
-        self.flag = flag  # how the command names the processor option
+        self.target_param = target_param  # the caller's name for the processor parameter
         self.code_objects = 0
         self.placed = 0  # code objects kept by --target/--device
         self.kernels = 0  # kernels in the code objects kept
@@ -141,25 +141,38 @@ class Selection:
         if room > 0:
             self.names.update(summary["names"][:room])
 
-    def nothing_selected(self, paths: str = "the PATHs") -> str:
-        """Why nothing was selected, naming what is there."""
+    def nothing_selected(self, paths: str = "the PATHs", spell: Callable[[str], str] = str) -> str:
+        """Why nothing was selected, naming what is there (and each parameter as ``spell``
+        names it: by default the Python parameter, the CLI gives its flag)."""
+        return name_params(self._nothing_selected(paths), self.params, spell)
+
+    def nothing_selected_error(self, paths: str = "the PATHs") -> UsageError:
+        """:meth:`nothing_selected` as the error an operation raises (the CLI spells it in flags)."""
+        return UsageError(self._nothing_selected(paths), params=self.params)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The parameters a selection's messages name."""
+        return (self.target_param, "what_if", "kernel")
+
+    def _nothing_selected(self, paths: str) -> str:
         if not self.code_objects:
             return f"no code object found in {paths}"
         if not self.placed:
             there = ", ".join(sorted(self.processors))
-            hint = "" if self.what_if is None else f"; --what-if evaluates them on {self.target_text} anyway"
+            hint = "" if self.what_if is None else f"; {{what_if}} evaluates them on {self.target_text} anyway"
             return (
                 f"no code object in {paths} can run on {self.target_text}: they are built for {there} "
-                f"({self.flag} names one of those{hint})"
+                f"({{{self.target_param}}} names one of those{hint})"
             )
         if not self.kernels:
             return f"the code objects selected in {paths} hold no kernels"
         near = self.nearest()
         if near:
-            return f"no kernel matches --kernel {self.pattern!r} in {paths}; nearest: {', '.join(near)}"
+            return f"no kernel matches {{kernel}} {self.pattern!r} in {paths}; nearest: {', '.join(near)}"
         some = sorted(self.names)[:3]
         return (
-            f"no kernel matches --kernel {self.pattern!r} in {paths}, which hold {self.kernels} "
+            f"no kernel matches {{kernel}} {self.pattern!r} in {paths}, which hold {self.kernels} "
             f"kernel{'s' if self.kernels != 1 else ''}" + (f", e.g. {', '.join(some)}" if some else "")
         )
 
@@ -208,9 +221,11 @@ def require_one_kernel(chosen: list[tuple[CodeObject, Kernel]], what: str, selec
     if len(chosen) == 1:
         return
     if not chosen:
-        raise UsageError(selection.nothing_selected())
+        raise selection.nothing_selected_error()
     names = ", ".join(f"{display(k.name)} ({co.processor})" for co, k in chosen[:8])
     more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
     raise UsageError(
-        f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} (narrow it with --kernel and --target)"
+        f"{what} needs exactly one kernel, {len(chosen)} selected: {names}{more} "
+        f"(narrow it with {{kernel}} and {{{selection.target_param}}})",
+        params=("kernel", selection.target_param),
     )

@@ -17,41 +17,24 @@ def split(
     block_kv: int,
     *,
     arch: str,
-    cu_count: int | None = None,
-    num_heads: int | None = None,
-    aggressive: bool | None = None,
-    occupancy: int | None = None,
     paths: Iterable[str] = (),
     kernel: str | None = None,
-    block_size: int | None = None,
-    dynamic_lds: int = 0,
     what_if: bool = False,
+    **decision: Any,
 ) -> dict[str, Any]:
-    """The split count AITER's _auto_num_splits chooses for this launch shape on ``arch``, as
-    ``amdocc split --json`` prints it ({"splits", "reason", "occupancy", ...}). The occupancy
-    comes from ``occupancy`` (workgroups per CU) or from the one kernel of ``paths`` that
-    ``kernel`` (a regex) selects and that can run on ``arch`` (or ``what_if``), at
-    ``block_size`` and ``dynamic_lds``; else the policy's default."""
+    """amdocc.policy.splits.auto_num_splits as ``amdocc split --json`` prints it ({"splits",
+    "reason", "occupancy", ...}), its kernel the one of ``paths`` that ``kernel`` (a regex)
+    selects and that can run on ``arch`` (or ``what_if``). The other parameters are
+    auto_num_splits's, documented there (``cu_count``, ``num_heads``, ``aggressive``,
+    ``occupancy``, ``block_size``, ``dynamic_lds``, ...)."""
     from ..policy.splits import auto_num_splits
 
     paths = list(paths)
     chosen = kernel_in(paths, arch, kernel, what_if) if paths else None
-    decision = auto_num_splits(
-        seq_len,
-        seq_len_kv,
-        rows_per_block,
-        block_kv,
-        arch=arch,
-        cu_count=cu_count,
-        num_heads=num_heads,
-        aggressive=aggressive,
-        occupancy=occupancy,
-        kernel=chosen,
-        block_size=block_size,
-        dynamic_lds=dynamic_lds,
-        what_if=what_if,
+    answer = auto_num_splits(
+        seq_len, seq_len_kv, rows_per_block, block_kv, arch=arch, kernel=chosen, what_if=what_if, **decision
     )
-    return decision.as_dict()
+    return answer.as_dict()
 
 
 def split_by_cost(grid_x: int, effective_cus: int, window_tiles: int, max_splits: int, overhead: int) -> dict[str, Any]:
@@ -74,7 +57,7 @@ def kernel_in(paths: list[str], arch: str, kernel: str | None, what_if: bool) ->
     from .occupancy_op import selected_kernels
     from .selection import Selection, require_one_kernel
 
-    selection = Selection(arch, None, kernel, bool(what_if), flag="--arch")
+    selection = Selection(arch, None, kernel, bool(what_if), target_param="arch")
     failures: list[str] = []
     chosen = selected_kernels(paths, selection, failures)
     if failures:

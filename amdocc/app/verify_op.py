@@ -42,7 +42,6 @@ def verify(
     HIP runtime is usable and UsageError when no kernel is selected. ``notify`` is called at once
     with what choosing the profile warns about (it is also in ``warning``)."""
     from .. import observed
-    from ..errors import UsageError
     from ..models import occupancy
     from ..runtime import HipError, HipUnavailable, choose_profile, runtime, unavailable_reason
     from .occupancy_op import selected_kernels
@@ -67,7 +66,7 @@ def verify(
     not_asked: list[str] = []
     chosen = selected_kernels(paths, selection, failures)
     if not chosen and not failures:
-        raise UsageError(selection.nothing_selected())
+        raise selection.nothing_selected_error()
     for co, k in chosen:
         target = selection.target
         for block in blocks:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import AmdoccError
 from ..errors import UsageError as UsageError  # re-exported: commands raise a.UsageError
 from ..numbers import BYTE_SUFFIXES, parse_bytes, parse_integer
 
@@ -565,6 +566,32 @@ def flag_of(parser: argparse.ArgumentParser, dest: str) -> str:
         if action.dest == dest and action.option_strings:
             return max(action.option_strings, key=len)
     return dest
+
+
+#: Python parameters (amdocc's API) whose command-line option is not spelled from the name.
+PARAM_FLAGS = {"block_size": "--block", "mode": "--wgp/--cu-mode"}
+
+
+def as_flag(param: str) -> str:
+    """The option that gives a parameter of the API: PARAM_FLAGS, else the name as a flag
+    ("arch_vgprs": --arch-vgprs)."""
+    return PARAM_FLAGS.get(param, "--" + param.replace("_", "-"))
+
+
+def spell_for(parser: argparse.ArgumentParser | None) -> Callable[[str], str]:
+    """How a command names a parameter of the API in its messages: the option of ``parser``
+    whose dest it is, else :func:`as_flag`."""
+
+    def spell(param: str) -> str:
+        flag = flag_of(parser, param) if parser is not None else param
+        return flag if flag != param else as_flag(param)
+
+    return spell
+
+
+def spelled(exc: AmdoccError, args: argparse.Namespace | None) -> str:
+    """An error as the command line shows it: the parameters it names spelled as flags."""
+    return exc.spelled(spell_for(getattr(args, "_parser", None)))
 
 
 def refuse(args: argparse.Namespace, dests: Iterable[str], why: str) -> None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from . import args as a
 from .args import add_kernel_argument, add_mangled_argument, add_target_arguments
 from .render import fmt, table
@@ -81,8 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..app.best_block_op import best_block, best_block_record
-    from ..models.best_block import potential_block_size
+    from ..app.best_block_op import best_block
     from .model_args import manual_usage, selection_of
 
     options: dict[str, Any] = {"profile": args.hip_profile, "compute_units": args.compute_units}
@@ -103,22 +103,26 @@ def run(args: argparse.Namespace) -> int:
             where = f"{e['path']}: {e['kernel']}: " if "kernel" in e else ""
             print(f"amdocc: {where}{e['error']}", file=sys.stderr)
         if not results and not errors:
-            print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
-            return 2
+            print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
+            return ExitCode.USAGE_ERROR
     else:
         a.refuse(args, FILE_DESTS, "only applies to kernels read from a PATH, and none is given")
         if args.vgprs is None and args.arch_vgprs is None:
             raise a.UsageError("give PATHs, or --target (or --device) and --vgprs (or --arch-vgprs) for manual mode")
-        usage = manual_usage(args)
-        answer = potential_block_size(
-            usage, args.dynamic_lds, args.block_limit, target=args.target, device=args.device, **options
+        answered = best_block(
+            manual_usage(args),
+            dynamic_lds=args.dynamic_lds,
+            block_limit=args.block_limit,
+            target=args.target,
+            device=args.device,
+            **options,
         )
-        results, errors = [best_block_record(answer, None, "manual", usage.target.name)], []
+        results, errors = answered["results"], answered["errors"]
     if args.json:
         sys.stdout.write(report.dumps({"results": results, "errors": errors}) + "\n")
     else:
         print(render(results, args.mangled if args.paths else False))
-    return 2 if errors else 0
+    return ExitCode.USAGE_ERROR if errors else ExitCode.OK
 
 
 def render(results: list[dict[str, Any]], mangled: bool = False) -> str:

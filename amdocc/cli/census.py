@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from .render import table
 
 if TYPE_CHECKING:
@@ -123,9 +124,11 @@ def run(args: argparse.Namespace) -> int:
 def nothing_selected(selection: Selection, paths: str) -> int:
     """Exit status 2 with why, when no kernel was selected (the report is already out)."""
     if selection.matched:
-        return 0
-    print(f"amdocc: {selection.nothing_selected(paths)}", file=sys.stderr)
-    return 2
+        return ExitCode.OK
+    from .args import as_flag
+
+    print(f"amdocc: {selection.nothing_selected(paths, as_flag)}", file=sys.stderr)
+    return ExitCode.USAGE_ERROR
 
 
 # --------------------------------------------------------------------------- reading
@@ -356,8 +359,8 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def render_compare(result: dict[str, Any], mangled: bool = False) -> str:
-    from ..app.compare import HEADERS, verdict
     from ..demangle import display
+    from .render import HEADERS, verdict
 
     lines = [
         f"{result['old']} -> {result['new']}: {result['matched']} kernel(s) matched, "

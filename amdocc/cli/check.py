@@ -6,13 +6,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from .render import table
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from ..policy.baseline import Entry
-    from ..policy.checks import Settings
+    from ..app.check_op import CheckSetup
 
 DESCRIPTION = """Check every kernel in each PATH against rules a kernel library wants to hold in CI:
 VGPR and SGPR spills, scratch (or a dynamic stack), an occupancy floor, whether a workgroup of
@@ -139,44 +137,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     a.add_jobs_argument(parser)
 
 
-def settings_of(args: argparse.Namespace) -> tuple[Settings, Path | None, bool]:
-    """(Settings, baseline path or None, fail on stale) from the flags and the project's file.
-    Flag values pass through the file's own parsers, so both meet in one form."""
+def setup_of(args: argparse.Namespace) -> CheckSetup:
+    """The check's settings from the flags and the project's file (amdocc.app.check_op.setup);
+    what the flags overrode is said on standard error (and in --json)."""
     from pathlib import Path
 
-    from ..errors import UsageError
+    from ..app.check_op import setup
     from ..policy import check_config as cfg
 
-    flags: dict[str, Any] = {}
-    for setting, (parse, _) in cfg.SETTINGS.items():
-        value = getattr(args, cfg.attribute(setting))
-        if value is not None:
-            flags[setting] = parse(value, f"--{setting}")
-    config: dict[str, Any] = {}
-    name: str | None = None
-    if args.config:
-        name = args.config
-        config = cfg.read(Path(args.config))
-    elif not args.no_config:
-        found = cfg.find(Path.cwd())
-        if found is not None:
-            name, config = str(found), cfg.read(found)
-    settings, rest = cfg.resolve(flags, config, name)
-    args.config_overrides = cfg.overrides(flags, config, name)  # shown on stderr and in --json
-    for line in args.config_overrides:
+    given = {setting: getattr(args, cfg.attribute(setting)) for setting in cfg.SETTINGS}
+    config = Path(args.config) if args.config else not args.no_config
+    chosen = setup(given, config, update_baseline=bool(args.update_baseline))
+    for line in chosen.overrides:
         print(f"amdocc: {line}", file=sys.stderr)
-    baseline: Path | None = rest.get("baseline")
-    fail_on_stale = bool(rest.get("fail_on_stale"))
-    if args.update_baseline and baseline is None:
-        raise UsageError("--update-baseline needs --baseline FILE (or baseline in [tool.amdocc.check])")
-    if fail_on_stale and baseline is None:
-        raise UsageError("--fail-on-stale needs a baseline (--baseline FILE)")
-    if args.update_baseline and args.fail_on_stale:
-        raise UsageError(
-            "--fail-on-stale: --update-baseline drops stale entries and accepts every violation, "
-            "so nothing would fail on them"
-        )
-    return settings, baseline, fail_on_stale
+    return chosen
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -197,29 +171,26 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import __version__, check_report, report
-    from ..app.check_op import run_check
+    from ..app.check_op import baseline_entries, rewrite_baseline, run_check
     from ..app.selection import Selection
-    from ..policy import baseline as bl
     from ..policy import check_config as cfg
     from . import args as a
     from .render import write_report
 
     check_outputs(args)
     a.what_if_needs_a_processor(args)
-    settings, baseline_path, fail_on_stale = settings_of(args)
+    chosen = setup_of(args)
+    baseline_path = chosen.baseline
     selection = Selection(args.target, args.device, args.kernel, args.what_if)
     if selection.named is not None:
-        cfg.floor_on(settings, selection.named[1], selection.target_text or "")
-    entries: list[Entry] = []
-    if baseline_path is not None and not (args.update_baseline and not baseline_path.exists()):
-        entries = bl.read(baseline_path)
-        notice = bl.upgrade_notice(baseline_path, entries)
-        if notice:
-            print(f"amdocc: {notice}", file=sys.stderr)
+        cfg.floor_on(chosen.settings, selection.named[1], selection.target_text or "")
+    entries, notice = baseline_entries(chosen, bool(args.update_baseline))
+    if notice:
+        print(f"amdocc: {notice}", file=sys.stderr)
 
-    run = run_check(args.paths, settings, selection, entries, args.jobs, with_checked=bool(args.junit))
-    result, found, checked, in_scope = run.result, run.found, run.checked, run.in_scope
-    result["config_overrides"] = args.config_overrides
+    run = run_check(args.paths, chosen.settings, selection, entries, args.jobs, with_checked=bool(args.junit))
+    result, checked = run.result, run.checked
+    result["config_overrides"] = chosen.overrides
     result["baseline"] = str(baseline_path) if baseline_path is not None else None
     errors, stale, failing = result["errors"], result["stale"], result["summary"]["failing"]
 
@@ -237,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     for e in errors:
         print(f"amdocc: {e['error']}", file=sys.stderr)
     if not selection.matched:
-        print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+        print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
     if errors or not selection.matched:
         if args.update_baseline:
             print(
@@ -245,14 +216,13 @@ def run(args: argparse.Namespace) -> int:
                 + ("some input could not be read" if errors else "no kernel was checked"),
                 file=sys.stderr,
             )
-        return 2
+        return ExitCode.USAGE_ERROR
     if args.update_baseline:
-        assert baseline_path is not None, "settings_of refuses --update-baseline without a baseline"
-        new = bl.updated(found, entries, in_scope)
-        bl.write(baseline_path, new)
-        print(f"amdocc: wrote {len(new)} accepted violation(s) to {baseline_path}", file=sys.stderr)
-        return 0
-    return 1 if failing or (fail_on_stale and stale) else 0
+        assert baseline_path is not None, "setup refuses --update-baseline without a baseline"
+        written = rewrite_baseline(run, entries, baseline_path)
+        print(f"amdocc: wrote {written} accepted violation(s) to {baseline_path}", file=sys.stderr)
+        return ExitCode.OK
+    return ExitCode.GATE_FAILED if failing or (chosen.fail_on_stale and stale) else ExitCode.OK
 
 
 STATUS_SHOWN = {"new": "NEW", "worse": "WORSE", "accepted": "accepted"}

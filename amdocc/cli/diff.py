@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from ..app.compare import HEADERS, KINDS, cells, verdict
-from .render import table
+from ..app.compare import KINDS, cells
+from .render import HEADERS, table, verdict
 
 DESCRIPTION = """Compare two builds of a kernel library kernel by kernel: VGPRs, AGPRs, SGPRs,
 static LDS, scratch, spills, and workgroups per CU under the hip model at --block and

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import ExitCode
 from . import args as a
 
 DESCRIPTION = """Decide the asm-prefill route as FlashInfer's ROCm port does (gfx950 from qo_len 2048,
@@ -91,4 +92,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"route: {d.route}")
         for c in d.checks:
             print(f"  {'ok ' if c.ok else 'NO '} {c.rule}: {c.detail}")
-    return 0
+    return ExitCode.OK

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
-from ..errors import AmdoccError
+from ..errors import AmdoccError, ExitCode
+from .output import binary_stdout
 from .render import error, fmt, table
 
 if TYPE_CHECKING:
@@ -125,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     if mode != "text":
         from ..report import compact_json
 
-        write = _binary_stdout()
+        write = binary_stdout()
     if mode == "json":
         write(b'{"code_objects":[')
     text = functools.partial(render_code_object, which_findings=args.findings or "warnings", mangled=args.mangled)
@@ -167,11 +166,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write(b"\n]," + compact_json({"skipped": skipped, "errors": errors}, plain=True)[1:] + b"\n")
     if selection is not None and not shown:  # filtered, and nothing was
-        error(selection.nothing_selected())
-        return 2
+        from .args import as_flag
+
+        error(selection.nothing_selected(spell=as_flag))
+        return ExitCode.USAGE_ERROR
     if passed_over and not failed:  # on failure, stderr holds the errors alone
         error("skipped entries: " + "; ".join(f"{n} {why}" for why, n in passed_over.items()))
-    return 2 if failed else 0
+    return ExitCode.USAGE_ERROR if failed else ExitCode.OK
 
 
 # Past this much --json output (one object a user must parse whole), stderr says once what reads
@@ -183,16 +184,6 @@ HUGE_JSON_NOTE = (
     "pandas.read_json(lines=True)) and --fields name,vgpr_count,sgpr_count,... keeps only the fields "
     "named. The output continues unchanged"
 )
-
-
-def _binary_stdout() -> Callable[[bytes], object]:
-    """A function writing JSON's ASCII bytes to stdout: to its binary buffer, so that 100s of MB
-    of output are not decoded and encoded again, or as text when stdout has no buffer."""
-    buffer: BinaryIO | None = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        return lambda data: sys.stdout.write(data.decode("ascii"))
-    sys.stdout.flush()
-    return buffer.write
 
 
 def _mode_shown(k: Any, co: CodeObject, recorded: bool) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .inspect import _binary_stdout
+from ..errors import ExitCode
+from .output import binary_stdout
 from .render import error, fmt, table
 
 DESCRIPTION = """Disassemble every kernel in each PATH with LLVM's own AMDGPU disassembler (a libLLVM
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     out: dict[str, list[dict[str, Any]]] = {"kernels": [], "skipped": [], "errors": []}
     rows: list[list[str]] = []
     options = IsaOptions(args.target, args.kernel, args.summary, json=args.json)
-    write = _binary_stdout()
+    write = binary_stdout()
     if args.json:
         write(b'{"kernels":[')
     for kind, value in parallel.run(files, isa_file, options, jobs):
@@ -80,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
         print(table(rows, SUMMARY_HEADERS, indent=""))
     if selection is not None and not out["kernels"] and not out["errors"]:
         error(selection.nothing_selected())
-        return 2
-    return 2 if out["errors"] else 0
+        return ExitCode.USAGE_ERROR
+    return ExitCode.USAGE_ERROR if out["errors"] else ExitCode.OK
 
 
 SUMMARY_HEADERS = ["kernel", "target", "instr", "bytes", "loops", "depth", "vgpr spill", "in loops", "sgpr spill",
@@ -114,6 +115,31 @@ def summary_row(k: dict[str, Any]) -> list[str]:
     ]
 
 
+def _live_header(s: dict[str, Any]) -> str:
+    """The maximum of each register class and where it is reached (columns V A S of the listing:
+    VGPRs, AGPRs, SGPRs live before or after each instruction)."""
+    if s.get("max_live") is None:
+        return f"  live registers (V A S): unknown: {s.get('liveness_unknown')}"
+    m, r = s["max_live"], s["max_live_refined"]
+    where = []
+    for cls in ("vgpr", "agpr", "sgpr"):
+        p = s["peak"][cls]
+        if p["count"] and p["at"]:
+            first = p["at"][0]
+            more = f" (+{len(p['at']) - 1} more)" if len(p["at"]) > 1 else ""
+            lines = f", {first['lines'][0]}" if first["lines"] else ""
+            where.append(
+                f"{cls} {p['count']} at {first['first']:#x}-{first['last']:#x} "
+                f"(loop depth {first['loop_depth']}{lines}){more}"
+            )
+    text = f"  live registers (V A S): max vgpr {m['vgpr']}, agpr {m['agpr']}, sgpr {m['sgpr']}"
+    if r != m:
+        text += f" (never-written registers left out: vgpr {r['vgpr']}, agpr {r['agpr']}, sgpr {r['sgpr']})"
+    text += "".join(f"\n  peak {w}" for w in where)
+    text += "".join(f"\n  finding: {f}" for f in s.get("live_findings", []))
+    return text
+
+
 def render_listing(k: dict[str, Any]) -> str:
     """One kernel's listing: a header, then each instruction with its loop depth and spill mark;
     a blank line and the block's number start each block."""
@@ -138,6 +164,7 @@ def render_listing(k: dict[str, Any]) -> str:
         f"sgpr {sp['sgpr']} / {sp['sgpr_reload']} ({sp['classification']['sgpr']})"
         + (f"; in loops: vgpr {sp['in_loops']['vgpr']}, sgpr {sp['in_loops']['sgpr']}" if sp["in_loops"] else "")
     )
+    lines.append(_live_header(s))
     block = None
     for ins in k["instructions"] or []:
         if ins["block"] != block:
@@ -147,5 +174,7 @@ def render_listing(k: dict[str, Any]) -> str:
             lines.append(f"\n  ; block {block} ({depth}{where})")
         mark = ins["spill"] or ""
         line = f"  {ins['line']}" if ins["line"] else ""
-        lines.append(f"  {ins['address']:>12x}  {fmt(ins['loop_depth'])}  {mark:<11} {ins['text']}{line}")
+        live = ins.get("live")
+        cols = f"{live['vgpr']:>3} {live['agpr']:>3} {live['sgpr']:>3}" if live else "  -   -   -"
+        lines.append(f"  {ins['address']:>12x}  {fmt(ins['loop_depth'])}  {cols}  {mark:<11} {ins['text']}{line}")
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from ..errors import AmdoccError
+from ..errors import AmdoccError, ExitCode
 
 # name → (module, one-line help). Each module has add_arguments(parser) and run(args) -> int.
 COMMANDS = {
@@ -45,27 +45,26 @@ COMMANDS = {
     "sample": ("amdocc.cli.sample", "print the path of the code object shipped with amdocc"),
 }
 
-EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 # Every status a command can give and what it means, as docs/cli-contract.md's table says it:
 # the end of every --help (tests/test_cli_contract.py compares the two).
 EXIT_STATUSES = (
-    (EXIT_OK, "success (for a gate such as check or diff: nothing failed)"),
+    (ExitCode.OK, "success (for a gate such as check or diff: nothing failed)"),
     (
-        EXIT_GATE,
+        ExitCode.GATE_FAILED,
         "a gate failed: check found a new violation (or a stale baseline entry with --fail-on-stale), "
         "diff or census --fail-on a regression",
     ),
     (
-        EXIT_INPUT,
+        ExitCode.USAGE_ERROR,
         "bad usage or bad input: an invalid, contradictory or ignored option, a bad AMDOCC_* value, "
         "a selection that matches nothing, an unreadable file, a bad table",
     ),
     (
-        EXIT_RUNTIME,
+        ExitCode.RUNTIME_UNAVAILABLE,
         "a HIP runtime (verify) or libLLVM (isa, tune-regs) is needed but not usable here; for tune-regs, "
         "an entry the installed compiler does not reproduce byte for byte",
     ),
-    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    (ExitCode.INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
 
@@ -78,7 +77,7 @@ def exit_status_help(width: int | None = None) -> str:
     lines = ["exit status:"]
     for status, meaning in EXIT_STATUSES:
         lines += textwrap.wrap(
-            meaning, width, initial_indent=f"  {status:<5}", subsequent_indent=" " * 7, break_on_hyphens=False
+            meaning, width, initial_indent=f"  {int(status):<5}", subsequent_indent=" " * 7, break_on_hyphens=False
         )
     return "\n".join(lines) + "\n"
 
@@ -99,7 +98,7 @@ class Parser(argparse.ArgumentParser):
             if not act.option_strings and act.dest != "command"
         )
         short = f"{self.prog} [options]" + (f" {positionals}" if positionals else "") + f"  (see {self.prog} --help)"
-        self.exit(EXIT_INPUT, f"usage: {short}\n{self.prog}: error: {message}\n")
+        self.exit(ExitCode.USAGE_ERROR, f"usage: {short}\n{self.prog}: error: {message}\n")
 
     def _get_value(self, action: argparse.Action, arg_string: str) -> object:
         # amdocc's validated types raise Invalid for a bad value; anything else they raise (a
@@ -205,31 +204,39 @@ def _main(argv: list[str] | None) -> int:
             where = getattr(args, "_parser", parser)
             where.error(unrecognized(where, extra))
     except SystemExit as exc:  # usage errors (2), --help and --version (0): returned, not raised
-        return exc.code if isinstance(exc.code, int) else EXIT_INPUT
+        return exc.code if isinstance(exc.code, int) else ExitCode.USAGE_ERROR
     except AmdoccError as exc:  # a bad table read while checking a value
-        print(f"amdocc: {exc}", file=sys.stderr)
+        from .args import spelled
+
+        print(f"amdocc: {spelled(exc, None)}", file=sys.stderr)
         return exc.exit_code
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.USAGE_ERROR
     try:
         from .. import env
 
         for warning in env.check("amdocc"):  # a bad AMDOCC_* value: UsageError, exit 2
             print(f"amdocc: warning: {warning}", file=sys.stderr)
         run: Callable[[argparse.Namespace], int] = importlib.import_module(args._module).run
-        return run(args)
+        from .args import spell_for
+        from .progress import told
+
+        with told(spell_for(args._parser)):
+            return run(args)
 
     except AmdoccError as exc:
-        print(f"amdocc: {exc}", file=sys.stderr)
+        from .args import spelled
+
+        print(f"amdocc: {spelled(exc, args)}", file=sys.stderr)
         return exc.exit_code  # each error class says its status (errors.py; 3: HipUnavailable)
     except BrokenPipeError:
         # Only a stream written around the guards (another file named "/dev/stdout", say) can
         # get here: the command did not finish, so its verdict is unknown and is not success.
         print("amdocc: an output closed before the command finished", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from . import args as a
 from .args import (
     add_block_argument,
@@ -78,9 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..app.occupancy_op import result_record, step_options
-    from ..models import occupancy
-    from ..models.nextstep import hardware_view, search_next_step
+    from ..app.occupancy_op import manual_record
 
     if args.list_profiles:
         others = [act.dest for act in args._parser._actions if act.dest not in ("help", "list_profiles")]
@@ -92,36 +91,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_files(args, options)
     if args.vgprs is None and args.arch_vgprs is None:
         raise a.UsageError("give PATHs, or --target (or --device) and --vgprs (or --arch-vgprs) for manual mode")
-    if args.block is None and args.model != "llvm":
-        raise a.UsageError(f"manual mode needs --block for the {args.model} model")
-    usage = manual_usage(args)
-    occ = occupancy(
-        usage,
-        target=args.target,
-        device=args.device,
-        block_size=args.block,
-        dynamic_lds=args.dynamic_lds or 0,
-        model=args.model,
-        what_if=bool(args.what_if),
-        **options,
-    )
-    step = search_next_step(usage, occ, **step_options(args.model, options))
-    results = [
-        result_record(
-            occ,
-            step,
-            hardware_view(usage, occ, step),
-            path=None,
-            origin=None,
-            kernel="manual",
-            symbol=None,
-            demangled="manual",
-            target=usage.target.name,
-            block_source="given",
-            dynamic_lds_source="default" if args.dynamic_lds is None else "given",
-            launch=None,
-        )
-    ]
+    where = {"target": args.target, "device": args.device, "what_if": bool(args.what_if)}
+    results = [manual_record(manual_usage(args), args.model, args.block, args.dynamic_lds, where, options)]
     if args.json:
         sys.stdout.write(report.dumps({"results": results, "skipped": [], "errors": []}) + "\n")
     else:
@@ -131,11 +102,12 @@ def run(args: argparse.Namespace) -> int:
         notices.take_warnings(results)
         print(render(results))
         notices.flush()
-    return 0
+    return ExitCode.OK
 
 
 def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """File mode: files across processes (--jobs), results printed as each code object is done."""
+
     from .. import report
     from ..app import parallel
     from ..app.occupancy_op import OccupancyOptions, occupancy_file
@@ -151,7 +123,6 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
         args.dynamic_lds,
         args.model,
         options,
-        args.json,
         "wgp" if args.wgp else ("cu" if args.cu_mode else None),
     )
     from .notices import Notices
@@ -179,7 +150,8 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
                 head = value["path"] + (f" [{value['origin']}]" if value["origin"] else "")
                 print(f"{head}\n  {value['target']}: {value['kernels']} kernel(s) not evaluated: {value['reason']}\n")
         elif args.json:
-            sys.stdout.write(", ".join(value) if not shown else ", " + ", ".join(value))
+            rows = [report.dumps(row) for row in value]  # JSON text is the command's, not the worker's
+            sys.stdout.write(", ".join(rows) if not shown else ", " + ", ".join(rows))
             shown += len(value)
         else:
             notices.take_warnings(value, args.mangled)
@@ -192,11 +164,11 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     notices.flush()
     if not shown:
         if not selection.matched:  # kernels that were selected but failed are already reported
-            print(f"amdocc: {selection.nothing_selected()}", file=sys.stderr)
+            print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
         elif unevaluated and not errors:
             print(f"amdocc: no kernel evaluated: {unevaluated[0]['reason']}", file=sys.stderr)
-        return 2
-    return 2 if errors else 0
+        return ExitCode.USAGE_ERROR
+    return ExitCode.USAGE_ERROR if errors else ExitCode.OK
 
 
 def _list_profiles() -> int:
@@ -215,7 +187,7 @@ def _list_profiles() -> int:
             if reports is not None and reports != p.release:
                 print(f"    hipRuntimeGetVersion(): HIP {reports[0]}.{reports[1]}")
     print("aliases: " + ", ".join(f"{a} = {t}" for a, t in aliases().items()))
-    return 0
+    return ExitCode.OK
 
 
 # -- text -----------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
-from typing import Any, TextIO
+from collections.abc import Callable, Iterable
+from typing import Any, BinaryIO, TextIO
 
 
 class _Reader:
@@ -95,3 +95,13 @@ class guarded_streams:
         for guard in self.guards:
             guard.flush()
         sys.stdout, sys.stderr = self.previous
+
+
+def binary_stdout() -> Callable[[bytes], object]:
+    """A function writing JSON's ASCII bytes to stdout: to its binary buffer, so that 100s of MB
+    of output are not decoded and encoded again, or as text when stdout has no buffer."""
+    buffer: BinaryIO | None = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        return lambda data: sys.stdout.write(data.decode("ascii"))
+    sys.stdout.flush()
+    return buffer.write

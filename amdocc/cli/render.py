@@ -56,3 +56,16 @@ def write_report(path: str, text: str) -> None:
             f.write(text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc}") from None
+
+
+def verdict(failing: int, failed: list[str], fail_on: list[str]) -> str:
+    """The gate's last line: only the kinds that regressed, never every kind it watches."""
+    if failing:
+        return f"{failing} kernel(s) regress on {', '.join(failed)}"
+    if fail_on:
+        return f"no regression on {', '.join(fail_on)}"
+    return "no regression gate (--fail-on none)"
+
+
+# Headers of the compare table: amdocc.app.compare.cells, after the columns naming the kernel.
+HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import ExitCode
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
@@ -17,4 +19,4 @@ def run(args: argparse.Namespace) -> int:
     from ..samples import path
 
     print(path())
-    return 0
+    return ExitCode.OK

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from . import args as a
 from .args import add_block_argument, add_kernel_argument
 
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{key}: {out[key]}")
         for w in out.get("warnings", ()):
             print(f"warning: {w}")
-    return 0
+    return ExitCode.OK
 
 
 def refuse_unused(args: argparse.Namespace) -> None:

@@ -6,22 +6,20 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
 from . import args as a
 from .args import add_block_argument, add_kernel_argument, add_mangled_argument, add_target_arguments
 from .model_args import (
     add_manual_arguments,
     add_model_arguments,
-    asked_what_if,
     check_mode,
     manual_usage,
     model_options,
-    selection_of,
 )
 from .render import table
 
 if TYPE_CHECKING:
-    from ..codeobject import Kernel
-    from ..models import KernelUsage
+    from ..app.sweep_op import Subject
 
 DESCRIPTION = """Print workgroups per CU (per WGP for kernels in WGP mode) for one kernel over a grid
 of block sizes and dynamic LDS sizes, with the limiting resource of each cell. Select the kernel
@@ -78,94 +76,51 @@ def _check_plot_path(text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..app.occupancy_op import selected_kernels
-    from ..app.selection import require_one_kernel
-    from ..app.sweep_op import sweep
-    from ..demangle import display
-    from ..models import usage_of
-    from ..models.compat import place
+    from ..app.sweep_op import grid, record, subject
 
     check_mode(args, FILE_DESTS)
     if args.block is not None and not args.plot:
         raise a.UsageError("--block marks the kernel on the plot, and no --plot is given")
-    where = kernel = None
-    if args.paths:
-        selection = selection_of(args)
-        failures: list[str] = []
-        chosen = selected_kernels(args.paths, selection, failures)
+    if not args.paths and args.vgprs is None and args.arch_vgprs is None:
+        raise a.UsageError("give a PATH, or --target (or --device) and --vgprs for manual mode")
+    failures: list[str] = []
+    try:
+        chosen = subject(
+            args.paths or manual_usage(args),
+            kernel_regex=args.kernel if args.paths else None,
+            target=args.target,
+            device=args.device,
+            what_if=bool(args.what_if),
+            mode="wgp" if args.wgp else ("cu" if args.cu_mode else None),
+            mangled=args.mangled,
+            failures=failures,
+        )
+    finally:
         for message in failures:
             print(f"amdocc: {message}", file=sys.stderr)
-        require_one_kernel(chosen, "sweep", selection)
-        co, kernel = chosen[0]
-        where = place(co.target_id, co.target, args.target, args.device, what_if=bool(args.what_if))
-        usage = usage_of(kernel, args.target, args.device, "wgp" if args.wgp else ("cu" if args.cu_mode else None))
-        name = display(kernel.name, args.mangled)
-        on = f" on {usage.target.name}" + (
-            f" (what-if: {co.target_id} code cannot run there)" if where is not None and where.what_if else ""
-        )
-        title, short_title = f"{co.origin}: {name}{on}", f"{name}{on}"
-    else:
-        if args.vgprs is None and args.arch_vgprs is None:
-            raise a.UsageError("give a PATH, or --target (or --device) and --vgprs for manual mode")
-        usage = manual_usage(args)
-        title = short_title = f"manual kernel on {usage.target.name}"
     options = model_options(args)
-    swept = sweep(
-        usage,
-        blocks=args.blocks,
-        dynamic_lds=args.dynamic_lds_grid,
-        model=args.model,
-        device=args.device,
-        **asked_what_if(args, usage),
-        **options,
-    )
-    blocks, lds_sizes, grid, unit = swept["blocks"], swept["dynamic_lds"], swept["grid"], swept["unit"]
+    swept = grid(chosen.usage, args.blocks, args.dynamic_lds_grid, args.model, args.device, args.what_if, options)
     if args.plot:
         # Drawn before the table is printed, so it is written even when stdout closes early.
-        _plot(args, usage, kernel, options, short_title)
+        _plot(args, chosen, options)
     if args.json:
-        sys.stdout.write(
-            report.dumps(
-                {
-                    "kernel": title,
-                    "model": args.model,
-                    "unit": unit,
-                    "built_for": where.built_for if where else None,
-                    "what_if": bool(where and where.what_if),
-                    "grid": grid,
-                }
-            )
-            + "\n"
-        )
+        sys.stdout.write(report.dumps(record(chosen, swept, args.model)) + "\n")
     else:
-        assert unit is not None, "the grid has cells: a block size and a dynamic LDS size at least"
-        print(render(title, args.model, blocks, lds_sizes, grid, unit))
-    return 0
+        assert swept.unit is not None, "the grid has cells: a block size and a dynamic LDS size at least"
+        print(render(chosen.title, args.model, swept.blocks, swept.dynamic_lds, swept.cells, swept.unit))
+    return ExitCode.OK
 
 
-def _plot(
-    args: argparse.Namespace, usage: KernelUsage, kernel: Kernel | None, options: dict[str, Any], title: str
-) -> None:
+def _plot(args: argparse.Namespace, chosen: Subject, options: dict[str, Any]) -> None:
     """The plot, with its star where `amdocc occupancy` evaluates the kernel."""
-    from ..app.occupancy_op import block_for
-    from ..targets import MAX_WORKGROUP_SIZE
-    from .plot import Point, plot_sweep
+    from ..app.curves import star_of
+    from .plot import plot_sweep
 
-    if kernel is not None:
-        block, source = block_for(kernel, args.block, args.model)
-    elif args.block is not None or args.model == "llvm":
-        block, source = args.block, "given"
-    else:
-        block = usage.max_flat_workgroup_size or MAX_WORKGROUP_SIZE
-        source = "--max-flat-workgroup-size" if usage.max_flat_workgroup_size else f"default {MAX_WORKGROUP_SIZE}"
-    source = {
-        "reqd_workgroup_size": ".reqd_workgroup_size",
-        "max_flat_workgroup_size": ".max_flat_workgroup_size",
-        "given": "--block",
-    }.get(source, source)
     dynamic_lds = args.dynamic_lds_grid[0] if args.dynamic_lds_grid else 0
-    point = Point(usage, args.model, options, block, dynamic_lds, args.device, bool(getattr(args, "what_if", False)))
-    plot_sweep(args.plot, point, title, source)
+    what_if = bool(getattr(args, "what_if", False))
+    point, source = star_of(chosen, args.block, args.model, options, dynamic_lds, args.device, what_if)
+    source = {"given": "--block", "max_flat_workgroup_size": "--max-flat-workgroup-size"}.get(source, source)
+    plot_sweep(args.plot, point, chosen.name, source)
     print(f"plot written to {args.plot}", file=sys.stderr)
 
 

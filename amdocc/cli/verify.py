@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from ..errors import ExitCode
 from . import args as a
 from .args import add_kernel_argument
 
@@ -88,4 +89,4 @@ def run(args: argparse.Namespace) -> int:
             f"{found.device} ({summary['device']}, HIP runtime {summary['runtime_version']}, profile "
             f"{summary['profile'] or 'default'}): {summary['agree']}/{summary['total']} agree"
         )
-    return 0 if summary["agree"] == summary["total"] and not failures else 1
+    return ExitCode.OK if summary["agree"] == summary["total"] and not failures else ExitCode.GATE_FAILED

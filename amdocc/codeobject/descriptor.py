@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..binary import Layout, need_bytes
-from ..caches import register
+from ..caches import cached, register
 from ..errors import Origin
 from ..targets import DESCRIPTOR_LAYOUTS, Target
 
@@ -171,7 +171,7 @@ def _fields_by_layout() -> dict[str, tuple[tuple[BitField, ...], dict[str, int]]
 
 _BY_LAYOUT = _fields_by_layout()
 # Fields that hold a count in "granules"; the decoded value is what the directives print.
-SGPR_ENCODE_GRANULE = 8  # LLVM writes ceil(n/8)-1 on every generation (§3.6)
+SGPR_ENCODE_GRANULE = 8  # LLVM writes ceil(n/8)-1 on every generation (docs/code-object-format.md §3.3)
 
 
 @dataclass(slots=True)
@@ -220,8 +220,8 @@ _RESERVED_VALUES = operator.itemgetter(*(KERNEL_DESCRIPTOR.fields.index(r) for r
 _RESERVED_ZERO = _RESERVED_VALUES(KERNEL_DESCRIPTOR.struct.unpack(bytes(KERNEL_DESCRIPTOR.size)))
 
 
-# CO v2 kept a 256-byte amd_kernel_code_t in front of the kernel's code (§3.7). Only the fields
-# that matter for resources are declared; the rest of the record is skipped.
+# CO v2 kept a 256-byte amd_kernel_code_t in front of the kernel's code (docs/code-object-format.md
+# §3.4). Only the fields that matter for resources are declared; the rest of the record is skipped.
 AMD_KERNEL_CODE = Layout(
     "AmdKernelCode",
     [
@@ -339,29 +339,18 @@ def _compiled(layout: str) -> _CompiledLayout:
     return compiled
 
 
-# Decoded fields by (target, the five words): a library repeats the same few hundred descriptor
-# words across thousands of kernels, so each combination is decoded once. Bounded: cleared when full.
-_DECODED: dict[tuple[object, ...], tuple[dict[str, int], int, tuple[str, ...]]] = {}
-_DECODED_MOST = 1024
-register(f"{__name__}._DECODED", lambda: _DECODED.clear())
-
-
 def _decode_words(offset: int, words: dict[str, Any], target: Target | None, problems: list[str]) -> Descriptor:
     if target is None:
         return Descriptor(offset, words, {}, None, [*problems, "processor unknown: bit fields not decoded"])
-    rsrc = _RSRC_VALUES(words)
-    key = (target, *rsrc)
-    decoded = _DECODED.get(key)
-    if decoded is None:
-        if len(_DECODED) >= _DECODED_MOST:
-            _DECODED.clear()
-        decoded = _DECODED[key] = _decode_fields(target, rsrc)
-    fields, wave, found = decoded
+    fields, wave, found = _decode_fields(target, _RSRC_VALUES(words))
     if found:
         problems.extend(found)
     return Descriptor(offset, words, dict(fields), wave, problems)
 
 
+# A library repeats the same few hundred descriptor words across thousands of kernels, so each
+# combination of target and words is decoded once (the fields are copied by the caller).
+@cached(maxsize=1024)
 def _decode_fields(target: Target, rsrc: tuple[int, ...]) -> tuple[dict[str, int], int, tuple[str, ...]]:
     """(fields, wave size, problems) of the words ``rsrc`` (in RSRC_WORDS order) on ``target``."""
     layout = target.descriptor_layout

@@ -39,9 +39,6 @@ class Finding:
         return {"code": self.code, "severity": self.severity, "message": self.message}
 
 
-INPUTS = "inputs"  # Kernel.memo's key for what the reader resolved its resources from
-
-
 @dataclass(frozen=True, slots=True)
 class Resources:
     """What a kernel uses and what the hardware allocates for it, with both views kept.
@@ -134,6 +131,8 @@ class Kernel:
             when no demangler is available).
         launchable: False when its code object is a relocatable or carries ``.amdgpu.info``
             (local counts); models then answer only a what-if.
+        inputs: what the reader resolved its resources from, as a key (None when made by hand);
+            kernels equal in it, their producer, target id and launchability differ only in name.
         object_linking: for such a kernel with an ``.amdgpu.info`` record, {"local": its own
             counts, "transitive": with every function it reaches}; None otherwise.
     """
@@ -150,10 +149,11 @@ class Kernel:
     code_object_version: int
     image: bytes = field(default=b"", compare=False)  # the code object's bytes, for the runtime bridge
     producer: Producer | None = None  # the compiler its code object names (.comment)
-    # Derived values, computed once; keyed by a name or a (what, target) tuple. The reader puts
-    # the kernel's resources.inputs_key under INPUTS: kernels equal there (and in their code
-    # object's producer, target id and launchability) differ at most in name.
-    memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
+    # What the reader resolved the resources from (resources.inputs_key; None for a kernel made by
+    # hand or values that cannot be a key): kernels equal there (and in their code object's
+    # producer, target id and launchability) differ at most in name, so answers are shared by it.
+    # Set by the reader only: a copy (dataclasses.replace) has none, since its values may differ.
+    inputs: Hashable | None = field(default=None, init=False, compare=False, repr=False)
     # The metadata under v3 note names (v2 CodeProps translated), built once by the reader.
     note: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     launchable: bool = True
@@ -166,10 +166,7 @@ class Kernel:
     @property
     def demangled_name(self) -> str | None:
         """The name as C++ source spells it; None when it is not mangled or no demangler is at hand."""
-        if "demangled" not in self.memo:
-            self.memo["demangled"] = demangle(self.name)
-        readable: str | None = self.memo["demangled"]
-        return readable
+        return demangle(self.name)  # cached by name (amdocc.demangle)
 
     def names(self) -> tuple[str, ...]:
         """Every spelling :meth:`CodeObject.kernel` accepts for this kernel."""

@@ -30,7 +30,7 @@ from ..targets import NOT_KNOWN, Target, find_triple, get_target, strip_triple, 
 from . import linking as L
 from . import notes as N
 from .descriptor import AMD_KERNEL_CODE, KERNEL_DESCRIPTOR, Descriptor, decode_amd_kernel_code, decode_descriptor
-from .model import ERROR, INFO, INPUTS, WARNING, CodeObject, Finding, Kernel
+from .model import ERROR, INFO, WARNING, CodeObject, Finding, Kernel
 from .note_merge import merge_notes
 from .producer import MAX_COMMENT_BYTES, Producer, comment_strings, producers
 from .resources import inputs_key, note_view, resolve
@@ -531,8 +531,7 @@ def _kernel(
         note=note,
         launchable=co.launchable,
     )
-    if key is not None:
-        kernel.memo[INPUTS] = key
+    kernel.inputs = key
     if co.linking is not None:
         fn_info = co.linking.functions.get(fn)
         total = co.linking.transitive(fn)

@@ -1,6 +1,6 @@
 """Resolve a kernel's resources from metadata, descriptor and resource symbols, keeping both views.
 
-Rules (docs/code-object-format.md §2.3, docs/code-object-format.md §2.3 and §3.3):
+Rules (docs/code-object-format.md §2.3 and §3.3):
 - "used" counts come from the metadata note, or from LLVM's ``<fn>.num_*`` symbols when the note
   lacks them; "allocated" counts come from the descriptor.
 - ``.vgpr_count`` is already the unified total on gfx90a/gfx94x/gfx950 and max(arch, agpr) on

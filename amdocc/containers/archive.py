@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header, or an empty archive
 READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 _LOCAL_HEADER = 30
-_PEEK = 64
+# How much of a member is peeked at to tell what it is (a tar header's magic sits at 257).
+PEEK = 512
 _COPY_CHUNK = 1 << 20
 _ZIP_ERRORS = (
     zipfile.BadZipFile,
@@ -169,7 +170,7 @@ class Archive:
         if info.compress_type not in READABLE_METHODS:
             return None
         with self.zip.open(info) as stream:
-            return stream.read(_PEEK)
+            return stream.read(PEEK)
 
     def _read(self, info: zipfile.ZipInfo, here: Origin) -> bytes | mmap.mmap:
         if info.file_size > self.budget:
@@ -184,11 +185,7 @@ class Archive:
         with self.zip.open(info) as stream:
             if info.file_size < self.limits.mmap_threshold:
                 return stream.read()
-            # Closing the spill file at the end is fine: the mapping keeps the unlinked file's pages alive.
-            with tempfile.TemporaryFile(prefix="amdocc-member-") as spill:
-                shutil.copyfileobj(stream, spill, _COPY_CHUNK)
-                spill.flush()
-                return mmap.mmap(spill.fileno(), 0, access=mmap.ACCESS_READ) if spill.tell() else b""
+            return hold_chunks(iter(lambda: stream.read(_COPY_CHUNK), b""))
 
     def nested(self, member: Member) -> Archive:
         """The archive held in ``member`` (a zip inside a zip), sharing what is left of this
@@ -196,6 +193,10 @@ class Archive:
         data = member.data
         fileobj = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else _MappedFile(data)
         return Archive(fileobj, member.origin, self.limits, self.budget)
+
+    @property
+    def summary(self) -> str:
+        return f"zip archive of {len(self.infos)} members"
 
     def close(self) -> None:
         self.zip.close()
@@ -229,6 +230,17 @@ class _MappedFile(io.RawIOBase):
         return len(chunk)
 
 
+def hold_chunks(chunks: Iterable[bytes]) -> bytes | mmap.mmap:
+    """A large member's bytes, written to an unlinked temporary file and mapped, so the
+    scanner's page release keeps memory flat. Closing the file at the end is fine: the mapping
+    keeps the unlinked file's pages alive."""
+    with tempfile.TemporaryFile(prefix="amdocc-member-") as spill:
+        for chunk in chunks:
+            spill.write(chunk)
+        spill.flush()
+        return mmap.mmap(spill.fileno(), 0, access=mmap.ACCESS_READ) if spill.tell() else b""
+
+
 def _method(info: zipfile.ZipInfo) -> str:
     return {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}.get(
         info.compress_type, f"method-{info.compress_type}"
@@ -236,5 +248,6 @@ def _method(info: zipfile.ZipInfo) -> str:
 
 
 def _worth_naming(info: zipfile.ZipInfo) -> bool:
-    """An unreadable member is worth a line only if it might have held device code."""
-    return info.file_size >= _PEEK
+    """An unreadable member is worth a line only if it might have held device code (an ELF
+    header alone is 64 bytes)."""
+    return info.file_size >= 64

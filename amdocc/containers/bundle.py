@@ -2,8 +2,8 @@
 
 Uncompressed layout (all u64 LE; docs/code-object-format.md §4.1): magic, entry count, then per entry
 offset (from the bundle start), size, id length and id; the payloads follow at their offsets.
-Compressed layout (§5.3): "CCOB", u16 version, u16 method (0 zlib, 1 zstd), then sizes whose
-widths depend on the version, then the low 64 bits of the MD5 of the uncompressed bundle.
+Compressed layout (docs/code-object-format.md §4.2): "CCOB", u16 version, u16 method (0 zlib,
+1 zstd), then sizes whose widths depend on the version, then the low 64 bits of the MD5 of the uncompressed bundle.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ class Blob:
     data: bytes
     origin: Origin
     entry_id: str | None = None  # bundle entry id or OffloadBinary triple/arch, when wrapped
+    # Found by the raw-image scan of a host binary's data, where no container vouches for it:
+    # bytes that do not parse as a whole code object are then passed over (NOT_A_WHOLE_IMAGE).
+    found_in_data: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +31,13 @@ class Skipped:
     origin: Origin
     reason: str
     entry_id: str | None = None
+
+
+# Why an AMDGPU ELF header found in a host binary's data is passed over: its tables do not fit
+# its section, or the image it begins does not parse. Such headers are coincidences or images
+# their own tools cannot read either (ROCr's HSA code-object v1 blit kernels); one reason for
+# all, so a report counts them in one line.
+NOT_A_WHOLE_IMAGE = "AMDGPU ELF header(s) in host data that do not begin a whole code object"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +79,7 @@ class Limits:
     # Files above this size are mapped instead of read (archive members: spilled to a
     # temporary file, then mapped).
     mmap_threshold: int = 64 << 20
-    # Bytes one zip archive (a wheel) may expand to, nested archives included.
+    # Bytes one zip archive (a wheel) or gzip-compressed tar may expand to, nested archives included.
     max_archive_bytes: int = 8 << 30
     # Check each compressed bundle's MD5 against its header. Off by default, as in the tools
     # that load these files: clang-offload-bundler and comgr (which HIP unbundles through)
@@ -83,13 +93,18 @@ class Limits:
         """The defaults, each replaced by its variable when that is set (``AMDOCC_MAX_DEPTH`` for
         ``max_depth``, and so on; byte bounds take K/M/G suffixes, ``AMDOCC_VERIFY_HASHES`` 0 or
         1). A value its variable does not take is a UsageError naming the variable (amdocc.env)."""
+        # Asked once per file read: when none is set (the usual case) the defaults are shared.
+        source = os.environ if environ is None else environ
+        if not any(source.get(name) for name in _LIMIT_VARIABLES.values()):
+            return DEFAULT_LIMITS
         from .. import env
 
-        given = {field: env.read(f"AMDOCC_{field.upper()}", environ) for field in cls.__slots__}
+        given = {field: env.read(name, environ) for field, name in _LIMIT_VARIABLES.items()}
         return cls(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
 
 
 DEFAULT_LIMITS = Limits()  # the built-in bounds, whatever the environment says
+_LIMIT_VARIABLES = {field: f"AMDOCC_{field.upper()}" for field in Limits.__slots__}
 
 # What the scanner yields.
 Item = Blob | Skipped | Failed

@@ -28,7 +28,7 @@ from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, SHT_PROGBITS, ElfF
 from ..errors import AmdoccError, FormatError, LimitError, Origin
 from .bundle import BUNDLE_MAGIC, CCOB_MAGIC
 from .kpack import REF_SECTIONS
-from .model import Failed, Item, Limits, Skipped
+from .model import NOT_A_WHOLE_IMAGE, Failed, Item, Limits, Skipped
 from .offload_binary import OFFLOAD_MAGIC
 from .pe import coff_sections
 
@@ -271,8 +271,9 @@ def _may_hold_raw_images(section: Section) -> bool:
 
 def raw_images(buf: Buffer, elf: ElfFile, origin: Origin, limits: Limits) -> Iterator[tuple[Section, int, int] | Item]:
     """(section, start, end) of every consistent AMDGPU ELF image in the host ELF's data
-    sections; a candidate that has EM_AMDGPU's header but does not fit its section is a Failed
-    item."""
+    sections; a candidate that has EM_AMDGPU's header but does not fit its section is a Skipped
+    item (NOT_A_WHOLE_IMAGE): host data is not device code's container, so a header there that
+    leads nowhere is no error."""
     for section in (s for s in elf.sections if _may_hold_raw_images(s)):
         lo, hi = elf.section_range(section)
         pos, candidates = lo, 0
@@ -282,13 +283,15 @@ def raw_images(buf: Buffer, elf: ElfFile, origin: Origin, limits: Limits) -> Ite
                 break
             candidates += 1
             if candidates > limits.max_entries:
-                yield Failed(
+                # The search is bounded; what it leaves unsearched is host data, not an error.
+                yield Skipped(
                     origin.within(f"section {section.name}").at(pos),
-                    LimitError(f"more than {limits.max_entries} ELF candidates in section {section.name}", origin, pos),
+                    f"more than {limits.max_entries} ELF magics in one host data section: the rest of it "
+                    "is not searched for raw AMDGPU images (AMDOCC_MAX_ENTRIES)",
                 )
                 break
             end = _raw_image_end(buf, pos, hi, section, origin)
-            if isinstance(end, Failed):
+            if isinstance(end, Skipped):
                 yield end
                 pos += 4
             elif end is None:
@@ -298,9 +301,9 @@ def raw_images(buf: Buffer, elf: ElfFile, origin: Origin, limits: Limits) -> Ite
                 pos = end
 
 
-def _raw_image_end(buf: Buffer, pos: int, hi: int, section: Section, origin: Origin) -> int | Failed | None:
+def _raw_image_end(buf: Buffer, pos: int, hi: int, section: Section, origin: Origin) -> int | Skipped | None:
     """Where the AMDGPU image at ``pos`` ends, None when the bytes there are no AMDGPU ELF
-    header, a Failed item when they are one whose tables run past ``hi``."""
+    header, a Skipped item when they are one whose tables run past ``hi``."""
     if hi - pos < ELF64_EHSIZE:
         return None
     head = bytes(buf[pos : pos + ELF64_EHSIZE])
@@ -333,11 +336,7 @@ def _raw_image_end(buf: Buffer, pos: int, hi: int, section: Section, origin: Ori
             problem = f"its sections claim {end:#x} bytes, the section has {room:#x} from there"
     if problem is None:
         return pos + end
-    here = origin.within(f"section {section.name} @{origin.mark(pos)}")
-    return Failed(
-        here.at(pos),
-        FormatError(f"AMDGPU ELF header in section {section.name} does not fit: {problem}", origin, pos),
-    )
+    return Skipped(origin.within(f"section {section.name} @{origin.mark(pos)}").at(pos), NOT_A_WHOLE_IMAGE)
 
 
 def _u16(data: bytes, at: int) -> int:

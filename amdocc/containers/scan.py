@@ -19,15 +19,17 @@ import mmap
 import os
 import stat
 import sys
+import zlib
 from collections.abc import Collection, Generator, Iterator
 from dataclasses import replace
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from ..binary import Buffer
 from ..elf import EM_AMDGPU, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
-from .archive import Archive, Member, Refused, is_zip
-from .bundle import BUNDLE_MAGIC, decompress_ccob, is_amdgpu_triple, parse_bundle
+from .ar import ArArchive, is_ar
+from .archive import PEEK, Archive, Member, Refused, _MappedFile, is_zip
+from .bundle import BUNDLE_MAGIC, BundleEntry, decompress_ccob, is_amdgpu_triple, parse_bundle
 from .kpack import KPACK_MAGIC, kpack_entries, parse_ref
 from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, NotWalked, Skipped, Source
 from .offload_binary import parse_offload_binary
@@ -45,8 +47,13 @@ from .regions import (
     host_elf_regions,
     pe_regions,
 )
+from .tar import BLOCK, NotATar, TarArchive, is_gzip, is_tar
 
+# LLVM bitcode: the raw magic 'BC' C0 DE, and the wrapper header's magic 0x0B17C0DE (LE).
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+# What an AMDGPU entry of bitcode is: a -fgpu-rdc object's device code, compiled but not yet
+# linked into a code object (old driver: a bundle entry; new driver: an OffloadBinary image).
+RELOCATABLE_DEVICE_CODE = "relocatable device code: nothing to evaluate before the device link"
 SMALL_FILE = 1 << 20
 # Names that say "this is device code": in a directory walk such a file is never passed over.
 CODE_OBJECT_SUFFIXES = (".co", ".hsaco", ".hipfb", ".fatbin")
@@ -168,12 +175,13 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
         # peeked at first, so a directory of big non-code files costs nothing and an archive
         # is read member by member from the open file. A file named like a code object is read
         # whatever it starts with, so an unreadable one is reported, not passed over.
-        head = fh.read() if size <= SMALL_FILE else fh.read(64)
-        if in_directory and not recognised(head[:64]) and not path.lower().endswith(CODE_OBJECT_SUFFIXES):
+        head = fh.read() if size <= SMALL_FILE else fh.read(PEEK)
+        passing = in_directory and not path.lower().endswith(CODE_OBJECT_SUFFIXES)
+        if passing and not recognised(head[:PEEK]):
             return
-        if size > SMALL_FILE and is_zip(head):
-            fh.seek(0)
-            yield from _scan_archive(Archive(fh, origin, limits), limits, 0)
+        if size > SMALL_FILE and is_archive(head[:PEEK]) and not is_ar(head):
+            fh.seek(0)  # zip and tar archives are read from the open file; ar ones from its mapping
+            yield from _scan_archive(_open_archive(head[:PEEK], fh, origin, limits), limits, 0)
             return
         buf: bytes | mmap.mmap | None = head if size <= SMALL_FILE else None
         if buf is None:
@@ -193,14 +201,30 @@ def _scan_one(path: str, limits: Limits, in_directory: bool) -> Iterator[Item]:
 
 
 def recognised(head: bytes) -> bool:
-    """Whether a file starting with ``head`` is something the scanner reads."""
+    """Whether a file starting with ``head`` (its first 512 bytes, where a tar header's magic
+    sits) is something the scanner reads."""
     return (
         is_elf(head)
         or head.startswith((*CONTAINER_MAGICS, KPACK_MAGIC))
         or is_pe(head)
         or looks_like_coff_object(head)
         or is_zip(head)
+        or is_ar(head)
+        or is_tar(head)
+        or (is_gzip(head) and _gzip_may_hold_tar(head))
     )
+
+
+def _gzip_may_hold_tar(head: bytes) -> bool:
+    """Whether gzip data starting with ``head`` may expand to a tar archive: its first block,
+    when ``head`` expands that far (a tar header compresses to well under 512 bytes), is a tar
+    header; when it does not, it may be. So wheels' and trees' other gzip files (logs, data)
+    are passed over like any file amdocc does not read, without being read whole."""
+    try:
+        first = zlib.decompressobj(wbits=31).decompress(head, BLOCK)
+    except zlib.error:
+        return False
+    return len(first) < BLOCK or is_tar(first)
 
 
 # Device code for other vendors' GPUs, told apart so that it is skipped with its name rather than
@@ -240,12 +264,13 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
     if foreign is not None:
         yield Skipped(origin, foreign)
         return
-    if not recognised(bytes(buf[:64])):
+    head = bytes(buf[:PEEK])
+    if not recognised(head) and not is_gzip(head):  # gzip: the archive path says what it holds
         raise FormatError(
             f"not a code object or a container amdocc reads (starts with {bytes(buf[:8]).hex(' ')})", origin, 0
         )
-    if is_zip(bytes(buf[:4])):
-        yield from _scan_archive(Archive(io.BytesIO(buf), origin, limits), limits, 0)
+    if is_archive(head):
+        yield from _scan_archive(_open_archive(head, buf, origin, limits), limits, 0)
     else:
         yield from _scan_blob(buf, 0, len(buf), origin, limits, depth=0)
 
@@ -253,26 +278,71 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
 # -- archives -------------------------------------------------------------------------------
 
 
-def _scan_archive(archive: Archive, limits: Limits, depth: int, names: Collection[str] | None = None) -> Iterator[Item]:
-    """Every member of a zip archive (a wheel) that is or holds a code object; a zip member
-    is opened in turn, sharing the archive's expansion budget and one more level of depth.
-    ``names`` limits the scan to those members (a part of a wheel read by one worker)."""
-    found = 0
+AnyArchive = Archive | ArArchive | TarArchive
+THIN_ARCHIVE = (
+    "thin ar archive that is not a file of its own: it names object files kept beside it and holds "
+    "none of their bytes (give amdocc the archive's path, or those files)"
+)
+
+
+def is_archive(head: bytes) -> bool:
+    """Whether ``head`` (a file's first 512 bytes) starts an archive amdocc reads members of."""
+    return is_zip(head) or is_ar(head) or is_tar(head) or is_gzip(head)
+
+
+def _open_archive(
+    head: bytes, source: Buffer | IO[bytes], origin: Origin, limits: Limits, budget: int | None = None
+) -> AnyArchive:
+    """The archive ``head`` announces over ``source``: a buffer (bytes or a mapping), or for a
+    zip or tar archive an open file at its start (ar archives are read from a buffer)."""
+    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+        if is_ar(head):
+            # A file named on its own (no hops) has a directory, where a thin archive's members are.
+            whole_file = not origin.hops and origin.path not in ("-", "<bytes>") and os.path.isfile(origin.path)
+            return ArArchive(source, origin, limits, budget, os.path.dirname(origin.path) if whole_file else None)
+        source = io.BytesIO(source) if not isinstance(source, mmap.mmap) else _MappedFile(source)
+    if is_zip(head):
+        return Archive(source, origin, limits, budget)
+    return TarArchive(source, origin, limits, budget, compressed=is_gzip(head))
+
+
+def _scan_archive(
+    archive: AnyArchive, limits: Limits, depth: int, names: Collection[str] | None = None
+) -> Iterator[Item]:
+    """Every member of an archive (a wheel, a static library, an sdist) that is or holds a code
+    object; an archive member is opened in turn, sharing the archive's expansion budget and one
+    more level of depth. ``names`` limits the scan to those members (a part of a wheel read by
+    one worker)."""
+    found = failed = 0
     try:
-        for member in archive.members(recognised, names):
+        if isinstance(archive, ArArchive) and archive.thin and archive.directory is None:
+            yield Skipped(archive.origin, THIN_ARCHIVE)
+            return
+        if isinstance(archive, TarArchive) and archive.compressed:
+            try:
+                first = archive.first_block()
+            except NotATar:
+                yield Skipped(archive.origin, "gzip data that is not a tar archive")
+                return
+            members = archive.members(recognised, names, first)
+        else:
+            members = archive.members(recognised, names)
+        for member in members:
             if isinstance(member, Refused):
+                failed += member.error is not None
                 yield Failed(member.origin, member.error) if member.error else Skipped(member.origin, member.reason)
                 continue
             found += 1
             try:
-                if is_zip(bytes(member.data[:4])):
+                head = bytes(member.data[:PEEK])
+                if is_archive(head):
                     if depth + 1 > limits.max_depth:
                         yield Failed(
                             member.origin,
                             LimitError(f"archives nested deeper than {limits.max_depth} levels", member.origin, 0),
                         )
                         continue
-                    yield from _guard(_scan_nested(archive, member, limits, depth + 1), member.origin)
+                    yield from _guard(_scan_nested(archive, head, member, limits, depth + 1), member.origin)
                 else:
                     yield from _guard(
                         _scan_blob(member.data, 0, len(member.data), member.origin, limits, depth + 1), member.origin
@@ -282,15 +352,12 @@ def _scan_archive(archive: Archive, limits: Limits, depth: int, names: Collectio
                     member.data.close()
     finally:
         archive.close()
-    if not found and names is None:
-        yield Skipped(
-            archive.origin,
-            f"zip archive of {len(archive.infos)} members, none of them a code object or a container amdocc reads",
-        )
+    if not found and not failed and names is None:  # a member that failed was said already
+        yield Skipped(archive.origin, f"{archive.summary}, none of them a code object or a container amdocc reads")
 
 
-def _scan_nested(outer: Archive, member: Member, limits: Limits, depth: int) -> Iterator[Item]:
-    inner = outer.nested(member)
+def _scan_nested(outer: AnyArchive, head: bytes, member: Member, limits: Limits, depth: int) -> Iterator[Item]:
+    inner = _open_archive(head, member.data, member.origin, limits, outer.budget)
     try:
         yield from _scan_archive(inner, limits, depth)
     finally:
@@ -321,7 +388,7 @@ def _scan_blob(
     elif is_pe(head) or (start == 0 and looks_like_coff_object(head)):
         yield from _scan_coff(buf, start, origin, limits, depth)
     elif head.startswith(BITCODE_MAGICS):
-        yield Skipped(origin.at(start), "LLVM bitcode (relocatable device code), not a code object", entry_id)
+        yield Skipped(origin.at(start), RELOCATABLE_DEVICE_CODE, entry_id)
     else:
         yield Failed(
             origin.at(start), FormatError(f"unrecognised data (starts with {head[:8].hex(' ')})", origin, start)
@@ -392,12 +459,14 @@ def _scan_offload(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limit
     here = origin.within(f"OffloadBinary@{origin.mark(pos)}")
     image = parse_offload_binary(buf, pos, end, here, limits)
     inner = here.within(image.label)
-    if image.image_kind != "object":
-        yield Skipped(inner.at(image.start), f"{image.image_kind} image, not a code object", image.label)
-    elif not is_amdgpu_triple(image.strings.get("triple", "")):
+    if not is_amdgpu_triple(image.strings.get("triple", "")):
         yield Skipped(
             inner.at(image.start), f"image for {image.strings.get('triple', 'an unknown triple')}", image.label
         )
+    elif image.image_kind == "bitcode":
+        yield Skipped(inner.at(image.start), RELOCATABLE_DEVICE_CODE, image.label)
+    elif image.image_kind != "object":
+        yield Skipped(inner.at(image.start), f"{image.image_kind} image, not a code object", image.label)
     else:
         yield from _guard(
             _scan_blob(buf, image.start, image.start + image.size, inner, limits, depth + 1, image.label),
@@ -451,9 +520,17 @@ def _scan_regions(buf: Buffer, regions: Iterator[Region | Item], limits: Limits,
         if region.kind == KPACK_REF:
             yield _kpack_skip(buf, lo, hi, here)
         elif region.kind == RAW_IMAGE:
-            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1), here.at(lo))
+            # regions.raw_images checked the AMDGPU ELF header and that its tables fit.
+            yield Blob(bytes(buf[lo:hi]), here.at(lo), found_in_data=True)
         elif region.kind == BUNDLE_ENTRY:
-            yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, bundle_entry_id(region)), here.at(lo))
+            # An RDC object's sections: one per entry, the host's (one byte) beside the device's.
+            entry = BundleEntry(bundle_entry_id(region), 0, hi - lo)
+            if entry.kind == "host":
+                yield Skipped(here.at(lo), "host entry", entry.entry_id)
+            elif not entry.is_amdgpu:
+                yield Skipped(here.at(lo), "not an AMDGPU entry", entry.entry_id)
+            else:
+                yield from _guard(_scan_blob(buf, lo, hi, here, limits, depth + 1, entry.entry_id), here.at(lo))
         else:
             yield from _scan_region(buf, lo, hi, here, limits, depth + 1)
 

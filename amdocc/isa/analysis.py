@@ -19,6 +19,8 @@ from .extent import KernelCode, code_map, kernel_code
 from .flow import control_flow
 from .libllvm import library
 from .lines import cached_line_ranges, lines_for
+from .liveness import Liveness, allocation_breaches, hardware_initialised
+from .liveness import analyse as analyse_liveness
 from .mix import classify, family_of, waited_counters
 from .model import ControlFlow, Instruction
 from .spills import Spills, as_summary, find_spills
@@ -39,6 +41,7 @@ class KernelIsa:
         classes: each instruction's mix class (tables/isa_mix.toml).
         disassembler: the libLLVM that decoded it (path, version, where found).
         lines: each instruction's "file:line" from DWARF .debug_line (None where there is none).
+        liveness: registers live at each instruction (docs/liveness.md), or why not known.
     """
 
     kernel: Kernel
@@ -51,6 +54,7 @@ class KernelIsa:
     classes: tuple[str, ...]
     disassembler: dict[str, Any]
     lines: tuple[str | None, ...] = ()
+    liveness: Liveness | None = None
 
 
 def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None = None) -> KernelIsa:
@@ -81,7 +85,28 @@ def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None 
     sections = code_map(kernel.image, where).elf.sections
     has_lines = any(s.name == ".debug_line" for s in sections)
     lines = lines_for(instructions, cached_line_ranges(kernel.image)) if has_lines else ()
-    return KernelIsa(kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), lines)
+    liveness = kernel_liveness(kernel, code, instructions, flow)
+    return KernelIsa(
+        kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), lines, liveness
+    )
+
+
+def kernel_liveness(
+    kernel: Kernel, code: KernelCode, instructions: Sequence[Instruction], flow: ControlFlow
+) -> Liveness:
+    """Liveness of one kernel's decoded code, with the def/use rules of the processor it was
+    decoded for and the registers its descriptor says the hardware initialises."""
+    from ..errors import AmdoccError
+    from ..targets import get_target
+    from .semantics import semantics
+
+    try:
+        target = get_target(code.processor)
+    except AmdoccError:
+        return Liveness(f"no def/use rules for processor {code.processor!r}")
+    fields = kernel.descriptor.fields if kernel.descriptor else None
+    seed = hardware_initialised(fields, code.processor) if fields else None
+    return analyse_liveness(instructions, flow, semantics(target.isa_version[0], code.wavefront_size), seed)
 
 
 def _family(processor: str | None) -> str | None:
@@ -128,6 +153,35 @@ def summary(isa: KernelIsa) -> dict[str, Any]:
             "in_loops": sum(d > 0 for d in wait_depths) if known else None,
             "counters": dict(sorted(counters.items())),
         },
+        **live_summary(isa),
+    }
+
+
+def live_summary(isa: KernelIsa) -> dict[str, Any]:
+    """``max_live`` (and the refined figure), ``peak`` with the stretches where each class is at
+    its maximum (addresses, loop depth, source lines), the reason when liveness is unknown, and
+    findings when more registers are live than the descriptor allocates."""
+    live = isa.liveness
+    if live is None or live.unknown is not None or live.max_live is None or live.max_refined is None:
+        reason = live.unknown if live is not None else "liveness not computed"
+        return {"max_live": None, "max_live_refined": None, "peak": None, "liveness_unknown": reason,
+                "live_findings": []}  # fmt: skip
+    index = {ins.address: i for i, ins in enumerate(isa.instructions)}
+    peak = {}
+    for p in live.peaks:
+        stretches = []
+        for s in p.stretches:
+            lines = isa.lines[index[s.first] : index[s.last] + 1] if isa.lines else ()
+            stretches.append({"first": s.first, "last": s.last, "loop_depth": s.loop_depth,
+                              "lines": sorted({x for x in lines if x})})  # fmt: skip
+        peak[p.register_class] = {"count": p.count, "at": stretches}
+    descriptor = isa.kernel.descriptor
+    return {
+        "max_live": live.max_live._asdict(),
+        "max_live_refined": live.max_refined._asdict(),
+        "peak": peak,
+        "liveness_unknown": None,
+        "live_findings": allocation_breaches(live.max_live, descriptor.fields) if descriptor else [],
     }
 
 
@@ -135,6 +189,7 @@ def instruction_rows(isa: KernelIsa) -> list[dict[str, Any]]:
     """The JSON contract's ``instructions`` list."""
     known = isa.flow.unknown is None
     blocks = isa.flow.blocks
+    live = isa.liveness.live if isa.liveness is not None and isa.liveness.unknown is None else ()
     rows = []
     for i, ins in enumerate(isa.instructions):
         b = isa.block[i]
@@ -150,6 +205,7 @@ def instruction_rows(isa: KernelIsa) -> list[dict[str, Any]]:
                 "line": isa.lines[i] if isa.lines else None,
                 "spill": isa.spills.marks[i],
                 "class": isa.classes[i],
+                "live": live[i]._asdict() if live else None,
             }
         )
     return rows

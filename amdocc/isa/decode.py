@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..codeobject.model import Kernel
-from ..errors import AmdoccError, Origin, UsageError
+from ..errors import AmdoccError, ExitCode, Origin, UsageError
 from .extent import KernelCode, kernel_code
 from .libllvm import Library, library
 from .model import Instruction
@@ -22,7 +22,7 @@ class ProcessorNotDecodable(AmdoccError):
     """The loaded libLLVM is older than the first LLVM release that knows the processor (asked
     anyway, LLVM stops the whole process: "disassembly not yet supported for subtarget")."""
 
-    exit_code = 3
+    exit_code = ExitCode.RUNTIME_UNAVAILABLE
 
 
 def require_decodable(lib: Library, processor: str, origin: Origin | None = None, offset: int | None = None) -> None:

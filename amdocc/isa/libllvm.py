@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import env
-from ..errors import AmdoccError
+from ..errors import AmdoccError, ExitCode
 
 TRIPLE = b"amdgcn-amd-amdhsa"
 INITIALIZERS = ("LLVMInitializeAMDGPUTargetInfo", "LLVMInitializeAMDGPUTargetMC", "LLVMInitializeAMDGPUDisassembler")
@@ -40,7 +40,7 @@ _CHECKOUT = Path(__file__).resolve().parents[2]
 class LlvmUnavailable(AmdoccError):
     """No libLLVM with the AMDGPU disassembler could be loaded."""
 
-    exit_code = 3
+    exit_code = ExitCode.RUNTIME_UNAVAILABLE
 
 
 @dataclass(frozen=True, slots=True)

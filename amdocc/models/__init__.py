@@ -110,29 +110,58 @@ def occupancy(
     mode: str | None = None,
     **options: Any,
 ) -> Occupancy:
-    """How many workgroups of a kernel fit on a CU, and why.
+    """How many workgroups of a kernel fit on a CU, which resource limits it, and why.
 
-    ``kernel_or_resources``: a parsed Kernel, a KernelUsage, or a dict of manual numbers
-    (``vgprs``, ``agprs``, ``arch_vgprs``, ``sgprs``, ``lds``, ``wave``, ``wgp``,
-    ``max_flat_workgroup_size``) meaning what the metadata note means. ``target`` (a processor
-    or target id such as ``gfx942:xnack-``) or ``device`` (a product: its processor and, for
-    HIP, its LDS) names where to evaluate. A kernel is evaluated only where its code object can
-    run (its processor with matching xnack/sramecc modes, or a member of its generic family);
-    elsewhere this raises an AmdoccError naming both, unless ``what_if=True``, and then the
-    record says ``what_if``. Options: hip ``profile`` (a profile of tables/hip_profiles.toml, or a
-    patch release such as "rocm-6.4.1" for its line; default: the newest release a real runtime has
-    confirmed, rocm-7.14; a profile named here whose runtime does not run the processor raises
-    ProfileDoesNotRun naming both, unless ``what_if=True``); llvm ``llvm_version`` (a version such as "22.1.8" or
-    "24.0.0git", "main", or a rule set of tables/llvm_rules.toml; default: the compiler the code
-    object names; ``lds_granule_rounding=True`` / ``sgpr_trap_reserve=True`` are spellings of the
-    version that brought them); hw ``trap_reserve``. ``mode`` ("wgp" or "cu") chooses the CU/WGP
-    mode of a kernel whose code object does not record it (gfx1250, or gfx1310 built by ROCm
-    10.0: targets.toml mode_recorded); without it the processor's default is assumed, and the
-    llvm and hw records say so (a warning and ``details["workgroup_mode"]``); the hip model, which
-    reads the metadata as HIP does, takes no ``mode``. A dynamic-VGPR kernel, or a processor fact
-    no public source pins that the model needs, is refused with a UsageError that gives the reason.
+    Args:
+        kernel_or_resources: a :class:`Kernel` (from :func:`load`), or a dict of numbers that
+            mean what the metadata note means: ``vgprs`` (.vgpr_count: on gfx90a/gfx942/gfx950
+            the unified total, AGPRs included), ``agprs`` (reported, never added), ``arch_vgprs``
+            (with ``agprs``: forms the total by the target's rule), ``sgprs``, ``lds`` (static
+            bytes), ``wave`` (32 or 64), ``wgp`` (bool), ``max_flat_workgroup_size``,
+            ``scratch``, ``name``; omitted counts are 0. A KernelUsage is accepted too.
+        target: processor to evaluate on, e.g. "gfx942" (required for a dict, unless ``device``).
+        device: a product from tables/devices.toml, e.g. "MI300X" (its processor, and for the
+            hip model its LDS size).
+        block_size: workgroup size in threads; required except for the llvm model, where None
+            means the flat workgroup range 1..max_flat_workgroup_size (LLVM's '; Occupancy:').
+        dynamic_lds: dynamic LDS bytes per workgroup (Triton's shared memory goes here).
+        model: "hip" (default), "llvm" or "hw".
+        mode: "wgp" or "cu", the CU/WGP mode of a kernel whose code object does not record it
+            (gfx1250, or gfx1310 built by ROCm 10.0: targets.toml mode_recorded); without it the
+            processor's default is assumed, and the llvm and hw records say so (a warning and
+            ``details["workgroup_mode"]``); the hip model, which reads the metadata as HIP
+            does, takes none.
+        what_if: a kernel is evaluated only where its code object can run (its processor with
+            matching xnack/sramecc modes, or a member of its generic family); elsewhere this
+            raises an AmdoccError naming both, unless ``what_if=True`` (which needs ``target``
+            or ``device``), and then the record says ``what_if``.
+        **options: hip: ``profile`` (or ``hip_profile``), the ROCm release to reproduce, e.g.
+            "rocm-6.4" or a patch release "rocm-6.4.1" (default: rocm-7.14, the newest release a
+            real runtime has confirmed; "develop" only by name); llvm: ``llvm_version``, a
+            compiler version such as "22.1.8" or "24.0.0git", "main", or a rule set of
+            tables/llvm_rules.toml (default: the compiler the code object names);
+            ``lds_granule_rounding=True`` and ``sgpr_trap_reserve=True`` are older spellings of
+            the version that brought each change, not switches of their own; hw:
+            ``trap_reserve`` (bool, default True).
+
+    Returns:
+        An :class:`Occupancy` record: ``blocks_per_cu`` (per WGP when ``per_wgp``),
+        ``waves_per_simd``, ``occupancy_fraction``, ``limiter`` and ``limits``, ``allocated``,
+        ``warnings``, ``error``; :func:`next_step` of it says what to shed for one more workgroup and
+        ``.as_dict()`` is the JSON record. Answers are cached (about a microsecond when asked again).
+
+    Raises:
+        UsageError: an unknown model or option, a misspelled resource key, a missing block size
+            or target, counts that are negative or not whole numbers (a bool or a float is not
+            one), a dynamic-VGPR kernel, or a processor fact the model needs that no source pins;
+            its message names the parameter (``str(error)``; the CLI names the flag).
+        IncompatibleTarget: a kernel asked about where its code object cannot run (a
+            UsageError), unless ``what_if``.
+        UnknownTargetError: an unknown target, device or HIP profile.
+        ProfileDoesNotRun: a ``profile`` named whose runtime does not run the processor (a
+            UsageError naming both), unless ``what_if=True``.
     """
-    return evaluate(
+    return _evaluate(
         kernel_or_resources,
         target=target,
         device=device,
@@ -146,7 +175,7 @@ def occupancy(
     )
 
 
-def evaluate(
+def _evaluate(
     kernel_or_resources: Subject,
     *,
     target: Target | str | None = None,
@@ -159,9 +188,9 @@ def evaluate(
     profile_named: bool = True,
     **options: Any,
 ) -> Occupancy:
-    """:func:`occupancy`, for callers that choose the HIP profile themselves: with
-    ``profile_named=False`` (a profile picked from a live runtime's version, not by the user) a
-    profile whose runtime does not run the processor answers with its refusal instead of raising."""
+    """:func:`occupancy`, internal: ``profile_named=False`` is for amdocc.runtime, which picks a
+    profile from a live runtime's version (not the user): a profile whose runtime does not run
+    the processor then answers with its refusal instead of raising."""
     opts = _model_options(model, options)
     _check_model_arguments(model, block_size, mode)
     asked = _ask(kernel_or_resources, target, device, block_size, dynamic_lds, what_if, mode)
@@ -204,8 +233,9 @@ def occupancies(
 def _check_model_arguments(model: str, block_size: int | None, mode: str | None) -> None:
     if mode is not None and model == "hip":
         raise UsageError(
-            "mode= (--wgp/--cu-mode with a PATH) chooses the mode the compiler and the hardware use; the hip "
-            "model reads only the metadata's .workgroup_processor_mode, as HIP does"
+            "{mode} chooses the mode the compiler and the hardware use; the hip model reads only the "
+            "metadata's .workgroup_processor_mode, as HIP does",
+            params=("mode",),
         )
     if block_size is None and model != "llvm":
         raise UsageError(f"the {model} model needs a block size")

@@ -17,7 +17,6 @@ from typing import Any, TypedDict
 
 from ..caches import cached
 from ..errors import UsageError
-from ..tabledata import load_table
 from ..targets import MAX_WORKGROUP_SIZE, Target
 from .hip_profiles import (
     HipProfile,
@@ -121,7 +120,7 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
             ),
         )
     vmax, gran = file
-    if wave == 64 and 32 in t.wave_sizes:  # the file is counted in wave32 units there
+    if wave == 64 and t.vgpr_file_in_wave32_units:
         vmax, gran = vmax >> 1, gran >> 1
     fields.update(vgpr_file=file, vgpr_granule=gran)
     guard = u.sgprs if p.vgpr_guard == "sgprs" else u.vgprs
@@ -144,7 +143,7 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
             failure=_no_wave(p, f"{u.vgprs} VGPRs leave no room for one wave of {wave} lanes in {vmax} registers"),
         )
     if u.sgprs > 0 and t.sgprs_per_simd:
-        granule = 16 if p.sgpr_granule == "16" else t.sgpr_alloc_granule
+        granule = p.sgpr_granule or t.sgpr_alloc_granule
         cost = align_up_bitmask(u.sgprs, granule) + p.sgpr_trap_reserve
         fields.update(sgpr_cost=cost, sgpr_waves=t.sgprs_per_simd // cost)
         if fields["sgpr_waves"] == 0:
@@ -318,7 +317,7 @@ def _warnings(u: KernelUsage, p: HipProfile, b: _Budget, dynamic_lds: int) -> li
             f"this runtime reads .workgroup_processor_mode {u.wgp_metadata!r} as off (it accepts only "
             '"true", and LLVM writes 1), so it counts per CU, not per WGP'
         )
-    if p.pr9571 and t.major == load_table("hip_profiles.toml")["pr9571_isa_major"] and b.wgp and u.lds + dynamic_lds:
+    if p.pr9571 and t.major == p.pr9571_isa_major and b.wgp and u.lds + dynamic_lds:
         warnings.append(
             "rocm-systems PR #9571 (Jul 2026) changed how this runtime counts LDS for gfx11 "
             "WGP-mode kernels; its formula is not known here, so the LDS limit follows the "

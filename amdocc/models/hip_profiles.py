@@ -58,13 +58,14 @@ class HipProfile:
     vgpr_guard: str = "vgprs"
     zero_vgpr_waves: str = "hipErrorUnknown"
     caller_value: str = "unchanged"
-    sgpr_granule: str = "16"
+    sgpr_granule: int | None = 16  # the SGPR granule the runtime rounds by; None: the target's own
     sgpr_trap_reserve: int = 0
     wgp_parse: str = "true-or-1"
     wave_size: str = "metadata"
     simd_count: str = "isa"
     grid_cu_correction: bool = True
     pr9571: bool = False
+    pr9571_isa_major: int | None = None  # the ISA major PR #9571 changed (with pr9571 set)
 
     @property
     def release_name(self) -> str:
@@ -111,11 +112,14 @@ CHOICES = {
     "vgpr_guard": ("vgprs", "sgprs"),
     "zero_vgpr_waves": ("hipErrorUnknown", "division-by-zero"),
     "caller_value": ("0", "unchanged", "0-or-unchanged"),
-    "sgpr_granule": ("16", "target"),
     "wgp_parse": ("true-or-1", "true-only", "none"),
     "wave_size": ("metadata", "agent"),
     "simd_count": ("isa", "by-major", "device"),
 }
+
+
+# sgpr_granule: "16" is the literal in the occupancy function; "target" is comgr's SGPRAllocGranule.
+_SGPR_GRANULES: dict[str, int | None] = {"16": 16, "target": None}
 
 
 def _vgpr_tables(raw: Row) -> dict[str, dict[str, Any]]:
@@ -162,6 +166,7 @@ def _evidence(name: str, text: str | None) -> str | None:
 def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
     raw = Row(TABLE, "", load_table(TABLE))
     tables = _vgpr_tables(raw.sub("vgpr_tables"))
+    pr9571_isa_major = raw.whole("pr9571_isa_major", 1)
     profiles = {}
     for row in raw.sub("profiles").rows():
         name = row.key
@@ -183,16 +188,17 @@ def _table() -> tuple[dict[str, HipProfile], dict[str, str], str]:
             **common,
             vgpr_table=tables[row.text("vgpr_table", choices=tuple(tables))],
             **{column: row.text(column, choices=choices) for column, choices in CHOICES.items()},
+            sgpr_granule=_SGPR_GRANULES[row.text("sgpr_granule", choices=tuple(_SGPR_GRANULES))],
             sgpr_trap_reserve=row.whole("sgpr_trap_reserve", 0),
             grid_cu_correction=row.flag("grid_cu_correction"),
             pr9571=row.flag("pr9571"),
+            pr9571_isa_major=pr9571_isa_major if row.flag("pr9571") else None,
         )
     aliases = {}
     for alias in (aliased := raw.sub("aliases", {})).columns():
         aliases[alias] = target = aliased.text(alias)
         if target not in profiles or alias in profiles:
             raise TableError(f"{TABLE}: alias {alias!r} -> {target!r} is not a profile of its own")
-    raw.whole("pr9571_isa_major", 1)  # read by amdocc.models.hip; checked here with the rest
     return profiles, aliases, raw.text("default", choices=tuple(profiles))
 
 
@@ -323,7 +329,12 @@ def profile_for_runtime(version: int) -> RuntimeProfile:
 def _differences(a: HipProfile, b: HipProfile) -> str:
     """Which table keys two profiles differ in, e.g. ``caller_value unchanged``."""
     return ", ".join(
-        f"{key} {getattr(b, key)}" if key != "vgpr_table" else "its VGPR table"
+        f"{key} {_shown(key, getattr(b, key))}" if key != "vgpr_table" else "its VGPR table"
         for key, x, y in zip(BEHAVIOUR, a.behaviour(), b.behaviour(), strict=True)
         if x != y
     )
+
+
+def _shown(key: str, value: object) -> str:
+    """A behaviour value as the table spells it (an SGPR granule of None is the target's)."""
+    return "target" if key == "sgpr_granule" and value is None else str(value)

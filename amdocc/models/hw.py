@@ -75,7 +75,7 @@ def hw_occupancy(u: KernelUsage, block_size: int, dynamic_lds: int = 0, *, trap_
             f"{u.scratch} B of scratch per work-item: scratch backing memory can limit "
             "waves further at run time; not modelled"
         )
-    if wave == 64 and 32 in t.wave_sizes:
+    if wave == 64 and t.vgpr_file_in_wave32_units:
         warnings.append(
             "wave64 on RDNA is modelled with LLVM's wave64 VGPR file; how it takes wave "
             "slots on silicon is not confirmed"

@@ -257,7 +257,9 @@ def parse_version(text: str, target: Target | None = None) -> RulesChoice:
     if m is None:
         names = ", ".join(r.name for r in rule_sets())
         raise UsageError(
-            f"--llvm-version {text!r} is not a version: give e.g. 22, 22.1.8, 24.0.0git, main, or a rule set ({names})"
+            f"{{llvm_version}} {text!r} is not a version: give e.g. 22, 22.1.8, 24.0.0git, main, or a rule set "
+            f"({names})",
+            params=("llvm_version",),
         )
     version = tuple(int(x) for x in (m.group("major"), m.group("minor"), m.group("patch")) if x is not None)
     rules, warnings = rules_for_version(version[0], is_snapshot(version, bool(m.group("git"))), f"LLVM {text}", target)
@@ -316,8 +318,9 @@ def version_option(llvm_version: str | None, lds_granule_rounding: bool, sgpr_tr
         return llvm_version
     if llvm_version is not None and parse_version(llvm_version).rules.name != alias:
         raise UsageError(
-            f"--lds-granule-rounding/--sgpr-trap-reserve mean {alias} rules, but "
-            f"--llvm-version {llvm_version} chooses {parse_version(llvm_version).rules.name}"
+            f"{{lds_granule_rounding}}/{{sgpr_trap_reserve}} mean {alias} rules, but "
+            f"{{llvm_version}} {llvm_version} chooses {parse_version(llvm_version).rules.name}",
+            params=("lds_granule_rounding", "sgpr_trap_reserve", "llvm_version"),
         )
     return llvm_version or alias
 

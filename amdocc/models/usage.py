@@ -12,9 +12,11 @@ import inspect
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..caches import Memo
 from ..codeobject.producer import Producer
 from ..errors import UsageError
 from ..targets import Target
+from .llvm_rules import rules_for_producer
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -50,16 +52,23 @@ class KernelUsage:
         return replace(self, **changes)
 
 
+_USAGES: Memo[tuple[Any, ...], KernelUsage] = Memo(f"{__name__}._USAGES", 1 << 14)
+
+
 def from_kernel(kernel: Kernel, target: Target | None = None, mode: str | None = None) -> KernelUsage:
     """The usage of a parsed kernel; ``target`` overrides its processor (e.g. generic code on a
     concrete device). ``mode`` ("wgp" or "cu") chooses the CU/WGP mode where the code object does
     not record it (an error where it does). Cached on the kernel, since repeated queries are the
     common case."""
     t = target or kernel.target
-    key = ("usage", t, mode)  # target=None and the kernel's own processor are one question
-    cached: KernelUsage | None = kernel.memo.get(key)
-    if cached is not None:
-        return cached
+    # By content, never on the kernel: what the reader resolved it from (with what else a usage
+    # reads of it), the processor asked about and the mode. A kernel without inputs is not shared.
+    key = None
+    if kernel.inputs is not None:
+        key = (kernel.inputs, kernel.name, kernel.producer, kernel.target_id, kernel.target, t, mode)
+        cached = _USAGES.get(key)
+        if cached is not None:
+            return cached
     r = kernel.resources
     if t is None:
         raise UsageError(
@@ -96,7 +105,8 @@ def from_kernel(kernel: Kernel, target: Target | None = None, mode: str | None =
         dynamic_vgpr=bool(fields.get("enable_dynamic_vgpr")),
         mode_assumed=assumed,
     )
-    kernel.memo[key] = usage
+    if key is not None:
+        _USAGES.put(key, usage)
     return usage
 
 
@@ -137,8 +147,6 @@ def _mode(kernel: Kernel, t: Target, recorded_wgp: bool, mode: str | None) -> tu
 def mode_recorded(producer: Producer | None, t: Target) -> bool:
     """Whether a code object from ``producer`` records its CU/WGP mode on ``t`` (targets.toml
     mode_recorded, as that compiler's rule set sees the processor)."""
-    from .llvm_rules import rules_for_producer
-
     return bool(rules_for_producer(producer, True, t).rules.target_view(t).mode_recorded)
 
 
@@ -176,7 +184,10 @@ def manual(
     """
     if arch_vgprs is not None:
         if vgprs:
-            raise UsageError("give either --vgprs (the metadata total) or --arch-vgprs with --agprs, not both")
+            raise UsageError(
+                "give either {vgprs} (the metadata total) or {arch_vgprs} with {agprs}, not both",
+                params=("vgprs", "arch_vgprs", "agprs"),
+            )
         vgprs = target.total_vgprs(arch_vgprs, agprs or 0)
     for label, value in (("VGPRs", vgprs), ("SGPRs", sgprs), ("LDS", lds), ("AGPRs", agprs)):
         if value is not None and value < 0:

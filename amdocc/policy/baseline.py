@@ -68,7 +68,9 @@ def read(path: str | Path) -> list[Entry]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"baseline {path} does not exist (write it with --update-baseline)") from None
+        raise UsageError(
+            f"baseline {path} does not exist (write it with {{update_baseline}})", params=("update_baseline",)
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"baseline {path} cannot be read: {exc}") from None
     try:

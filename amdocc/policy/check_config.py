@@ -285,7 +285,7 @@ def resolve(
 
 
 def floor_on(settings: Settings, target: Any, named: str) -> None:
-    """With the processor named (--target/--device ``named``), a floor above the waves per SIMD
+    """With the processor named (its target or device, ``named``), a floor above the waves per SIMD
     the model can answer there can never be met: a UsageError, before any kernel is read."""
     if settings.min_occupancy is None or "occupancy" not in settings.rules:
         return
@@ -293,8 +293,9 @@ def floor_on(settings: Settings, target: Any, named: str) -> None:
     most = int(getattr(target, column))
     if settings.min_occupancy > most:
         raise UsageError(
-            f"--min-occupancy {_shown(settings.min_occupancy)} can never be met on {named}: the "
-            f"{settings.model} model counts at most {most} waves per SIMD on {target.name} ({column})"
+            f"{{min_occupancy}} {_shown(settings.min_occupancy)} can never be met on {named}: the "
+            f"{settings.model} model counts at most {most} waves per SIMD on {target.name} ({column})",
+            params=("min_occupancy",),
         )
 
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..caches import Memo
-from ..codeobject.model import INPUTS
 from ..errors import UsageError
 from ..models import MODELS, occupancies, occupancy, usage_of
 from ..models.applicable import ModelUnavailable, needs_member, refusal
 from ..models.compat import device_id
 from ..models.dispatch import answer_key
+from .budgets import worse as budget_worse
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -129,8 +129,6 @@ def expand_rules(names: Iterable[str]) -> tuple[str, ...]:
 def worse(rule: str, value: object, accepted: object) -> bool:
     """Is ``value`` worse than the ``accepted`` one a baseline recorded? Only numbers compare."""
     if rule.startswith("budget:"):
-        from .budgets import worse as budget_worse
-
         return budget_worse(rule, value, accepted)
     numbers = (int, float)
     if not isinstance(value, numbers) or not isinstance(accepted, numbers) or isinstance(value, bool):
@@ -390,7 +388,7 @@ def model_key(kernel: Kernel, target: Target | None, question: Hashable, where: 
     if target is None:
         return None
     places = tuple(sorted(where.items()))
-    inputs = kernel.memo.get(INPUTS)
+    inputs = kernel.inputs
     if inputs is None:
         return _model_key(kernel, target, question, places)
     # Kernels read from the same inputs have the same usage but for the name: their key is

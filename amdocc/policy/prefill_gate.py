@@ -19,10 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from ..caches import cached
+from ..codeobject.target_id import TargetId
 from ..errors import AmdoccError
 from ..frozen import freeze
+from ..loader import load
+from ..models import occupancy
+from ..models.compat import why_not
+from ..numbers import in_range
 from ..tabledata import Row, load_table
-from ..targets import processor_name
+from ..targets import find_target, get_target, processor_name
 
 ASM, CK_TILE = "asm", "ck_tile"
 
@@ -86,12 +91,17 @@ def _table() -> dict[str, Any]:
     its row and column) before any is used."""
     table = Row("prefill_gate.toml", "", load_table("prefill_gate.toml"))
     thresholds = table.sub("min_qo_len")
-    env, aiter = table.sub("env"), table.sub("aiter")
+    env, aiter, eligible = table.sub("env"), table.sub("aiter"), table.sub("eligible")
     blocks = aiter.sub("block_size")
     folders = aiter.sub("subfolder_by_cu")
     checked: dict[str, Any] = freeze(
         {
             "min_qo_len": {proc: thresholds.whole(proc, 1) for proc in thresholds.columns()},
+            "eligible": {
+                "dtypes": eligible.texts("dtypes"),
+                "head_dims": tuple(_head_dims(eligible, pair) for pair in eligible.value("head_dims")),
+                "source": eligible.text("source"),
+            },
             "env": {column: env.text(column) for column in ("kill_switch", "asm_dir")},
             "aiter": {
                 **{column: aiter.text(column) for column in ("module", "csv_manifest", "codegen_manifest")},
@@ -104,6 +114,13 @@ def _table() -> dict[str, Any]:
         }
     )
     return checked
+
+
+def _head_dims(row: Row, pair: object) -> tuple[int, int]:
+    """A [qk, v] pair of head dims, each a whole number >= 1."""
+    if not (isinstance(pair, list) and len(pair) == 2 and all(in_range(d, 1) for d in pair)):
+        raise row.error(f"{pair!r} is not a [qk, v] pair of head dims >= 1", "head_dims")
+    return pair[0], pair[1]
 
 
 def _cu_count(row: Row, column: str) -> bool:
@@ -310,13 +327,6 @@ def validate_asm_kernel(
 ) -> tuple[list[Check], int | None]:
     """Everything that must hold before AITER may load this .co on this device, checked
     statically; returns the checks and the blocks per CU HIP would report."""
-    from ..codeobject.target_id import TargetId
-    from ..errors import AmdoccError
-    from ..loader import load
-    from ..models import occupancy
-    from ..models.compat import why_not
-    from ..targets import find_target
-
     checks: list[Check] = []
     path = kernel.path
     if not path.is_file():
@@ -380,6 +390,25 @@ def validate_asm_kernel(
 # -- the decision ----------------------------------------------------------------------------
 
 
+def _device_facts(arch: str, device: str, cu_count: int | None) -> tuple[int, int]:
+    """The CU count and LDS bytes of ``device``, which must be a processor of ``arch``."""
+    from ..devices import get_device
+    from ..errors import UsageError
+
+    dev = get_device(device)
+    if dev.processor != processor_name(arch):
+        raise UsageError(
+            f"{{device}} {dev.name} is a {dev.processor}, but {{arch}} says {arch}", params=("device", "arch")
+        )
+    if cu_count is not None and cu_count != dev.compute_units:
+        raise UsageError(
+            f"{{cu_count}} {cu_count} contradicts {{device}} {dev.name}, which has "
+            f"{dev.compute_units} CUs (give one of them)",
+            params=("cu_count", "device"),
+        )
+    return dev.compute_units, dev.lds
+
+
 def decide(
     *,
     arch: str,
@@ -398,16 +427,20 @@ def decide(
     asm_dir: str | None = None,
     cu_count: int | None = None,
     lds_bytes: int | None = None,
+    device: str | None = None,
 ) -> GateDecision:
     """FlashInfer's asm-prefill gate plus amdocc's static validation of the kernel AITER would load.
 
     ``arch`` is the device's gcnArchName (features allowed); ``capturing`` whether the stream is
     being captured into a graph (a failed capture query counts as capturing); ``env`` defaults to
-    os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the device.
+    os.environ; ``asm_dir`` overrides AITER_ASM_DIR; ``cu_count`` and ``lds_bytes`` describe the
+    device, or ``device`` names it (a product of tables/devices.toml, a processor of ``arch``,
+    giving both; a ``cu_count`` that contradicts it is a UsageError). The decision's
+    ``as_dict()`` is what ``amdocc gate --json`` prints.
     """
-    from ..targets import get_target
-
     get_target(arch)  # a processor the tables do not know is an error, not "never asm"
+    if device is not None:
+        cu_count, lds_bytes = _device_facts(arch, device, cu_count)
     env = os.environ if env is None else env
     names = _table()["env"]
     proc = processor_name(arch)
@@ -437,17 +470,28 @@ def decide(
         )
     )
     window = normalize_window(window_left, kv_len)
+    takes = _table()["eligible"]
+    dtypes, head_dims = " or ".join(takes["dtypes"]), ", ".join(f"{qk}/{v}" for qk, v in takes["head_dims"])
     problems = [
         text
         for bad, text in (
-            (dtype != "bf16", f"dtype {dtype} (asm v3 takes bf16 only)"),
-            (head_dim_qk != 128 or head_dim_v != 128, f"head dims {head_dim_qk}/{head_dim_v} (asm v3 takes 128/128)"),
+            (dtype not in takes["dtypes"], f"dtype {dtype} (asm v3 takes {dtypes} only)"),
+            (
+                (head_dim_qk, head_dim_v) not in takes["head_dims"],
+                f"head dims {head_dim_qk}/{head_dim_v} (asm v3 takes {head_dims})",
+            ),
             (bool(logits_soft_cap), f"logits soft cap {logits_soft_cap}"),
             (window >= 0, f"sliding window {window_left} (narrower than kv_len {kv_len})"),
         )
         if bad
     ]
-    add(Check("eligible", not problems, "; ".join(problems) or "bf16, head dims 128/128, no soft cap, no window"))
+    add(
+        Check(
+            "eligible",
+            not problems,
+            "; ".join(problems) or f"{dtype}, head dims {head_dim_qk}/{head_dim_v}, no soft cap, no window",
+        )
+    )
     directory = asm_dir if asm_dir is not None else env.get(names["asm_dir"], "")
     add(Check("AITER_ASM_DIR", bool(directory), f"AITER_ASM_DIR={directory!r}"))
 

@@ -226,7 +226,7 @@ def max_blocks_per_cu(
         target_kwargs = {"target" if is_processor else "device": device, "what_if": what_if}
     elif what_if:
         raise UsageError("what_if needs device=: the processor to evaluate on")
-    from ..models import evaluate
+    from ..models import _evaluate as evaluate  # occupancy, the profile picked here (not named)
 
     # A profile picked from the runtime's version answers with its refusal where that release does
     # not run the processor; one the caller named is held to it (ProfileDoesNotRun).

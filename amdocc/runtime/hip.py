@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..caches import cached
-from ..errors import AmdoccError
+from ..errors import AmdoccError, ExitCode
 from ..targets import processor_name
 
 
 class HipUnavailable(AmdoccError):
     """No usable HIP runtime here (no hip-python, no libamdhip64, or no device)."""
 
-    exit_code = 3
+    exit_code = ExitCode.RUNTIME_UNAVAILABLE
 
 
 class HipError(AmdoccError):

@@ -17,6 +17,8 @@ import argparse
 import json
 import sys
 
+from ..errors import ExitCode
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m amdocc.testing", description=__doc__.split("\n\n")[1])
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     missing = _missing_extra()
     if missing:  # bad setup, not a verdict: one line naming the extra (exit 2, as --plot without matplotlib)
         print(f"amdocc.testing: {missing}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE_ERROR
 
     from ..errors import AmdoccError
     from ..runtime.hip import HipUnavailable
@@ -54,10 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         profile = profile_of(oracle, args.profile)
     except HipUnavailable as exc:
         print(f"amdocc.testing: {exc}", file=sys.stderr)
-        return 3
+        return ExitCode.RUNTIME_UNAVAILABLE
     except AmdoccError as exc:
         print(f"amdocc.testing: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE_ERROR
     seed = args.seed if args.seed is not None else _random_seed()
     print(
         f"HIP {oracle.release} ({oracle.runtime_version}) on {oracle.processor}: profile {profile}, "
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(tally.table())
         for d in tally.disagreements[:50]:
             print(f"  {d}")
-    return 1 if tally.disagreements else 0
+    return ExitCode.GATE_FAILED if tally.disagreements else ExitCode.OK
 
 
 def _missing_extra() -> str | None:

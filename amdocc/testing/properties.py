@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from ..errors import AmdoccError
+from ..errors import AmdoccError, ExitCode
 from .compare import HipAnswers, Tally, check_code_object, profile_of
 from .strategies import kernel_batches, queries
 
@@ -25,7 +25,7 @@ class PropertyFailure(AmdoccError, AssertionError):
     verdict like a failing gate's, so its exit status is 1; an AssertionError too, so pytest
     reports it as a failed test."""
 
-    exit_code = 1
+    exit_code = ExitCode.GATE_FAILED
 
 
 def run_properties(

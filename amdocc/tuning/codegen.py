@@ -12,7 +12,6 @@ Two of them:
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from ..caches import cached
 from ..errors import UsageError
 
 
@@ -90,7 +90,7 @@ def triton_point(llir: str, arch: str, enable_fp_fusion: bool) -> tuple[bytes, b
     return relocatable, _link(relocatable, lambda src, dst: amd.link_hsaco(src, dst))
 
 
-@functools.cache
+@cached(maxsize=8)  # one libLLVM per child process; a few paths at most
 def _library(path: str) -> Any:
     """The libLLVM at ``path``, loaded once per child process."""
     from ..isa.libllvm import Candidate, Library, LlvmUnavailable, _load

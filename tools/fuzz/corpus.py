@@ -1,7 +1,8 @@
 """The seed corpus: every fixture tests/data/fixtures/manifest.json lists, taken apart into layers.
 
 Bare code objects, offload bundles, CCOB v1-v3 with zlib and zstd, OffloadBinary, host ELF
-``.so``/``.o``, PE ``.dll`` and COFF ``.obj``: real files, read once per process.
+``.so``/``.o``, PE ``.dll`` and COFF ``.obj``: real files, read once per process; and archives
+built around some of them (an ``ar`` static library, a tar and a gzip tar sdist).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from . import ROOT
+from .formats.archives import build_ar, build_tar, gzip_of
 from .layers import Layer, discover
 
 FIXTURES = ROOT / "tests" / "data" / "fixtures"
@@ -44,5 +46,31 @@ def fixtures() -> list[Fixture]:
             if path.is_file():
                 data = path.read_bytes()
                 out.append(Fixture(entry["file"], data, discover(data)))
+        for name, data in _archives():
+            if not only or only in name:
+                out.append(Fixture(name, data, discover(data)))
         _FIXTURES = out
     return _FIXTURES
+
+
+# Archives around real fixtures, as users hand them over: a static library of HIP objects (one of
+# them -fgpu-rdc), and an sdist as tar and as gzip tar holding a library and a bundle.
+ARCHIVED = {
+    "archives/libhip.a": ("ar", ["containers/newdriver_nonrdc.o", "containers/newdriver_rdc.o"]),
+    "archives/sdist.tar": ("tar", ["containers/libhip_ccob_v3.so", "containers/bundle_5arch.hipfb"]),
+    "archives/sdist.tar.gz": ("tgz", ["containers/libhip_plain.so", "containers/ccob_v2_zlib.hipfb"]),
+}
+
+
+def _archives() -> list[tuple[str, bytes]]:
+    out = []
+    for name, (kind, files) in ARCHIVED.items():
+        members = [(f"pkg-1.0/{f}", (FIXTURES / f).read_bytes()) for f in files if (FIXTURES / f).is_file()]
+        if not members:
+            continue
+        if kind == "ar":
+            out.append((name, build_ar([(m.rsplit("/", 1)[1], d) for m, d in members])))
+        else:
+            tar = build_tar(members)
+            out.append((name, tar if kind == "tar" else gzip_of(tar)))
+    return out

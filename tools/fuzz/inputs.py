@@ -50,6 +50,9 @@ LAYER_WEIGHTS = {
     "host-elf": 1.5,
     "coff": 3.0,
     "bitcode": 0.2,
+    "ar": 3.0,
+    "tar": 3.0,
+    "tgz": 2.0,
     "raw": 0.2,
 }
 

@@ -15,6 +15,17 @@ from dataclasses import dataclass
 
 from .fields import Inapplicable, get
 from .formats import BITCODE_MAGICS, BUNDLE_SECTION_PREFIX, FATBIN_SECTIONS
+from .formats.archives import (
+    AR_MAGIC,
+    GZIP_MAGIC,
+    ar_members,
+    ar_replace,
+    gunzip,
+    gzip_of,
+    is_tar,
+    tar_members,
+    tar_replace,
+)
 from .formats.bundle import BUNDLE_MAGIC, bundle_entries, bundle_replace_entry
 from .formats.ccob import CCOB_MAGIC, build_ccob, ccob_parse
 from .formats.coff import coff_replace_section, coff_view, looks_coff
@@ -28,7 +39,7 @@ _NON_ZERO = re.compile(rb"[^\x00]")
 class Layer:
     """One nested piece of a fixture, and how to put a changed copy of it back into the file."""
 
-    kind: str  # co, host-elf, bundle, ccob, offload, coff, region, bitcode, raw
+    kind: str  # co, host-elf, bundle, ccob, offload, coff, region, bitcode, ar, tar, tgz, raw
     data: bytes
     wrap: Callable[[bytes], bytes]
     path: str
@@ -52,6 +63,12 @@ def classify(data: bytes) -> str:
         return "coff"
     if data[:4] in BITCODE_MAGICS:
         return "bitcode"
+    if data.startswith(AR_MAGIC):
+        return "ar"
+    if is_tar(data):
+        return "tar"
+    if data.startswith(GZIP_MAGIC):
+        return "tgz"
     return "raw"
 
 
@@ -163,6 +180,21 @@ def _discover(data, wrap, path, depth, out):
                 return wrap(build_ccob(v, m, new))
 
             _discover(payload, w, f"{path} > CCOB v{version} {'zstd' if method else 'zlib'}", depth + 1, out)
+        elif kind in ("ar", "tar"):
+            listed, replace = (ar_members, ar_replace) if kind == "ar" else (tar_members, tar_replace)
+            for m in listed(data):
+
+                def w(new, i=m.index, put=replace):
+                    return wrap(put(data, i, new))
+
+                start, size = m.f["start"], m.f["size"]
+                _discover(data[start : start + size], w, f"{path} > {m.name}", depth + 1, out)
+        elif kind == "tgz":
+
+            def w(new):
+                return wrap(gzip_of(new))
+
+            _discover(gunzip(data), w, f"{path} > gzip", depth + 1, out)
         elif kind == "offload":
             info = offload_parse(data)
             e = info["e"]

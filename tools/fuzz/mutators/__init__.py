@@ -24,6 +24,7 @@ LAYER_MODULES = (
     "region",
     "generic",  # byte mutators for any layer
     "linking",  # .amdgpu.info (added after the others, so older seeds keep their mutators)
+    "archives",  # ar and tar member headers (after linking, for the same reason)
 )
 for _module in LAYER_MODULES:
     importlib.import_module(f"{__name__}.{_module}")

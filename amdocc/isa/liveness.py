@@ -1,0 +1,341 @@
+"""Register liveness per instruction over a kernel's control-flow graph, and where it peaks.
+
+A backward dataflow over the blocks of a :class:`~amdocc.isa.model.ControlFlow`, on the register
+sets of :mod:`amdocc.isa.semantics` (Python ints: SGPRs s0..s105, special registers apart, and each
+VGPR and AGPR as two 16-bit halves). The figure at an instruction is the number of 32-bit registers
+live before or after it (live-in ∪ live-out), the convention of RGA's livereg view; a register counts
+when either of its halves is live.
+
+A second, refined figure keeps only the registers something may have written by then: a forward
+"may be defined" pass seeded with the registers the hardware initialises (the kernel descriptor's
+user and system SGPRs, preloaded kernel arguments, the work-item id VGPRs). Spill code that stores
+a whole pair of which only one half was ever written (``scratch_store_dwordx2 off, v[2:3]`` after
+writing only ``v3``) makes the other half look live back to the entry in the first figure, as the
+ISA cannot say what LLVM's machine IR marks ``undef``; the refined figure drops it.
+
+Fails closed: an unknown control-flow graph, GPR indexing, an indirect call, or an undecodable word
+in reachable code gives ``unknown`` with the reason, and no figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .model import ControlFlow, Instruction
+from .semantics import (
+    SGPRS,
+    SPECIAL_MASK,
+    Access,
+    Semantics,
+    count_agprs,
+    count_sgprs,
+    count_vgprs,
+    sgpr_bits,
+    table,
+    vgpr_bits,
+)
+
+CLASSES = ("vgpr", "agpr", "sgpr")  # the order of Counts' fields
+
+
+class Counts(NamedTuple):
+    """Registers live at one point, by class (32-bit registers; special registers not counted)."""
+
+    vgpr: int
+    agpr: int
+    sgpr: int
+
+    @classmethod
+    def of(cls, regs: int) -> Counts:
+        return cls(count_vgprs(regs), count_agprs(regs), count_sgprs(regs))
+
+    def get(self, register_class: str) -> int:
+        return self[CLASSES.index(register_class)]
+
+
+@dataclass(frozen=True, slots=True)
+class Stretch:
+    """Consecutive instructions at which one class reaches its maximum."""
+
+    first: int  # address of the first instruction
+    last: int  # address of the last instruction
+    loop_depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class Peak:
+    """The maximum of one class and every stretch of code where it is reached."""
+
+    register_class: str
+    count: int
+    stretches: tuple[Stretch, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """Liveness of one kernel, or why it is not known.
+
+    Attributes:
+        unknown: None when known; else the reason, and every other field is empty.
+        live_in / live_out: the register set live before / after each instruction.
+        live: per instruction, the counts of ``live_in | live_out`` (RGA's convention).
+        refined: the same restricted to registers that may have been written by then (seeded
+            with what the hardware initialises); equal to ``live`` without a seed.
+        block_live_in: the register set live at each block's entry.
+        max_live / max_refined: the largest count of each class over all instructions.
+        peaks: per class, the stretches where ``live`` reaches ``max_live``.
+    """
+
+    unknown: str | None
+    live_in: tuple[int, ...] = ()
+    live_out: tuple[int, ...] = ()
+    live: tuple[Counts, ...] = ()
+    refined: tuple[Counts, ...] = ()
+    block_live_in: tuple[int, ...] = ()
+    max_live: Counts | None = None
+    max_refined: Counts | None = None
+    peaks: tuple[Peak, ...] = ()
+
+
+def accesses(instructions: Sequence[Instruction], semantics: Semantics) -> list[Access]:
+    """Each instruction's register access (an undecodable word is ``unknown``)."""
+    out = []
+    for ins in instructions:
+        if not ins.decoded:
+            out.append(Access(0, 0, "undecodable", f"undecodable word at {ins.address:#x}"))
+        else:
+            out.append(semantics.access(ins.mnemonic, ins.operands))
+    return out
+
+
+def analyse(
+    instructions: Sequence[Instruction],
+    flow: ControlFlow,
+    semantics: Semantics,
+    initialised: int | None = None,
+) -> Liveness:
+    """Liveness of one kernel. ``initialised`` is the register set the hardware writes before the
+    first instruction (:func:`hardware_initialised`); without it the refined figure equals the plain one."""
+    if flow.unknown:
+        return Liveness(f"control flow unknown: {flow.unknown}")
+    acc = accesses(instructions, semantics)
+    for block in flow.blocks:
+        if not block.reachable:
+            continue
+        for i in range(block.start, block.end):
+            if acc[i].unknown:
+                return Liveness(f"{acc[i].unknown} ({instructions[i].text!r} at {instructions[i].address:#x})")
+
+    blocks = flow.blocks
+    n_blocks = len(blocks)
+    # Each block as one transfer function: live_in = (live_out & ~kill) | gen.
+    gen = [0] * n_blocks
+    kill = [0] * n_blocks
+    preds: list[list[int]] = [[] for _ in range(n_blocks)]
+    for b in blocks:
+        g = k = 0
+        for i in range(b.end - 1, b.start - 1, -1):
+            a = acc[i]
+            g = (g & ~a.defs) | a.uses
+            k |= a.defs
+        gen[b.index], kill[b.index] = g, k
+        for s in b.successors:
+            preds[s].append(b.index)
+
+    block_in = [0] * n_blocks
+    block_out = [0] * n_blocks
+    pending = list(range(n_blocks))
+    queued = [True] * n_blocks
+    while pending:
+        bi = pending.pop()
+        queued[bi] = False
+        out = 0
+        for s in blocks[bi].successors:
+            out |= block_in[s]
+        block_out[bi] = out
+        new_in = (out & ~kill[bi]) | gen[bi]
+        if new_in != block_in[bi]:
+            block_in[bi] = new_in
+            for p in preds[bi]:
+                if not queued[p]:
+                    queued[p] = True
+                    pending.append(p)
+
+    maydef_in = _may_be_defined(flow, kill, preds, initialised)
+
+    count = len(instructions)
+    live_in = [0] * count
+    live_out = [0] * count
+    for b in blocks:
+        live = block_out[b.index]
+        for i in range(b.end - 1, b.start - 1, -1):
+            live_out[i] = live
+            a = acc[i]
+            live = (live & ~a.defs) | a.uses
+            live_in[i] = live
+
+    live_counts: list[Counts] = [_NONE] * count
+    refined_counts: list[Counts] = live_counts if initialised is None else [_NONE] * count
+    memo: dict[int, Counts] = {}
+    for b in blocks:
+        defined = maydef_in[b.index]
+        for i in range(b.start, b.end):
+            both = live_in[i] | live_out[i]
+            found = memo.get(both)
+            if found is None:
+                found = memo[both] = Counts.of(both)
+            live_counts[i] = found
+            if initialised is not None:
+                after = defined | acc[i].defs
+                refined = (live_in[i] & defined) | (live_out[i] & after)
+                found = memo.get(refined)
+                if found is None:
+                    found = memo[refined] = Counts.of(refined)
+                refined_counts[i] = found
+                defined = after
+
+    max_live = _maximum(live_counts)
+    peaks = tuple(_peak(k, max_live[k], live_counts, instructions, flow) for k in range(len(CLASSES)))
+    return Liveness(
+        None,
+        tuple(live_in),
+        tuple(live_out),
+        tuple(live_counts),
+        tuple(refined_counts),
+        tuple(block_in),
+        max_live,
+        _maximum(refined_counts),
+        peaks,
+    )
+
+
+def _may_be_defined(flow: ControlFlow, kill: list[int], preds: list[list[int]], seed: int | None) -> list[int]:
+    """Per block, the registers some path from the entry may have written before it (forward)."""
+    n_blocks = len(flow.blocks)
+    if seed is None:
+        return [-1] * n_blocks  # every bit: no restriction
+    seed |= SPECIAL_MASK  # exec, m0, ... are never the question
+    din = [0] * n_blocks
+    dout = [0] * n_blocks
+    if n_blocks:
+        din[0] = seed
+    pending = list(range(n_blocks - 1, -1, -1))
+    queued = [True] * n_blocks
+    while pending:
+        bi = pending.pop()
+        queued[bi] = False
+        new_in = seed if bi == 0 else 0
+        for p in preds[bi]:
+            new_in |= dout[p]
+        din[bi] = new_in
+        new_out = new_in | kill[bi]
+        if new_out != dout[bi]:
+            dout[bi] = new_out
+            for s in flow.blocks[bi].successors:
+                if not queued[s]:
+                    queued[s] = True
+                    pending.append(s)
+    return din
+
+
+def may_be_defined_before(
+    instructions: Sequence[Instruction], flow: ControlFlow, semantics: Semantics, initialised: int
+) -> list[int]:
+    """Per instruction, the registers some path from the entry may have written before it (with
+    ``initialised`` written before the first): what the refined figure keeps."""
+    acc = accesses(instructions, semantics)
+    kill = [0] * len(flow.blocks)
+    preds: list[list[int]] = [[] for _ in flow.blocks]
+    for b in flow.blocks:
+        for i in range(b.start, b.end):
+            kill[b.index] |= acc[i].defs
+        for s in b.successors:
+            preds[s].append(b.index)
+    din = _may_be_defined(flow, kill, preds, initialised)
+    out = [0] * len(instructions)
+    for b in flow.blocks:
+        defined = din[b.index]
+        for i in range(b.start, b.end):
+            out[i] = defined
+            defined |= acc[i].defs
+    return out
+
+
+_NONE = Counts(0, 0, 0)
+
+
+def _maximum(counts: Sequence[Counts]) -> Counts:
+    if not counts:
+        return _NONE
+    distinct = set(counts)
+    return Counts(*(max(c[k] for c in distinct) for k in range(3)))
+
+
+def _peak(k: int, top: int, counts: Sequence[Counts], instructions: Sequence[Instruction], flow: ControlFlow) -> Peak:
+    """The stretches of consecutive instructions (in one loop depth) where class ``k`` is at ``top``."""
+    stretches: list[Stretch] = []
+    if top == 0:
+        return Peak(CLASSES[k], 0, ())
+    open_first: int | None = None
+    open_last = 0
+    open_depth = 0
+    for b in flow.blocks:
+        depth = b.loop_depth
+        for i in range(b.start, b.end):
+            at_top = counts[i][k] == top
+            if open_first is not None and (not at_top or depth != open_depth):
+                stretches.append(Stretch(open_first, open_last, open_depth))
+                open_first = None
+            if at_top:
+                if open_first is None:
+                    open_first, open_depth = instructions[i].address, depth
+                open_last = instructions[i].address
+    if open_first is not None:
+        stretches.append(Stretch(open_first, open_last, open_depth))
+    return Peak(CLASSES[k], top, tuple(stretches))
+
+
+# -- what the hardware initialises ---------------------------------------------------------------
+
+_SYSTEM_SGPRS = (
+    "system_sgpr_workgroup_id_x",
+    "system_sgpr_workgroup_id_y",
+    "system_sgpr_workgroup_id_z",
+    "system_sgpr_workgroup_info",
+    "enable_private_segment",  # the private segment wave offset
+)
+
+
+def hardware_initialised(fields: Mapping[str, int], processor: str) -> int:
+    """The registers the hardware writes before a kernel's first instruction, from its decoded
+    descriptor fields (AMDGPUUsage, "Initial Kernel Execution State"): the user SGPRs (preloaded
+    kernel arguments among them), then one system SGPR per enabled system value, and the work-item
+    id VGPRs (all three packed into v0 on the processors the table lists)."""
+    user = fields.get("user_sgpr_count", 0)
+    system = sum(1 for name in _SYSTEM_SGPRS if fields.get(name))
+    sgprs = min(user + system, SGPRS)
+    workitem = fields.get("system_vgpr_workitem_id", 0)
+    vgprs = 1 if processor in table().packed_workitem_ids else workitem + 1
+    return sgpr_bits(0, sgprs) | vgpr_bits(0, vgprs)
+
+
+def allocation_breaches(max_live: Counts, fields: Mapping[str, int]) -> list[str]:
+    """Findings when more registers are live than the descriptor allocates: the architectural
+    VGPRs against ``accum_offset`` where AGPRs share the file (else the VGPR allocation), and the
+    AGPRs against what is left of it."""
+    allocated = fields.get("next_free_vgpr")
+    if allocated is None:
+        return []
+    out = []
+    accum = fields.get("accum_offset")
+    arch_budget = accum if accum else allocated
+    agpr_budget = allocated - accum if accum else allocated
+    if max_live.vgpr > arch_budget:
+        out.append(
+            f"{max_live.vgpr} VGPRs are live at once but the descriptor allocates {arch_budget} architectural VGPRs"
+        )
+    if max_live.agpr > agpr_budget:
+        out.append(f"{max_live.agpr} AGPRs are live at once but the descriptor leaves {agpr_budget} for AGPRs")
+    return out
