@@ -223,7 +223,7 @@ def check_file(
                     for v in verdict.violations
                 ]
                 + [
-                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message, "line": None}
+                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message, "line": b.line}
                     for b in budget_outcomes
                     if b.violated
                 ],
