@@ -98,3 +98,23 @@ def test_max_live_is_not_evaluated_when_the_control_flow_is_unknown(tmp_path, ca
     (skipped,) = doc["not_evaluated"]
     assert skipped["rule"] == "budget:max_live_vgpr<=0"
     assert skipped["reason"].startswith("its register liveness is not known: control flow unknown: s_setpc_b64 at ")
+
+
+def test_a_max_live_violation_points_at_a_source_line_of_its_kernel(tmp_path, capsys):
+    # tools/fixture_src/isa_kernels.hip built with a line table: the annotation names the file
+    # and a line of isa_spill's own body (read from the source text).
+    import re
+
+    from isa_oracle import SOURCE, build
+
+    _library()
+    co = build(tmp_path, "lines", "gfx942", [], ["-gline-tables-only"])
+    text = SOURCE.read_text().splitlines()
+    start = next(i for i, t in enumerate(text, 1) if " void isa_spill(" in t)
+    end = next(i for i, t in enumerate(text, 1) if i > start and t == "}")
+    argv = ["check", "--no-config", "--rules", "mode", "--budget", "max_live_vgpr<=1", "--github"]
+    assert main([*argv, "--kernel", "^_Z9isa_spill", str(co)]) == 1
+    (annotation,) = capsys.readouterr().out.splitlines()
+    m = re.match(r"::error file=([^,]*),line=(\d+),title=amdocc check%3A budget%3Amax_live_vgpr<=1::", annotation)
+    assert m and m.group(1).endswith("isa_kernels.hip")
+    assert start <= int(m.group(2)) <= end
