@@ -177,10 +177,11 @@ def sarif(result: Record, version: str) -> Record:
             "level": "error",
             "message": {"text": f"{shown} ({v['target']}): {v['message']}{status_note(v)}"},
             "locations": [
+                *_source_location(v),
                 {
                     "physicalLocation": {"artifactLocation": {"uri": artifact_uri(v["path"])}},
                     "logicalLocations": [_logical(v["kernel"], shown, v["target"])],
-                }
+                },
             ],
             "partialFingerprints": _fingerprints(v),
             "properties": {
@@ -251,6 +252,25 @@ def sarif(result: Record, version: str) -> Record:
     }
 
 
+def source_line(v: Record) -> tuple[str, int] | None:
+    """A violation's source file and line ("line": "FILE:LINE", from the code object's line
+    table, as the spills-in-loops rule gives it), or None."""
+    text = v.get("line")
+    if not text:
+        return None
+    file, _, number = str(text).rpartition(":")
+    return (file, int(number)) if file and number.isdigit() and int(number) > 0 else None
+
+
+def _source_location(v: Record) -> list[Record]:
+    """The violation's source line as the result's first (primary) location, where it has one."""
+    found = source_line(v)
+    if found is None:
+        return []
+    file, line = found
+    return [{"physicalLocation": {"artifactLocation": {"uri": artifact_uri(file)}, "region": {"startLine": line}}}]
+
+
 def _logical(mangled: str, shown: str, target: str) -> Record:
     """A kernel as a SARIF logicalLocation: the demangled name, the mangled one as decoratedName."""
     out: Record = {"name": shown, "kind": "function", "fullyQualifiedName": f"{target}::{shown}"}
@@ -289,10 +309,14 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(level: str, message: str, *, file: str | None = None, title: str | None = None) -> str:
+def annotation(
+    level: str, message: str, *, file: str | None = None, title: str | None = None, line: int | None = None
+) -> str:
     props = []
     if file:
         props.append(f"file={_property(os.path.normpath(file))}")
+    if file and line:
+        props.append(f"line={line}")
     if title:
         props.append(f"title={_property(title)}")
     return f"::{level}{' ' + ','.join(props) if props else ''}::{_data(message)}"
@@ -304,12 +328,14 @@ def github(result: Record, mangled: bool = False) -> list[str]:
     lines = []
     for v in result["violations"]:
         if v["status"] in FAILING:
+            source = source_line(v)  # at the source line where the code object names one
             lines.append(
                 annotation(
                     "error",
                     f"{where(v, mangled)}: {v['message']}{status_note(v)}",
-                    file=v["path"],
+                    file=v["path"] if source is None else source[0],
                     title=f"amdocc check: {v['rule']}",
+                    line=None if source is None else source[1],
                 )
             )
     for e in result["stale"]:

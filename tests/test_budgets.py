@@ -234,7 +234,8 @@ def test_a_byte_suffix_where_no_bytes_are_counted_exits_2(capsys, budget, messag
             "vgpr<=8",
             "column 1: unknown field 'vgpr' (fields: spills, vgpr_spills, sgpr_spills, scratch, "
             "dynamic_stack, vgprs, arch_vgprs, agprs, sgprs, static_lds, lds, block, waves_per_simd[model], "
-            "blocks_per_cu[model], launchable, spills_in_loops)",
+            "blocks_per_cu[model], launchable, spills_in_loops, "
+            "max_live_vgpr, max_live_agpr, max_live_sgpr)",
         ),
         (
             "waves_per_simd>=2",

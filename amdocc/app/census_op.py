@@ -8,6 +8,7 @@ amdocc.identity numbers copies, to a Summary and to sinks (CSV, Parquet, a relea
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
@@ -27,14 +28,18 @@ if TYPE_CHECKING:
     from .reading import Event, FileItem
     from .selection import Selection
 
-    # What census_file needs: (the tree's root or None, block, dynamic LDS, the Selection's arguments).
-    CensusSpec = tuple[str | None, int | None, int, tuple[str | None, str | None, str | None, bool]]
+    # What census_file needs: (the tree's root or None, block, dynamic LDS, the Selection's
+    # arguments, and which kernels' spills in loops to read: CensusOptions.isa).
+    CensusSpec = tuple[str | None, int | None, int, tuple[str | None, str | None, str | None, bool], str | None]
 
 
 @dataclass(frozen=True)
 class CensusOptions:
     """How a census evaluates each kernel and which kernels it takes: ``block`` None is each
-    kernel's declared size; target/device/kernel/what_if select as amdocc.app.selection does."""
+    kernel's declared size; target/device/kernel/what_if select as amdocc.app.selection does.
+    ``isa``: which kernels get the spill-in-loop columns (amdocc.census.ISA_COLUMNS), read from
+    their machine code: "all", "spilling" (those whose metadata counts a spill; the others, none)
+    or None (no such columns, and the ISA layer is not loaded)."""
 
     block: int | None = None
     dynamic_lds: int = 0
@@ -43,6 +48,7 @@ class CensusOptions:
     kernel: str | None = None
     what_if: bool = False
     jobs: int | None = 1
+    isa: str | None = None
 
 
 class Counter(Protocol):
@@ -78,7 +84,7 @@ def census_rows(
     root = path if path != "-" and os.path.isdir(path) else None
     files = parallel.expand([path])
     o = options
-    spec: CensusSpec = (root, o.block, o.dynamic_lds, (o.target, o.device, o.kernel, o.what_if))
+    spec: CensusSpec = (root, o.block, o.dynamic_lds, (o.target, o.device, o.kernel, o.what_if), o.isa)
     # Over a tree the runner counts files; inside one large file (a wheel, a fat library) count kernels.
     if len(files) != 1:
         counter = None
@@ -155,7 +161,7 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     from .reading import item_path, kernel_error
     from .selection import Selection, selected_in
 
-    root, block, dynamic_lds, chosen = spec
+    root, block, dynamic_lds, chosen, isa = spec
     selection = Selection(*chosen)
     where = selection.evaluation()
     source = item_path(item)  # a large file is cut into parts
@@ -167,11 +173,35 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
         elif kind == "kernel":
             co, kernel = value
             try:
-                yield "row", _row(head, kernel, block, dynamic_lds, where)
+                row = _row(head, kernel, block, dynamic_lds, where)
+                if isa is not None:
+                    row.update(isa_columns(kernel, isa))
+                yield "row", row
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
         else:
             yield kind, value
+
+
+def isa_columns(kernel: Kernel, which: str) -> dict[str, Any]:
+    """The spill-in-loop columns of one kernel (amdocc.census.ISA_COLUMNS), read as ``which``
+    says (CensusOptions.isa); all None, with why in ``spills_in_loops_unknown``, where they
+    cannot be read."""
+    from ..policy.loop_spills import SpillsUnknown, asked, loop_spills
+
+    blank = {"spill_stores_in_loops": None, "spill_reloads_in_loops": None, "spills_in_loops_line": None}
+    if not asked(kernel, which):
+        return {**blank, "spills_in_loops_unknown": None}
+    try:
+        found = loop_spills(kernel)
+    except SpillsUnknown as exc:
+        return {**blank, "spills_in_loops_unknown": exc.message}
+    return {
+        "spill_stores_in_loops": found.stores,
+        "spill_reloads_in_loops": found.reloads,
+        "spills_in_loops_line": found.line,
+        "spills_in_loops_unknown": None,
+    }
 
 
 def code_object_columns(co: CodeObject, member: str, selection: Selection) -> dict[str, Any]:
@@ -357,7 +387,13 @@ def facts(row: dict[str, Any]) -> dict[str, Any]:
         blocks_per_cu=row["blocks_per_cu"],
         unit=row["unit"],
         limiter=row["limiter"],
+        spills_in_loops=_in_loops(row),
     )
+
+
+def _in_loops(row: dict[str, Any]) -> int | None:
+    stores, reloads = row.get("spill_stores_in_loops"), row.get("spill_reloads_in_loops")
+    return None if stores is None or reloads is None else stores + reloads
 
 
 def compare_releases(
@@ -378,15 +414,18 @@ def compare_releases(
     from ..census import Summary
     from ..demangle import display
     from ..identity import function_of, match
-    from .compare import cells, failed_kinds, regressions
+    from .compare import cells, failed_kinds, loop_spills_asked, regressions
 
+    fail_on = list(fail_on)
+    # Spills in loops: read for every kernel when the gate watches them or --isa asks, else for
+    # the kernels whose metadata counts a spill (compare.loop_spills_asked).
+    options = dataclasses.replace(options, isa=loop_spills_asked(fail_on, options.isa == "all"))
     sides: list[tuple[Rows, dict[str, Any]]] = []
     for path in (old_path, new_path):
         rows, summary = Rows(), Summary(top=top)
         census_rows(path, options, selection, summary, [rows])
         sides.append((rows, summary.as_dict()))
     (old, old_summary), (new, new_summary) = sides
-    fail_on = list(fail_on)
     # On one named processor, code rebuilt for another of its targets pairs (amdocc.identity).
     named = selection.named is not None
     paired = match(
@@ -473,12 +512,15 @@ def census(
     top: int = 25,
     jobs: int | None = 1,
     rows: list[dict[str, Any]] | None = None,
+    isa: bool = False,
 ) -> dict[str, Any]:
     """A census of every selected kernel in ``path`` (a library, a directory tree, a wheel, or
     any file amdocc reads): the summary ``amdocc census --json`` prints ({"path", "files",
     "code_objects", "kernels", "targets", ...}). Pass a list as ``rows`` to receive every row
-    too (amdocc.census.COLUMNS, plus "unmodelled_by"). A selection that matches nothing raises
-    UsageError naming what is there."""
+    too (amdocc.census.COLUMNS, plus "unmodelled_by"). ``isa`` adds to each row the columns
+    read from its machine code (amdocc.census.ISA_COLUMNS: spill dwords stored and reloaded
+    inside loops; needs a libLLVM) and to each target the kernels spilling in loops. A selection
+    that matches nothing raises UsageError naming what is there."""
     from ..census import Summary
     from .selection import Selection
 
@@ -486,9 +528,8 @@ def census(
     selection = Selection(target, device, kernel, what_if)
     summary = Summary(top=top)
     sinks = [_ListSink(rows)] if rows is not None else []
-    census_rows(
-        path, CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs), selection, summary, sinks
-    )
+    options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs, "all" if isa else None)
+    census_rows(path, options, selection, summary, sinks)
     if not selection.matched:
         raise selection.nothing_selected_error(path)
     return {"path": path, **summary.as_dict()}
@@ -506,16 +547,19 @@ def census_compare(
     what_if: bool = False,
     fail_on: Iterable[str] = (),
     jobs: int | None = 1,
+    isa: bool = False,
 ) -> dict[str, Any]:
     """Two releases compared kernel by kernel: the record ``amdocc census OLD NEW --json``
     prints ("changes", "added", "removed", "failing", ...); ``fail_on`` names the regression
-    kinds that count as failing ("occupancy", "spills", "scratch", "vgpr", "lds")."""
+    kinds that count as failing ("occupancy", "spills", "scratch", "vgpr", "lds",
+    "spills-in-loops"). Spills in loops are read from the machine code of kernels whose
+    metadata counts a spill, and of every kernel with ``isa`` or when ``fail_on`` names them."""
     from .compare import kinds_named
     from .selection import Selection
 
     old, new = os.fspath(old), os.fspath(new)
     selection = Selection(target, device, kernel, what_if)
-    options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs)
+    options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs, "all" if isa else None)
     result = compare_releases(old, new, options, selection, fail_on=kinds_named(fail_on))
     if not selection.matched:
         raise selection.nothing_selected_error(f"{old} and {new}")

@@ -219,11 +219,11 @@ def check_file(
             {
                 **ident,
                 "violations": [
-                    {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message}
+                    {**ident, "rule": v.rule, "value": v.value, "limit": v.limit, "message": v.message, "line": v.line}
                     for v in verdict.violations
                 ]
                 + [
-                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message}
+                    {**ident, "rule": b.rule, "value": b.value, "limit": b.limit, "message": b.message, "line": b.line}
                     for b in budget_outcomes
                     if b.violated
                 ],
@@ -353,8 +353,9 @@ def check(
     """Check every selected kernel of ``paths``: the record ``amdocc check --json`` prints
     ({"settings", "violations", "stale", "not_evaluated", "summary", ...}). ``settings`` are
     the command's rules and thresholds under their Python names, read as the command reads its
-    flags: ``rules`` (names as ``--rules`` spells them, "spills" and "all" included, a list,
-    never one text), ``max_vgpr_spills``, ``max_sgpr_spills``, ``max_scratch``,
+    flags: ``rules`` (names as ``--rules`` spells them, "spills", "defaults" and "all" included,
+    a list, never one text; ``rules=("defaults", "spills-in-loops")`` adds the opt-in rule that
+    disassembles the kernels), ``max_vgpr_spills``, ``max_sgpr_spills``, ``max_scratch``,
     ``min_occupancy`` (which turns the occupancy rule on), ``block``, ``dynamic_lds``, ``model``,
     ``budgets``; None means "not given". ``config`` brings the project's [tool.amdocc.check]
     under them (True: found from the current directory up, as the command does; or a file),

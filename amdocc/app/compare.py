@@ -5,10 +5,34 @@ command line's (amdocc.cli.diff)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-# Regression kinds, in the order verdicts and --fail-on lists name them.
-KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds")
+# Regression kinds, in the order verdicts and --fail-on lists name them. "spills-in-loops": more
+# spill dwords inside loops (amdocc.policy.loop_spills), judged only where both sides are known.
+KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds", "spills-in-loops")
+LOOP_KIND = "spills-in-loops"
+
+
+def loop_spills_asked(fail_on: Iterable[str], isa: bool = False) -> str:
+    """Which kernels a comparison disassembles for their spills in loops: "all" when the gate
+    watches them (or ``isa`` asks for the figures), else "spilling": only kernels whose metadata
+    counts a spill (the cheap filter; the rest show none)."""
+    return "all" if isa or LOOP_KIND in fail_on else "spilling"
+
+
+def loop_spill_figure(kernel: Any, which: str) -> tuple[int | None, str | None]:
+    """(spill dwords in loops, why unknown) of one kernel, as ``which`` (loop_spills_asked) asks:
+    (None, None) for a kernel left out (``"spilling"`` and no spill counted by its metadata, or
+    counts it lacks)."""
+    from ..policy.loop_spills import SpillsUnknown, asked, loop_spills
+
+    if not asked(kernel, which):
+        return None, None
+    try:
+        return loop_spills(kernel).total, None
+    except SpillsUnknown as exc:
+        return None, exc.message
 
 
 def kinds_named(value: object, name: str = "fail_on") -> list[str]:
@@ -40,10 +64,12 @@ def facts(
     blocks_per_cu: int | None,
     unit: str | None,
     limiter: str | None,
+    spills_in_loops: int | None = None,
 ) -> dict[str, Any]:
     """One kernel as a comparison sees it. ``spills``: the (SGPR, VGPR) spill counts, None where
     unknown; ``blocks_per_cu``: the hip model's workgroups per CU, or per WGP when ``unit`` is
-    "WGP" (``blocks_per_wgp`` then says so by name)."""
+    "WGP" (``blocks_per_wgp`` then says so by name); ``spills_in_loops``: spill dwords inside
+    loops (loop_spill_figure), None where not known or not asked."""
     known = [x for x in spills if x is not None]
     return {
         "vgpr": vgpr,
@@ -56,17 +82,22 @@ def facts(
         "blocks_per_wgp": blocks_per_cu if unit == "WGP" else None,
         "unit": unit,
         "limiter": limiter,
+        "spills_in_loops": spills_in_loops,
     }
 
 
 def regressions(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """The kinds that got worse from ``old`` to ``new`` (unknown counts as 0)."""
+    """The kinds that got worse from ``old`` to ``new`` (unknown counts as 0; spills in loops
+    only where both sides are known: a figure never read is no regression)."""
     out = []
     if (old["blocks_per_cu"] or 0) > (new["blocks_per_cu"] or 0):
         out.append("occupancy")
     for kind, key in (("spills", "spills"), ("scratch", "scratch"), ("vgpr", "vgpr"), ("lds", "lds")):
         if (new[key] or 0) > (old[key] or 0):
             out.append(kind)
+    before, after = old.get("spills_in_loops"), new.get("spills_in_loops")
+    if before is not None and after is not None and after > before:
+        out.append(LOOP_KIND)
     return out
 
 
@@ -100,10 +131,16 @@ def cells(
         change(old["sgpr"], new["sgpr"]),
         change(old["lds"], new["lds"]),
         change(old["scratch"], new["scratch"]),
-        change(old["spills"], new["spills"]),
+        change(old["spills"], new["spills"]) + _in_loops(old, new),
         f"{change(old['blocks_per_cu'], new['blocks_per_cu'])} @{change(old_block, new_block)}{per}",
         ", ".join(("FAIL " if k in fails else "") + k for k in worse) or "-",
     ]
+
+
+def _in_loops(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """ " (0->12 (+12) in loops)" after the spills cell, where either side has spills in loops."""
+    a, b = old.get("spills_in_loops"), new.get("spills_in_loops")
+    return f" ({change(a, b)} in loops)" if a or b else ""
 
 
 def _shown(value: object) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from ..models.usage import KernelUsage
-from .compare import facts, failed_kinds, kinds_named, regressions
+from .compare import facts, failed_kinds, kinds_named, loop_spill_figure, loop_spills_asked, regressions
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
@@ -44,6 +44,8 @@ class Seen:
     block: tuple[int | None, str]  # block_for(kernel, given, "hip")
     usage: PortableUsage | None
     refused: str | None  # why it has no usage (no counts, an unknown processor, a relocatable)
+    in_loops: int | None = None  # spill dwords in loops (compare.loop_spill_figure), None: not read
+    in_loops_unknown: str | None = None  # why they could not be read, where they were asked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,7 @@ class DiffSpec:
     root: str | None
     block: int | None
     chosen: tuple[str | None, str | None, str | None, bool]
+    loops: str = "spilling"  # which kernels' spills in loops are read (compare.loop_spills_asked)
 
 
 # The fields of a KernelUsage, in order, as portable() lists them.
@@ -111,7 +114,13 @@ def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
             counts = (r.vgprs, r.agprs, r.sgprs, r.lds, r.scratch, r.spills)
             location, target, processor, origin = head
             block = block_for(kernel, spec.block, "hip")
-            yield "kernel", Seen(location, target, processor, origin, kernel.name, counts, block, usage, refused)
+            in_loops, unknown = loop_spill_figure(kernel, spec.loops)
+            yield (
+                "kernel",
+                Seen(
+                    location, target, processor, origin, kernel.name, counts, block, usage, refused, in_loops, unknown
+                ),
+            )
         else:
             yield kind, value
 
@@ -159,6 +168,7 @@ def _facts(seen: Seen, block: int | None, dynamic_lds: int, device: str | None) 
             blocks_per_cu=None if occ is None else occ.blocks_per_cu,
             unit=None if occ is None else occ.unit,
             limiter=None if occ is None else occ.limiter,
+            spills_in_loops=seen.in_loops,
         ),
         why,
     )
@@ -183,8 +193,11 @@ def diff(
     declared size, for both sides) and ``dynamic_lds``, on its own processor or, with
     ``target``/``device``, on the one named (a generic code object as that member, so that it
     pairs with the member's code: amdocc.identity); ``fail_on`` names the regression kinds
-    (amdocc.app.compare.KINDS, or "all") that count as failing. Nothing selected in either build raises
-    UsageError."""
+    (amdocc.app.compare.KINDS, or "all") that count as failing. Spill dwords inside loops
+    (``old``/``new`` "spills_in_loops") are read from the machine code of kernels whose metadata
+    counts a spill, and of every kernel when ``fail_on`` names "spills-in-loops" (needs a
+    libLLVM; where they cannot be read, "spills_in_loops_unknown" says why). Nothing selected in
+    either build raises UsageError."""
     from ..demangle import demangle
     from ..errors import UsageError
     from ..identity import match
@@ -200,7 +213,13 @@ def diff(
     for path in (old_path, new_path):
         root = path if path != "-" and os.path.isdir(path) else None
         built.append(
-            _snapshot(path, DiffSpec(root, block, (target, device, kernel, what_if)), jobs, selection, failures)
+            _snapshot(
+                path,
+                DiffSpec(root, block, (target, device, kernel, what_if), loop_spills_asked(fail_on)),
+                jobs,
+                selection,
+                failures,
+            )
         )
     old, new = built
     if not old and not new:
@@ -253,6 +272,7 @@ def diff(
                 "old": before,
                 "new": after,
                 "not_evaluated": why_new or why_old,
+                "spills_in_loops_unknown": b.in_loops_unknown or a.in_loops_unknown,
                 "regressions": worse,
                 "fails": gate,
             }

@@ -56,6 +56,15 @@ COLUMNS = (
     ("unmodelled", str),  # "model: why" of each model that cannot answer here (" | "-joined)
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+# Columns read from the kernel's machine code (amdocc.policy.loop_spills), after COLUMNS, only in
+# a census asked for them (--isa): spill dwords stored/reloaded inside loops, the source line of
+# the first, and why they could not be read (null when they could).
+ISA_COLUMNS = (
+    ("spill_stores_in_loops", int),
+    ("spill_reloads_in_loops", int),
+    ("spills_in_loops_line", str),
+    ("spills_in_loops_unknown", str),
+)
 # One census row: COLUMN_NAMES → values of the COLUMNS types, None where not known.
 Row = dict[str, Any]
 
@@ -153,6 +162,10 @@ class Summary:
             self._keep_spiller((n, -self.kernels, row))
         if row["scratch"]:
             t["scratch"] += 1
+        if "spill_stores_in_loops" in row:  # a census with --isa: kernels spilling in loops, and unread
+            inside = (row["spill_stores_in_loops"] or 0) + (row["spill_reloads_in_loops"] or 0)
+            t["spilling_in_loops"] = t.get("spilling_in_loops", 0) + bool(inside)
+            t["spills_in_loops_unknown"] = t.get("spills_in_loops_unknown", 0) + bool(row["spills_in_loops_unknown"])
         if row["cannot_launch"] and no_model_fits(row):
             t["cannot_launch"] += 1
             self.cannot_launch.append(row)
@@ -183,7 +196,7 @@ class Summary:
                 if isinstance(value, Counter):
                     t[key].update(value)
                 elif key not in ("processor", "max_waves_per_simd"):
-                    t[key] += value
+                    t[key] = t.get(key, 0) + value
         self.findings.update(part.findings)
         for n, order, row in part.spillers:
             self._keep_spiller((n, order - before, row))

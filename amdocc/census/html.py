@@ -147,11 +147,14 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
         ],
         "summary",
     )
+    # With --isa: the kernels spilling inside loops, and those whose machine code could not say.
+    isa = any("spilling_in_loops" in t for t in targets.values())
     per_target = table(
         [
             "target",
             "kernels",
             "spilling",
+            *(["spilling in loops", "spills in loops unknown"] if isa else []),
             "without spill counts",
             "using scratch",
             "cannot launch",
@@ -164,6 +167,7 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
                 name,
                 t["kernels"],
                 t["spilling"],
+                *([t.get("spilling_in_loops", 0), t.get("spills_in_loops_unknown", 0)] if isa else []),
                 t["no_spill_counts"],
                 t["scratch"],
                 t["cannot_launch"],

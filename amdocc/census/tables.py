@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ..errors import UsageError
 from ..printable import printable
-from . import COLUMN_NAMES, COLUMNS, Row
+from . import COLUMNS, Row
 
 PARQUET_BATCH = 10_000  # rows held before a Parquet row group is written
 
@@ -37,13 +37,16 @@ def _open(path: str) -> tuple[TextIO, bool]:
 
 
 class CsvSink:
-    def __init__(self, path: str) -> None:
+    """``columns``: COLUMNS, or COLUMNS + ISA_COLUMNS for a census with --isa."""
+
+    def __init__(self, path: str, columns: tuple[tuple[str, type], ...] = COLUMNS) -> None:
         self.file, self.owned = _open(path)
+        self.names = tuple(name for name, _ in columns)
         self.writer = csv.writer(self.file, lineterminator="\n")
-        self.writer.writerow(COLUMN_NAMES)
+        self.writer.writerow(self.names)
 
     def add(self, row: Row) -> None:
-        self.writer.writerow(["" if row[c] is None else _cell(row[c]) for c in COLUMN_NAMES])
+        self.writer.writerow(["" if row[c] is None else _cell(row[c]) for c in self.names])
 
     def close(self) -> None:
         if self.owned:
@@ -58,10 +61,10 @@ def _cell(value: object) -> object:
 
 
 class ParquetSink:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, columns: tuple[tuple[str, type], ...] = COLUMNS) -> None:
         pa = require_pyarrow()
         types = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
-        self.schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
+        self.schema = pa.schema([(name, types[kind]) for name, kind in columns])
         self.pa = pa
         try:
             self.writer = pa.parquet.ParquetWriter(path, self.schema)

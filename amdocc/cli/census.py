@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..app.selection import Selection
 
     # What census_file needs: (the tree's root or None, --block, --dynamic-lds, the Selection's arguments).
-    CensusSpec = tuple[str | None, int | None, int, tuple[str | None, str | None, str | None, bool]]
+    CensusSpec = tuple[str | None, int | None, int, tuple[str | None, str | None, str | None, bool], str | None]
 
 
 DESCRIPTION = """A census of every kernel in PATH (a library, a directory tree, a wheel, or any file
@@ -67,6 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     a.add_mangled_argument(parser, "text and HTML; CSV and JSON carry both")
     parser.add_argument(
         "--top", type=a.integer(1), default=25, metavar="N", help="spillers listed in the report (default 25)"
+    )
+    parser.add_argument(
+        "--isa",
+        action="store_true",
+        help="add columns read from each kernel's machine code (needs a libLLVM; slower): spill dwords "
+        "stored and reloaded inside loops, and the source line of the first",
     )
     parser.add_argument(
         "--fail-on",
@@ -131,7 +137,16 @@ def nothing_selected(selection: Selection, paths: str) -> int:
 def options_of(args: argparse.Namespace) -> CensusOptions:
     from ..app.census_op import CensusOptions
 
-    return CensusOptions(args.block, args.dynamic_lds, args.target, args.device, args.kernel, args.what_if, args.jobs)
+    return CensusOptions(
+        args.block,
+        args.dynamic_lds,
+        args.target,
+        args.device,
+        args.kernel,
+        args.what_if,
+        args.jobs,
+        "all" if args.isa else None,
+    )
 
 
 class KernelCounter:
@@ -164,18 +179,19 @@ class KernelCounter:
 def _census(args: argparse.Namespace, selection: Selection) -> int:
     from .. import report
     from ..app.census_op import Sink, census_rows
-    from ..census import Summary
+    from ..census import COLUMNS, ISA_COLUMNS, Summary
     from ..census.tables import CsvSink, ParquetSink
     from .render import write_report
 
     path = args.paths[0]
     summary = Summary(top=args.top)
     sinks: list[Sink] = []
+    columns = COLUMNS + ISA_COLUMNS if args.isa else COLUMNS
     try:
         if args.csv:
-            sinks.append(CsvSink(args.csv))
+            sinks.append(CsvSink(args.csv, columns))
         if args.parquet:
-            sinks.append(ParquetSink(args.parquet))
+            sinks.append(ParquetSink(args.parquet, columns))
         census_rows(path, options_of(args), selection, summary, sinks, KernelCounter())
     finally:
         for sink in sinks:
@@ -215,6 +231,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
 
     lines = [f"{path}: {s['files']} file(s), {s['code_objects']} code object(s), {s['kernels']} kernel(s)"]
     rows = []
+    isa = any("spilling_in_loops" in t for t in s["targets"].values())  # a census with --isa
     for name, t in s["targets"].items():
         occ = " ".join(f"{k}:{n}" for k, n in t["occupancy"].items())
         lim = " ".join(f"{k}:{n}" for k, n in t["limiters"].items())
@@ -223,6 +240,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                 name,
                 str(t["kernels"]),
                 str(t["spilling"]),
+                *([str(t.get("spilling_in_loops", 0)), str(t.get("spills_in_loops_unknown", 0))] if isa else []),
                 str(t["no_spill_counts"]),
                 str(t["scratch"]),
                 str(t["cannot_launch"]),
@@ -240,6 +258,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                     "target",
                     "kernels",
                     "spilling",
+                    *(["in loops", "loops unknown"] if isa else []),
                     "no spill counts",
                     "scratch",
                     "cannot launch",

@@ -17,6 +17,8 @@ VGPR and SGPR spills, scratch (or a dynamic stack), an occupancy floor, whether 
 the kernel's declared size (.reqd_workgroup_size, else .max_flat_workgroup_size) fits on a CU
 under every model (hip, llvm, hw), static plus dynamic LDS against the processor's
 per-workgroup limit, and kernels amdocc cannot model (unknown processor, dynamic-VGPR mode).
+Opt-in: spill instructions inside a loop of the kernel's machine code (--rules
+defaults,spills-in-loops; disassembles the kernels, needs a libLLVM).
 
 A baseline file records accepted violations by kernel identity (location: the file within a
 directory and the archive member; target id; name; which copy, where a file holds several) and
@@ -56,7 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=a.Kinds(RULES, tuple(RULE_GROUPS.items()), none=False, what="rule"),
         metavar="RULE,...",
         help=f"rules to run: {', '.join(RULES)}, or {', '.join(RULE_GROUPS)} (default: "
-        f"{', '.join(DEFAULT_RULES)}, and occupancy when --min-occupancy is given)",
+        f"{', '.join(DEFAULT_RULES)}, and occupancy when --min-occupancy is given; spills-in-loops only "
+        "when named: it disassembles the kernels)",
     )
     r.add_argument("--max-vgpr-spills", type=a.integer(0), metavar="N", help="VGPR spills allowed (default 0)")
     r.add_argument("--max-sgpr-spills", type=a.integer(0), metavar="N", help="SGPR spills allowed (default 0)")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..caches import cached
@@ -71,6 +71,15 @@ FIELDS: dict[str, Field] = {
         "spill and reload dwords plus SGPR lane spills and reloads, where the metadata does not call them "
         "a private array or the program's own lane operations",
     ),
+    **{
+        f"max_live_{kind}": Field(
+            "number",
+            "none",
+            f"the most {kind.upper()}s live at once in the kernel's machine code (amdocc isa's max_live, "
+            "RGA's live-in or live-out convention; needs a libLLVM)",
+        )
+        for kind in ("vgpr", "agpr", "sgpr")
+    },
 }
 
 
@@ -358,6 +367,22 @@ class Facts:
     dynamic_lds: int
     occupancy: Callable[..., Occupancy]
     _answers: dict[str, Occupancy] | None = None
+    # The kernel's max_live per class and the source line of each peak (or why not known), once.
+    _live: tuple[dict[str, int], dict[str, str]] | str | None = None
+    lines: dict[str, str] = field(default_factory=dict)  # field name -> "FILE:LINE" where it was read
+
+    def max_live(self, kind: str) -> int:
+        if self._live is None:
+            try:
+                self._live = max_live(self.kernel)
+            except NotKnown as exc:
+                self._live = exc.message
+        if isinstance(self._live, str):
+            raise NotKnown(self._live)
+        counts, lines = self._live
+        if kind in lines:
+            self.lines[f"max_live_{kind}"] = lines[kind]
+        return counts[kind]
 
     def answer(self, model: str) -> Occupancy:
         if self._answers is None:
@@ -388,6 +413,8 @@ class Facts:
             return int(known(vgpr, ".vgpr_spill_count")) + int(known(sgpr, ".sgpr_spill_count"))
         if name == "spills_in_loops":
             return spills_in_loops(self.kernel)
+        if name.startswith("max_live_"):
+            return self.max_live(name.removeprefix("max_live_"))
         simple = {
             "scratch": (r.scratch, ".private_segment_fixed_size"),
             "dynamic_stack": (r.uses_dynamic_stack, ".uses_dynamic_stack"),
@@ -421,22 +448,36 @@ def spills_in_loops(kernel: Kernel) -> int:
     counts unless the metadata makes the scratch traffic a private array, the SGPR part unless it
     makes the lane operations the program's own; NotKnown when the code or its control flow
     cannot be read."""
+    from .loop_spills import SpillsUnknown, loop_spills
+
+    try:
+        return loop_spills(kernel, trust_metadata=False).total
+    except SpillsUnknown as exc:
+        raise NotKnown(exc.message) from None
+
+
+def max_live(kernel: Kernel) -> tuple[dict[str, int], dict[str, str]]:
+    """The ``max_live_*`` fields: the most registers of each class live at once (amdocc.isa's
+    liveness), and the source line where each peak first is, where the code object has one;
+    NotKnown when the code, its control flow or its liveness cannot be read."""
     from ..isa.analysis import analyse
 
     try:
         isa = analyse(kernel)
+    except UsageError:
+        raise
     except AmdoccError as exc:
         raise NotKnown(f"its machine code cannot be analysed: {exc.message}") from None
-    if isa.flow.unknown is not None:
-        raise NotKnown(f"its control flow is not known: {isa.flow.unknown}")
-    inside = isa.spills.in_loops(isa.loop_depth)
-    kinds = isa.spills.classification
-    total = 0
-    if kinds["vgpr"] in ("spill", "ambiguous"):
-        total += inside["vgpr"] + inside["vgpr_reload"]
-    if kinds["sgpr"] in ("spill", "ambiguous"):
-        total += inside["sgpr"] + inside["sgpr_reload"]
-    return total
+    live = isa.liveness
+    if live is None or live.unknown is not None or live.max_live is None:
+        raise NotKnown(f"its register liveness is not known: {live.unknown if live else 'not computed'}")
+    index = {ins.address: i for i, ins in enumerate(isa.instructions)}
+    lines: dict[str, str] = {}
+    for peak in live.peaks:
+        found = [x for s in peak.stretches if isa.lines and (x := isa.lines[index[s.first]])]
+        if found:
+            lines[peak.register_class] = found[0]
+    return dict(live.max_live._asdict()), lines
 
 
 @dataclass(frozen=True)
@@ -446,6 +487,7 @@ class Outcome:
     limit: str
     message: str
     violated: bool
+    line: str | None = None  # "FILE:LINE" of what the field was read at (max_live_*: the peak)
 
 
 def evaluate(budgets: tuple[str, ...], names: tuple[str, ...], facts: Facts) -> list[Outcome]:
@@ -480,6 +522,7 @@ def evaluate(budgets: tuple[str, ...], names: tuple[str, ...], facts: Facts) -> 
                             c.text,
                             f"{c.field}{f'[{c.model}]' if c.model else ''} is {shown}{where}: budget {c.text}{scope}",
                             True,
+                            facts.lines.get(c.field),
                         )
                     )
     return out

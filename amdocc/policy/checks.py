@@ -35,11 +35,14 @@ if TYPE_CHECKING:
     from ..models.record import Occupancy
     from ..targets import Target
 
-# Rule names, in report order. "spills" and "all" are accepted as shorthands where rules are
-# chosen; "occupancy" needs a floor, so it is on only when one is given.
-RULES = ("vgpr-spills", "sgpr-spills", "scratch", "occupancy", "launch", "lds", "mode")
-RULE_GROUPS = {"spills": ("vgpr-spills", "sgpr-spills"), "all": RULES}
-DEFAULT_RULES = tuple(r for r in RULES if r != "occupancy")
+# Rule names, in report order. "spills", "defaults" and "all" are accepted as shorthands where
+# rules are chosen; "occupancy" needs a floor, so it is on only when one is given;
+# "spills-in-loops" disassembles every kernel whose metadata does not rule spills out (seconds
+# per thousand kernels, docs/gates.md), so it is on only when named ("defaults,spills-in-loops").
+RULES = ("vgpr-spills", "sgpr-spills", "scratch", "occupancy", "launch", "lds", "mode", "spills-in-loops")
+OPT_IN = ("occupancy", "spills-in-loops")
+DEFAULT_RULES = tuple(r for r in RULES if r not in OPT_IN)
+RULE_GROUPS = {"spills": ("vgpr-spills", "sgpr-spills"), "defaults": DEFAULT_RULES, "all": RULES}
 RULE_SUMMARY = {
     "vgpr-spills": "VGPR spills (.vgpr_spill_count) above the allowed count",
     "sgpr-spills": "SGPR spills (.sgpr_spill_count) above the allowed count",
@@ -50,6 +53,8 @@ RULE_SUMMARY = {
     "lds": "static plus dynamic LDS above the processor's per-workgroup limit",
     "mode": "a kernel amdocc cannot model: unknown processor, dynamic-VGPR mode, unsupported wave "
     "size or missing resource counts",
+    "spills-in-loops": "VGPR or SGPR spill instructions inside a loop of the kernel's machine code "
+    "(amdocc isa; needs a libLLVM)",
 }
 # Rules where a smaller value is the worse one (a baseline accepts it down to its recorded value).
 LOWER_IS_WORSE = frozenset({"occupancy"})
@@ -88,6 +93,7 @@ class Violation:
     value: int | float | str | None  # what the kernel has (compared with a baseline's)
     limit: int | float | str | None  # what the rule allows
     message: str
+    line: str | None = None  # "FILE:LINE" in the kernel's source, where the code object says
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +159,21 @@ def scratch_rule(kernel: Kernel, allowed: int) -> Outcome:
         return Violation(
             "scratch", r.scratch, allowed, f"{r.scratch} B of scratch per work-item{dynamic} (allowed: {allowed} B)"
         )
+    return None
+
+
+def loop_spill_rule(kernel: Kernel) -> Outcome:
+    """Spill stores or reloads inside a loop (amdocc.policy.loop_spills): the value is the spill
+    dwords in loops, the line that of the first one. Not evaluated, with why, when the code or
+    its control flow cannot be read or no libLLVM can be loaded."""
+    from .loop_spills import SpillsUnknown, loop_spills
+
+    try:
+        found = loop_spills(kernel)
+    except SpillsUnknown as exc:
+        return NotEvaluated("spills-in-loops", exc.message)
+    if found.total:
+        return Violation("spills-in-loops", found.total, 0, found.describe(), found.line)
     return None
 
 
@@ -321,6 +342,8 @@ def evaluate(
             add(spill_rule(kernel, rule, allowed))
     if "scratch" in rules:
         add(scratch_rule(kernel, settings.max_scratch))
+    if "spills-in-loops" in rules:
+        add(loop_spill_rule(kernel))
     outcomes = (
         _model_outcomes(kernel, target, settings, where, declared)
         if shared
