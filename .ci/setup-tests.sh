@@ -55,10 +55,12 @@ python3 -m pip install -q --disable-pip-version-check "flydsl==0.5.0" "torch==2.
 # pre-commit itself runs the hook, building the hook's environment from a local wheelhouse (the
 # build backend and amdocc's dependencies, each pinned: --no-deps) so no index is needed at test time.
 python3 -m pip install -q --disable-pip-version-check "hatchling==1.33.0" "pre-commit==4.7.0"
-if ! ls .cache/wheelhouse/pycxxfilt-1.2.0-*.whl >/dev/null 2>&1; then
+# (pyelftools is a runtime dependency since the ISA layer reads DWARF line tables with it.)
+if ! ls .cache/wheelhouse/pyelftools-0.33-*.whl >/dev/null 2>&1; then
   python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d .cache/wheelhouse \
       "hatchling==1.33.0" "packaging==26.4" "pathspec==1.1.1" "pluggy==1.7.0" \
-      "trove-classifiers==2026.9.21.13" "tomlkit==0.15.2" "msgpack==1.2.4" "zstandard==0.25.0" "pycxxfilt==1.2.0"
+      "trove-classifiers==2026.9.21.13" "tomlkit==0.15.2" "msgpack==1.2.4" "zstandard==0.25.0" "pycxxfilt==1.2.0" \
+      "pyelftools==0.33"
 fi
 
 # The corpus: pinned to the release the project was measured on, newest pre-release otherwise.

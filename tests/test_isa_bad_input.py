@@ -283,3 +283,28 @@ def test_a_processor_llvm_removed_is_refused_not_a_crash(gfx942, tmp_path):
         )
         assert run.returncode == 2, (run.returncode, run.stderr[-400:])
         assert f"{name} was last known to LLVM 19" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_processor_whose_encoding_llvm_cannot_decode_is_refused_not_a_crash(gfx942, tmp_path):
+    # LLVM's AMDGPU disassembler decodes gfx8 and later only (tables/isa_decoding.toml); asked for
+    # gfx6 or gfx7 it stops the process. llvm-objdump-22 is the oracle for both sides of the edge:
+    # it aborts on gfx700 and decodes gfx801. The fuzz campaign met the abort (e_flags gfx600).
+    import subprocess
+    import sys
+
+    from amdocc.targets import get_target
+
+    def objdump(mcpu: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["llvm-objdump-22", "-d", f"--mcpu={mcpu}", str(gfx942)], capture_output=True, text=True)
+
+    assert "disassembly not yet supported for subtarget" in objdump("gfx700").stderr
+    assert objdump("gfx801").returncode == 0
+    e_flags = struct.unpack_from("<I", gfx942.read_bytes(), 0x30)[0]
+    for name, refused in (("gfx600", True), ("gfx700", True), ("gfx705", True), ("gfx801", False)):
+        broken = _patched(gfx942, tmp_path, [(0x30, "<I", (e_flags & ~0xFF) | get_target(name).mach)])
+        run = subprocess.run(
+            [sys.executable, "-m", "amdocc", "isa", "--summary", str(broken)], capture_output=True, text=True
+        )
+        said = "disassembler does not decode" in run.stderr
+        assert (run.returncode, said) == ((2, True) if refused else (0, False)), (name, run.stderr[-300:])
+        assert "Traceback" not in run.stderr and "LLVM ERROR" not in run.stderr

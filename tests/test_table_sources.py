@@ -320,7 +320,13 @@ def test_every_value_of_every_row_is_checked_against_a_source():
     assert sum(n for (c, k), n in kinds.items() if k in ("cite", "comgr")) == sum(checked.values())
     assert sum(n for (c, k), n in kinds.items() if k == "comgr") >= 150  # comgr states most of four columns
     # Every row has every column (its own or inherited) but those only some rows have.
-    optional = {"generic_of", "since_llvm", "until_llvm", "lds_per_workgroup_wgp", "mode_recorded"}  # (mode_recorded: default true)
+    optional = {
+        "generic_of",
+        "since_llvm",
+        "until_llvm",
+        "lds_per_workgroup_wgp",
+        "mode_recorded",
+    }  # (mode_recorded: default true)
     for name in RAW:
         present = {c for c in _resolved(RAW, name) if value_kind(RAW, name, c)}
         wgp_only = set() if _resolved(RAW, name)["wgp"] else WGP_ONLY

@@ -37,6 +37,14 @@ def require_decodable(lib: Library, processor: str, origin: Origin | None = None
     except AmdoccError:
         return  # not in the tables: kernel_code refuses such a kernel unless it was asked for by name
     since, until = target.since_llvm, target.until_llvm
+    first = _first_decodable_isa_major()
+    if target.isa_version[0] < first:
+        raise ProcessorNotDecodable(
+            f"{processor} (ISA {target.isa_version[0]}) has an encoding LLVM's AMDGPU disassembler does not "
+            f"decode (gfx{first} and later only): its machine code cannot be read",
+            origin,
+            offset,
+        )
     major = int(lib.version.split(".")[0]) if lib.version and lib.version.split(".")[0].isdigit() else None
     if until is not None and major is not None and major > until:
         raise ProcessorNotDecodable(
@@ -52,6 +60,15 @@ def require_decodable(lib: Library, processor: str, origin: Origin | None = None
             origin,
             offset,
         )
+
+
+def _first_decodable_isa_major() -> int:
+    """tables/isa_decoding.toml: the oldest ISA major LLVM's disassembler decodes."""
+    from ..tabledata import Row, load_table
+
+    row = Row("isa_decoding.toml", "disassembler", load_table("isa_decoding.toml").get("disassembler"))
+    first: int = row.whole("first_isa_major", 1)
+    return first
 
 
 def undecodable(address: int, chunk: bytes) -> Instruction:
