@@ -79,7 +79,7 @@ def _stretches(isa: KernelIsa, counts: list[int], top: int) -> list[dict[str, An
 
     def close() -> None:
         if run:
-            lines = sorted({isa.lines[i] for i in run if isa.lines and isa.lines[i]})
+            lines = sorted({line for i in run if isa.lines and (line := isa.lines[i])})
             first, last = isa.instructions[run[0]].address, isa.instructions[run[-1]].address
             out.append({"first": first, "last": last, "loop_depth": isa.loop_depth[run[0]], "lines": lines})
             run.clear()
@@ -97,7 +97,7 @@ def _stretches(isa: KernelIsa, counts: list[int], top: int) -> list[dict[str, An
 
 
 def source_span(lines: list[str]) -> str:
-    """"file:first–last" per file of "file:line"s (the file's base name), comma-separated."""
+    """``file:first–last`` per file of "file:line"s (the file's base name), comma-separated."""
     import os
 
     by_file: dict[str, list[int]] = {}

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..app.place import describe
 from . import args as a
 from .args import (
     add_block_argument,
@@ -22,7 +23,6 @@ from .model_args import (
     model_options,
     selection_of,
 )
-from ..app.place import describe
 from .render import fmt, table
 
 if TYPE_CHECKING:
