@@ -9,7 +9,8 @@ JSON out) as a user types it, with ``--jobs 1`` and ``--jobs N``, and in this pr
 decode (amdocc.isa.disassemble) and, on the same decoded kernels, the control-flow graph and
 register liveness (amdocc.isa.analysis.kernel_liveness; its seconds alone are printed beside the
 decode's, with how many kernels had no figure and why, docs/liveness.md). Wall clock, best of
-``--repeat``, interleaved; the ratio printed is objdump time / amdocc time (above 1.0: amdocc is faster), with the load average around it.
+``--repeat``, interleaved; the ratio printed is objdump time / amdocc time (above 1.0: amdocc is
+faster), with the load average around it.
 
     python tools/bench_isa.py [CORPUS_DIR] [--repeat 3] [--jobs 2] [--limit N]
 """
