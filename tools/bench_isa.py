@@ -6,8 +6,11 @@ Both decode every instruction of every kernel of the same files. objdump runs on
 one objdump process over all its files), sequentially for "one process" and with ``--jobs N``
 groups side by side. amdocc runs ``amdocc isa --json`` (decode, control flow, loops, spills, mix,
 JSON out) as a user types it, with ``--jobs 1`` and ``--jobs N``, and in this process the bare
-decode (amdocc.isa.disassemble). Wall clock, best of ``--repeat``, interleaved; the ratio printed
-is objdump time / amdocc time (above 1.0: amdocc is faster), with the load average around it.
+decode (amdocc.isa.disassemble) and, on the same decoded kernels, the control-flow graph and
+register liveness (amdocc.isa.analysis.kernel_liveness; its seconds alone are printed beside the
+decode's, with how many kernels had no figure and why, docs/liveness.md). Wall clock, best of
+``--repeat``, interleaved; the ratio printed is objdump time / amdocc time (above 1.0: amdocc is
+faster), with the load average around it.
 
     python tools/bench_isa.py [CORPUS_DIR] [--repeat 3] [--jobs 2] [--limit N]
 """
@@ -46,7 +49,8 @@ def main() -> int:
         print(f"no .co files under {args.corpus}", file=sys.stderr)
         return 2
     import amdocc
-    from amdocc.isa import disassemble, library
+    from amdocc.isa import control_flow, disassemble, kernel_code, library
+    from amdocc.isa.analysis import kernel_liveness
 
     # Group by processor (every amd-aiter file is in hsa/<processor>/...; read it from the object).
     groups: dict[str, list[str]] = {}
@@ -78,10 +82,31 @@ def main() -> int:
                 for k in co.kernels:
                     counted[0] += len(disassemble(k, origin=co.origin))
 
+    live_best = [float("inf")]
+    unknown: dict[str, int] = {}
+
+    def amdocc_liveness() -> None:
+        """Decode, then time the control-flow graph and liveness of every kernel alone."""
+        spent = 0.0
+        unknown.clear()
+        for f in files:
+            for co in amdocc.load(f):
+                for k in co.kernels:
+                    instructions = disassemble(k, origin=co.origin)
+                    code = kernel_code(k, co.origin)
+                    start = time.perf_counter()
+                    live = kernel_liveness(k, code, instructions, control_flow(instructions))
+                    spent += time.perf_counter() - start
+                    if live.unknown is not None:
+                        reason = live.unknown.split(" (")[0].split(":")[0]
+                        unknown[reason] = unknown.get(reason, 0) + 1
+        live_best[0] = min(live_best[0], spent)
+
     runs = {
         "objdump, one process": objdump_serial,
         f"objdump, {args.jobs} jobs": objdump_parallel,
         "amdocc decode in-process": amdocc_decode,
+        "amdocc decode + liveness in-process": amdocc_liveness,
         "amdocc isa --json --jobs 1": lambda: amdocc_cli(1),
         f"amdocc isa --json --jobs {args.jobs}": lambda: amdocc_cli(args.jobs),
     }
@@ -95,7 +120,13 @@ def main() -> int:
     load_after = os.getloadavg()
     print(f"{counted[0]} instructions; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after")
     for name, seconds in best.items():
-        print(f"  {name:32s} {seconds:8.2f} s  {counted[0] / seconds:10.0f} instructions/s")
+        print(f"  {name:36s} {seconds:8.2f} s  {counted[0] / seconds:10.0f} instructions/s")
+    decode = best["amdocc decode in-process"]
+    print(
+        f"liveness (control flow + dataflow) alone: {live_best[0]:.2f} s, {counted[0] / live_best[0]:.0f} "
+        f"instructions/s; ratio liveness/decode {live_best[0] / decode:.2f}"
+    )
+    print(f"kernels without a liveness figure: {sum(unknown.values())} {dict(sorted(unknown.items()))}")
     serial, parallel = best["objdump, one process"], best[f"objdump, {args.jobs} jobs"]
     print(f"ratio objdump/amdocc, one process (decode): {serial / best['amdocc decode in-process']:.2f}")
     print(f"ratio objdump/amdocc, one process (isa --json --jobs 1): {serial / best['amdocc isa --json --jobs 1']:.2f}")

@@ -59,14 +59,21 @@ def block_for(kernel: Kernel, given: int | None, model: str) -> tuple[int | None
 
 
 def result_record(
-    occ: Occupancy, next_step: dict[str, Any] | None, hardware: dict[str, Any] | None = None, **where: Any
+    occ: Occupancy,
+    next_step: dict[str, Any] | None,
+    hardware: dict[str, Any] | None = None,
+    place: dict[str, Any] | None = None,
+    **where: Any,
 ) -> dict[str, Any]:
     """One JSON result: where the kernel is, its record, its next step and, for a hip step, what
-    the hw model says the same shed gains (``next_step_hardware``, amdocc.models.nextstep)."""
+    the hw model says the same shed gains (``next_step_hardware``, amdocc.models.nextstep), and
+    where the registers the step sheds are live (``next_step_where``, amdocc.app.place; null
+    unless asked)."""
     out = dict(where)
     out.update(occ.as_dict())
     out["next_step"] = next_step
     out["next_step_hardware"] = hardware
+    out["next_step_where"] = place
     return out
 
 
@@ -75,7 +82,8 @@ class OccupancyOptions:
     """What ``occupancy_file`` needs to evaluate one file (picklable, for a worker process):
     the selection (target, device, kernel pattern, what-if), the launch (block and dynamic LDS;
     None: the kernel's declared size or recorded launch, and 0), the model and amdocc.occupancy's
-    model options, and the mode of kernels whose code object does not record it ("wgp", "cu").
+    model options, the mode of kernels whose code object does not record it ("wgp", "cu"), and
+    whether to locate a register next step in the machine code (``where``).
     Rows come back as dicts: the command serializes them (measured no slower than workers
     sending JSON text, on 1,281 AITER files with two processes)."""
 
@@ -88,6 +96,7 @@ class OccupancyOptions:
     model: str
     options: dict[str, Any]
     mode: str | None = None  # "wgp"/"cu": for kernels whose code object does not record it
+    where: bool = False  # also say where a register next step's registers are live (libLLVM)
 
 
 def not_evaluated_record(co: CodeObject, selection: Selection, model: str, kernels: int) -> Record | None:
@@ -114,6 +123,7 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
     from ..integrations.launches import recorded_launch
     from ..models import occupancy, usage_of
     from ..models.nextstep import hardware_view, search_next_step
+    from .place import next_step_where
     from .reading import kernel_error, read
     from .selection import Selection
 
@@ -157,10 +167,12 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
                 continue
+            place = next_step_where(kernel, co.origin, step) if spec.where else None
             row = result_record(
                 occ,
                 step,
                 hardware,
+                place,
                 path=co.path,
                 origin=co.origin.chain,
                 kernel=kernel.name,
@@ -202,6 +214,7 @@ def manual_record(
         occ,
         step,
         hardware_view(usage, occ, step),
+        None,
         path=None,
         origin=None,
         kernel="manual",
@@ -226,6 +239,7 @@ def occupancy(
     what_if: bool = False,
     mode: str | None = None,
     jobs: int | None = 1,
+    where: bool = False,
     **model_options: Any,
 ) -> dict[str, list[Record]]:
     """Every selected kernel of ``paths`` evaluated as ``amdocc occupancy --json`` evaluates it:
@@ -234,7 +248,9 @@ def occupancy(
     ``dynamic_lds`` default to each kernel's declared size (or a recorded launch) and 0;
     ``mode`` ("wgp" or "cu") applies to kernels whose code object does not record it;
     ``model_options`` are amdocc.occupancy's (``profile``, ``llvm_version``, ``trap_reserve``).
-    A selection that matches nothing raises UsageError naming what is there.
+    A selection that matches nothing raises UsageError naming what is there. ``where``: for a
+    next step that sheds registers, also say where in the machine code that many are live
+    (``next_step_where``, docs/liveness.md; needs libLLVM, else its ``unknown`` says so).
 
     Manual mode: ``paths`` may instead be a KernelUsage (amdocc.models.manual's numbers), which
     is evaluated on its processor at ``block`` as ``amdocc occupancy --vgprs ... --json``
@@ -245,16 +261,18 @@ def occupancy(
     from .selection import Selection
 
     if isinstance(paths, KernelUsage):
-        where = {"target": target, "device": device, "what_if": what_if}
+        if where:
+            raise UsageError("{where} needs code to look at: manual numbers have none", params=("where",))
+        where_at = {"target": target, "device": device, "what_if": what_if}
         return {
-            "results": [manual_record(paths, model, block, dynamic_lds, where, model_options)],
+            "results": [manual_record(paths, model, block, dynamic_lds, where_at, model_options)],
             "skipped": [],
             "errors": [],
         }
 
     selection = Selection(target, device, kernel, what_if)  # a target and device that disagree: refused
     files = parallel.expand(path_list(paths))
-    spec = OccupancyOptions(target, device, kernel, what_if, block, dynamic_lds, model, model_options, mode)
+    spec = OccupancyOptions(target, device, kernel, what_if, block, dynamic_lds, model, model_options, mode, where)
     out: dict[str, list[Record]] = {"results": [], "skipped": [], "errors": [], "not_evaluated": []}
     for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(jobs, len(files))):
         if kind == "seen":

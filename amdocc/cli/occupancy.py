@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..app.place import describe
 from ..errors import ExitCode
 from . import args as a
 from .args import (
@@ -70,6 +71,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_kernel_argument(parser)
     add_mangled_argument(parser)
+    parser.add_argument(
+        "--where",
+        action="store_true",
+        help="when the next step sheds registers, say where that many are live: the address ranges, "
+        "loop depth and source lines (disassembles each such kernel with libLLVM; docs/liveness.md)",
+    )
     parser.add_argument("--list-profiles", action="store_true", help="list the HIP runtime profiles and exit")
     add_jobs_argument(parser)
     add_target_arguments(parser)
@@ -89,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     options = model_options(args)
     if args.paths:
         return _run_files(args, options)
+    if args.where:
+        raise a.UsageError("--where needs PATHs: manual numbers have no code to look at")
     if args.vgprs is None and args.arch_vgprs is None:
         raise a.UsageError("give PATHs, or --target (or --device) and --vgprs (or --arch-vgprs) for manual mode")
     where = {"target": args.target, "device": args.device, "what_if": bool(args.what_if)}
@@ -124,6 +133,7 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
         args.model,
         options,
         "wgp" if args.wgp else ("cu" if args.cu_mode else None),
+        bool(args.where),
     )
     from .notices import Notices
 
@@ -267,7 +277,11 @@ def _table(results: list[dict[str, Any]], mangled: bool) -> str:
             what = "workgroup" if step["unit"] == "blocks_per_cu" else "wave"
             where = f"per {r['unit']}" if step["unit"] == "blocks_per_cu" else "per SIMD"
             plural = "s" if step["gain"] != 1 else ""
-            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}{_hardware_note(r)}")
+            hardware, place = _hardware_note(r), r.get("next_step_where")
+            inline = f": {describe(place)}" if place and not hardware else ""
+            notes.append(f"    {name}: shed {shed} for {step['gain']} {what}{plural} {where}{inline}{hardware}")
+            if place and hardware:
+                notes.append(f"    {name}: {describe(place)}")
         for w in r["warnings"]:
             notes.append(f"    {name}: warning: {w}")
         if r.get("launch"):

@@ -457,3 +457,23 @@ def reachable_blocks(fn: MirFunction) -> set[int]:
                 seen.add(s)
                 todo.append(s)
     return seen
+
+
+def live_per_instruction(fn: MirFunction) -> list[list[set[str]]]:
+    """Per block, per machine instruction, the registers MIR has live before or after it (live-in
+    ∪ live-out, RGA's convention): backward from the union of the successors' ``liveins:``
+    through each instruction's explicit and implicit defs and uses (a 16-bit half def keeps its
+    register live; undef reads and LLVM's super-register bookkeeping are not reads)."""
+    by_number = {b.number: b for b in fn.blocks}
+    out = []
+    for block in fn.blocks:
+        live: set[str] = set()
+        for s in block.successors:
+            live |= by_number[s].liveins
+        rows: list[set[str]] = []
+        for ins in reversed(block.instructions):
+            after = set(live)
+            live = (live - (ins.defs - ins.half_defs) - ins.implicit_defs) | ins.uses | ins.implicit_uses
+            rows.append(after | live)
+        out.append(rows[::-1])
+    return out
