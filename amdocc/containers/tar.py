@@ -50,8 +50,8 @@ def is_tar(head: bytes) -> bool:
     return len(head) >= BLOCK and head[257:262] == b"ustar" and _checksum_matches(head[:BLOCK])
 
 
-class NotATar(Exception):
-    """A gzip stream that does not hold a tar archive."""
+class NotATar(FormatError):
+    """A gzip stream that does not hold a tar archive (its one caller passes the file over)."""
 
 
 class TarArchive:
@@ -85,7 +85,7 @@ class TarArchive:
         a gzip one, holds something else); :meth:`members` then starts from it."""
         block = self._read(BLOCK)
         if not is_tar(block):
-            raise NotATar
+            raise NotATar("gzip data that is not a tar archive", self.origin)
         return block
 
     def members(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..caches import cached
-from ..errors import TableError
+from ..errors import AmdoccError, TableError
 from ..tabledata import load_table
 
 TABLE = "isa_semantics.toml"
@@ -118,8 +118,9 @@ _REGISTER = re.compile(
 )
 
 
-class OperandError(ValueError):
-    """A register the text names that lies outside every register file amdocc models."""
+class OperandError(AmdoccError, ValueError):
+    """A register the text names that lies outside every register file amdocc models (its one
+    caller turns it into an "unknown" access with the reason)."""
 
 
 def operand_registers(text: str) -> int:
