@@ -91,6 +91,10 @@ def test_diff_fails_on_live_vgprs_that_rose_and_says_where(builds, capsys):
     text = capsys.readouterr().out
     assert f"(live {before}->{after} (+{after - before}) at {at})" in text
     assert "FAIL live-vgpr" in text
+    # As many live: no regression.
+    assert main(["diff", "--json", "--fail-on", "live-vgpr", str(new), str(new)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["kernels"]
+    assert row["old"]["max_live_vgpr"] == row["new"]["max_live_vgpr"] == after and row["regressions"] == []
     # Fewer live: no regression; not named by --fail-on: not read.
     assert main(["diff", "--fail-on", "live-vgpr", str(new), str(old)]) == 0
     capsys.readouterr()
