@@ -101,6 +101,11 @@ def test_diff_fails_on_live_vgprs_that_rose_and_says_where(builds, capsys):
     assert main(["diff", "--json", "--fail-on", "none", str(old), str(new)]) == 0
     (row,) = json.loads(capsys.readouterr().out)["kernels"]
     assert row["new"]["max_live_vgpr"] is None and "live-vgpr" not in row["regressions"]
+    # --isa reads them without failing on them.
+    assert main(["diff", "--json", "--isa", "--fail-on", "none", str(old), str(new)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["kernels"]
+    assert (row["old"]["max_live_vgpr"], row["new"]["max_live_vgpr"]) == (before, after)
+    assert "live-vgpr" in row["regressions"] and row["fails"] == []
 
 
 def test_census_old_new_fails_on_live_vgprs_that_rose(builds, capsys):
@@ -111,3 +116,10 @@ def test_census_old_new_fails_on_live_vgprs_that_rose(builds, capsys):
     assert "live-vgpr" in change["fails"]
     assert (change["old"]["max_live_vgpr"], change["new"]["max_live_vgpr"]) == (before, after)
     assert f"(live {before}->{after} (+{after - before}) at {change['new']['max_live_vgpr_at']})" in change["cells"][3]
+    # --isa reads them without failing on them; without either they are not read.
+    assert main(["census", "--json", "--isa", "--fail-on", "none", str(old), str(new)]) == 0
+    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    assert "live-vgpr" in change["regressions"] and change["fails"] == []
+    assert main(["census", "--json", "--fail-on", "none", str(old), str(new)]) == 0
+    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    assert change["new"]["max_live_vgpr"] is None and "live-vgpr" not in change["regressions"]

@@ -214,6 +214,7 @@ def diff(
     fail_on: Iterable[str] = ("occupancy",),
     what_if: bool = False,
     jobs: int | None = 1,
+    isa: bool = False,
 ) -> dict[str, Any]:
     """Two builds compared kernel by kernel: the record ``amdocc diff --json`` prints
     ({"kernels": [...], "added", "removed", "moved", "failing", "failed_kinds", "errors"}).
@@ -226,7 +227,8 @@ def diff(
     counts a spill, and of every kernel when ``fail_on`` names "spills-in-loops" (needs a
     libLLVM; where they cannot be read, "spills_in_loops_unknown" says why). The most VGPRs live
     at once (``old``/``new`` "max_live_vgpr", and "max_live_vgpr_at" where) are read from every
-    kernel when ``fail_on`` names "live-vgpr" ("max_live_unknown" says why where they cannot be).
+    kernel when ``fail_on`` names "live-vgpr" or ``isa`` asks ("max_live_unknown" says why where
+    they cannot be); ``isa`` reads the spills in loops of every kernel too.
     Nothing selected in
     either build raises UsageError."""
     from ..demangle import demangle
@@ -247,7 +249,11 @@ def diff(
             _snapshot(
                 path,
                 DiffSpec(
-                    root, block, (target, device, kernel, what_if), loop_spills_asked(fail_on), live_asked(fail_on)
+                    root,
+                    block,
+                    (target, device, kernel, what_if),
+                    loop_spills_asked(fail_on, isa),
+                    live_asked(fail_on, isa),
                 ),
                 jobs,
                 selection,
