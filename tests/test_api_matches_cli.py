@@ -260,7 +260,7 @@ def test_diff_takes_a_target_and_keeps_only_what_runs_there(capsys):
     # The sample holds one gfx942 code object among others: its kernels alone are compared.
     shown = {k["processor"] for k in on_gfx942["kernels"]}
     assert shown == {"gfx942"} and 0 < len(on_gfx942["kernels"]) < len(everything["kernels"])
-    assert on_gfx942["fail_on"] == ["occupancy", "spills", "scratch", "vgpr", "lds", "spills-in-loops"]
+    assert on_gfx942["fail_on"] == ["occupancy", "spills", "scratch", "vgpr", "lds", "spills-in-loops", "live-vgpr"]
     status, printed = _cli_json(["diff", "--fail-on", "all", SAMPLE, SAMPLE], capsys)
     assert status == 0 and printed["fail_on"] == on_gfx942["fail_on"]
 

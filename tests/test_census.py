@@ -332,7 +332,7 @@ def test_usage_errors(capsys, argv, words):
         (
             ["--fail-on", "speed", "a", "b"],
             "argument --fail-on: unknown kind 'speed' (choose from occupancy, spills, "
-            "scratch, vgpr, lds, spills-in-loops; or all, none)",
+            "scratch, vgpr, lds, spills-in-loops, live-vgpr; or all, none)",
         ),
         (["--parquet", "-", "a"], "argument --parquet: '-': this is not written to standard output; give a file name"),
         (["--kernel", "(", "a"], "argument --kernel: '(' is not a regular expression"),

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..census import Summary
     from ..codeobject import CodeObject, Kernel
     from ..identity import Numbering
+    from ..isa.analysis import KernelIsa
     from ..policy.checks import Settings
     from .reading import Event, FileItem
     from .selection import Selection
@@ -184,24 +185,75 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
 
 
 def isa_columns(kernel: Kernel, which: str) -> dict[str, Any]:
-    """The spill-in-loop columns of one kernel (amdocc.census.ISA_COLUMNS), read as ``which``
-    says (CensusOptions.isa); all None, with why in ``spills_in_loops_unknown``, where they
-    cannot be read."""
-    from ..policy.loop_spills import SpillsUnknown, asked, loop_spills
+    """The spill-in-loop and, when every kernel is read (``which`` "all"), the live-register
+    columns of one kernel (amdocc.census.ISA_COLUMNS), read as ``which`` says (CensusOptions.isa)
+    from one analysis of its machine code; all None, with why in ``spills_in_loops_unknown`` and
+    ``max_live_unknown``, where they cannot be read."""
+    from ..policy.loop_spills import SpillsUnknown, analysed, asked, loop_spills, spills_metadata_free
 
     blank = {"spill_stores_in_loops": None, "spill_reloads_in_loops": None, "spills_in_loops_line": None}
+    live = live_columns(None, None)
     if not asked(kernel, which):
-        return {**blank, "spills_in_loops_unknown": None}
+        return {**blank, "spills_in_loops_unknown": None, **live}
+    isa, why = None, None
+    if which == "all" or not spills_metadata_free(kernel):
+        try:
+            isa = analysed(kernel)
+        except SpillsUnknown as exc:
+            why = exc.message
+    if which == "all":
+        live = live_columns(isa, why)
+    if why is not None:
+        return {**blank, "spills_in_loops_unknown": why, **live}
     try:
-        found = loop_spills(kernel)
+        found = loop_spills(kernel, isa=isa)
     except SpillsUnknown as exc:
-        return {**blank, "spills_in_loops_unknown": exc.message}
+        return {**blank, "spills_in_loops_unknown": exc.message, **live}
     return {
         "spill_stores_in_loops": found.stores,
         "spill_reloads_in_loops": found.reloads,
         "spills_in_loops_line": found.line,
         "spills_in_loops_unknown": None,
+        **live,
     }
+
+
+def live_columns(isa: KernelIsa | None, why: str | None) -> dict[str, Any]:
+    """The live-register columns of one analysed kernel: ``max_live_vgpr``/``agpr``/``sgpr``
+    (amdocc.isa.liveness, RGA's live-in ∪ live-out count), the VGPR peak's first stretch as
+    ``max_live_vgpr_at`` ("0x1a40-0x1b20") and its source lines (``max_live_vgpr_line``), or all
+    None with ``max_live_unknown`` saying why (None too when the kernel was not read: ``isa`` and
+    ``why`` both None)."""
+    from .place import source_span
+
+    blank = dict.fromkeys(("max_live_vgpr", "max_live_agpr", "max_live_sgpr", "max_live_vgpr_at", "max_live_vgpr_line"))
+    if isa is None:
+        return {**blank, "max_live_unknown": why}
+    live = isa.liveness
+    if live is None or live.unknown is not None or live.max_live is None:
+        return {**blank, "max_live_unknown": live.unknown if live is not None else "liveness not computed"}
+    at, line = None, None
+    peak = next((p for p in live.peaks if p.register_class == "vgpr"), None)
+    if peak is not None and peak.stretches:
+        first = peak.stretches[0]
+        at = span(first.first, first.last)
+        if isa.lines:
+            index = {ins.address: i for i, ins in enumerate(isa.instructions)}
+            lines = sorted({x for x in isa.lines[index[first.first] : index[first.last] + 1] if x})
+            line = source_span(lines) or None
+    return {
+        "max_live_vgpr": live.max_live.vgpr,
+        "max_live_agpr": live.max_live.agpr,
+        "max_live_sgpr": live.max_live.sgpr,
+        "max_live_vgpr_at": at,
+        "max_live_vgpr_line": line,
+        "max_live_unknown": None,
+    }
+
+
+def span(first: int, last: int) -> str:
+    """ "0x1a40-0x1b20", or "0x1a40" for one instruction."""
+    return f"{first:#x}" if first == last else f"{first:#x}-{last:#x}"
 
 
 def code_object_columns(co: CodeObject, member: str, selection: Selection) -> dict[str, Any]:
@@ -388,6 +440,8 @@ def facts(row: dict[str, Any]) -> dict[str, Any]:
         unit=row["unit"],
         limiter=row["limiter"],
         spills_in_loops=_in_loops(row),
+        max_live_vgpr=row.get("max_live_vgpr"),
+        max_live_vgpr_at=row.get("max_live_vgpr_at"),
     )
 
 
@@ -414,7 +468,7 @@ def compare_releases(
     from ..census import Summary
     from ..demangle import display
     from ..identity import function_of, match
-    from .compare import cells, failed_kinds, loop_spills_asked, regressions
+    from .compare import cells, failed_kinds, loop_spills_asked, regressions, same
 
     fail_on = list(fail_on)
     # Spills in loops: read for every kernel when the gate watches them or --isa asks, else for
@@ -441,7 +495,7 @@ def compare_releases(
         matched += 1
         before, after = facts(a), facts(b)
         moved = pair.by == "moved"
-        if before == after and a["block_size"] == b["block_size"] and pair.by == "identity":
+        if same(before, after) and a["block_size"] == b["block_size"] and pair.by == "identity":
             continue
         worse = regressions(before, after)
         gate = [k for k in worse if k in fail_on]

@@ -10,15 +10,24 @@ from typing import Any
 
 # Regression kinds, in the order verdicts and --fail-on lists name them. "spills-in-loops": more
 # spill dwords inside loops (amdocc.policy.loop_spills), judged only where both sides are known.
-KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds", "spills-in-loops")
+# "live-vgpr": more VGPRs live at once (amdocc.isa.liveness's maximum), where both sides are known.
+KINDS = ("occupancy", "spills", "scratch", "vgpr", "lds", "spills-in-loops", "live-vgpr")
 LOOP_KIND = "spills-in-loops"
+LIVE_KIND = "live-vgpr"
 
 
 def loop_spills_asked(fail_on: Iterable[str], isa: bool = False) -> str:
     """Which kernels a comparison disassembles for their spills in loops: "all" when the gate
     watches them (or ``isa`` asks for the figures), else "spilling": only kernels whose metadata
     counts a spill (the cheap filter; the rest show none)."""
-    return "all" if isa or LOOP_KIND in fail_on else "spilling"
+    fail_on = list(fail_on)
+    return "all" if isa or LOOP_KIND in fail_on or LIVE_KIND in fail_on else "spilling"
+
+
+def live_asked(fail_on: Iterable[str], isa: bool = False) -> bool:
+    """Whether a comparison reads each kernel's live VGPRs (a disassembly of every kernel): when
+    the gate watches them or ``isa`` asks for the figures."""
+    return isa or LIVE_KIND in fail_on
 
 
 def loop_spill_figure(kernel: Any, which: str) -> tuple[int | None, str | None]:
@@ -65,11 +74,15 @@ def facts(
     unit: str | None,
     limiter: str | None,
     spills_in_loops: int | None = None,
+    max_live_vgpr: int | None = None,
+    max_live_vgpr_at: str | None = None,
 ) -> dict[str, Any]:
     """One kernel as a comparison sees it. ``spills``: the (SGPR, VGPR) spill counts, None where
     unknown; ``blocks_per_cu``: the hip model's workgroups per CU, or per WGP when ``unit`` is
     "WGP" (``blocks_per_wgp`` then says so by name); ``spills_in_loops``: spill dwords inside
-    loops (loop_spill_figure), None where not known or not asked."""
+    loops (loop_spill_figure), None where not known or not asked; ``max_live_vgpr``: the most
+    VGPRs live at once and ``max_live_vgpr_at`` the first stretch where they are (census_op's
+    live_columns), None where not known or not asked."""
     known = [x for x in spills if x is not None]
     return {
         "vgpr": vgpr,
@@ -83,7 +96,16 @@ def facts(
         "unit": unit,
         "limiter": limiter,
         "spills_in_loops": spills_in_loops,
+        "max_live_vgpr": max_live_vgpr,
+        "max_live_vgpr_at": max_live_vgpr_at,
     }
+
+
+def same(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two kernels' facts are the same, where the live peak is (code moves with every
+    edit) left out."""
+    where = "max_live_vgpr_at"
+    return {k: v for k, v in old.items() if k != where} == {k: v for k, v in new.items() if k != where}
 
 
 def regressions(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -98,6 +120,9 @@ def regressions(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     before, after = old.get("spills_in_loops"), new.get("spills_in_loops")
     if before is not None and after is not None and after > before:
         out.append(LOOP_KIND)
+    before, after = old.get("max_live_vgpr"), new.get("max_live_vgpr")
+    if before is not None and after is not None and after > before:
+        out.append(LIVE_KIND)
     return out
 
 
@@ -127,7 +152,7 @@ def cells(
     units = [u for u in dict.fromkeys((old["unit"], new["unit"])) if u]
     per = f" per {'->'.join(units)}" if units else ""
     return [
-        change(old["vgpr"], new["vgpr"]),
+        change(old["vgpr"], new["vgpr"]) + _live(old, new),
         change(old["sgpr"], new["sgpr"]),
         change(old["lds"], new["lds"]),
         change(old["scratch"], new["scratch"]),
@@ -141,6 +166,16 @@ def _in_loops(old: dict[str, Any], new: dict[str, Any]) -> str:
     """ " (0->12 (+12) in loops)" after the spills cell, where either side has spills in loops."""
     a, b = old.get("spills_in_loops"), new.get("spills_in_loops")
     return f" ({change(a, b)} in loops)" if a or b else ""
+
+
+def _live(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """ " (live 176->184 (+8) at 0x1a40-0x1b20)" after the VGPR cell, where either side's live
+    VGPRs were read; the place is NEW's peak (OLD's when NEW's is not known)."""
+    a, b = old.get("max_live_vgpr"), new.get("max_live_vgpr")
+    if a is None and b is None:
+        return ""
+    at = new.get("max_live_vgpr_at") or old.get("max_live_vgpr_at")
+    return f" (live {change(a, b)}" + (f" at {at})" if at else ")")
 
 
 def _shown(value: object) -> str:

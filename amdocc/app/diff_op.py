@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from ..models.usage import KernelUsage
-from .compare import facts, failed_kinds, kinds_named, loop_spill_figure, loop_spills_asked, regressions
+from .compare import facts, failed_kinds, kinds_named, live_asked, loop_spill_figure, loop_spills_asked, regressions
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject, Kernel
@@ -46,6 +46,8 @@ class Seen:
     refused: str | None  # why it has no usage (no counts, an unknown processor, a relocatable)
     in_loops: int | None = None  # spill dwords in loops (compare.loop_spill_figure), None: not read
     in_loops_unknown: str | None = None  # why they could not be read, where they were asked for
+    live: tuple[int | None, str | None] = (None, None)  # max live VGPRs and where (census_op.live_columns)
+    live_unknown: str | None = None  # why they could not be read, where they were asked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,7 @@ class DiffSpec:
     block: int | None
     chosen: tuple[str | None, str | None, str | None, bool]
     loops: str = "spilling"  # which kernels' spills in loops are read (compare.loop_spills_asked)
+    live: bool = False  # whether every kernel's live VGPRs are read (compare.live_asked)
 
 
 # The fields of a KernelUsage, in order, as portable() lists them.
@@ -114,11 +117,34 @@ def diff_file(item: FileItem, spec: DiffSpec) -> Iterator[Event]:
             counts = (r.vgprs, r.agprs, r.sgprs, r.lds, r.scratch, r.spills)
             location, target, processor, origin = head
             block = block_for(kernel, spec.block, "hip")
-            in_loops, unknown = loop_spill_figure(kernel, spec.loops)
+            live: tuple[int | None, str | None] = (None, None)
+            live_unknown = None
+            if spec.live:  # one analysis gives both the spills in loops and the live VGPRs
+                from .census_op import isa_columns
+
+                read = isa_columns(kernel, "all")
+                stores, reloads = read["spill_stores_in_loops"], read["spill_reloads_in_loops"]
+                in_loops = None if stores is None or reloads is None else stores + reloads
+                unknown = read["spills_in_loops_unknown"]
+                live, live_unknown = (read["max_live_vgpr"], read["max_live_vgpr_at"]), read["max_live_unknown"]
+            else:
+                in_loops, unknown = loop_spill_figure(kernel, spec.loops)
             yield (
                 "kernel",
                 Seen(
-                    location, target, processor, origin, kernel.name, counts, block, usage, refused, in_loops, unknown
+                    location,
+                    target,
+                    processor,
+                    origin,
+                    kernel.name,
+                    counts,
+                    block,
+                    usage,
+                    refused,
+                    in_loops,
+                    unknown,
+                    live,
+                    live_unknown,
                 ),
             )
         else:
@@ -169,6 +195,8 @@ def _facts(seen: Seen, block: int | None, dynamic_lds: int, device: str | None) 
             unit=None if occ is None else occ.unit,
             limiter=None if occ is None else occ.limiter,
             spills_in_loops=seen.in_loops,
+            max_live_vgpr=seen.live[0],
+            max_live_vgpr_at=seen.live[1],
         ),
         why,
     )
@@ -186,6 +214,7 @@ def diff(
     fail_on: Iterable[str] = ("occupancy",),
     what_if: bool = False,
     jobs: int | None = 1,
+    isa: bool = False,
 ) -> dict[str, Any]:
     """Two builds compared kernel by kernel: the record ``amdocc diff --json`` prints
     ({"kernels": [...], "added", "removed", "moved", "failing", "failed_kinds", "errors"}).
@@ -196,7 +225,11 @@ def diff(
     (amdocc.app.compare.KINDS, or "all") that count as failing. Spill dwords inside loops
     (``old``/``new`` "spills_in_loops") are read from the machine code of kernels whose metadata
     counts a spill, and of every kernel when ``fail_on`` names "spills-in-loops" (needs a
-    libLLVM; where they cannot be read, "spills_in_loops_unknown" says why). Nothing selected in
+    libLLVM; where they cannot be read, "spills_in_loops_unknown" says why). The most VGPRs live
+    at once (``old``/``new`` "max_live_vgpr", and "max_live_vgpr_at" where) are read from every
+    kernel when ``fail_on`` names "live-vgpr" or ``isa`` asks ("max_live_unknown" says why where
+    they cannot be); ``isa`` reads the spills in loops of every kernel too.
+    Nothing selected in
     either build raises UsageError."""
     from ..demangle import demangle
     from ..errors import UsageError
@@ -215,7 +248,13 @@ def diff(
         built.append(
             _snapshot(
                 path,
-                DiffSpec(root, block, (target, device, kernel, what_if), loop_spills_asked(fail_on)),
+                DiffSpec(
+                    root,
+                    block,
+                    (target, device, kernel, what_if),
+                    loop_spills_asked(fail_on, isa),
+                    live_asked(fail_on, isa),
+                ),
                 jobs,
                 selection,
                 failures,
@@ -273,6 +312,7 @@ def diff(
                 "new": after,
                 "not_evaluated": why_new or why_old,
                 "spills_in_loops_unknown": b.in_loops_unknown or a.in_loops_unknown,
+                "max_live_unknown": b.live_unknown or a.live_unknown,
                 "regressions": worse,
                 "fails": gate,
             }

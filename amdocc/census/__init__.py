@@ -64,6 +64,12 @@ ISA_COLUMNS = (
     ("spill_reloads_in_loops", int),
     ("spills_in_loops_line", str),
     ("spills_in_loops_unknown", str),
+    ("max_live_vgpr", int),
+    ("max_live_agpr", int),
+    ("max_live_sgpr", int),
+    ("max_live_vgpr_at", str),
+    ("max_live_vgpr_line", str),
+    ("max_live_unknown", str),
 )
 # One census row: COLUMN_NAMES → values of the COLUMNS types, None where not known.
 Row = dict[str, Any]
@@ -166,6 +172,10 @@ class Summary:
             inside = (row["spill_stores_in_loops"] or 0) + (row["spill_reloads_in_loops"] or 0)
             t["spilling_in_loops"] = t.get("spilling_in_loops", 0) + bool(inside)
             t["spills_in_loops_unknown"] = t.get("spills_in_loops_unknown", 0) + bool(row["spills_in_loops_unknown"])
+            # The most VGPRs live at once in any of the target's kernels, and how many it could not read.
+            if row.get("max_live_vgpr") is not None:
+                t["max_live_vgpr"] = max(t.get("max_live_vgpr", 0), row["max_live_vgpr"])
+            t["max_live_unknown"] = t.get("max_live_unknown", 0) + bool(row.get("max_live_unknown"))
         if row["cannot_launch"] and no_model_fits(row):
             t["cannot_launch"] += 1
             self.cannot_launch.append(row)

@@ -154,7 +154,7 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
             "target",
             "kernels",
             "spilling",
-            *(["spilling in loops", "spills in loops unknown"] if isa else []),
+            *(["spilling in loops", "spills in loops unknown", "most live VGPRs", "liveness unknown"] if isa else []),
             "without spill counts",
             "using scratch",
             "cannot launch",
@@ -167,7 +167,16 @@ def census_page(summary: dict[str, Any], title: str, note: str = "", mangled: bo
                 name,
                 t["kernels"],
                 t["spilling"],
-                *([t.get("spilling_in_loops", 0), t.get("spills_in_loops_unknown", 0)] if isa else []),
+                *(
+                    [
+                        t.get("spilling_in_loops", 0),
+                        t.get("spills_in_loops_unknown", 0),
+                        t.get("max_live_vgpr", "-"),
+                        t.get("max_live_unknown", 0),
+                    ]
+                    if isa
+                    else []
+                ),
                 t["no_spill_counts"],
                 t["scratch"],
                 t["cannot_launch"],

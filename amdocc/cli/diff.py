@@ -43,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KIND,...",
         help=f"regressions that fail the gate: {', '.join(KINDS)}, all or none (default: occupancy)",
     )
+    parser.add_argument(
+        "--isa",
+        action="store_true",
+        help="read every kernel's machine code (needs a libLLVM; slower): spill dwords inside loops "
+        "and the most VGPRs live at once, whatever --fail-on names",
+    )
     add_kernel_argument(parser)
     a.add_target_arguments(parser)
     add_mangled_argument(parser)
@@ -67,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         what_if=args.what_if,
         jobs=args.jobs,
+        isa=args.isa,
     )
     # The verdict is decided before anything is written (a closed standard output keeps it).
     status = 2 if result["errors"] else (1 if result["failing"] else 0)

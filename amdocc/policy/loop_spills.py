@@ -27,6 +27,7 @@ from ..errors import AmdoccError, UsageError
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
+    from ..isa.analysis import KernelIsa
 
 
 class SpillsUnknown(AmdoccError):
@@ -104,21 +105,30 @@ def asked(kernel: Kernel, which: str) -> bool:
     return (sgpr or 0) > 0 or (vgpr or 0) > 0 or (sgpr == 0 and vgpr == 0)
 
 
-def loop_spills(kernel: Kernel, *, trust_metadata: bool = True) -> LoopSpills:
-    """``kernel``'s spills inside loops (module docstring). Raises SpillsUnknown with the reason
-    when they cannot be known; a bad AMDOCC_LIBLLVM (not an existing file) stays a UsageError.
-    ``trust_metadata=False`` disassembles a kernel whose metadata records no spills too (the
-    ``spills_in_loops`` budget's rule since it was added: its control flow must be known)."""
-    if trust_metadata and spills_metadata_free(kernel):
-        return NONE
+def analysed(kernel: Kernel) -> KernelIsa:
+    """``kernel``'s machine code analysed (amdocc.isa.analysis), or SpillsUnknown saying why it
+    cannot be; a bad AMDOCC_LIBLLVM (not an existing file) stays a UsageError."""
     from ..isa.analysis import analyse
 
     try:
-        isa = analyse(kernel)
+        return analyse(kernel)
     except UsageError:
         raise
     except AmdoccError as exc:  # no libLLVM (amdocc.isa.LlvmUnavailable), unreadable code, too new a processor
         raise SpillsUnknown(f"its machine code cannot be analysed: {exc.message}") from None
+
+
+def loop_spills(kernel: Kernel, *, trust_metadata: bool = True, isa: KernelIsa | None = None) -> LoopSpills:
+    """``kernel``'s spills inside loops (module docstring). Raises SpillsUnknown with the reason
+    when they cannot be known; a bad AMDOCC_LIBLLVM (not an existing file) stays a UsageError.
+    ``trust_metadata=False`` disassembles a kernel whose metadata records no spills too (the
+    ``spills_in_loops`` budget's rule since it was added: its control flow must be known).
+    ``isa``: the kernel already analysed (a caller reading its liveness too), so it is not
+    disassembled twice."""
+    if trust_metadata and spills_metadata_free(kernel):
+        return NONE
+    if isa is None:
+        isa = analysed(kernel)
     if isa.flow.unknown is not None:
         raise SpillsUnknown(f"its control flow is not known: {isa.flow.unknown}")
     kinds = isa.spills.classification
