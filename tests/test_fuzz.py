@@ -211,3 +211,28 @@ def test_the_campaign_watchdog_reads_a_workers_cpu_time():
         child.kill()
         child.wait()
     assert cpu_seconds(child.pid) is None  # gone
+
+
+def _slow_failure(index: int) -> dict:
+    return {"index": index, "fixture": "", "elapsed": 2.0, "kind": "slow", "signature": "slow", "message": "slow"}
+
+
+def test_a_slow_input_is_a_failure_only_if_a_fresh_process_is_slow_too():
+    # Input 0 of any seed costs far less than 60 s of CPU in a fresh child, so a worker's "slow"
+    # is dropped (and its time counted as the fresh one); under a limit of 0 s no run can be fast
+    # enough, so the failure stays, with the fresh time beside the worker's.
+    from fuzz.campaign import Stats, _confirm_slow
+
+    fast = Stats("7", time_limit=60.0)
+    fast.failures = [_slow_failure(0)]
+    fast.slow_list = [(2.0, 0, ())]
+    _confirm_slow(fast, hang_timeout=60.0, as_limit_mib=4096)
+    assert fast.failures == []
+    assert [index for _worker, _fresh, index in fast.slow_in_worker_only] == [0]
+    assert fast.slowest[0] < 2.0 and fast.slowest[1] == 0
+
+    slow = Stats("7", time_limit=0.0)
+    slow.failures = [_slow_failure(0)]
+    _confirm_slow(slow, hang_timeout=60.0, as_limit_mib=4096)
+    assert [f["index"] for f in slow.failures] == [0]
+    assert "in a fresh process" in slow.failures[0]["message"]

@@ -9,11 +9,12 @@ Compressed layout (docs/code-object-format.md §4.2): "CCOB", u16 version, u16 m
 from __future__ import annotations
 
 import hashlib
+import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..binary import Buffer, Layout, first_overlap, out_of_range
 from ..errors import FormatError, LimitError, Origin
@@ -25,6 +26,7 @@ CCOB_MAGIC = b"CCOB"
 
 BUNDLE_HEADER = Layout("BundleHeader", [("magic", "24s"), ("count", "Q")])
 ENTRY_HEADER = Layout("BundleEntry", [("offset", "Q"), ("size", "Q"), ("id_length", "Q")])
+_COUNT = struct.Struct("<Q")  # the header's entry count, after the magic
 
 CCOB_PREFIX = Layout("CcobPrefix", [("magic", "4s"), ("version", "H"), ("method", "H")])
 CCOB_HEADERS = {
@@ -58,8 +60,9 @@ METHODS = {0: "zlib", 1: "zstd"}
 _CHUNK = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class BundleEntry:
+class BundleEntry(NamedTuple):
+    """One entry of a bundle's table (a NamedTuple: a region can hold tens of thousands)."""
+
     entry_id: str
     offset: int  # from the start of the bundle
     size: int
@@ -83,40 +86,50 @@ def is_amdgpu_triple(text: str) -> bool:
 
 def parse_bundle(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> tuple[list[BundleEntry], int]:
     """The entries of the bundle at ``start`` and the offset just past its last payload."""
-    header = BUNDLE_HEADER.read(buf, start, origin, "offload bundle header")
-    if header.count > limits.max_entries:
-        raise LimitError(
-            f"offload bundle declares {header.count} entries (limit {limits.max_entries})", origin, start + 24
-        )
+    # Bounds are checked inline (not through Layout.read): a region can hold tens of thousands of
+    # bundles, and this is the per-bundle cost.
+    available = len(buf)
+    if start < 0 or start + BUNDLE_HEADER.size > available:
+        raise out_of_range(buf, start, BUNDLE_HEADER.size, origin, "offload bundle header")
+    count = _COUNT.unpack_from(buf, start + len(BUNDLE_MAGIC))[0]
+    if count > limits.max_entries:
+        raise LimitError(f"offload bundle declares {count} entries (limit {limits.max_entries})", origin, start + 24)
     pos = start + BUNDLE_HEADER.size
     entries: list[BundleEntry] = []
     headers: list[int] = []
     extent = pos
-    available, unpack = len(buf), ENTRY_HEADER.struct.unpack_from
-    for index in range(header.count):
+    unpack, entry_size = ENTRY_HEADER.struct.unpack_from, ENTRY_HEADER.size
+    for index in range(count):
         # Bounds checked here, so an entry's description is formatted only if it is cut short.
-        if pos + ENTRY_HEADER.size > available:
-            raise out_of_range(buf, pos, ENTRY_HEADER.size, origin, f"offload bundle entry {index}")
+        if pos + entry_size > available:
+            raise out_of_range(buf, pos, entry_size, origin, f"offload bundle entry {index}")
         offset, size, id_length = unpack(buf, pos)
         headers.append(pos)
-        pos += ENTRY_HEADER.size
+        pos += entry_size
         if id_length > 4096:
             raise FormatError(f"bundle entry {index} id length {id_length} is implausible", origin, pos - 8)
-        if pos + id_length > available:
+        after = pos + id_length
+        if after > available:
             raise out_of_range(buf, pos, id_length, origin, f"bundle entry {index} id")
-        entry_id = bytes(buf[pos : pos + id_length]).decode("utf-8", "replace")
-        pos += id_length
-        if size and (offset < BUNDLE_HEADER.size or start + offset + size > end):
-            raise FormatError(
-                f"bundle entry {entry_id!r} claims {size} bytes at bundle offset "
-                f"{offset:#x}, past the end of its data ({end - start:#x} bytes)",
-                origin,
-                pos - id_length - ENTRY_HEADER.size,
-            )
+        entry_id = str(buf[pos:after], "utf-8", "replace")
+        pos = after
+        if size:
+            if offset < BUNDLE_HEADER.size or start + offset + size > end:
+                raise FormatError(
+                    f"bundle entry {entry_id!r} claims {size} bytes at bundle offset "
+                    f"{offset:#x}, past the end of its data ({end - start:#x} bytes)",
+                    origin,
+                    pos - id_length - entry_size,
+                )
+            # An empty entry's offset is never checked (it owns no bytes), so only an entry with
+            # bytes can carry the extent past its header: a lying empty one would carry it past
+            # the data (and a piece past its section).
+            if start + offset + size > extent:
+                extent = start + offset + size
         entries.append(BundleEntry(entry_id, offset, size))
-        # An empty entry's offset is never checked (it owns no bytes), so it cannot extend the
-        # bundle: a lying one would carry the extent past the data (and a piece past its section).
-        extent = max(extent, pos, start + offset + size if size else pos)
+    extent = max(extent, pos)
+    if len(entries) < 2:
+        return entries, extent
     # Entries own their bytes: the bundler never shares them, and a table of thousands of entries
     # over one payload would have that payload parsed thousands of times.
     spans = [(e.offset, e.offset + e.size) for e in entries]

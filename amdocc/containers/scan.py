@@ -426,19 +426,17 @@ Scanned = Generator[Item, None, int]
 def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
     here = origin.within(f"bundle@{origin.mark(pos)}")
     entries, extent = parse_bundle(buf, pos, end, here, limits)
-    for entry in entries:
-        at = pos + entry.offset
-        if entry.kind == "host":
-            yield Skipped(here.within_at(entry.entry_id, at), "host entry", entry.entry_id)
-        elif not entry.is_amdgpu:
-            yield Skipped(here.within_at(entry.entry_id, at), "not an AMDGPU entry", entry.entry_id)
-        elif entry.size == 0:
-            yield Skipped(here.within_at(entry.entry_id, at), "empty entry", entry.entry_id)
+    for entry_id, offset, size in entries:
+        at = pos + offset
+        if entry_id.partition("-")[0] == "host":
+            yield Skipped(here.within_at(entry_id, at), "host entry", entry_id)
+        elif not is_amdgpu_triple(entry_id):
+            yield Skipped(here.within_at(entry_id, at), "not an AMDGPU entry", entry_id)
+        elif size == 0:
+            yield Skipped(here.within_at(entry_id, at), "empty entry", entry_id)
         else:
-            inner = here.within(entry.entry_id)
-            yield from _guard(
-                _scan_blob(buf, at, at + entry.size, inner, limits, depth + 1, entry.entry_id), inner.at(at)
-            )
+            inner = here.within(entry_id)
+            yield from _guard(_scan_blob(buf, at, at + size, inner, limits, depth + 1, entry_id), inner.at(at))
     return extent
 
 

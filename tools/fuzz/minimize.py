@@ -9,47 +9,14 @@ says what was changed, what was still needed, the traceback, and how to replay a
 from __future__ import annotations
 
 import difflib
-import multiprocessing as mp
 import re
 import time
 from pathlib import Path
 
-from .campaign import Stats
-from .contract import run_one
+from .campaign import Stats, check_in_child
 from .inputs import generate, replay_steps
 from .layers import identity
-from .limits import AS_LIMIT_MIB, RSS_LIMIT_MIB, limit_address_space, maxrss_mib, reset_peak_rss
-
-
-def _check_in_child(
-    data: bytes, timeout: float, mode: str = "bytes", as_limit_mib: int = AS_LIMIT_MIB
-) -> tuple[str | None, float, float]:
-    """The failure signature of ``data`` (None if it passes), its time and its peak RSS (MiB),
-    in a forked child limited like a campaign worker."""
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-
-    def body():
-        limit_address_space(as_limit_mib)
-        reset_peak_rss()
-        _outcome, elapsed, _wall, failure = run_one(data, mode)
-        child.send((failure["signature"] if failure else None, elapsed, maxrss_mib()))
-
-    proc = ctx.Process(target=body, daemon=True)
-    proc.start()
-    child.close()
-    if parent.poll(timeout):
-        try:
-            result = parent.recv()
-        except EOFError:
-            result = ("died", timeout, 0.0)
-    else:
-        result = ("hang", timeout, 0.0)
-    if proc.is_alive():
-        proc.kill()
-    proc.join(5)
-    parent.close()
-    return result
+from .limits import AS_LIMIT_MIB, RSS_LIMIT_MIB
 
 
 class Minimizer:
@@ -79,7 +46,7 @@ class Minimizer:
         if time.monotonic() > self.deadline:
             return False
         self.checks += 1
-        sig, elapsed, rss = _check_in_child(data, self.timeout, self.mode, self.as_limit_mib)
+        sig, elapsed, rss = check_in_child(data, self.timeout, self.mode, self.as_limit_mib)
         if self.kind == "slow":
             return elapsed > self.time_limit or sig == "hang"
         if self.kind == "hang":
