@@ -584,7 +584,7 @@ def census(
     sinks = [_ListSink(rows)] if rows is not None else []
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs, "all" if isa else None)
     census_rows(path, options, selection, summary, sinks)
-    if not selection.matched:
+    if not selection.matched and not selection.nothing_to_evaluate():
         raise selection.nothing_selected_error(path)
     return {"path": path, **summary.as_dict()}
 
@@ -615,7 +615,7 @@ def census_compare(
     selection = Selection(target, device, kernel, what_if)
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs, "all" if isa else None)
     result = compare_releases(old, new, options, selection, fail_on=kinds_named(fail_on))
-    if not selection.matched:
+    if not selection.matched and not selection.nothing_to_evaluate():
         raise selection.nothing_selected_error(f"{old} and {new}")
     return {k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}
 

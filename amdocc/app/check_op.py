@@ -376,15 +376,14 @@ def check(
         cfg.floor_on(chosen.settings, selection.named[1], selection.target_text or "")
     entries, _notice = baseline_entries(chosen, update_baseline)
     run = run_check(path_list(paths), chosen.settings, selection, entries, jobs)
-    if not selection.matched:
+    if not selection.matched and not selection.nothing_to_evaluate():
         raise selection.nothing_selected_error()
     run.result["config_overrides"] = chosen.overrides
     run.result["baseline"] = None if chosen.baseline is None else str(chosen.baseline)
     if update_baseline and chosen.baseline is not None:
-        if run.result["errors"]:
-            warnings.warn(
-                AmdoccWarning("the baseline was not updated, since some input could not be read"), stacklevel=2
-            )
+        if run.result["errors"] or not selection.matched:
+            why = "some input could not be read" if run.result["errors"] else "no kernel was checked"
+            warnings.warn(AmdoccWarning(f"the baseline was not updated, since {why}"), stacklevel=2)
         else:
             rewrite_baseline(run, entries, chosen.baseline)
     return run.result

@@ -122,11 +122,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def nothing_selected(selection: Selection, paths: str) -> int:
-    """Exit status 2 with why, when no kernel was selected (the report is already out)."""
+    """Exit status 2 with why, when no kernel was selected (the report is already out); when the
+    PATHs held only relocatable device code, why, and status 0: nothing to survey yet."""
     if selection.matched:
         return ExitCode.OK
     from .args import as_flag
 
+    if selection.nothing_to_evaluate():
+        print(f"amdocc: nothing to census: {selection.nothing_selected(paths, as_flag)}", file=sys.stderr)
+        return ExitCode.OK
     print(f"amdocc: {selection.nothing_selected(paths, as_flag)}", file=sys.stderr)
     return ExitCode.USAGE_ERROR
 
@@ -339,7 +343,7 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
         unmodelled_lines(side)
     paths = f"{args.paths[0]} and {args.paths[1]}"
     # The verdict is decided before anything is written (a closed standard output keeps it).
-    status = 0 if selection.matched else 2
+    status = 0 if selection.matched or selection.nothing_to_evaluate() else 2
     status = status or (2 if errors else (1 if result["failing"] else 0))
     if args.html:
         from ..census.html import compare_page
