@@ -158,7 +158,7 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
     record) for one file, and last ("seen", what the selection passed over)."""
     from ..census import member_of
-    from ..errors import AmdoccError
+    from ..errors import AmdoccError, TableError
     from .reading import item_path, kernel_error
     from .selection import Selection, selected_in
 
@@ -178,6 +178,8 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
                 if isa is not None:
                     row.update(isa_columns(kernel, isa))
                 yield "row", row
+            except TableError:  # a damaged table is no kernel's fault: the whole run stops
+                raise
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
         else:

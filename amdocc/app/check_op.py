@@ -170,7 +170,7 @@ def check_file(
     import dataclasses
 
     from ..demangle import demangle
-    from ..errors import AmdoccError
+    from ..errors import AmdoccError, TableError
     from ..identity import location_of, relative_path
     from ..integrations.launches import recorded_launch
     from ..policy.checks import Settings, declared_block, evaluate
@@ -211,6 +211,8 @@ def check_file(
                     judged = dataclasses.replace(settings, dynamic_lds=launch.dynamic_lds)
             verdict = evaluate(kernel, judged, where=where, declared=declared)
             budget_outcomes = budget_check(kernel, judged, where, declared, ident["demangled"])
+        except TableError:  # a damaged table is no kernel's fault: the whole run stops
+            raise
         except AmdoccError as exc:
             yield "error", kernel_error(co, kernel, exc)
             continue
