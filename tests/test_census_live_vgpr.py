@@ -208,3 +208,43 @@ def test_census_isa_parquet_reads_back_as_the_json_summary_and_the_csv_rows(buil
         assert figures["max_live_unknown"] == sum(r["max_live_unknown"] is not None for r in mine)
     assert sum(f["max_live_unknown"] for f in summary["targets"].values()) == len(unknown)
     assert max(f["max_live_vgpr"] for f in summary["targets"].values()) == max(new_at.values())
+
+
+def _cell(text: str, target: str, column: str) -> str:
+    """One cell of census's per-target text table (numbers are right-aligned under their heading)."""
+    lines = text.splitlines()
+    header = next(line for line in lines if line.split()[:1] == ["target"])
+    row = next(line for line in lines if line.split()[:1] == [target])
+    end = header.index(column) + len(column)
+    return row[:end].split()[-1]
+
+
+def test_census_isa_text_table_shows_the_most_live_vgprs_per_target_as_the_html_does(builds, tmp_path, capsys):
+    import shutil
+
+    from conftest import FIXTURES
+
+    (_, _), (new, new_at) = builds
+    calls = FIXTURES / "objects" / "linking_calls.plain.co"
+    notes = subprocess.run(["llvm-readelf-22", "--notes", str(calls)], capture_output=True, text=True, check=True)
+    kernels = {line.split()[-1][: -len(".kd")] for line in notes.stdout.splitlines() if ".symbol:" in line}
+    calling = {name for name, addresses in _objdump_calls(calls).items() if addresses and name in kernels}
+    assert calling  # kernels whose liveness cannot be known: they call through a register
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    shutil.copy(new, tree / "new.so")
+    shutil.copy(calls, tree / "calls.co")
+    assert main(["census", "--isa", str(tree)]) == 0
+    text = capsys.readouterr().out
+    assert _cell(text, "gfx942", "most live VGPRs") == str(max(new_at.values()))  # llc-22's final MIR
+    assert _cell(text, "gfx942", "liveness unknown") == str(len(calling))
+    # No kernel with a figure: "-", as in the HTML; without --isa, no such columns.
+    only_calls = tmp_path / "calls"
+    only_calls.mkdir()
+    shutil.copy(calls, only_calls / "calls.co")
+    assert main(["census", "--isa", str(only_calls)]) == 0
+    text = capsys.readouterr().out
+    assert _cell(text, "gfx942", "most live VGPRs") == "-"
+    assert _cell(text, "gfx942", "liveness unknown") == str(len(calling))
+    assert main(["census", str(tree)]) == 0
+    assert "most live VGPRs" not in capsys.readouterr().out

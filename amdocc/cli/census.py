@@ -230,6 +230,18 @@ def _note(args: argparse.Namespace) -> str:
     return f"Occupancy: the hip model at {block}{dyn}."
 
 
+def _isa_cells(t: dict[str, Any]) -> list[str]:
+    """A target's --isa cells, as the HTML has them: kernels spilling in loops and those whose
+    spills could not be read, the most VGPRs live in any kernel ("-": no kernel has a figure),
+    and the kernels without one."""
+    return [
+        str(t.get("spilling_in_loops", 0)),
+        str(t.get("spills_in_loops_unknown", 0)),
+        str(t.get("max_live_vgpr", "-")),
+        str(t.get("max_live_unknown", 0)),
+    ]
+
+
 def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
     from ..census import models_fitting_some, some_models_heading
 
@@ -244,7 +256,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                 name,
                 str(t["kernels"]),
                 str(t["spilling"]),
-                *([str(t.get("spilling_in_loops", 0)), str(t.get("spills_in_loops_unknown", 0))] if isa else []),
+                *(_isa_cells(t) if isa else []),
                 str(t["no_spill_counts"]),
                 str(t["scratch"]),
                 str(t["cannot_launch"]),
@@ -262,7 +274,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                     "target",
                     "kernels",
                     "spilling",
-                    *(["in loops", "loops unknown"] if isa else []),
+                    *(["in loops", "loops unknown", "most live VGPRs", "liveness unknown"] if isa else []),
                     "no spill counts",
                     "scratch",
                     "cannot launch",
