@@ -13,6 +13,7 @@ new one.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -102,3 +103,65 @@ def test_the_stored_new_driver_rdc_fixture_is_relocatable_device_code_too():
     # tools/fixtures/offload.py's newdriver_rdc.o (gfx942 and gfx1100), built by clang-22.
     items = list(scan(str(FIXTURES / "containers" / "newdriver_rdc.o")))
     assert len(items) == 2 and {i.reason for i in items if isinstance(i, Skipped)} == {RDC}
+
+
+def _device_entries(obj: Path, driver: str) -> int:
+    """How many device-code entries the oracle lists: llvm-readelf-22's bundle sections (old
+    driver) or llvm-objdump-22 --offloading's "llvm ir" images (new driver)."""
+    if driver == "--no-offload-new-driver":
+        return len([e for e in _bundle_sections(obj) if not e.startswith("host-")])
+    listing = subprocess.run(["llvm-objdump-22", "--offloading", str(obj)], capture_output=True, text=True, check=True)
+    return len(re.findall(r"kind\s+llvm ir\n", listing.stdout))
+
+
+@pytest.mark.parametrize("driver", ["--offload-new-driver", "--no-offload-new-driver"])
+def test_check_and_census_of_rdc_alone_say_there_is_nothing_to_evaluate_and_pass(tmp_path, driver):
+    # Relocatable device code is read cleanly and holds no kernel before the device link: the
+    # gates say so in one line and pass (exit 0), as the skipped entries do not change a status.
+    obj = build_rdc(tmp_path, "k.o", driver)
+    entries = _device_entries(obj, driver)
+    assert entries == len(ARCHS)
+    said = f"only relocatable device code ({entries} entries), nothing to evaluate before the device link"
+    check = _amdocc("check", str(obj))
+    assert check.returncode == 0, check.stderr
+    assert check.stderr.splitlines()[-1].startswith("amdocc: nothing to check: no kernel in the PATHs: " + said)
+    assert "0 kernel(s) checked" in check.stdout
+    checked = json.loads(_amdocc("check", "--json", str(obj)).stdout)
+    assert checked["summary"]["kernels"] == 0 and checked["errors"] == []
+    assert sum(s["reason"] == RDC for s in checked["skipped"]) == entries
+    census = _amdocc("census", "--json", str(obj))
+    assert census.returncode == 0, census.stderr
+    assert (
+        census.stderr.strip()
+        == f"amdocc: nothing to census: no kernel in {obj}: {said}; give amdocc the linked library or executable"
+    )
+    assert json.loads(census.stdout)["skipped"][RDC] == entries
+    compared = _amdocc("census", str(obj), str(obj))
+    assert compared.returncode == 0 and "nothing to census" in compared.stderr
+    # Python answers as the command line does.
+    assert amdocc.app.check(obj)["summary"]["kernels"] == 0
+    assert amdocc.app.census(obj)["skipped"] == {RDC: entries, **({"host entry": 1} if "no-" in driver else {})}
+
+
+def test_rdc_beside_a_code_object_is_skipped_and_the_kernels_are_checked(tmp_path):
+    obj = build_rdc(tmp_path, "k.o", "--offload-new-driver")
+    linked = FIXTURES / "elf" / "gfx942_cov4.hsaco"
+    notes = subprocess.run(["llvm-readelf-22", "--notes", str(linked)], capture_output=True, text=True, check=True)
+    kernels = len(re.findall(r"\.symbol:\s+\S+\.kd\n", notes.stdout))
+    run = _amdocc("check", "--json", str(obj), str(linked))
+    assert json.loads(run.stdout)["summary"]["kernels"] == kernels > 0 and "nothing to check" not in run.stderr
+
+
+def test_update_baseline_on_rdc_alone_writes_nothing_and_says_why(tmp_path):
+    obj = build_rdc(tmp_path, "k.o", "--offload-new-driver", ("gfx942",))
+    baseline = tmp_path / "baseline.json"
+    run = _amdocc("check", "--no-config", "--baseline", str(baseline), "--update-baseline", str(obj))
+    assert run.returncode == 2 and "the baseline was not updated, since no kernel was checked" in run.stderr
+    assert not baseline.exists()
+
+
+def test_a_host_library_without_device_code_is_still_no_code_object(tmp_path):
+    # Not relocatable device code: a host library holds no device code at all, so a gate given
+    # it alone was given the wrong file (exit 2, as before).
+    run = _amdocc("check", str(FIXTURES / "objects" / "host_plain.so"))
+    assert run.returncode == 2 and "no code object found" in run.stderr

@@ -26,8 +26,9 @@ import pytest
 from amdocc import observed, tabledata
 from amdocc.cli.main import main
 from amdocc.errors import TableError
-from conftest import ROOT
+from conftest import FIXTURES, ROOT, skip_unless_required
 
+ISA_TABLES = ("isa_decoding.toml", "isa_mix.toml", "isa_semantics.toml")
 MANUAL = ["occupancy", "--target", "gfx942", "--vgprs", "64", "--block", "256"]
 # The command that reads each table (every row of it, before answering).
 COMMANDS = {
@@ -49,6 +50,9 @@ COMMANDS = {
         "64",
     ],
     "prefill_gate.toml": ["gate", "--arch", "gfx950", "--qo-len", "4096", "--kv-len", "4096"],
+    # The ISA tables: `amdocc isa` reads them (the mix and the semantics whole, every family and
+    # entry, whichever kernel it decodes) before the first kernel's summary.
+    **{table: ["isa", "--summary", str(FIXTURES / "elf" / "gfx942_cov4.hsaco")] for table in ISA_TABLES},
 }
 
 WHOLE = ("x", 0)  # (a value of the wrong type, one out of range) for a whole number >= 1
@@ -147,6 +151,16 @@ REQUIRED: list[tuple[str, tuple[str, ...], str, Any, Any]] = [
     ("prefill_gate.toml", ("eligible",), "dtypes", "bf16", [1]),
     ("prefill_gate.toml", ("eligible",), "head_dims", [128, 128], [[128, 0]]),
     ("prefill_gate.toml", ("eligible",), "source", *TEXT),
+    # isa_decoding.toml: the oldest ISA major the disassembler decodes
+    ("isa_decoding.toml", ("disassembler",), "first_isa_major", *WHOLE),
+    # isa_mix.toml: the class order, a class's pattern (a regular expression), a family's own
+    ("isa_mix.toml", (), "order", "waitcnt", None),
+    ("isa_mix.toml", ("common",), "lds", 7, "^ds_("),
+    ("isa_mix.toml", ("family", "RDNA4"), "waitcnt", ["^s_wait"], "^s_wait_(loadcnt"),
+    # isa_semantics.toml's [[rule]], [[adjust]] and [[implicit]] entries are a list: damaged by
+    # test_a_damaged_semantics_entry_names_it below; its [abi] table is here.
+    ("isa_semantics.toml", (), "implicit", "x", None),
+    ("isa_semantics.toml", ("abi",), "packed_workitem_ids", "gfx942", [942]),
 ]
 
 # Entries of a table keyed by name, where a name left out is an answer, not damage: a processor
@@ -159,6 +173,7 @@ ENTRIES = {
     ("prefill_gate.toml", ("min_qo_len",), "gfx950"),
     ("prefill_gate.toml", ("aiter", "block_size"), "hd128"),
     ("prefill_gate.toml", ("aiter", "subfolder_by_cu", "gfx942"), "304"),
+    ("isa_mix.toml", ("family", "RDNA4"), "waitcnt"),  # a family replaces only the classes it names
 }
 
 DAMAGES = [
@@ -204,6 +219,8 @@ def test_a_damaged_value_is_one_line_naming_table_row_and_column_and_exit_2(
         return _damaged(raw, row, column, how, value) if path.name == table else raw
 
     monkeypatch.setattr(tabledata, "read_toml", read)
+    if table in ISA_TABLES:
+        _needs_libllvm()
     status, err = _run_cli(COMMANDS[table], capsys)
     assert status == 2 and len(err) == 1, err
     (line,) = err
@@ -217,9 +234,88 @@ def test_every_required_column_is_damaged_three_ways_where_it_has_a_range():
     # The count the test above runs: every column left out (but the entries by name) and given
     # the wrong type; a range or set of values broken where the column has one (true/false and
     # the mode flag have none).
-    assert len(REQUIRED) == 82 and len(ENTRIES) == 6
-    assert len(DAMAGES) == 82 * 3 - 6 - sum(out is None for *_, out in REQUIRED) == 232
+    assert len(REQUIRED) == 88 and len(ENTRIES) == 7
+    assert len(DAMAGES) == 88 * 3 - 7 - sum(out is None for *_, out in REQUIRED) == 247
     assert {table for table, *_ in REQUIRED} == set(COMMANDS)
+
+
+def _needs_libllvm() -> None:
+    from amdocc.isa import LlvmUnavailable, library
+
+    try:
+        library()
+    except LlvmUnavailable as exc:
+        skip_unless_required(f"no libLLVM with the AMDGPU disassembler: {exc}")
+
+
+# (entry kind, the entry's name, column, damaged value): each entry of isa_semantics.toml's
+# lists, damaged as the table's header comments say its columns are (a role from the list of
+# roles; a register from vcc, exec, scc, m0; majors and operand counts whole numbers; a modifier
+# list of texts); None leaves the column out. A column no entry has (`min_majr`) is damage too.
+SEMANTICS = [
+    ("rule", "gpr-indexing", "match", None),
+    ("rule", "gpr-indexing", "match", 7),
+    ("rule", "gpr-indexing", "match", "s_set_gpr_idx_(on"),
+    ("rule", "gpr-indexing", "unknown", 7),
+    ("rule", "store-high-half", "roles", "use"),
+    ("rule", "store-high-half", "roles", ["use", "read"]),
+    ("rule", "store", "rest", "read"),
+    ("rule", "cmpx-exec-only", "min_major", "10"),
+    ("rule", "cmpx-exec-only", "min_major", 0),
+    ("rule", "carry-out", "max_major", 8.0),
+    ("rule", "buffer-atomic-return", "with_any", "glc"),
+    ("rule", "buffer-atomic-return", "with_any", [1]),
+    ("rule", "cmpx-exec-only", "min_majr", 10),
+    ("adjust", "dpp-preserve", "first", "write"),
+    ("implicit", "vector-exec", "uses", "exec"),
+    ("implicit", "vector-exec", "uses", ["exec_lo"]),
+    ("implicit", "cmpx-writes-exec", "defs", ["vcc", 1]),
+    ("implicit", "dual-cndmask-vcc", "max_operands", -1),
+    ("implicit", "m0-users", "name", 7),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "column", "value"), [pytest.param(*d, id=f"{d[0]}:{d[1]}:{d[2]}:{d[3]!r}") for d in SEMANTICS]
+)
+def test_a_damaged_semantics_entry_names_it(kind, name, column, value, monkeypatch, capsys):
+    real = tabledata.read_toml
+    index = next(i for i, e in enumerate(real(ROOT / "tables" / "isa_semantics.toml")[kind]) if e["name"] == name)
+
+    def read(path):
+        raw = real(path)
+        if path.name == "isa_semantics.toml":
+            raw = copy.deepcopy(raw)
+            entry = raw[kind][index]
+            assert column in entry or column == "min_majr", f"{name} has no {column}: update SEMANTICS"
+            if value is None:
+                del entry[column]
+            else:
+                entry[column] = value
+        return raw
+
+    monkeypatch.setattr(tabledata, "read_toml", read)
+    _needs_libllvm()
+    status, err = _run_cli(COMMANDS["isa_semantics.toml"], capsys)
+    assert status == 2 and len(err) == 1, err
+    entry = f"{kind} {index + 1}" + ("" if column == "name" else f" ({name})")
+    assert err[0].startswith(f"amdocc: isa_semantics.toml [{entry}] column {column!r}: "), err[0]
+
+
+def test_an_entry_of_the_semantics_lists_that_is_not_a_table_is_named(monkeypatch, capsys):
+    real = tabledata.read_toml
+
+    def read(path):
+        raw = real(path)
+        return {**raw, "adjust": [*raw["adjust"], "first = both"]} if path.name == "isa_semantics.toml" else raw
+
+    monkeypatch.setattr(tabledata, "read_toml", read)
+    _needs_libllvm()
+    adjusts = len(real(ROOT / "tables" / "isa_semantics.toml")["adjust"])
+    status, err = _run_cli(COMMANDS["isa_semantics.toml"], capsys)
+    assert status == 2 and err == [
+        f"amdocc: isa_semantics.toml [adjust {adjusts + 1}]: is 'first = both', not a table of columns"
+    ]
 
 
 @pytest.mark.parametrize("table", sorted(COMMANDS))
@@ -228,6 +324,8 @@ def test_a_missing_table_is_one_line_and_exit_2(table, tmp_path, monkeypatch, ca
     shutil.copytree(ROOT / "tables", tables)
     (tables / table).unlink()
     monkeypatch.setattr(tabledata, "tables_dir", lambda: tables)
+    if table in ISA_TABLES:
+        _needs_libllvm()
     status, err = _run_cli(COMMANDS[table], capsys)
     assert status == 2 and len(err) == 1 and f"{table}: cannot be read" in err[0], err
 
@@ -290,6 +388,19 @@ def package_copy(tmp_path_factory):
         ("llvm_rules.toml", 'sgpr_occupancy = "step-table"\n', "", "[llvm-22] column 'sgpr_occupancy'"),
         ("prefill_gate.toml", "gfx950 = 2048", "gfx950 = -1", "[min_qo_len] column 'gfx950'"),
         ("targets.toml", "lds_granule = ", "lds_granul = ", "[gfx600] column 'lds_granule'"),
+        (
+            "isa_decoding.toml",
+            "first_isa_major = 8",
+            "first_isa_major = 8.0",
+            "[disassembler] column 'first_isa_major'",
+        ),
+        ("isa_mix.toml", "lds = '^ds_'", "lds = '^ds_('", "[common] column 'lds'"),
+        (
+            "isa_semantics.toml",
+            "min_major = 10\n",
+            'min_major = "10"\n',
+            "[rule 10 (cmpx-exec-only)] column 'min_major'",
+        ),
     ],
 )
 def test_an_edited_table_file_is_one_line_and_exit_2_from_python_m_amdocc(package_copy, table, line, edited, words):
@@ -310,3 +421,41 @@ def test_an_edited_table_file_is_one_line_and_exit_2_from_python_m_amdocc(packag
     assert run.returncode == 2 and run.stdout == "", run
     assert run.stderr.startswith(f"amdocc: {table}") and len(run.stderr.splitlines()) == 1, run.stderr
     assert words in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["census", "--isa", "--jobs", "2"],
+        ["check", "--no-config", "--budget", "max_live_vgpr<=300"],
+        ["check", "--no-config", "--budget", "spills_in_loops<=0", "--jobs", "2"],
+        ["diff", "--isa"],
+    ],
+    ids=" ".join,
+)
+def test_a_damaged_isa_table_stops_every_command_that_reads_machine_code(package_copy, tmp_path, command):
+    # Not one kernel's error, nor a rule "not evaluated" for each kernel: the run stops with the
+    # table's one line (in worker processes too, with --jobs).
+    _needs_libllvm()
+    path = package_copy / "amdocc" / "tables" / "isa_semantics.toml"
+    text = path.read_text()
+    assert "min_major = 10\n" in text
+    path.write_text(text.replace("min_major = 10\n", 'min_major = "10"\n', 1))
+    code = FIXTURES / "elf" / "gfx942_cov4.hsaco"
+    for name in ("a.hsaco", "b.hsaco"):
+        shutil.copy(code, tmp_path / name)
+    paths = [str(tmp_path / "a.hsaco"), str(tmp_path / "b.hsaco")] if command[0] == "diff" else [str(tmp_path)]
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "amdocc", *command, *paths],
+            env=dict(os.environ, PYTHONPATH=str(package_copy)),
+            capture_output=True,
+            text=True,
+            cwd=package_copy,
+        )
+    finally:
+        path.write_text(text)
+    assert run.returncode == 2, run
+    assert run.stderr == (
+        "amdocc: isa_semantics.toml [rule 10 (cmpx-exec-only)] column 'min_major': '10' is not a whole number >= 1\n"
+    )

@@ -158,7 +158,7 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
     """Yield ("row", dict) per kernel, ("code_object", None), ("skipped", record) and ("error",
     record) for one file, and last ("seen", what the selection passed over)."""
     from ..census import member_of
-    from ..errors import AmdoccError
+    from ..errors import AmdoccError, TableError
     from .reading import item_path, kernel_error
     from .selection import Selection, selected_in
 
@@ -178,6 +178,8 @@ def census_file(item: FileItem, spec: CensusSpec) -> Iterator[Event]:
                 if isa is not None:
                     row.update(isa_columns(kernel, isa))
                 yield "row", row
+            except TableError:  # a damaged table is no kernel's fault: the whole run stops
+                raise
             except AmdoccError as exc:
                 yield "error", kernel_error(co, kernel, exc)
         else:
@@ -584,7 +586,7 @@ def census(
     sinks = [_ListSink(rows)] if rows is not None else []
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs, "all" if isa else None)
     census_rows(path, options, selection, summary, sinks)
-    if not selection.matched:
+    if not selection.matched and not selection.nothing_to_evaluate():
         raise selection.nothing_selected_error(path)
     return {"path": path, **summary.as_dict()}
 
@@ -615,7 +617,7 @@ def census_compare(
     selection = Selection(target, device, kernel, what_if)
     options = CensusOptions(block, dynamic_lds, target, device, kernel, what_if, jobs, "all" if isa else None)
     result = compare_releases(old, new, options, selection, fail_on=kinds_named(fail_on))
-    if not selection.matched:
+    if not selection.matched and not selection.nothing_to_evaluate():
         raise selection.nothing_selected_error(f"{old} and {new}")
     return {k: v for k, v in result.items() if k not in ("old_summary", "new_summary")}
 

@@ -170,7 +170,7 @@ def check_file(
     import dataclasses
 
     from ..demangle import demangle
-    from ..errors import AmdoccError
+    from ..errors import AmdoccError, TableError
     from ..identity import location_of, relative_path
     from ..integrations.launches import recorded_launch
     from ..policy.checks import Settings, declared_block, evaluate
@@ -211,6 +211,8 @@ def check_file(
                     judged = dataclasses.replace(settings, dynamic_lds=launch.dynamic_lds)
             verdict = evaluate(kernel, judged, where=where, declared=declared)
             budget_outcomes = budget_check(kernel, judged, where, declared, ident["demangled"])
+        except TableError:  # a damaged table is no kernel's fault: the whole run stops
+            raise
         except AmdoccError as exc:
             yield "error", kernel_error(co, kernel, exc)
             continue
@@ -376,15 +378,14 @@ def check(
         cfg.floor_on(chosen.settings, selection.named[1], selection.target_text or "")
     entries, _notice = baseline_entries(chosen, update_baseline)
     run = run_check(path_list(paths), chosen.settings, selection, entries, jobs)
-    if not selection.matched:
+    if not selection.matched and not selection.nothing_to_evaluate():
         raise selection.nothing_selected_error()
     run.result["config_overrides"] = chosen.overrides
     run.result["baseline"] = None if chosen.baseline is None else str(chosen.baseline)
     if update_baseline and chosen.baseline is not None:
-        if run.result["errors"]:
-            warnings.warn(
-                AmdoccWarning("the baseline was not updated, since some input could not be read"), stacklevel=2
-            )
+        if run.result["errors"] or not selection.matched:
+            why = "some input could not be read" if run.result["errors"] else "no kernel was checked"
+            warnings.warn(AmdoccWarning(f"the baseline was not updated, since {why}"), stacklevel=2)
         else:
             rewrite_baseline(run, entries, chosen.baseline)
     return run.result

@@ -74,7 +74,7 @@ def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
     """Yield ("kernel", record), ("skipped", record), ("error", record) and, when filtering,
     ("seen", what the filters passed over) for one file."""
     from .. import report
-    from ..errors import AmdoccError
+    from ..errors import AmdoccError, TableError
     from ..isa.libllvm import LlvmUnavailable
     from .reading import kernel_error, read
     from .selection import Selection
@@ -92,7 +92,7 @@ def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
                 continue
             try:
                 record = kernel_record(x, kernel, options.summary)
-            except LlvmUnavailable:
+            except (LlvmUnavailable, TableError):  # not this kernel's fault: the whole run stops
                 raise
             except AmdoccError as exc:
                 yield "error", kernel_error(x, kernel, exc)

@@ -40,7 +40,7 @@ def next_step_where(kernel: Kernel, origin: Origin | None, step: dict[str, Any] 
     instructions, empty without .debug_line). When it cannot be said (no libLLVM, unknown control
     flow, register indexing), ``live`` and ``ranges`` are null and ``unknown`` says why. None when
     the step sheds no register (or there is no step)."""
-    from ..errors import AmdoccError, UsageError
+    from ..errors import AmdoccError, TableError, UsageError
     from ..isa.libllvm import LlvmUnavailable
 
     register_class = shed_class(step)
@@ -52,7 +52,7 @@ def next_step_where(kernel: Kernel, origin: Origin | None, step: dict[str, Any] 
         isa = analyse(kernel, origin)
     except LlvmUnavailable as exc:
         return unknown_place(register_class, f"no libLLVM to disassemble with: {exc}")
-    except UsageError:  # a bad setting (AMDOCC_LIBLLVM naming no file) is the caller's to fix
+    except (UsageError, TableError):  # a bad setting (AMDOCC_LIBLLVM naming no file), a damaged table
         raise
     except AmdoccError as exc:
         return unknown_place(register_class, f"the code cannot be read: {exc}")

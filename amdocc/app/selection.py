@@ -51,6 +51,7 @@ class Selection:
         self.matched = 0  # kernels kept by --kernel too
         self.processors: set[str] = set()  # target ids of code objects passed over
         self.names: set[str] = set()  # readable names of kernels passed over by --kernel
+        self.relocatable = 0  # entries of relocatable device code (-fgpu-rdc -c) passed over
 
     # -- choosing -----------------------------------------------------------------------------
 
@@ -115,6 +116,12 @@ class Selection:
         seen = self.evaluated_as(TargetId.parse(built), find_target(built))
         return seen["target"] == target and (bool(self.what_if) or not seen["what_if"])
 
+    def nothing_to_evaluate(self) -> bool:
+        """Whether the PATHs held no code object but relocatable device code: read cleanly, with
+        no kernel to evaluate before the device link. A gate (check, census) says so and passes;
+        this is not a selection that matches nothing."""
+        return not self.code_objects and self.relocatable > 0
+
     def evaluation(self) -> dict[str, Any]:
         """Keyword arguments for amdocc.occupancy: where to evaluate, and whether as a what-if."""
         if self.named is None:
@@ -129,12 +136,13 @@ class Selection:
             "placed": self.placed,
             "kernels": self.kernels,
             "matched": self.matched,
+            "relocatable": self.relocatable,
             "processors": sorted(self.processors),
             "names": sorted(self.names),
         }
 
     def merge(self, summary: dict[str, Any]) -> None:
-        for key in ("code_objects", "placed", "kernels", "matched"):
+        for key in ("code_objects", "placed", "kernels", "matched", "relocatable"):
             setattr(self, key, getattr(self, key) + summary[key])
         self.processors.update(summary["processors"])
         room = MAX_NAMES - len(self.names)
@@ -156,6 +164,12 @@ class Selection:
         return (self.target_param, "what_if", "kernel")
 
     def _nothing_selected(self, paths: str) -> str:
+        if not self.code_objects and self.relocatable:
+            entries = f"{self.relocatable} entr{'ies' if self.relocatable != 1 else 'y'}"
+            return (
+                f"no kernel in {paths}: only relocatable device code ({entries}), nothing to evaluate "
+                "before the device link; give amdocc the linked library or executable"
+            )
         if not self.code_objects:
             return f"no code object found in {paths}"
         if not self.placed:
@@ -203,10 +217,13 @@ def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
     each code object kept, then ("kernel", (co, kernel)) for each of its kernels kept;
     ("skipped", record) and ("error", record) for what is passed over or unreadable; and last
     ("seen", what the selection passed over), for a worker process to send back."""
+    from ..containers.scan import RELOCATABLE_DEVICE_CODE
     from .reading import read
 
     for kind, value in read(item):
         if kind != "code_object":
+            if kind == "skipped" and value["reason"] == RELOCATABLE_DEVICE_CODE:
+                selection.relocatable += 1
             yield kind, value
         elif selection.runs_here(value):
             yield kind, value

@@ -122,11 +122,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def nothing_selected(selection: Selection, paths: str) -> int:
-    """Exit status 2 with why, when no kernel was selected (the report is already out)."""
+    """Exit status 2 with why, when no kernel was selected (the report is already out); when the
+    PATHs held only relocatable device code, why, and status 0: nothing to survey yet."""
     if selection.matched:
         return ExitCode.OK
     from .args import as_flag
 
+    if selection.nothing_to_evaluate():
+        print(f"amdocc: nothing to census: {selection.nothing_selected(paths, as_flag)}", file=sys.stderr)
+        return ExitCode.OK
     print(f"amdocc: {selection.nothing_selected(paths, as_flag)}", file=sys.stderr)
     return ExitCode.USAGE_ERROR
 
@@ -226,6 +230,18 @@ def _note(args: argparse.Namespace) -> str:
     return f"Occupancy: the hip model at {block}{dyn}."
 
 
+def _isa_cells(t: dict[str, Any]) -> list[str]:
+    """A target's --isa cells, as the HTML has them: kernels spilling in loops and those whose
+    spills could not be read, the most VGPRs live in any kernel ("-": no kernel has a figure),
+    and the kernels without one."""
+    return [
+        str(t.get("spilling_in_loops", 0)),
+        str(t.get("spills_in_loops_unknown", 0)),
+        str(t.get("max_live_vgpr", "-")),
+        str(t.get("max_live_unknown", 0)),
+    ]
+
+
 def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
     from ..census import models_fitting_some, some_models_heading
 
@@ -240,7 +256,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                 name,
                 str(t["kernels"]),
                 str(t["spilling"]),
-                *([str(t.get("spilling_in_loops", 0)), str(t.get("spills_in_loops_unknown", 0))] if isa else []),
+                *(_isa_cells(t) if isa else []),
                 str(t["no_spill_counts"]),
                 str(t["scratch"]),
                 str(t["cannot_launch"]),
@@ -258,7 +274,7 @@ def render_summary(path: str, s: dict[str, Any], mangled: bool = False) -> str:
                     "target",
                     "kernels",
                     "spilling",
-                    *(["in loops", "loops unknown"] if isa else []),
+                    *(["in loops", "loops unknown", "most live VGPRs", "liveness unknown"] if isa else []),
                     "no spill counts",
                     "scratch",
                     "cannot launch",
@@ -339,7 +355,7 @@ def _compare(args: argparse.Namespace, selection: Selection) -> int:
         unmodelled_lines(side)
     paths = f"{args.paths[0]} and {args.paths[1]}"
     # The verdict is decided before anything is written (a closed standard output keeps it).
-    status = 0 if selection.matched else 2
+    status = 0 if selection.matched or selection.nothing_to_evaluate() else 2
     status = status or (2 if errors else (1 if result["failing"] else 0))
     if args.html:
         from ..census.html import compare_page

@@ -207,9 +207,11 @@ def run(args: argparse.Namespace) -> int:
         print(render(result, args.mangled))
     for e in errors:
         print(f"amdocc: {e['error']}", file=sys.stderr)
-    if not selection.matched:
-        print(f"amdocc: {selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
-    if errors or not selection.matched:
+    if not selection.matched:  # relocatable device code alone is said, and passes (nothing to gate)
+        said = "nothing to check: " if selection.nothing_to_evaluate() else ""
+        print(f"amdocc: {said}{selection.nothing_selected(spell=a.as_flag)}", file=sys.stderr)
+    unmatched = not selection.matched and not selection.nothing_to_evaluate()
+    if errors or unmatched or (args.update_baseline and not selection.matched):
         if args.update_baseline:
             print(
                 "amdocc: the baseline was not updated, since "

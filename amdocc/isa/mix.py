@@ -13,8 +13,7 @@ import re
 from collections.abc import Sequence
 
 from ..caches import cached
-from ..errors import TableError
-from ..tabledata import load_table
+from ..tabledata import Row, load_table
 from .model import Instruction
 
 TABLE = "isa_mix.toml"
@@ -24,28 +23,37 @@ UNDECODABLE = "undecodable"
 @cached(maxsize=64)
 def classes_for(family: str | None) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """(class, compiled pattern) in matching order, for an ISA family (None: the common set)."""
-    table = load_table(TABLE)
-    order = table.get("order")
-    common = table.get("common")
-    if not isinstance(order, list) or not isinstance(common, dict):
-        raise TableError(f"{TABLE}: needs an `order` list and a [common] table")
-    chosen = dict(common)
-    families = table.get("family", {})
-    if family and isinstance(families, dict) and isinstance(families.get(family), dict):
-        chosen.update(families[family])
-    out = []
+    order, common, families = _table()
+    chosen = {**common, **families.get(family or "", {})}
+    return tuple((name, chosen[name]) for name in order)
+
+
+@cached(maxsize=1)
+def _table() -> tuple[tuple[str, ...], dict[str, re.Pattern[str]], dict[str, dict[str, re.Pattern[str]]]]:
+    """The table read whole (every family, not only the one asked for) through tabledata.Row, so
+    that a damaged entry is one TableError naming the table, the row and the column."""
+    table = Row(TABLE, "", load_table(TABLE))
+    order: tuple[str, ...] = table.texts("order")
+    common_row = table.sub("common")
+    common = _patterns(common_row, order)
     for name in order:
-        pattern = chosen.get(name)
-        if not isinstance(pattern, str):
-            raise TableError(f"{TABLE}: class {name!r} of `order` has no pattern in [common]")
+        if name not in common:
+            common_row.value(name)  # missing: every class of `order` has its pattern here
+    families = {row.key: _patterns(row, order) for row in table.sub("family", {}).rows()}
+    return order, common, families
+
+
+def _patterns(row: Row, order: tuple[str, ...]) -> dict[str, re.Pattern[str]]:
+    out = {}
+    for name in row.columns():
+        if name not in order:
+            raise row.error(f"is not a class of `order` ({', '.join(order)})", name)
+        text = row.text(name)
         try:
-            out.append((name, re.compile(pattern)))
+            out[name] = re.compile(text)
         except re.error as exc:
-            raise TableError(f"{TABLE}: class {name!r}: {exc}") from None
-    unknown = set(chosen) - set(order)
-    if unknown:
-        raise TableError(f"{TABLE}: classes {sorted(unknown)} are not in `order`")
-    return tuple(out)
+            raise row.error(f"{text!r} is not a regular expression: {exc}", name) from None
+    return out
 
 
 def family_of(processor_family: str | None) -> str | None:

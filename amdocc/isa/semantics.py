@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from ..caches import cached
-from ..errors import AmdoccError, TableError
-from ..tabledata import load_table
+from ..errors import AmdoccError
+from ..tabledata import Row, load_table
 
 TABLE = "isa_semantics.toml"
 
@@ -236,43 +235,58 @@ class Rule:
     uses: tuple[str, ...] = ()
 
 
-def _rules(kind: str, rows: list[dict[str, Any]]) -> tuple[Rule, ...]:
+_IMPLICIT = ("vcc", "exec", "scc", "m0")
+_COLUMNS = frozenset(
+    {"name", "match", "roles", "rest", "first", "unknown", "defs", "uses", "min_major", "max_major"}
+    | {"with_any", "without_any", "unless_all", "max_operands"}
+)
+
+
+def _rules(kind: str, entries: object) -> tuple[Rule, ...]:
+    """The [[kind]] entries, each read through a Row named "KIND N (its name)", so that a damaged
+    one is a TableError naming the table, the entry and the column."""
+    if not isinstance(entries, list):
+        raise Row(TABLE, "", {}).error(f"is not a list of tables ([[{kind}]] entries)", kind)
     out = []
-    for i, row in enumerate(rows):
-        where = f"{TABLE} [[{kind}]] #{i + 1} ({row.get('name', '?')})"
+    for i, values in enumerate(entries):
+        name = values.get("name") if isinstance(values, dict) else None
+        row = Row(TABLE, f"{kind} {i + 1}" + (f" ({name})" if isinstance(name, str) else ""), values)
+        for column in row.columns():
+            if column not in _COLUMNS:
+                raise row.error(f"is not a column of [[{kind}]] (columns: {', '.join(sorted(_COLUMNS))})", column)
+        text = row.text("match")
         try:
-            pattern = re.compile(row["match"])
-        except (KeyError, re.error) as exc:
-            raise TableError(f"{where}: bad or missing match: {exc}") from None
-        roles = tuple(row.get("roles", ()))
-        rest = row.get("rest", "use")
-        first = row.get("first")
-        for role in (*roles, rest, *([first] if first else [])):
+            pattern = re.compile(text)
+        except re.error as exc:
+            raise row.error(f"{text!r} is not a regular expression: {exc}", "match") from None
+        roles = row.texts("roles", ())
+        for role in roles:
             if role not in ROLES:
-                raise TableError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
-        for reg in (*row.get("defs", ()), *row.get("uses", ())):
-            if reg not in ("vcc", "exec", "scc", "m0"):
-                raise TableError(f"{where}: implicit register {reg!r} is not one of vcc, exec, scc, m0")
+                raise row.error(f"role {role!r} is not one of {', '.join(ROLES)}", "roles")
+        for column in ("defs", "uses"):
+            for reg in row.texts(column, ()):
+                if reg not in _IMPLICIT:
+                    raise row.error(f"implicit register {reg!r} is not one of {', '.join(_IMPLICIT)}", column)
         condition = _Condition(
-            row.get("min_major"),
-            row.get("max_major"),
-            tuple(row.get("with_any", ())),
-            tuple(row.get("without_any", ())),
-            tuple(row.get("unless_all", ())),
-            row.get("max_operands"),
+            row.whole("min_major", 1, default=None),
+            row.whole("max_major", 1, default=None),
+            row.texts("with_any", ()),
+            row.texts("without_any", ()),
+            row.texts("unless_all", ()),
+            row.whole("max_operands", 0, default=None),
         )
         out.append(
             Rule(
                 kind,
-                row.get("name", f"{kind}-{i + 1}"),
+                row.text("name", f"{kind}-{i + 1}"),
                 pattern,
                 condition,
                 roles,
-                rest,
-                first,
-                row.get("unknown"),
-                tuple(row.get("defs", ())),
-                tuple(row.get("uses", ())),
+                row.text("rest", "use", ROLES),
+                row.text("first", None, ROLES),
+                row.text("unknown", None),
+                row.texts("defs", ()),
+                row.texts("uses", ()),
             )
         )
     return tuple(out)
@@ -289,13 +303,12 @@ class Table:
 @cached(maxsize=1)
 def table() -> Table:
     """tables/isa_semantics.toml, checked and compiled once."""
-    raw = load_table(TABLE)
-    abi = raw.get("abi", {})
+    raw = Row(TABLE, "", load_table(TABLE))
     return Table(
-        _rules("rule", raw.get("rule", [])),
-        _rules("adjust", raw.get("adjust", [])),
-        _rules("implicit", raw.get("implicit", [])),
-        frozenset(abi.get("packed_workitem_ids", ())),
+        _rules("rule", raw.value("rule")),
+        _rules("adjust", raw.value("adjust")),
+        _rules("implicit", raw.value("implicit")),
+        frozenset(raw.sub("abi").texts("packed_workitem_ids")),
     )
 
 

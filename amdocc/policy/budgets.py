@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..caches import cached
-from ..errors import AmdoccError, UsageError
+from ..errors import AmdoccError, TableError, UsageError
 from ..numbers import BYTE_SUFFIXES, BYTE_UNITS, parse_bytes, parse_integer
 
 if TYPE_CHECKING:
@@ -464,7 +464,7 @@ def max_live(kernel: Kernel) -> tuple[dict[str, int], dict[str, str]]:
 
     try:
         isa = analyse(kernel)
-    except UsageError:
+    except (UsageError, TableError):  # a bad setting or a damaged ISA table: not this kernel's fault
         raise
     except AmdoccError as exc:
         raise NotKnown(f"its machine code cannot be analysed: {exc.message}") from None

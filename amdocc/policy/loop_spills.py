@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import AmdoccError, UsageError
+from ..errors import AmdoccError, TableError, UsageError
 
 if TYPE_CHECKING:
     from ..codeobject.model import Kernel
@@ -112,7 +112,7 @@ def analysed(kernel: Kernel) -> KernelIsa:
 
     try:
         return analyse(kernel)
-    except UsageError:
+    except (UsageError, TableError):  # a bad setting or a damaged ISA table: not this kernel's fault
         raise
     except AmdoccError as exc:  # no libLLVM (amdocc.isa.LlvmUnavailable), unreadable code, too new a processor
         raise SpillsUnknown(f"its machine code cannot be analysed: {exc.message}") from None
