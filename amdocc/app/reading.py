@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     from ..codeobject import CodeObject, Kernel
-    from ..containers import NotWalked
+    from ..containers import Limits, NotWalked
     from ..containers.pieces import Part
 
     # One input of a run: a path ("-" for stdin), a part of a large input cut by
@@ -31,10 +31,11 @@ if TYPE_CHECKING:
     Record: TypeAlias = dict[str, Any]
 
 
-def read(item: FileItem) -> Iterator[Event]:
+def read(item: FileItem, limits: Limits | None = None) -> Iterator[Event]:
     """One file of ``expand`` (or a part of a large one), as a worker reports it: ("code_object", CodeObject), and
     ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
-    JSON records of amdocc.report, located as their messages say)."""
+    JSON records of amdocc.report, located as their messages say). ``limits`` defaults to the
+    environment's (``Limits.from_env``), read for this file."""
     from .. import report
     from ..codeobject import CodeObject
     from ..containers import NotWalked, Skipped
@@ -50,7 +51,7 @@ def read(item: FileItem) -> Iterator[Event]:
             yield "error", report.failed_record(entry)
         return
     try:
-        for x in iter_load(path, in_directory=in_directory):
+        for x in iter_load(path, limits, in_directory=in_directory):
             if isinstance(x, CodeObject):
                 yield "code_object", x
             elif isinstance(x, Skipped):
