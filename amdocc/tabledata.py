@@ -57,12 +57,12 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise TableError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     key = source_hash(data)
     cache = _parse_cache(path)
-    table = _cached_parse(cache, key)
-    if table is not None:
-        return table
+    kept = _cached_parse(cache, key)
+    if kept is not None:
+        return kept
     toml = _tomllib()
     try:
-        table = toml.loads(data.decode())  # what tomllib.load does with the bytes it reads
+        table: dict[str, Any] = toml.loads(data.decode())  # what tomllib.load does with the bytes it reads
     except (toml.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TableError(f"{path}: not valid TOML: {exc}") from None
     if not sys.dont_write_bytecode:
