@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import report
 from ..containers import Limits
-from .reading import StrPath, path_list, sequence
+from .reading import StrPath, path_list, read, sequence
+from .selection import Selection
 
 if TYPE_CHECKING:
     from ..codeobject import CodeObject
@@ -46,10 +48,6 @@ def inspect_file(item: FileItem, options: InspectOptions) -> Iterator[Event]:
     Text, not objects, so a worker process can send them back; in one process they stream, so
     a multi-GB file is printed as it is read.
     """
-    from .. import report
-    from .reading import read
-    from .selection import Selection
-
     mode, fields, target, kernel = options.mode, options.fields, options.target, options.kernel
     # Without --target or --kernel everything is shown, and nothing passed over needs counting.
     selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
@@ -95,7 +93,6 @@ def inspect(
     whose name matches; ``fields`` names the kernel fields to keep (amdocc.report.KERNEL_FIELDS).
     A filter that matches nothing raises UsageError naming what is there."""
     from . import parallel
-    from .selection import Selection
 
     selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
     files = parallel.expand(path_list(paths))

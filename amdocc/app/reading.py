@@ -36,30 +36,33 @@ def read(item: FileItem, limits: Limits | None = None) -> Iterator[Event]:
     ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
     JSON records of amdocc.report, located as their messages say). ``limits`` defaults to the
     environment's (``Limits.from_env``), read for this file."""
-    from .. import report
-    from ..codeobject import CodeObject
-    from ..containers import NotWalked, Skipped
+    # Deferred (a module that only takes paths need not load the reader), and named by module,
+    # not package: "from .. import report" runs importlib's Python-level fromlist handling on
+    # every call, and this runs once per file.
+    from ..codeobject.model import CodeObject
+    from ..containers.model import NotWalked, Skipped
     from ..errors import AmdoccError
     from ..loader import iter_load
+    from ..report import error_record, failed_record, skipped_record
 
     path, in_directory = item
     if isinstance(path, NotWalked):  # a walk's entry that is not read: an error or a skip, in its place
         entry = path.item()
         if isinstance(entry, Skipped):
-            yield "skipped", report.skipped_record(entry)
+            yield "skipped", skipped_record(entry)
         else:
-            yield "error", report.failed_record(entry)
+            yield "error", failed_record(entry)
         return
     try:
         for x in iter_load(path, limits, in_directory=in_directory):
             if isinstance(x, CodeObject):
                 yield "code_object", x
             elif isinstance(x, Skipped):
-                yield "skipped", report.skipped_record(x)
+                yield "skipped", skipped_record(x)
             else:
-                yield "error", report.failed_record(x)
+                yield "error", failed_record(x)
     except AmdoccError as exc:
-        yield "error", report.error_record(exc, item_path(item))
+        yield "error", error_record(exc, item_path(item))
 
 
 def item_path(item: FileItem) -> str:
