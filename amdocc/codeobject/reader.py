@@ -383,9 +383,9 @@ class _Symbols:
 STT_OBJECT, STT_FUNC = 1, 2
 
 
-def _interesting(info: int, shndx: int) -> bool:
-    """Descriptors (objects), kernels (functions, v2 HSA kernels) and resource counts (absolute)."""
-    return shndx == SHN_ABS or (info & 0xF) in (STT_OBJECT, STT_FUNC, STT_AMDGPU_HSA_KERNEL)
+# The symbols a reader asks about: descriptors (objects), kernels (functions, v2 HSA kernels), and
+# resource counts (absolute, whatever their type).
+INTERESTING_TYPES = frozenset({STT_OBJECT, STT_FUNC, STT_AMDGPU_HSA_KERNEL})
 
 
 def _symbols(elf: ElfFile) -> _Symbols:
@@ -393,7 +393,7 @@ def _symbols(elf: ElfFile) -> _Symbols:
     table = next((s for s in elf.sections if s.type == SHT_SYMTAB), None) or next(
         (s for s in elf.sections if s.type == SHT_DYNSYM), None
     )
-    return _Symbols(elf.symbol_rows(table, _interesting) if table else [])
+    return _Symbols(elf.symbol_rows(table, types=INTERESTING_TYPES, shndx=SHN_ABS) if table else [])
 
 
 # -- kernels -------------------------------------------------------------------------------
