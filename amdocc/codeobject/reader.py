@@ -286,8 +286,12 @@ def _entry_findings(entry_id: str, target_id: TargetId) -> tuple[Finding, ...]:
 
 def _producer(elf: ElfFile, findings: list[Finding]) -> Producer | None:
     """The compiler named in ``.comment`` (producer.py), or None; a damaged section is a finding."""
-    section = next((sec for sec in elf.sections if sec.name == ".comment"), None)
-    if section is None:
+    # A loop, not next() of a generator: closing a generator left unfinished raises a
+    # GeneratorExit in it, and this runs once a file.
+    for section in elf.sections:
+        if section.name == ".comment":
+            break
+    else:
         return None
     try:
         start, end = elf.section_range(section)
@@ -389,10 +393,16 @@ INTERESTING_TYPES = frozenset({STT_OBJECT, STT_FUNC, STT_AMDGPU_HSA_KERNEL})
 
 
 def _symbols(elf: ElfFile) -> _Symbols:
-    # .symtab is a superset of .dynsym when both exist; stripped images only have .dynsym.
-    table = next((s for s in elf.sections if s.type == SHT_SYMTAB), None) or next(
-        (s for s in elf.sections if s.type == SHT_DYNSYM), None
-    )
+    # .symtab is a superset of .dynsym when both exist; stripped images only have .dynsym. (A
+    # loop, as in _producer: an unfinished generator's close raises a GeneratorExit.)
+    table = dynsym = None
+    for s in elf.sections:
+        if s.type == SHT_SYMTAB:
+            table = s
+            break
+        if s.type == SHT_DYNSYM and dynsym is None:
+            dynsym = s
+    table = table or dynsym
     return _Symbols(elf.symbol_rows(table, types=INTERESTING_TYPES, shndx=SHN_ABS) if table else [])
 
 
