@@ -245,16 +245,16 @@ class ElfFile:
         budget = StringBudget(len(names), "the section-name string table")
         starts = _string_starts(names)
         name: str | None
-        for i, row in enumerate(raw):
-            if not (names and row[0]):
+        for i, (sh_name, sh_type, flags, addr, offset, size, link, info, align, entsize) in enumerate(raw):
+            if not (names and sh_name):
                 name = ""
             else:
                 # Names usually start where a string starts: decoded once. Others (a shared
                 # suffix, or a lying offset) go through the bounded reader.
-                name = starts.get(row[0])
+                name = starts.get(sh_name)
                 if name is None:
-                    name = cstring(names, row[0], origin, f"section {i} name", h.e_shoff + i * layout.size, budget)
-            sections.append(Section(i, name, *row[1:]))
+                    name = cstring(names, sh_name, origin, f"section {i} name", h.e_shoff + i * layout.size, budget)
+            sections.append(Section(i, name, sh_type, flags, addr, offset, size, link, info, align, entsize))
         return sections
 
     def segments(self) -> list[Record]:
@@ -297,10 +297,19 @@ class ElfFile:
         """
         return [Symbol(*row) for row in self.symbol_rows(section, wanted)]
 
-    def symbol_rows(self, section: Section, wanted: Callable[[int, int], bool] | None = None) -> list[SymbolRow]:
+    def symbol_rows(
+        self,
+        section: Section,
+        wanted: Callable[[int, int], bool] | None = None,
+        *,
+        types: frozenset[int] | None = None,
+        shndx: int | None = None,
+    ) -> list[SymbolRow]:
         """:meth:`symbols` as plain tuples, in Symbol's field order: for a reader that makes
         objects of only some of them (a library's code object has a dozen resource symbols per
-        kernel)."""
+        kernel). Instead of ``wanted``, ``types`` keeps the symbols of those types (``info &
+        0xF``) and, with it, ``shndx`` those of that section index too, without a call per
+        symbol (a code object's symbol table is mostly local labels)."""
         sym_struct = _SYMBOL_STRUCT[self.elf_class]
         if section.entsize != sym_struct.size:
             raise FormatError(
@@ -322,7 +331,10 @@ class ElfFile:
         origin = self.origin
         entry_size = sym_struct.size
         budget = StringBudget(len(strtab), f"the string table of {section.name or 'the symbol table'}")
-        kept = [(index, row) for index, row in enumerate(rows) if wanted is None or wanted(row[1], row[3])]
+        if types is not None:
+            kept = [(index, row) for index, row in enumerate(rows) if row[3] == shndx or row[1] & 0xF in types]
+        else:
+            kept = [(index, row) for index, row in enumerate(rows) if wanted is None or wanted(row[1], row[3])]
         # Many names (a library's code object): as for section names, those that start where a
         # string starts are decoded in one pass over the table and shared. Few: each is read
         # where it is. Either way a name that starts elsewhere goes through the bounded reader.

@@ -9,7 +9,11 @@ what a missing or damaged value is: a TableError naming the table, the row and t
 
 from __future__ import annotations
 
+import contextlib
+import marshal
+import os
 import sys
+from importlib.util import source_hash
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +21,6 @@ from .caches import cached
 from .errors import TableError
 from .frozen import freeze
 from .numbers import describe, in_range
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -42,16 +41,96 @@ def load_table(name: str) -> dict[str, Any]:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """Parse one TOML file (uncached: for files that are appended to, like recorded answers); a
-    file that cannot be read or is not TOML is a TableError naming it."""
+    """Parse one TOML file, read anew on every call (for files that are appended to, like
+    recorded answers); a file that cannot be read or is not TOML is a TableError naming it.
+
+    Parsing is the costly part of a table (tomllib is pure Python: ``targets.toml`` took ~50 M
+    instructions, a tenth of a command's start-up), so the parse is kept as Python keeps a
+    module's bytecode: marshalled in ``__pycache__`` beside the file (or under
+    ``sys.pycache_prefix``), written only where Python would write bytecode, and used only for
+    the very bytes it was parsed from (its key is their source hash, as in a checked hash-based
+    ``.pyc``): an edited table is parsed again, never read stale."""
     try:
         with open(path, "rb") as fh:
-            table: dict[str, Any] = tomllib.load(fh)
+            data = fh.read()
     except OSError as exc:
         raise TableError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    key = source_hash(data)
+    cache = _parse_cache(path)
+    kept = _cached_parse(cache, key)
+    if kept is not None:
+        return kept
+    toml = _tomllib()
+    try:
+        table: dict[str, Any] = toml.loads(data.decode())  # what tomllib.load does with the bytes it reads
+    except (toml.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TableError(f"{path}: not valid TOML: {exc}") from None
+    if not sys.dont_write_bytecode:
+        _keep_parse(cache, key, table)
     return table
+
+
+def _tomllib() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli  # pragma: no cover - Python 3.10 only
+
+    return tomli  # pragma: no cover
+
+
+# A kept parse: the source hash of the TOML bytes, the source hash of the marshalled table (a
+# damaged cache file is parsed around, not believed), then the marshalled table.
+_KEY = 8
+
+
+def _parse_cache(path: Path) -> Path:
+    """Where the parse of ``path`` is kept: as Python places the bytecode of a module there."""
+    name = f"{path.name}.{sys.implementation.cache_tag}.marshal"
+    if sys.pycache_prefix:
+        folder = Path(path).resolve().parent
+        return Path(sys.pycache_prefix, *folder.parts[1:], name)
+    return path.parent / "__pycache__" / name
+
+
+def _cached_parse(cache: Path, key: bytes) -> dict[str, Any] | None:
+    try:
+        with open(cache, "rb") as fh:
+            blob = fh.read()
+    except OSError:
+        return None
+    payload = blob[2 * _KEY :]
+    if blob[:_KEY] != key or blob[_KEY : 2 * _KEY] != source_hash(payload):
+        return None
+    try:
+        table = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return table if isinstance(table, dict) else None
+
+
+def _keep_parse(cache: Path, key: bytes, table: dict[str, Any]) -> None:
+    """Write the parse for the next run, atomically; a table holding what marshal cannot write
+    (a TOML date) or a folder that cannot be written is simply not kept."""
+    try:
+        payload = marshal.dumps(table)
+    except ValueError:
+        return
+    import tempfile  # only when a parse is written: a run that finds it kept never needs it
+
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=cache.parent, prefix=cache.name, suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(key + source_hash(payload) + payload)
+        os.replace(temporary, cache)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
 
 
 # -- one reader for a table's rows ----------------------------------------------------------------

@@ -225,6 +225,16 @@ def test_an_unreadable_nested_archive_is_named_at_its_member():
     assert item.origin == Origin("<bytes>", ("in.zip",), at) and item.error.origin == item.origin
 
 
+def test_a_bare_code_object_is_one_blob_of_all_its_bytes_at_offset_0(tmp_path):
+    # The usual input, which the scanner reads first and most briefly: the file is the code object.
+    path = tmp_path / "kernel.co"
+    path.write_bytes(CODE_OBJECT)
+    for source, where in ((CODE_OBJECT, "<bytes>"), (str(path), str(path))):
+        (blob,) = scan(source)
+        assert isinstance(blob, Blob) and blob.data == CODE_OBJECT and blob.entry_id is None
+        assert blob.origin == Origin(where, (), 0) and blob.origin.payload is None
+
+
 def test_an_empty_input_is_refused_at_offset_0():
     with pytest.raises(FormatError) as info:
         list(scan(b""))

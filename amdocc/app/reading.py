@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     from ..codeobject import CodeObject, Kernel
-    from ..containers import NotWalked
+    from ..containers import Limits, NotWalked
     from ..containers.pieces import Part
 
     # One input of a run: a path ("-" for stdin), a part of a large input cut by
@@ -31,34 +31,52 @@ if TYPE_CHECKING:
     Record: TypeAlias = dict[str, Any]
 
 
-def read(item: FileItem) -> Iterator[Event]:
+def read(item: FileItem, limits: Limits | None = None) -> Iterator[Event]:
     """One file of ``expand`` (or a part of a large one), as a worker reports it: ("code_object", CodeObject), and
     ("skipped", record) and ("error", record) for what is passed over or cannot be read (the
-    JSON records of amdocc.report, located as their messages say)."""
-    from .. import report
-    from ..codeobject import CodeObject
-    from ..containers import NotWalked, Skipped
-    from ..errors import AmdoccError
-    from ..loader import iter_load
-
+    JSON records of amdocc.report, located as their messages say). ``limits`` defaults to the
+    environment's (``Limits.from_env``), read for this file."""
+    CodeObject, NotWalked, Skipped, AmdoccError, iter_load, error_record, failed_record, skipped_record = (
+        _READER or _load_reader()
+    )
     path, in_directory = item
     if isinstance(path, NotWalked):  # a walk's entry that is not read: an error or a skip, in its place
         entry = path.item()
         if isinstance(entry, Skipped):
-            yield "skipped", report.skipped_record(entry)
+            yield "skipped", skipped_record(entry)
         else:
-            yield "error", report.failed_record(entry)
+            yield "error", failed_record(entry)
         return
     try:
-        for x in iter_load(path, in_directory=in_directory):
+        for x in iter_load(path, limits, in_directory=in_directory):
             if isinstance(x, CodeObject):
                 yield "code_object", x
             elif isinstance(x, Skipped):
-                yield "skipped", report.skipped_record(x)
+                yield "skipped", skipped_record(x)
             else:
-                yield "error", report.failed_record(x)
+                yield "error", failed_record(x)
     except AmdoccError as exc:
-        yield "error", report.error_record(exc, item_path(item))
+        yield "error", error_record(exc, item_path(item))
+
+
+# The reader's names, imported on the first file read and then kept: a module that only takes
+# paths need not load the reader, and an import statement in a function runs on every call
+# (CPython resolves the relative name and asks the module's spec whether it is initializing,
+# an AttributeError raised and cleared: ~11 K instructions a statement; the five below were
+# 58 K a file, nearly all of read()'s cost).
+_READER: tuple[Any, ...] = ()
+
+
+def _load_reader() -> tuple[Any, ...]:
+    global _READER
+    from ..codeobject.model import CodeObject
+    from ..containers.model import NotWalked, Skipped
+    from ..errors import AmdoccError
+    from ..loader import iter_load
+    from ..report import error_record, failed_record, skipped_record
+
+    _READER = (CodeObject, NotWalked, Skipped, AmdoccError, iter_load, error_record, failed_record, skipped_record)
+    return _READER
 
 
 def item_path(item: FileItem) -> str:

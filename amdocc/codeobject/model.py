@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import operator
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,11 +99,14 @@ class Resources:
     spills: tuple[int | None, int | None] = (None, None)  # (.sgpr_spill_count, .vgpr_spill_count)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {}
-        for name in self.__slots__:
-            out[name] = getattr(self, name)
+        out = dict(zip(_RESOURCE_FIELDS, _resource_values(self), strict=True))
         out["sgpr_spill_count"], out["vgpr_spill_count"] = out.pop("spills")
         return out
+
+
+# Every field of a Resources, in order, read in one call (a record is written per kernel).
+_RESOURCE_FIELDS: tuple[str, ...] = Resources.__slots__
+_resource_values = operator.attrgetter(*_RESOURCE_FIELDS)
 
 
 @dataclass(slots=True, repr=False)

@@ -286,8 +286,12 @@ def _entry_findings(entry_id: str, target_id: TargetId) -> tuple[Finding, ...]:
 
 def _producer(elf: ElfFile, findings: list[Finding]) -> Producer | None:
     """The compiler named in ``.comment`` (producer.py), or None; a damaged section is a finding."""
-    section = next((sec for sec in elf.sections if sec.name == ".comment"), None)
-    if section is None:
+    # A loop, not next() of a generator: closing a generator left unfinished raises a
+    # GeneratorExit in it, and this runs once a file.
+    for section in elf.sections:
+        if section.name == ".comment":
+            break
+    else:
         return None
     try:
         start, end = elf.section_range(section)
@@ -383,17 +387,23 @@ class _Symbols:
 STT_OBJECT, STT_FUNC = 1, 2
 
 
-def _interesting(info: int, shndx: int) -> bool:
-    """Descriptors (objects), kernels (functions, v2 HSA kernels) and resource counts (absolute)."""
-    return shndx == SHN_ABS or (info & 0xF) in (STT_OBJECT, STT_FUNC, STT_AMDGPU_HSA_KERNEL)
+# The symbols a reader asks about: descriptors (objects), kernels (functions, v2 HSA kernels), and
+# resource counts (absolute, whatever their type).
+INTERESTING_TYPES = frozenset({STT_OBJECT, STT_FUNC, STT_AMDGPU_HSA_KERNEL})
 
 
 def _symbols(elf: ElfFile) -> _Symbols:
-    # .symtab is a superset of .dynsym when both exist; stripped images only have .dynsym.
-    table = next((s for s in elf.sections if s.type == SHT_SYMTAB), None) or next(
-        (s for s in elf.sections if s.type == SHT_DYNSYM), None
-    )
-    return _Symbols(elf.symbol_rows(table, _interesting) if table else [])
+    # .symtab is a superset of .dynsym when both exist; stripped images only have .dynsym. (A
+    # loop, as in _producer: an unfinished generator's close raises a GeneratorExit.)
+    table = dynsym = None
+    for s in elf.sections:
+        if s.type == SHT_SYMTAB:
+            table = s
+            break
+        if s.type == SHT_DYNSYM and dynsym is None:
+            dynsym = s
+    table = table or dynsym
+    return _Symbols(elf.symbol_rows(table, types=INTERESTING_TYPES, shndx=SHN_ABS) if table else [])
 
 
 # -- kernels -------------------------------------------------------------------------------

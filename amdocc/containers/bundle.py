@@ -8,7 +8,6 @@ Compressed layout (docs/code-object-format.md §4.2): "CCOB", u16 version, u16 m
 
 from __future__ import annotations
 
-import hashlib
 import struct
 import zlib
 from collections.abc import Callable
@@ -206,7 +205,7 @@ def decompress_ccob(buf: Buffer, start: int, end: int, origin: Origin, limits: L
         raise FormatError(
             f"compressed bundle expands to {len(payload)} bytes, not the declared {h.uncompressed_size}", origin, start
         )
-    digest = int.from_bytes(hashlib.md5(payload).digest()[:8], "little") if limits.verify_hashes else h.hash
+    digest = _md5_word(payload) if limits.verify_hashes else h.hash
     if digest != h.hash:
         raise FormatError(
             f"compressed bundle hash mismatch: header {h.hash:#018x}, MD5 of the payload gives {digest:#018x}",
@@ -294,3 +293,11 @@ def _decompress(
     # What follows the stream is in unused_data; zlib's unconsumed tail was drained above (or the
     # output passed the declared size and was refused), so it is empty here.
     return bytes(out), pos - start - len(d.unused_data)
+
+
+def _md5_word(payload: bytes) -> int:
+    """The first eight bytes of the payload's MD5, as the header stores its hash. hashlib loads
+    OpenSSL (~10 M instructions), so it is imported only when a hash is checked: rarely."""
+    import hashlib
+
+    return int.from_bytes(hashlib.md5(payload).digest()[:8], "little")

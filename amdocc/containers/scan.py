@@ -227,6 +227,8 @@ def _gzip_may_hold_tar(head: bytes) -> bool:
     return len(first) < BLOCK or is_tar(first)
 
 
+_EM_AMDGPU_BYTES = EM_AMDGPU.to_bytes(2, "little")  # e_machine, at offset 18 of an ELF header
+
 # Device code for other vendors' GPUs, told apart so that it is skipped with its name rather than
 # reported unreadable: NVIDIA's fat binary (fatBinaryHeader: u32 magic 0xBA55ED50, u16 version,
 # u16 header size, u64 size of what follows the header; little-endian), and a CUDA ELF (cubin,
@@ -260,6 +262,14 @@ def foreign_format(buf: Buffer, origin: Origin) -> str | None:
 def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
     if len(buf) == 0:
         raise FormatError("empty file", origin, 0)
+    if buf.__class__ is bytes and buf[18:20] == _EM_AMDGPU_BYTES and is_elf(buf) and buf[257:262] != b"ustar":
+        # The usual file: one whole AMDGPU code object. What the checks below find for it, without
+        # their copies of its head: no other vendor's format (an ELF of machine 224 is not
+        # EM_CUDA), not an archive (no ustar magic: see is_tar), an ELF of machine EM_AMDGPU.
+        if limits.max_depth < 0:
+            raise LimitError(f"containers nested deeper than {limits.max_depth} levels", origin, 0)
+        yield Blob(buf, origin.at(0))
+        return
     foreign = foreign_format(buf, origin)
     if foreign is not None:
         yield Skipped(origin, foreign)
