@@ -33,6 +33,10 @@ INITIALIZERS = ("LLVMInitializeAMDGPUTargetInfo", "LLVMInitializeAMDGPUTargetMC"
 NEEDED = (*INITIALIZERS, "LLVMCreateDisasmCPUFeatures", "LLVMDisasmInstruction", "LLVMDisasmDispose")
 HOW_TO_GET_ONE = "apt-get install libllvm22, or install ROCm (ROCM_PATH), or set AMDOCC_LIBLLVM to a libLLVM.so"
 TEXT_BUFFER = 1024  # bytes LLVM may write one instruction's text into
+# Bytes offered to LLVM for one instruction: more than the longest AMDGPU encoding (20 bytes, a
+# gfx10+ NSA image instruction), so LLVM sees every byte it could read, and what it answers is a
+# function of these bytes alone (decode.py caches it by them).
+WINDOW = 32
 SYSDEPS_SHIMS = ("librocm_sysdeps_z.so.1", "librocm_sysdeps_zstd.so.1")
 _CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -62,6 +66,7 @@ class Library:
     lib: ctypes.CDLL = field(repr=False)
     _contexts: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _text: ctypes.Array[ctypes.c_char] | None = field(default=None, repr=False)  # decode_window's buffer
 
     @property
     def description(self) -> dict[str, str | None]:
@@ -106,6 +111,18 @@ class Library:
                     decoded.append((0, ""))
                     offset += 4
         return decoded
+
+
+    def decode_window(self, processor: str, features: str, window: bytes, address: int) -> tuple[int, str]:
+        """``(size, text)`` of the one instruction at the start of ``window`` (at most
+        :data:`WINDOW` bytes at virtual ``address``); size 0 where LLVM could not decode it."""
+        handle = self.context(processor, features)
+        with self._lock:
+            out = self._text
+            if out is None:
+                out = self._text = ctypes.create_string_buffer(TEXT_BUFFER)
+            size = self.lib.LLVMDisasmInstruction(handle, window, len(window), address, out, TEXT_BUFFER)
+            return (size, out.value.decode("utf-8", "replace")) if size else (0, "")
 
 
 def _load(candidate: Candidate) -> Library | str:
