@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..caches import register
 from ..codeobject.model import Kernel
 from ..errors import AmdoccError, ExitCode, Origin, UsageError
 from .extent import KernelCode, kernel_code
@@ -86,6 +87,7 @@ def undecodable(address: int, chunk: bytes) -> Instruction:
 # before, and a hit costs a dict look-up instead of a call into LLVM.
 _DECODED: dict[tuple[str, str | None, str, str], dict[bytes, tuple[int, str, str, str, bool, bytes]]] = {}
 _DECODED_BOUND = 1 << 17  # windows remembered per processor and features before starting afresh
+register("amdocc.isa.decode._DECODED", _DECODED.clear)
 _new_instruction = tuple.__new__
 
 

@@ -19,6 +19,7 @@ in reachable code gives ``unknown`` with the reason, and no figure.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -30,6 +31,7 @@ from .semantics import (
     Access,
     Semantics,
     count_agprs,
+    count_classes,
     count_sgprs,
     count_vgprs,
     sgpr_bits,
@@ -100,13 +102,19 @@ class Liveness:
 
 
 def accesses(instructions: Sequence[Instruction], semantics: Semantics) -> list[Access]:
-    """Each instruction's register access (an undecodable word is ``unknown``)."""
+    """Each instruction's register access (an undecodable word is ``unknown``). Asked once per
+    distinct text: an instruction's mnemonic and operands are its text's words."""
     out = []
+    append = out.append
+    seen: dict[str, Access] = {}
     for ins in instructions:
-        if not ins.decoded:
-            out.append(Access(0, 0, "undecodable", f"undecodable word at {ins.address:#x}"))
-        else:
-            out.append(semantics.access(ins.mnemonic, ins.operands))
+        found = seen.get(ins.text)
+        if found is None:
+            if not ins.decoded:
+                append(Access(0, 0, "undecodable", f"undecodable word at {ins.address:#x}"))
+                continue
+            found = seen[ins.text] = semantics.access(ins.mnemonic, ins.operands)
+        append(found)
     return out
 
 
@@ -127,19 +135,24 @@ def analyse(
         for i in range(block.start, block.end):
             if acc[i].unknown:
                 return Liveness(f"{acc[i].unknown} ({instructions[i].text!r} at {instructions[i].address:#x})")
+    defs = [a.defs for a in acc]
+    uses = [a.uses for a in acc]
 
     blocks = flow.blocks
     n_blocks = len(blocks)
-    # Each block as one transfer function: live_in = (live_out & ~kill) | gen.
+    # Each block as one transfer function: live_in = (live_out & ~kill) | gen. ``(x | d) ^ d`` is
+    # ``x & ~d`` without a negative int (slower for Python's big ints).
     gen = [0] * n_blocks
     kill = [0] * n_blocks
     preds: list[list[int]] = [[] for _ in range(n_blocks)]
     for b in blocks:
         g = k = 0
         for i in range(b.end - 1, b.start - 1, -1):
-            a = acc[i]
-            g = (g & ~a.defs) | a.uses
-            k |= a.defs
+            d = defs[i]
+            if d:
+                g = (g | d) ^ d
+                k |= d
+            g |= uses[i]
         gen[b.index], kill[b.index] = g, k
         for s in b.successors:
             preds[s].append(b.index)
@@ -155,7 +168,8 @@ def analyse(
         for s in blocks[bi].successors:
             out |= block_in[s]
         block_out[bi] = out
-        new_in = (out & ~kill[bi]) | gen[bi]
+        k = kill[bi]
+        new_in = ((out | k) ^ k) | gen[bi]
         if new_in != block_in[bi]:
             block_in[bi] = new_in
             for p in preds[bi]:
@@ -172,27 +186,33 @@ def analyse(
         live = block_out[b.index]
         for i in range(b.end - 1, b.start - 1, -1):
             live_out[i] = live
-            a = acc[i]
-            live = (live & ~a.defs) | a.uses
+            d = defs[i]
+            if d:
+                live = (live | d) ^ d
+            live |= uses[i]
             live_in[i] = live
 
+    # Counted once per distinct register set (a kernel repeats few); live_in | live_out is
+    # live_out | uses, since live_in is (live_out less defs) | uses.
     live_counts: list[Counts] = [_NONE] * count
     refined_counts: list[Counts] = live_counts if initialised is None else [_NONE] * count
     memo: dict[int, Counts] = {}
+    get = memo.get
     for b in blocks:
         defined = maydef_in[b.index]
         for i in range(b.start, b.end):
-            both = live_in[i] | live_out[i]
-            found = memo.get(both)
+            out = live_out[i]
+            both = out | uses[i]
+            found = get(both)
             if found is None:
-                found = memo[both] = Counts.of(both)
+                found = memo[both] = _counts(both)
             live_counts[i] = found
             if initialised is not None:
-                after = defined | acc[i].defs
-                refined = (live_in[i] & defined) | (live_out[i] & after)
-                found = memo.get(refined)
+                after = defined | defs[i]
+                refined = (live_in[i] & defined) | (out & after)
+                found = get(refined)
                 if found is None:
-                    found = memo[refined] = Counts.of(refined)
+                    found = memo[refined] = _counts(refined)
                 refined_counts[i] = found
                 defined = after
 
@@ -209,6 +229,14 @@ def analyse(
         _maximum(refined_counts),
         peaks,
     )
+
+
+def _counts(regs: int) -> Counts:
+    """Counts.of without its three calls."""
+    return _new_counts(Counts, count_classes(regs))
+
+
+_new_counts = tuple.__new__
 
 
 def _may_be_defined(flow: ControlFlow, kill: list[int], preds: list[list[int]], seed: int | None) -> list[int]:
@@ -274,26 +302,31 @@ def _maximum(counts: Sequence[Counts]) -> Counts:
 
 
 def _peak(k: int, top: int, counts: Sequence[Counts], instructions: Sequence[Instruction], flow: ControlFlow) -> Peak:
-    """The stretches of consecutive instructions (in one loop depth) where class ``k`` is at ``top``."""
+    """The stretches of consecutive instructions (in one loop depth) where class ``k`` is at ``top``.
+    A stretch goes on across a block boundary when the next block has the same depth."""
     stretches: list[Stretch] = []
     if top == 0:
         return Peak(CLASSES[k], 0, ())
-    open_first: int | None = None
-    open_last = 0
-    open_depth = 0
-    for b in flow.blocks:
-        depth = b.loop_depth
-        for i in range(b.start, b.end):
-            at_top = counts[i][k] == top
-            if open_first is not None and (not at_top or depth != open_depth):
-                stretches.append(Stretch(open_first, open_last, open_depth))
-                open_first = None
-            if at_top:
-                if open_first is None:
-                    open_first, open_depth = instructions[i].address, depth
-                open_last = instructions[i].address
-    if open_first is not None:
-        stretches.append(Stretch(open_first, open_last, open_depth))
+    at_top = bytes([c[k] == top for c in counts])  # one byte per instruction: runs found by find()
+    blocks = flow.blocks
+    starts = [b.start for b in blocks]
+    end = len(counts)
+    i = at_top.find(1)
+    while i != -1:
+        run_end = at_top.find(0, i)
+        if run_end == -1:
+            run_end = end
+        # Cut the run where the loop depth changes from one block to the next.
+        b = bisect_right(starts, i) - 1
+        first = i
+        depth = blocks[b].loop_depth
+        while blocks[b].end < run_end:
+            b += 1
+            if blocks[b].loop_depth != depth:
+                stretches.append(Stretch(instructions[first].address, instructions[blocks[b].start - 1].address, depth))
+                first, depth = blocks[b].start, blocks[b].loop_depth
+        stretches.append(Stretch(instructions[first].address, instructions[run_end - 1].address, depth))
+        i = at_top.find(1, run_end)
     return Peak(CLASSES[k], top, tuple(stretches))
 
 

@@ -80,6 +80,14 @@ def count_agprs(regs: int) -> int:
     return ((regs | (regs >> 1)) & _AGPR_EVEN).bit_count()
 
 
+def count_classes(regs: int) -> tuple[int, int, int]:
+    """(VGPRs, AGPRs, SGPRs) in the set: :func:`count_vgprs`, :func:`count_agprs` and
+    :func:`count_sgprs` at once (liveness counts every distinct set it meets)."""
+    halves = regs | (regs >> 1)
+    agprs = (halves & _AGPR_EVEN).bit_count() if regs >> AGPR_BASE else 0
+    return (halves & _VGPR_EVEN).bit_count(), agprs, (regs & SGPR_MASK).bit_count()
+
+
 def vgpr_bits(first: int, count: int = 1) -> int:
     """Both halves of VGPRs ``first .. first+count-1``."""
     return ((1 << (2 * count)) - 1) << (VGPR_BASE + 2 * first)
