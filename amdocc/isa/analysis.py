@@ -19,7 +19,7 @@ from .extent import KernelCode, code_map, kernel_code
 from .flow import control_flow
 from .libllvm import library
 from .lines import cached_line_ranges, lines_for
-from .liveness import Counts, Liveness, allocation_breaches, hardware_initialised
+from .liveness import Liveness, allocation_breaches, hardware_initialised
 from .liveness import analyse as analyse_liveness
 from .mix import classify, family_of, waited_counters
 from .model import ControlFlow, Instruction
@@ -197,8 +197,8 @@ def instruction_rows(isa: KernelIsa, shared: bool = False) -> list[dict[str, Any
     live: Sequence[dict[str, int] | None] = [None] * count
     if isa.liveness is not None and isa.liveness.unknown is None and isa.liveness.live:
         if shared:
-            as_dict: dict[Counts, dict[str, int]] = {}  # one dict per distinct count (a kernel has few)
-            live = [as_dict.get(c) or as_dict.setdefault(c, c._asdict()) for c in isa.liveness.live]
+            as_dict = {c: c._asdict() for c in set(isa.liveness.live)}  # one per distinct count: a kernel has few
+            live = [as_dict[c] for c in isa.liveness.live]
         else:
             live = [{"vgpr": v, "agpr": a, "sgpr": s} for v, a, s in isa.liveness.live]
     return [

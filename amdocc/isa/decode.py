@@ -115,23 +115,23 @@ def decode_bytes(
     out: list[Instruction] = []
     append = out.append
     new = _new_instruction
+    llvm = None
     at = 0
     end = len(code)
     while at < end:
         window = code[at : at + WINDOW]
         fields = seen.get(window)
         if fields is None:
-            fields = seen[window] = _decode_window(lib, processor, features, window, address + at)
+            llvm = llvm or lib.window_decoder(processor, features)
+            fields = seen[window] = _fields(llvm(window, address + at), window, address + at)
         append(new(Instruction, (address + at, *fields)))
         at += fields[0] if fields[4] else WORD
     return tuple(out)
 
 
-def _decode_window(
-    lib: Library, processor: str, features: str, window: bytes, address: int
-) -> tuple[int, str, str, str, bool, bytes]:
-    """Instruction's fields after its address, for the instruction at the start of ``window``."""
-    size, raw = lib.decode_window(processor, features, window, address)
+def _fields(decoded: tuple[int, str], window: bytes, address: int) -> tuple[int, str, str, str, bool, bytes]:
+    """Instruction's fields after its address, from LLVM's ``(size, text)`` for the start of ``window``."""
+    size, raw = decoded
     if size == 0:
         bad = undecodable(address, window[:WORD])
         return bad.size, bad.text, bad.mnemonic, bad.operands, False, bad.encoding

@@ -22,6 +22,7 @@ import importlib.util
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +67,6 @@ class Library:
     lib: ctypes.CDLL = field(repr=False)
     _contexts: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _text: ctypes.Array[ctypes.c_char] | None = field(default=None, repr=False)  # decode_window's buffer
 
     @property
     def description(self) -> dict[str, str | None]:
@@ -113,16 +113,20 @@ class Library:
         return decoded
 
 
-    def decode_window(self, processor: str, features: str, window: bytes, address: int) -> tuple[int, str]:
-        """``(size, text)`` of the one instruction at the start of ``window`` (at most
-        :data:`WINDOW` bytes at virtual ``address``); size 0 where LLVM could not decode it."""
+    def window_decoder(self, processor: str, features: str) -> Callable[[bytes, int], tuple[int, str]]:
+        """A function giving ``(size, text)`` of the one instruction at the start of a window
+        (at most :data:`WINDOW` bytes, at a virtual address); size 0 where LLVM could not decode it."""
         handle = self.context(processor, features)
-        with self._lock:
-            out = self._text
-            if out is None:
-                out = self._text = ctypes.create_string_buffer(TEXT_BUFFER)
-            size = self.lib.LLVMDisasmInstruction(handle, window, len(window), address, out, TEXT_BUFFER)
-            return (size, out.value.decode("utf-8", "replace")) if size else (0, "")
+        out = ctypes.create_string_buffer(TEXT_BUFFER)
+        step = self.lib.LLVMDisasmInstruction
+        lock = self._lock
+
+        def decode(window: bytes, address: int) -> tuple[int, str]:
+            with lock:
+                size = step(handle, window, len(window), address, out, TEXT_BUFFER)
+                return (size, out.value.decode("utf-8", "replace")) if size else (0, "")
+
+        return decode
 
 
 def _load(candidate: Candidate) -> Library | str:

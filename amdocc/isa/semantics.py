@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..caches import cached
+from ..caches import cached, register
 from ..errors import AmdoccError, TableError
 from ..tabledata import load_table
 
@@ -131,8 +131,25 @@ class OperandError(AmdoccError, ValueError):
     caller turns it into an "unknown" access with the reason)."""
 
 
+# Operand texts repeat far more than instructions do (``v5``, ``s[4:7]``, ``off``): each one's
+# register set, parsed once. Only sets are remembered; a text that raises is parsed every time.
+_OPERANDS: dict[str, int] = {}
+_OPERANDS_BOUND = 1 << 16
+register("amdocc.isa.semantics._OPERANDS", _OPERANDS.clear)
+
+
 def operand_registers(text: str) -> int:
     """The register set one operand's text names (0 for a literal, ``off``, ``null``, ...)."""
+    regs = _OPERANDS.get(text)
+    if regs is None:
+        regs = _parse_operand(text)
+        if len(_OPERANDS) >= _OPERANDS_BOUND:
+            _OPERANDS.clear()
+        _OPERANDS[text] = regs
+    return regs
+
+
+def _parse_operand(text: str) -> int:
     regs = 0
     for m in _REGISTER.finditer(text):
         if m.group("cls"):
