@@ -35,6 +35,15 @@ class IsaOptions:
     json: bool = False
 
 
+def warm_up() -> None:
+    """Import the analysis and load its tables (def/use rules, the mix classes) once, before the
+    workers are forked, so that each worker does not spend its first kernel on them."""
+    from ..isa import analysis  # noqa: F401 - every worker's analysis
+    from ..isa.semantics import table
+
+    table()
+
+
 def kernel_record(co: CodeObject, kernel: Kernel, summary_only: bool = False, for_json: bool = False) -> Record:
     """One kernel of a code object as ``amdocc isa --json`` prints it (``for_json``: the record
     is only written out as JSON, so its rows may share their equal parts)."""
