@@ -102,20 +102,27 @@ class Liveness:
 
 
 def accesses(instructions: Sequence[Instruction], semantics: Semantics) -> list[Access]:
-    """Each instruction's register access (an undecodable word is ``unknown``). Asked once per
-    distinct text: an instruction's mnemonic and operands are its text's words."""
+    """Each instruction's register access (an undecodable word is ``unknown``)."""
+    return _accesses(instructions, semantics)[0]
+
+
+def _accesses(instructions: Sequence[Instruction], semantics: Semantics) -> tuple[list[Access], bool]:
+    """:func:`accesses`, and whether any is unknown. Asked once per distinct text: an
+    instruction's mnemonic and operands are its text's words."""
     out = []
     append = out.append
     seen: dict[str, Access] = {}
+    undecodable = False
     for ins in instructions:
         found = seen.get(ins.text)
         if found is None:
             if not ins.decoded:
                 append(Access(0, 0, "undecodable", f"undecodable word at {ins.address:#x}"))
+                undecodable = True
                 continue
             found = seen[ins.text] = semantics.access(ins.mnemonic, ins.operands)
         append(found)
-    return out
+    return out, undecodable or any(a.unknown for a in seen.values())
 
 
 def analyse(
@@ -128,8 +135,8 @@ def analyse(
     first instruction (:func:`hardware_initialised`); without it the refined figure equals the plain one."""
     if flow.unknown:
         return Liveness(f"control flow unknown: {flow.unknown}")
-    acc = accesses(instructions, semantics)
-    for block in flow.blocks:
+    acc, any_unknown = _accesses(instructions, semantics)
+    for block in flow.blocks if any_unknown else ():  # the first unknown access in reachable code
         if not block.reachable:
             continue
         for i in range(block.start, block.end):
@@ -152,7 +159,9 @@ def analyse(
             if d:
                 g = (g | d) ^ d
                 k |= d
-            g |= uses[i]
+            u = uses[i]
+            if u:
+                g |= u
         gen[b.index], kill[b.index] = g, k
         for s in b.successors:
             preds[s].append(b.index)
@@ -179,41 +188,50 @@ def analyse(
 
     maydef_in = _may_be_defined(flow, kill, preds, initialised)
 
+    # Per instruction, going back through each block; the count is of live_in | live_out, which
+    # is live_out | uses (live_in is live_out less defs, plus uses), counted once per distinct set.
     count = len(instructions)
     live_in = [0] * count
     live_out = [0] * count
+    live_counts: list[Counts] = [_NONE] * count
+    memo: dict[int, Counts] = {}
+    get = memo.get
     for b in blocks:
         live = block_out[b.index]
         for i in range(b.end - 1, b.start - 1, -1):
             live_out[i] = live
-            d = defs[i]
-            if d:
-                live = (live | d) ^ d
-            live |= uses[i]
-            live_in[i] = live
-
-    # Counted once per distinct register set (a kernel repeats few); live_in | live_out is
-    # live_out | uses, since live_in is (live_out less defs) | uses.
-    live_counts: list[Counts] = [_NONE] * count
-    refined_counts: list[Counts] = live_counts if initialised is None else [_NONE] * count
-    memo: dict[int, Counts] = {}
-    get = memo.get
-    for b in blocks:
-        defined = maydef_in[b.index]
-        for i in range(b.start, b.end):
-            out = live_out[i]
-            both = out | uses[i]
+            u = uses[i]
+            both = live | u if u else live
             found = get(both)
             if found is None:
                 found = memo[both] = _counts(both)
             live_counts[i] = found
-            if initialised is not None:
-                after = defined | defs[i]
+            d = defs[i]
+            if d:
+                live = (live | d) ^ d
+            if u:
+                live |= u
+            live_in[i] = live
+
+    # The refined figure: forward through each block, what may have been written by then.
+    refined_counts: list[Counts] = live_counts
+    if initialised is not None:
+        refined_counts = [_NONE] * count
+        for b in blocks:
+            defined = maydef_in[b.index]
+            for i in range(b.start, b.end):
+                d = defs[i]
+                after = defined | d if d else defined
+                out = live_out[i]
                 refined = (live_in[i] & defined) | (out & after)
-                found = get(refined)
-                if found is None:
-                    found = memo[refined] = _counts(refined)
-                refined_counts[i] = found
+                u = uses[i]
+                if refined == (out | u if u else out):  # nothing left out: the plain count
+                    refined_counts[i] = live_counts[i]
+                else:
+                    found = get(refined)
+                    if found is None:
+                        found = memo[refined] = _counts(refined)
+                    refined_counts[i] = found
                 defined = after
 
     max_live = _maximum(live_counts)
