@@ -112,7 +112,6 @@ class Library:
                     offset += 4
         return decoded
 
-
     def window_decoder(self, processor: str, features: str) -> Callable[[bytes, int], tuple[int, str]]:
         """A function giving ``(size, text)`` of the one instruction at the start of a window
         (at most :data:`WINDOW` bytes, at a virtual address); size 0 where LLVM could not decode it."""

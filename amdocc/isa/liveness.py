@@ -109,7 +109,7 @@ def accesses(instructions: Sequence[Instruction], semantics: Semantics) -> list[
 def _accesses(instructions: Sequence[Instruction], semantics: Semantics) -> tuple[list[Access], bool]:
     """:func:`accesses`, and whether any is unknown. Asked once per distinct text: an
     instruction's mnemonic and operands are its text's words."""
-    out = []
+    out: list[Access] = []
     append = out.append
     seen: dict[str, Access] = {}
     undecodable = False

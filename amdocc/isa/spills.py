@@ -172,7 +172,7 @@ def find_spills(
 
 
 def _kind(mnemonic: str) -> str | None:
-    """"memory" for a scratch or buffer access, the SGPR mark of a lane write or read, else None."""
+    """The kind "memory" for a scratch or buffer access, the SGPR mark of a lane write or read, else None."""
     if mnemonic.startswith(("scratch_", "buffer_")):
         return "memory"
     if mnemonic == "v_writelane_b32":
