@@ -20,14 +20,20 @@ in reachable code gives ``unknown`` with the reason, and no figure.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from .model import ControlFlow, Instruction
 from .semantics import (
+    AGPR_BASE,
+    AGPR_LOW_BITS,
+    SGPR_MASK,
     SGPRS,
     SPECIAL_MASK,
+    VGPR_BASE,
+    VGPR_LOW_BITS,
+    VGPR_MASK,
     Access,
     Semantics,
     count_agprs,
@@ -81,7 +87,8 @@ class Liveness:
 
     Attributes:
         unknown: None when known; else the reason, and every other field is empty.
-        live_in / live_out: the register set live before / after each instruction.
+        live_in / live_out: the register set live before / after each instruction (immutable
+            sequences, a tuple or an :class:`Unpacked` equal to one).
         live: per instruction, the counts of ``live_in | live_out`` (RGA's convention).
         refined: the same restricted to registers that may have been written by then (seeded
             with what the hardware initialises); equal to ``live`` without a seed.
@@ -91,8 +98,8 @@ class Liveness:
     """
 
     unknown: str | None
-    live_in: tuple[int, ...] = ()
-    live_out: tuple[int, ...] = ()
+    live_in: Sequence[int] = ()
+    live_out: Sequence[int] = ()
     live: tuple[Counts, ...] = ()
     refined: tuple[Counts, ...] = ()
     block_live_in: tuple[int, ...] = ()
@@ -103,26 +110,28 @@ class Liveness:
 
 def accesses(instructions: Sequence[Instruction], semantics: Semantics) -> list[Access]:
     """Each instruction's register access (an undecodable word is ``unknown``)."""
-    return _accesses(instructions, semantics)[0]
+    distinct, which = _accesses(instructions, semantics)
+    return [distinct[k] for k in which]
 
 
-def _accesses(instructions: Sequence[Instruction], semantics: Semantics) -> tuple[list[Access], bool]:
-    """:func:`accesses`, and whether any is unknown. Asked once per distinct text: an
-    instruction's mnemonic and operands are its text's words."""
-    out: list[Access] = []
-    append = out.append
-    seen: dict[str, Access] = {}
-    undecodable = False
+def _accesses(instructions: Sequence[Instruction], semantics: Semantics) -> tuple[list[Access], list[int]]:
+    """The distinct accesses of the instructions, and each instruction's index among them. Asked
+    once per distinct text: an instruction's mnemonic and operands are its text's words."""
+    distinct: list[Access] = []
+    which: list[int] = []
+    append = which.append
+    seen: dict[str, int] = {}
     for ins in instructions:
-        found = seen.get(ins.text)
-        if found is None:
-            if not ins.decoded:
-                append(Access(0, 0, "undecodable", f"undecodable word at {ins.address:#x}"))
-                undecodable = True
-                continue
-            found = seen[ins.text] = semantics.access(ins.mnemonic, ins.operands)
-        append(found)
-    return out, undecodable or any(a.unknown for a in seen.values())
+        k = seen.get(ins.text)
+        if k is None:
+            k = len(distinct)
+            if ins.decoded:
+                seen[ins.text] = k
+                distinct.append(semantics.access(ins.mnemonic, ins.operands))
+            else:
+                distinct.append(Access(0, 0, "undecodable", f"undecodable word at {ins.address:#x}"))
+        append(k)
+    return distinct, which
 
 
 def analyse(
@@ -135,15 +144,24 @@ def analyse(
     first instruction (:func:`hardware_initialised`); without it the refined figure equals the plain one."""
     if flow.unknown:
         return Liveness(f"control flow unknown: {flow.unknown}")
-    acc, any_unknown = _accesses(instructions, semantics)
-    for block in flow.blocks if any_unknown else ():  # the first unknown access in reachable code
-        if not block.reachable:
-            continue
-        for i in range(block.start, block.end):
-            if acc[i].unknown:
-                return Liveness(f"{acc[i].unknown} ({instructions[i].text!r} at {instructions[i].address:#x})")
-    defs = [a.defs for a in acc]
-    uses = [a.uses for a in acc]
+    distinct, which = _accesses(instructions, semantics)
+    if any(a.unknown for a in distinct):  # the first unknown access in reachable code
+        for block in flow.blocks:
+            if not block.reachable:
+                continue
+            for i in range(block.start, block.end):
+                a = distinct[which[i]]
+                if a.unknown:
+                    return Liveness(f"{a.unknown} ({instructions[i].text!r} at {instructions[i].address:#x})")
+    layout = _Layout.for_sets([a.defs | a.uses for a in distinct], initialised or 0)
+    pack = layout.pack
+    distinct_defs = [pack(a.defs) for a in distinct]
+    distinct_uses = [pack(a.uses) for a in distinct]
+    defs = [distinct_defs[k] for k in which]
+    uses = [distinct_uses[k] for k in which]
+    if initialised is not None:
+        initialised = pack(initialised)
+    counted = layout.counts
 
     blocks = flow.blocks
     n_blocks = len(blocks)
@@ -204,7 +222,7 @@ def analyse(
             both = live | u if u else live
             found = get(both)
             if found is None:
-                found = memo[both] = _counts(both)
+                found = memo[both] = counted(both)
             live_counts[i] = found
             d = defs[i]
             if d:
@@ -230,7 +248,7 @@ def analyse(
                 else:
                     found = get(refined)
                     if found is None:
-                        found = memo[refined] = _counts(refined)
+                        found = memo[refined] = counted(refined)
                     refined_counts[i] = found
                 defined = after
 
@@ -238,23 +256,107 @@ def analyse(
     peaks = tuple(_peak(k, max_live[k], live_counts, instructions, flow) for k in range(len(CLASSES)))
     return Liveness(
         None,
-        tuple(live_in),
-        tuple(live_out),
+        layout.unpacked(live_in),
+        layout.unpacked(live_out),
         tuple(live_counts),
         tuple(refined_counts),
-        tuple(block_in),
+        tuple(layout.unpack(x) for x in block_in),
         max_live,
         _maximum(refined_counts),
         peaks,
     )
 
 
-def _counts(regs: int) -> Counts:
-    """Counts.of without its three calls."""
-    return _new_counts(Counts, count_classes(regs))
-
-
 _new_counts = tuple.__new__
+
+
+class _Layout:
+    """One kernel's register sets with the AGPRs moved down to just above the highest VGPR it
+    names. In the semantics' layout AGPRs start after all 1,024 VGPRs, so a kernel with AGPRs
+    has sets of 2,600 bits or more, nearly all of them zero; packed, its sets are a third of
+    that, and every operation of the dataflow is faster. Counting works on packed sets; the
+    sets handed out are unpacked (per instruction only when read: :class:`Unpacked`)."""
+
+    def __init__(self, top: int) -> None:
+        self.top = top  # first bit above the kernel's VGPRs, where packed AGPRs start
+        self.low = (1 << top) - 1
+        self.vgpr_even = VGPR_LOW_BITS & self.low
+        self.agpr_even = (AGPR_LOW_BITS >> AGPR_BASE) << top
+
+    @classmethod
+    def for_sets(cls, sets: Sequence[int], seed: int) -> _Layout:
+        touched = seed
+        for x in sets:
+            touched |= x
+        if not touched >> AGPR_BASE:
+            return _IDENTITY  # no AGPRs: nothing to move
+        vgprs = (touched & VGPR_MASK) >> VGPR_BASE
+        return cls(VGPR_BASE + vgprs.bit_length() + (vgprs.bit_length() & 1))
+
+    def pack(self, regs: int) -> int:
+        return (regs & self.low) | ((regs >> AGPR_BASE) << self.top)
+
+    def unpack(self, regs: int) -> int:
+        return (regs & self.low) | ((regs >> self.top) << AGPR_BASE)
+
+    def unpacked(self, sets: list[int]) -> Sequence[int]:
+        return tuple(sets) if self is _IDENTITY else Unpacked(tuple(sets), self)
+
+    def counts(self, regs: int) -> Counts:
+        """Counts of a packed set, as count_classes counts the unpacked one."""
+        if self is _IDENTITY:
+            return _new_counts(Counts, count_classes(regs))
+        halves = regs | (regs >> 1)
+        agprs = (halves & self.agpr_even).bit_count() if regs >> self.top else 0
+        return _new_counts(Counts, ((halves & self.vgpr_even).bit_count(), agprs, (regs & SGPR_MASK).bit_count()))
+
+
+class _Identity(_Layout):
+    def pack(self, regs: int) -> int:
+        return regs
+
+    def unpack(self, regs: int) -> int:
+        return regs
+
+
+_IDENTITY = _Identity(AGPR_BASE)
+
+
+class Unpacked(Sequence[int]):
+    """Register sets per instruction, kept packed (:class:`_Layout`) and unpacked when read: an
+    immutable sequence equal to the tuple of the unpacked sets."""
+
+    __slots__ = ("_layout", "_packed")
+
+    def __init__(self, packed: tuple[int, ...], layout: _Layout) -> None:
+        self._packed = packed
+        self._layout = layout
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
+        if isinstance(index, slice):
+            return tuple(map(self._layout.unpack, self._packed[index]))
+        return self._layout.unpack(self._packed[index])
+
+    def __iter__(self) -> Iterator[int]:
+        return map(self._layout.unpack, self._packed)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Unpacked | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 def _may_be_defined(flow: ControlFlow, kill: list[int], preds: list[list[int]], seed: int | None) -> list[int]:

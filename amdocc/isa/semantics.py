@@ -61,6 +61,7 @@ AGPR_MASK = ((1 << (2 * AGPRS)) - 1) << AGPR_BASE
 _LOW_HALVES = (_EVEN << VGPR_BASE) | ((_EVEN & ((1 << (2 * AGPRS)) - 1)) << AGPR_BASE)
 _AGPR_EVEN = (_EVEN & ((1 << (2 * AGPRS)) - 1)) << AGPR_BASE
 _VGPR_EVEN = _EVEN << VGPR_BASE
+VGPR_LOW_BITS, AGPR_LOW_BITS = _VGPR_EVEN, _AGPR_EVEN  # each register's low-half bit
 
 
 def count_sgprs(regs: int) -> int:
