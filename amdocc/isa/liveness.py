@@ -169,9 +169,10 @@ def analyse(
     # ``x & ~d`` without a negative int (slower for Python's big ints).
     gen = [0] * n_blocks
     kill = [0] * n_blocks
+    used = [0] * n_blocks  # every register the block reads
     preds: list[list[int]] = [[] for _ in range(n_blocks)]
     for b in blocks:
-        g = k = 0
+        g = k = every = 0
         for i in range(b.end - 1, b.start - 1, -1):
             d = defs[i]
             if d:
@@ -180,7 +181,8 @@ def analyse(
             u = uses[i]
             if u:
                 g |= u
-        gen[b.index], kill[b.index] = g, k
+                every |= u
+        gen[b.index], kill[b.index], used[b.index] = g, k, every
         for s in b.successors:
             preds[s].append(b.index)
 
@@ -237,6 +239,12 @@ def analyse(
         refined_counts = [_NONE] * count
         for b in blocks:
             defined = maydef_in[b.index]
+            # Every register live in a block is live at its exit or read in it: when all of those
+            # may be written before the block, nothing is left out of any of its counts.
+            every = block_out[b.index] | used[b.index]
+            if not (every | defined) ^ defined:
+                refined_counts[b.start : b.end] = live_counts[b.start : b.end]
+                continue
             for i in range(b.start, b.end):
                 d = defs[i]
                 after = defined | d if d else defined
