@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from ..codeobject.model import Kernel
@@ -123,7 +124,9 @@ def _family(processor: str | None) -> str | None:
 
 def _count(classes: Sequence[str], depths: Sequence[int], known: bool) -> dict[str, dict[str, int | None]]:
     total = Counter(classes)
-    inside = Counter(c for c, d in zip(classes, depths, strict=True) if d > 0)
+    if len(classes) != len(depths):
+        raise ValueError(f"{len(classes)} classes for {len(depths)} loop depths")
+    inside = Counter(compress(classes, map(bool, depths)))  # depth > 0: in a loop
     return {c: {"all": n, "in_loops": inside.get(c, 0) if known else None} for c, n in sorted(total.items())}
 
 
