@@ -84,9 +84,9 @@ def undecodable(address: int, chunk: bytes) -> Instruction:
 # Per (library, processor, features): the instruction decoded from each window of bytes, as
 # Instruction fields after the address. Kernels repeat their instructions (and a library's kernels
 # one another's): over the amd-aiter corpus 13 of 14 instructions start with a 32-byte window seen
-# before, and a hit costs a dict look-up instead of a call into LLVM.
+# before (with this bound as without one), and a hit costs a dict look-up instead of a call into LLVM.
 _DECODED: dict[tuple[str, str | None, str, str], dict[bytes, tuple[int, str, str, str, bool, bytes]]] = {}
-_DECODED_BOUND = 1 << 17  # windows remembered per processor and features before starting afresh
+_DECODED_BOUND = 1 << 16  # windows remembered (all processors together) before starting afresh
 register("amdocc.isa.decode._DECODED", _DECODED.clear)
 _new_instruction = tuple.__new__
 
@@ -109,9 +109,9 @@ def decode_bytes(
     lib = lib or library()
     require_decodable(lib, processor, origin, offset)
     key = (lib.path, lib.version, processor, features)
-    seen = _DECODED.get(key)
-    if seen is None or len(seen) >= _DECODED_BOUND:
-        seen = _DECODED[key] = {}
+    if sum(map(len, _DECODED.values())) >= _DECODED_BOUND:
+        _DECODED.clear()
+    seen = _DECODED.setdefault(key, {})
     out: list[Instruction] = []
     append = out.append
     new = _new_instruction
@@ -123,7 +123,10 @@ def decode_bytes(
         fields = seen.get(window)
         if fields is None:
             llvm = llvm or lib.window_decoder(processor, features)
-            fields = seen[window] = _fields(llvm(window, address + at), window, address + at)
+            fields = _fields(llvm(window, address + at), window, address + at)
+            if len(seen) >= _DECODED_BOUND:
+                seen.clear()
+            seen[window] = fields
         append(new(Instruction, (address + at, *fields)))
         at += fields[0] if fields[4] else WORD
     return tuple(out)
