@@ -109,3 +109,27 @@ def test_disassembler_is_reported_with_its_version():
     lib = _library()
     described = lib.description
     assert described["library"] and described["version"] and described["version"][0].isdigit()
+
+
+def test_remembered_windows_give_objdumps_text_elsewhere_and_after_the_cache_is_emptied(built, monkeypatch):
+    # Decoding remembers each 32-byte window's instruction (amdocc/isa/decode.py). The same
+    # bytes at another address, and decoding with a cache so small it is emptied over and over,
+    # must still give llvm-objdump-22's text for the bytes at every address.
+    from amdocc import caches
+    from amdocc.isa import decode
+
+    path, arch, wave64 = built["gfx942"]
+    listing = objdump(path, arch, wave64)
+    (co,) = amdocc.load(path)
+    shift = 0x100000
+    for bound in (decode._DECODED_BOUND, 8):
+        monkeypatch.setattr(decode, "_DECODED_BOUND", bound)
+        caches.clear("amdocc.isa.decode._DECODED")
+        for kernel in co.kernels:
+            code = kernel_code(kernel, co.origin)
+            for start in (code.address, code.address + shift, code.address):
+                got = disassemble(code.code, processor=arch, features=code.features, address=start)
+                assert sum(i.size for i in got) == len(code.code)
+                wrong = [hex(i.address) for i in got if listing.text.get(i.address - start + code.address) != i.text]
+                assert wrong == [], (bound, kernel.name, start, wrong[:5])
+        assert sum(map(len, decode._DECODED.values())) <= bound

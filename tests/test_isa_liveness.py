@@ -135,3 +135,34 @@ def test_an_undecodable_word_no_path_reaches_does_not_stop_the_figure():
     code = (Instruction(0, 4, "s_endpgm", "s_endpgm", ""), Instruction(4, 4, ".long 0xffffffff", "", "", False))
     flow = ControlFlow((Block(0, 0, 1, (), True, 0), Block(1, 1, 2, (), False, 0)))
     assert L.analyse(code, flow, SEM).unknown is None
+
+
+def test_agprs_far_above_the_vgprs_keep_their_names_and_counts():
+    # A kernel with AGPRs: liveness works on sets with the AGPRs moved down next to the VGPRs
+    # (liveness._Layout); the sets handed out must name the same registers as the instructions.
+    code = program(
+        "v_accvgpr_write_b32 a200, v7",  # a200 born, v7 dies
+        "v_accvgpr_read_b32 v1, a200",  # a200 dies, v1 born
+        "v_add_f32_e32 v2, v1, v0",  # v0, v1 die, v2 born
+        "global_store_dword v3, v2, s[0:1]",  # v2, v3, s0, s1 read for the last time
+        "s_endpgm",
+    )
+    live = L.analyse(code, straight(code), SEM)
+
+    def gprs(regs: int) -> list[str]:  # exec, read by every vector instruction, left out
+        return sorted(n for n in S.register_names(regs) if n[0] in "vas" and n[1].isdigit())
+
+    names = [gprs(x) for x in live.live_in]
+    assert names == [
+        ["s0", "s1", "v0", "v3", "v7"],
+        ["a200", "s0", "s1", "v0", "v3"],
+        ["s0", "s1", "v0", "v1", "v3"],
+        ["s0", "s1", "v2", "v3"],
+        [],
+    ]
+    assert gprs(live.live_out[0]) == ["a200", "s0", "s1", "v0", "v3"]
+    assert gprs(live.block_live_in[0]) == names[0]
+    assert [tuple(c) for c in live.live] == [(3, 1, 2), (3, 1, 2), (4, 0, 2), (2, 0, 2), (0, 0, 0)]
+    # The per-instruction sets read like a tuple: by index, by slice, in order, equal to one.
+    assert live.live_in == tuple(live.live_in) and live.live_in[1:3] == tuple(live.live_in)[1:3]
+    assert [gprs(x) for x in live.live_out][1:] == [*names[2:], []]

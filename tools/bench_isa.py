@@ -8,7 +8,8 @@ groups side by side. amdocc runs ``amdocc isa --json`` (decode, control flow, lo
 JSON out) as a user types it, with ``--jobs 1`` and ``--jobs N``, and in this process the bare
 decode (amdocc.isa.disassemble) and, on the same decoded kernels, the control-flow graph and
 register liveness (amdocc.isa.analysis.kernel_liveness; its seconds alone are printed beside the
-decode's, with how many kernels had no figure and why, docs/liveness.md). Wall clock, best of
+decode's, with how many kernels had no figure and why, docs/liveness.md); every in-process repeat
+starts with amdocc's caches empty (decoded windows, def/use answers), as a fresh process does. Wall clock, best of
 ``--repeat``, interleaved; the ratio printed is objdump time / amdocc time (above 1.0: amdocc is
 faster), with the load average around it.
 
@@ -49,6 +50,7 @@ def main() -> int:
         print(f"no .co files under {args.corpus}", file=sys.stderr)
         return 2
     import amdocc
+    from amdocc import caches
     from amdocc.isa import control_flow, disassemble, kernel_code, library
     from amdocc.isa.analysis import kernel_liveness
 
@@ -76,6 +78,7 @@ def main() -> int:
     counted = [0]
 
     def amdocc_decode() -> None:
+        caches.clear_all()  # each repeat starts as a fresh process: no decoded window remembered
         counted[0] = 0
         for f in files:
             for co in amdocc.load(f):
@@ -89,6 +92,7 @@ def main() -> int:
         """Decode, then time the control-flow graph and liveness of every kernel alone."""
         spent = 0.0
         unknown.clear()
+        caches.clear_all()
         for f in files:
             for co in amdocc.load(f):
                 for k in co.kernels:

@@ -48,8 +48,16 @@ def main() -> int:
     args = ap.parse_args()
 
     import amdocc
+    from amdocc import caches
+    from amdocc.errors import Origin
     from amdocc.isa import control_flow, disassemble, kernel_code, library
     from amdocc.isa.analysis import kernel_liveness
+    from amdocc.isa.model import Instruction
+
+    def cold_decode(kernel: amdocc.Kernel, origin: Origin | None) -> tuple[Instruction, ...]:
+        """Decoding as a process's first kernel meets it: no window of its code remembered."""
+        caches.clear("amdocc.isa.decode._DECODED")
+        return disassemble(kernel, origin=origin)
 
     files: list[str] = []
     for p in args.paths:
@@ -64,7 +72,7 @@ def main() -> int:
                 code = kernel_code(k, co.origin)
                 if len(code.code) < 4 * args.min_instructions:  # no instruction is shorter than 4 bytes
                     continue
-                decode_s, instructions = best_of(args.repeat, lambda k=k, co=co: disassemble(k, origin=co.origin))
+                decode_s, instructions = best_of(args.repeat, lambda k=k, co=co: cold_decode(k, co.origin))
                 if len(instructions) < args.min_instructions:
                     continue
                 flow_s, flow = best_of(args.repeat, lambda ins=instructions: control_flow(ins))

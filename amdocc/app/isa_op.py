@@ -35,12 +35,24 @@ class IsaOptions:
     json: bool = False
 
 
-def kernel_record(co: CodeObject, kernel: Kernel, summary_only: bool = False) -> Record:
-    """One kernel of a code object as ``amdocc isa --json`` prints it."""
-    return isa_kernel(kernel, co.origin, summary_only)
+def warm_up() -> None:
+    """Import the analysis and load its tables (def/use rules, the mix classes) once, before the
+    workers are forked, so that each worker does not spend its first kernel on them."""
+    from ..isa import analysis  # noqa: F401 - every worker's analysis
+    from ..isa.semantics import table
+
+    table()
 
 
-def isa_kernel(kernel: Kernel, origin: Origin | None = None, summary_only: bool = False) -> Record:
+def kernel_record(co: CodeObject, kernel: Kernel, summary_only: bool = False, for_json: bool = False) -> Record:
+    """One kernel of a code object as ``amdocc isa --json`` prints it (``for_json``: the record
+    is only written out as JSON, so its rows may share their equal parts)."""
+    return isa_kernel(kernel, co.origin, summary_only, for_json)
+
+
+def isa_kernel(
+    kernel: Kernel, origin: Origin | None = None, summary_only: bool = False, for_json: bool = False
+) -> Record:
     """One :class:`~amdocc.codeobject.Kernel`'s record (as in :func:`isa`); ``origin`` (where its
     code object came from) names the file in the record and in errors."""
     from .. import report
@@ -65,7 +77,7 @@ def isa_kernel(kernel: Kernel, origin: Origin | None = None, summary_only: bool 
             "inferred": code.inferred,
             "notes": list(code.notes),
         },
-        "instructions": None if summary_only else instruction_rows(isa),
+        "instructions": None if summary_only else instruction_rows(isa, shared=for_json),
         "summary": summary(isa),
     }
 
@@ -91,7 +103,7 @@ def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
             if selection is not None and not selection.wants(kernel):
                 continue
             try:
-                record = kernel_record(x, kernel, options.summary)
+                record = kernel_record(x, kernel, options.summary, options.json)
             except (LlvmUnavailable, TableError):  # not this kernel's fault: the whole run stops
                 raise
             except AmdoccError as exc:

@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from .. import report
     from ..app import parallel
-    from ..app.isa_op import IsaOptions, isa_file
+    from ..app.isa_op import IsaOptions, isa_file, warm_up
     from ..app.selection import Selection
     from ..isa.libllvm import library
 
@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = parallel.jobs_for(args.jobs, files)
     if jobs > 1:
         parallel.warm_up()
+        warm_up()
     out: dict[str, list[dict[str, Any]]] = {"kernels": [], "skipped": [], "errors": []}
     rows: list[list[str]] = []
     options = IsaOptions(args.target, args.kernel, args.summary, json=args.json)

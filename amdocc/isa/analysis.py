@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from ..codeobject.model import Kernel
@@ -123,7 +124,9 @@ def _family(processor: str | None) -> str | None:
 
 def _count(classes: Sequence[str], depths: Sequence[int], known: bool) -> dict[str, dict[str, int | None]]:
     total = Counter(classes)
-    inside = Counter(c for c, d in zip(classes, depths, strict=True) if d > 0)
+    if len(classes) != len(depths):
+        raise ValueError(f"{len(classes)} classes for {len(depths)} loop depths")
+    inside = Counter(compress(classes, map(bool, depths)))  # depth > 0: in a loop
     return {c: {"all": n, "in_loops": inside.get(c, 0) if known else None} for c, n in sorted(total.items())}
 
 
@@ -166,7 +169,7 @@ def live_summary(isa: KernelIsa) -> dict[str, Any]:
         reason = live.unknown if live is not None else "liveness not computed"
         return {"max_live": None, "max_live_refined": None, "peak": None, "liveness_unknown": reason,
                 "live_findings": []}  # fmt: skip
-    index = {ins.address: i for i, ins in enumerate(isa.instructions)}
+    index = {ins.address: i for i, ins in enumerate(isa.instructions)} if isa.lines else {}
     peak = {}
     for p in live.peaks:
         stretches = []
@@ -185,27 +188,37 @@ def live_summary(isa: KernelIsa) -> dict[str, Any]:
     }
 
 
-def instruction_rows(isa: KernelIsa) -> list[dict[str, Any]]:
-    """The JSON contract's ``instructions`` list."""
+def instruction_rows(isa: KernelIsa, shared: bool = False) -> list[dict[str, Any]]:
+    """The JSON contract's ``instructions`` list. ``shared``: rows with the same live counts
+    share one ``live`` dict (for records turned straight into JSON; a caller given the records
+    gets a dict of its own in every row)."""
     known = isa.flow.unknown is None
-    blocks = isa.flow.blocks
-    live = isa.liveness.live if isa.liveness is not None and isa.liveness.unknown is None else ()
-    rows = []
-    for i, ins in enumerate(isa.instructions):
-        b = isa.block[i]
-        rows.append(
-            {
-                "address": ins.address,
-                "size": ins.size,
-                "text": ins.text,
-                "decoded": ins.decoded,
-                "block": b,
-                "reachable": blocks[b].reachable if known else None,
-                "loop_depth": isa.loop_depth[i] if known else None,
-                "line": isa.lines[i] if isa.lines else None,
-                "spill": isa.spills.marks[i],
-                "class": isa.classes[i],
-                "live": live[i]._asdict() if live else None,
-            }
+    count = len(isa.instructions)
+    reachable = [b.reachable if known else None for b in isa.flow.blocks]
+    depths: Sequence[int | None] = isa.loop_depth if known else [None] * count
+    lines: Sequence[str | None] = isa.lines if isa.lines else [None] * count
+    live: Sequence[dict[str, int] | None] = [None] * count
+    if isa.liveness is not None and isa.liveness.unknown is None and isa.liveness.live:
+        if shared:
+            as_dict = {c: c._asdict() for c in set(isa.liveness.live)}  # one per distinct count: a kernel has few
+            live = [as_dict[c] for c in isa.liveness.live]
+        else:
+            live = [{"vgpr": v, "agpr": a, "sgpr": s} for v, a, s in isa.liveness.live]
+    return [
+        {
+            "address": ins.address,
+            "size": ins.size,
+            "text": ins.text,
+            "decoded": ins.decoded,
+            "block": b,
+            "reachable": reachable[b],
+            "loop_depth": depth,
+            "line": line,
+            "spill": mark,
+            "class": cls,
+            "live": counts,
+        }
+        for ins, b, depth, line, mark, cls, counts in zip(
+            isa.instructions, isa.block, depths, lines, isa.spills.marks, isa.classes, live, strict=True
         )
-    return rows
+    ]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..caches import register
 from ..codeobject.model import Kernel
 from ..errors import AmdoccError, ExitCode, Origin, UsageError
 from .extent import KernelCode, kernel_code
-from .libllvm import Library, library
+from .libllvm import WINDOW, Library, library
 from .model import Instruction
 
 WORD = 4
@@ -80,6 +81,16 @@ def undecodable(address: int, chunk: bytes) -> Instruction:
     return Instruction(address, len(chunk), text, "", "", False, chunk)
 
 
+# Per (library, processor, features): the instruction decoded from each window of bytes, as
+# Instruction fields after the address. Kernels repeat their instructions (and a library's kernels
+# one another's): over the amd-aiter corpus 13 of 14 instructions start with a 32-byte window seen
+# before (with this bound as without one), and a hit costs a dict look-up instead of a call into LLVM.
+_DECODED: dict[tuple[str, str | None, str, str], dict[bytes, tuple[int, str, str, str, bool, bytes]]] = {}
+_DECODED_BOUND = 1 << 16  # windows remembered (all processors together) before starting afresh
+register("amdocc.isa.decode._DECODED", _DECODED.clear)
+_new_instruction = tuple.__new__
+
+
 def decode_bytes(
     code: bytes,
     address: int,
@@ -90,23 +101,46 @@ def decode_bytes(
     offset: int | None = None,
 ) -> tuple[Instruction, ...]:
     """Decode ``code`` (starting at virtual ``address``) for ``processor`` with LLVM ``features``;
-    ``origin`` and ``offset`` locate the code for an error (ProcessorNotDecodable)."""
+    ``origin`` and ``offset`` locate the code for an error (ProcessorNotDecodable).
+
+    LLVM is offered :data:`~amdocc.isa.libllvm.WINDOW` bytes per instruction, so its answer
+    depends on those bytes only (AMDGPU's text names no address: branch targets are printed as
+    the encoded offset), and is remembered by them."""
     lib = lib or library()
     require_decodable(lib, processor, origin, offset)
+    key = (lib.path, lib.version, processor, features)
+    if sum(map(len, _DECODED.values())) >= _DECODED_BOUND:
+        _DECODED.clear()
+    seen = _DECODED.setdefault(key, {})
     out: list[Instruction] = []
-    offset = 0
-    for size, raw in lib.decode(processor, features, code, address):
-        if size == 0:
-            chunk = code[offset : offset + WORD]
-            out.append(undecodable(address + offset, chunk))
-            offset += WORD
-            continue
-        text = raw.strip()
-        mnemonic, _, operands = text.partition(" ")
-        encoding = code[offset : offset + size]
-        out.append(Instruction(address + offset, size, text, mnemonic, operands.strip(), True, encoding))
-        offset += size
+    append = out.append
+    new = _new_instruction
+    llvm = None
+    at = 0
+    end = len(code)
+    while at < end:
+        window = code[at : at + WINDOW]
+        fields = seen.get(window)
+        if fields is None:
+            llvm = llvm or lib.window_decoder(processor, features)
+            fields = _fields(llvm(window, address + at), window, address + at)
+            if len(seen) >= _DECODED_BOUND:
+                seen.clear()
+            seen[window] = fields
+        append(new(Instruction, (address + at, *fields)))
+        at += fields[0] if fields[4] else WORD
     return tuple(out)
+
+
+def _fields(decoded: tuple[int, str], window: bytes, address: int) -> tuple[int, str, str, str, bool, bytes]:
+    """Instruction's fields after its address, from LLVM's ``(size, text)`` for the start of ``window``."""
+    size, raw = decoded
+    if size == 0:
+        bad = undecodable(address, window[:WORD])
+        return bad.size, bad.text, bad.mnemonic, bad.operands, False, bad.encoding
+    text = raw.strip()
+    mnemonic, _, operands = text.partition(" ")
+    return size, text, mnemonic, operands.strip(), True, window[:size]
 
 
 def disassemble(

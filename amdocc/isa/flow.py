@@ -17,6 +17,7 @@ no figure built on the graph may be reported then.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from .model import Block, ControlFlow, Instruction, Loop
@@ -48,7 +49,7 @@ def control_flow(instructions: Sequence[Instruction]) -> ControlFlow:
     """The control-flow graph of one kernel's instructions (in address order, entry first)."""
     if not instructions:
         return ControlFlow((), None)
-    index_of = {ins.address: i for i, ins in enumerate(instructions)}
+    addresses = [ins.address for ins in instructions]  # ascending: a branch target is found by bisection
     problems: list[tuple[int, str]] = []  # (instruction index, reason): reported only if reachable
     leaders = {0}
     targets: dict[int, int] = {}  # branch instruction index -> target instruction index
@@ -58,13 +59,14 @@ def control_flow(instructions: Sequence[Instruction]) -> ControlFlow:
             continue
         if is_direct_branch(m):
             target = branch_target(ins)
-            if target not in index_of:
+            at = bisect_left(addresses, target)
+            if at == len(addresses) or addresses[at] != target:
                 inside = instructions[0].address <= target < instructions[-1].address + instructions[-1].size
                 where = "into the middle of an instruction" if inside else "outside the kernel"
                 problems.append((i, f"{m} at {ins.address:#x} jumps to {target:#x}, {where}"))
             else:
-                targets[i] = index_of[target]
-                leaders.add(index_of[target])
+                targets[i] = at
+                leaders.add(at)
             leaders.add(i + 1)
         elif m in INDIRECT:
             problems.append((i, f"{m} at {ins.address:#x}: an indirect jump or call, its target is not in the code"))

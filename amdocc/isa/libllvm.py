@@ -22,6 +22,7 @@ import importlib.util
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,10 @@ INITIALIZERS = ("LLVMInitializeAMDGPUTargetInfo", "LLVMInitializeAMDGPUTargetMC"
 NEEDED = (*INITIALIZERS, "LLVMCreateDisasmCPUFeatures", "LLVMDisasmInstruction", "LLVMDisasmDispose")
 HOW_TO_GET_ONE = "apt-get install libllvm22, or install ROCm (ROCM_PATH), or set AMDOCC_LIBLLVM to a libLLVM.so"
 TEXT_BUFFER = 1024  # bytes LLVM may write one instruction's text into
+# Bytes offered to LLVM for one instruction: more than the longest AMDGPU encoding (20 bytes, a
+# gfx10+ NSA image instruction), so LLVM sees every byte it could read, and what it answers is a
+# function of these bytes alone (decode.py caches it by them).
+WINDOW = 32
 SYSDEPS_SHIMS = ("librocm_sysdeps_z.so.1", "librocm_sysdeps_zstd.so.1")
 _CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -106,6 +111,21 @@ class Library:
                     decoded.append((0, ""))
                     offset += 4
         return decoded
+
+    def window_decoder(self, processor: str, features: str) -> Callable[[bytes, int], tuple[int, str]]:
+        """A function giving ``(size, text)`` of the one instruction at the start of a window
+        (at most :data:`WINDOW` bytes, at a virtual address); size 0 where LLVM could not decode it."""
+        handle = self.context(processor, features)
+        out = ctypes.create_string_buffer(TEXT_BUFFER)
+        step = self.lib.LLVMDisasmInstruction
+        lock = self._lock
+
+        def decode(window: bytes, address: int) -> tuple[int, str]:
+            with lock:
+                size = step(handle, window, len(window), address, out, TEXT_BUFFER)
+                return (size, out.value.decode("utf-8", "replace")) if size else (0, "")
+
+        return decode
 
 
 def _load(candidate: Candidate) -> Library | str:

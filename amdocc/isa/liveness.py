@@ -19,17 +19,25 @@ in reachable code gives ``unknown`` with the reason, and no figure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from .model import ControlFlow, Instruction
 from .semantics import (
+    AGPR_BASE,
+    AGPR_LOW_BITS,
+    SGPR_MASK,
     SGPRS,
     SPECIAL_MASK,
+    VGPR_BASE,
+    VGPR_LOW_BITS,
+    VGPR_MASK,
     Access,
     Semantics,
     count_agprs,
+    count_classes,
     count_sgprs,
     count_vgprs,
     sgpr_bits,
@@ -79,7 +87,8 @@ class Liveness:
 
     Attributes:
         unknown: None when known; else the reason, and every other field is empty.
-        live_in / live_out: the register set live before / after each instruction.
+        live_in / live_out: the register set live before / after each instruction (immutable
+            sequences, a tuple or an :class:`Unpacked` equal to one).
         live: per instruction, the counts of ``live_in | live_out`` (RGA's convention).
         refined: the same restricted to registers that may have been written by then (seeded
             with what the hardware initialises); equal to ``live`` without a seed.
@@ -89,8 +98,8 @@ class Liveness:
     """
 
     unknown: str | None
-    live_in: tuple[int, ...] = ()
-    live_out: tuple[int, ...] = ()
+    live_in: Sequence[int] = ()
+    live_out: Sequence[int] = ()
     live: tuple[Counts, ...] = ()
     refined: tuple[Counts, ...] = ()
     block_live_in: tuple[int, ...] = ()
@@ -101,13 +110,28 @@ class Liveness:
 
 def accesses(instructions: Sequence[Instruction], semantics: Semantics) -> list[Access]:
     """Each instruction's register access (an undecodable word is ``unknown``)."""
-    out = []
+    distinct, which = _accesses(instructions, semantics)
+    return [distinct[k] for k in which]
+
+
+def _accesses(instructions: Sequence[Instruction], semantics: Semantics) -> tuple[list[Access], list[int]]:
+    """The distinct accesses of the instructions, and each instruction's index among them. Asked
+    once per distinct text: an instruction's mnemonic and operands are its text's words."""
+    distinct: list[Access] = []
+    which: list[int] = []
+    append = which.append
+    seen: dict[str, int] = {}
     for ins in instructions:
-        if not ins.decoded:
-            out.append(Access(0, 0, "undecodable", f"undecodable word at {ins.address:#x}"))
-        else:
-            out.append(semantics.access(ins.mnemonic, ins.operands))
-    return out
+        k = seen.get(ins.text)
+        if k is None:
+            k = len(distinct)
+            if ins.decoded:
+                seen[ins.text] = k
+                distinct.append(semantics.access(ins.mnemonic, ins.operands))
+            else:
+                distinct.append(Access(0, 0, "undecodable", f"undecodable word at {ins.address:#x}"))
+        append(k)
+    return distinct, which
 
 
 def analyse(
@@ -120,27 +144,45 @@ def analyse(
     first instruction (:func:`hardware_initialised`); without it the refined figure equals the plain one."""
     if flow.unknown:
         return Liveness(f"control flow unknown: {flow.unknown}")
-    acc = accesses(instructions, semantics)
-    for block in flow.blocks:
-        if not block.reachable:
-            continue
-        for i in range(block.start, block.end):
-            if acc[i].unknown:
-                return Liveness(f"{acc[i].unknown} ({instructions[i].text!r} at {instructions[i].address:#x})")
+    distinct, which = _accesses(instructions, semantics)
+    if any(a.unknown for a in distinct):  # the first unknown access in reachable code
+        for block in flow.blocks:
+            if not block.reachable:
+                continue
+            for i in range(block.start, block.end):
+                a = distinct[which[i]]
+                if a.unknown:
+                    return Liveness(f"{a.unknown} ({instructions[i].text!r} at {instructions[i].address:#x})")
+    layout = _Layout.for_sets([a.defs | a.uses for a in distinct], initialised or 0)
+    pack = layout.pack
+    distinct_defs = [pack(a.defs) for a in distinct]
+    distinct_uses = [pack(a.uses) for a in distinct]
+    defs = [distinct_defs[k] for k in which]
+    uses = [distinct_uses[k] for k in which]
+    if initialised is not None:
+        initialised = pack(initialised)
+    counted = layout.counts
 
     blocks = flow.blocks
     n_blocks = len(blocks)
-    # Each block as one transfer function: live_in = (live_out & ~kill) | gen.
+    # Each block as one transfer function: live_in = (live_out & ~kill) | gen. ``(x | d) ^ d`` is
+    # ``x & ~d`` without a negative int (slower for Python's big ints).
     gen = [0] * n_blocks
     kill = [0] * n_blocks
+    used = [0] * n_blocks  # every register the block reads
     preds: list[list[int]] = [[] for _ in range(n_blocks)]
     for b in blocks:
-        g = k = 0
+        g = k = every = 0
         for i in range(b.end - 1, b.start - 1, -1):
-            a = acc[i]
-            g = (g & ~a.defs) | a.uses
-            k |= a.defs
-        gen[b.index], kill[b.index] = g, k
+            d = defs[i]
+            if d:
+                g = (g | d) ^ d
+                k |= d
+            u = uses[i]
+            if u:
+                g |= u
+                every |= u
+        gen[b.index], kill[b.index], used[b.index] = g, k, every
         for s in b.successors:
             preds[s].append(b.index)
 
@@ -155,7 +197,8 @@ def analyse(
         for s in blocks[bi].successors:
             out |= block_in[s]
         block_out[bi] = out
-        new_in = (out & ~kill[bi]) | gen[bi]
+        k = kill[bi]
+        new_in = ((out | k) ^ k) | gen[bi]
         if new_in != block_in[bi]:
             block_in[bi] = new_in
             for p in preds[bi]:
@@ -165,50 +208,163 @@ def analyse(
 
     maydef_in = _may_be_defined(flow, kill, preds, initialised)
 
+    # Per instruction, going back through each block; the count is of live_in | live_out, which
+    # is live_out | uses (live_in is live_out less defs, plus uses), counted once per distinct set.
     count = len(instructions)
     live_in = [0] * count
     live_out = [0] * count
+    live_counts: list[Counts] = [_NONE] * count
+    memo: dict[int, Counts] = {}
+    get = memo.get
     for b in blocks:
         live = block_out[b.index]
         for i in range(b.end - 1, b.start - 1, -1):
             live_out[i] = live
-            a = acc[i]
-            live = (live & ~a.defs) | a.uses
+            u = uses[i]
+            both = live | u if u else live
+            found = get(both)
+            if found is None:
+                found = memo[both] = counted(both)
+            live_counts[i] = found
+            d = defs[i]
+            if d:
+                live = (live | d) ^ d
+            if u:
+                live |= u
             live_in[i] = live
 
-    live_counts: list[Counts] = [_NONE] * count
-    refined_counts: list[Counts] = live_counts if initialised is None else [_NONE] * count
-    memo: dict[int, Counts] = {}
-    for b in blocks:
-        defined = maydef_in[b.index]
-        for i in range(b.start, b.end):
-            both = live_in[i] | live_out[i]
-            found = memo.get(both)
-            if found is None:
-                found = memo[both] = Counts.of(both)
-            live_counts[i] = found
-            if initialised is not None:
-                after = defined | acc[i].defs
-                refined = (live_in[i] & defined) | (live_out[i] & after)
-                found = memo.get(refined)
-                if found is None:
-                    found = memo[refined] = Counts.of(refined)
-                refined_counts[i] = found
+    # The refined figure: forward through each block, what may have been written by then.
+    refined_counts: list[Counts] = live_counts
+    if initialised is not None:
+        refined_counts = [_NONE] * count
+        for b in blocks:
+            defined = maydef_in[b.index]
+            # Every register live in a block is live at its exit or read in it: when all of those
+            # may be written before the block, nothing is left out of any of its counts.
+            every = block_out[b.index] | used[b.index]
+            if not (every | defined) ^ defined:
+                refined_counts[b.start : b.end] = live_counts[b.start : b.end]
+                continue
+            for i in range(b.start, b.end):
+                d = defs[i]
+                after = defined | d if d else defined
+                out = live_out[i]
+                refined = (live_in[i] & defined) | (out & after)
+                u = uses[i]
+                if refined == (out | u if u else out):  # nothing left out: the plain count
+                    refined_counts[i] = live_counts[i]
+                else:
+                    found = get(refined)
+                    if found is None:
+                        found = memo[refined] = counted(refined)
+                    refined_counts[i] = found
                 defined = after
 
     max_live = _maximum(live_counts)
     peaks = tuple(_peak(k, max_live[k], live_counts, instructions, flow) for k in range(len(CLASSES)))
     return Liveness(
         None,
-        tuple(live_in),
-        tuple(live_out),
+        layout.unpacked(live_in),
+        layout.unpacked(live_out),
         tuple(live_counts),
         tuple(refined_counts),
-        tuple(block_in),
+        tuple(layout.unpack(x) for x in block_in),
         max_live,
         _maximum(refined_counts),
         peaks,
     )
+
+
+_new_counts = tuple.__new__
+
+
+class _Layout:
+    """One kernel's register sets with the AGPRs moved down to just above the highest VGPR it
+    names. In the semantics' layout AGPRs start after all 1,024 VGPRs, so a kernel with AGPRs
+    has sets of 2,600 bits or more, nearly all of them zero; packed, its sets are a third of
+    that, and every operation of the dataflow is faster. Counting works on packed sets; the
+    sets handed out are unpacked (per instruction only when read: :class:`Unpacked`)."""
+
+    def __init__(self, top: int) -> None:
+        self.top = top  # first bit above the kernel's VGPRs, where packed AGPRs start
+        self.low = (1 << top) - 1
+        self.vgpr_even = VGPR_LOW_BITS & self.low
+        self.agpr_even = (AGPR_LOW_BITS >> AGPR_BASE) << top
+
+    @classmethod
+    def for_sets(cls, sets: Sequence[int], seed: int) -> _Layout:
+        touched = seed
+        for x in sets:
+            touched |= x
+        if not touched >> AGPR_BASE:
+            return _IDENTITY  # no AGPRs: nothing to move
+        vgprs = (touched & VGPR_MASK) >> VGPR_BASE
+        return cls(VGPR_BASE + vgprs.bit_length() + (vgprs.bit_length() & 1))
+
+    def pack(self, regs: int) -> int:
+        return (regs & self.low) | ((regs >> AGPR_BASE) << self.top)
+
+    def unpack(self, regs: int) -> int:
+        return (regs & self.low) | ((regs >> self.top) << AGPR_BASE)
+
+    def unpacked(self, sets: list[int]) -> Sequence[int]:
+        return tuple(sets) if self is _IDENTITY else Unpacked(tuple(sets), self)
+
+    def counts(self, regs: int) -> Counts:
+        """Counts of a packed set, as count_classes counts the unpacked one."""
+        if self is _IDENTITY:
+            return _new_counts(Counts, count_classes(regs))
+        halves = regs | (regs >> 1)
+        agprs = (halves & self.agpr_even).bit_count() if regs >> self.top else 0
+        return _new_counts(Counts, ((halves & self.vgpr_even).bit_count(), agprs, (regs & SGPR_MASK).bit_count()))
+
+
+class _Identity(_Layout):
+    def pack(self, regs: int) -> int:
+        return regs
+
+    def unpack(self, regs: int) -> int:
+        return regs
+
+
+_IDENTITY = _Identity(AGPR_BASE)
+
+
+class Unpacked(Sequence[int]):
+    """Register sets per instruction, kept packed (:class:`_Layout`) and unpacked when read: an
+    immutable sequence equal to the tuple of the unpacked sets."""
+
+    __slots__ = ("_layout", "_packed")
+
+    def __init__(self, packed: tuple[int, ...], layout: _Layout) -> None:
+        self._packed = packed
+        self._layout = layout
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
+        if isinstance(index, slice):
+            return tuple(map(self._layout.unpack, self._packed[index]))
+        return self._layout.unpack(self._packed[index])
+
+    def __iter__(self) -> Iterator[int]:
+        return map(self._layout.unpack, self._packed)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Unpacked | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 def _may_be_defined(flow: ControlFlow, kill: list[int], preds: list[list[int]], seed: int | None) -> list[int]:
@@ -274,26 +430,31 @@ def _maximum(counts: Sequence[Counts]) -> Counts:
 
 
 def _peak(k: int, top: int, counts: Sequence[Counts], instructions: Sequence[Instruction], flow: ControlFlow) -> Peak:
-    """The stretches of consecutive instructions (in one loop depth) where class ``k`` is at ``top``."""
+    """The stretches of consecutive instructions (in one loop depth) where class ``k`` is at ``top``.
+    A stretch goes on across a block boundary when the next block has the same depth."""
     stretches: list[Stretch] = []
     if top == 0:
         return Peak(CLASSES[k], 0, ())
-    open_first: int | None = None
-    open_last = 0
-    open_depth = 0
-    for b in flow.blocks:
-        depth = b.loop_depth
-        for i in range(b.start, b.end):
-            at_top = counts[i][k] == top
-            if open_first is not None and (not at_top or depth != open_depth):
-                stretches.append(Stretch(open_first, open_last, open_depth))
-                open_first = None
-            if at_top:
-                if open_first is None:
-                    open_first, open_depth = instructions[i].address, depth
-                open_last = instructions[i].address
-    if open_first is not None:
-        stretches.append(Stretch(open_first, open_last, open_depth))
+    at_top = bytes([c[k] == top for c in counts])  # one byte per instruction: runs found by find()
+    blocks = flow.blocks
+    starts = [b.start for b in blocks]
+    end = len(counts)
+    i = at_top.find(1)
+    while i != -1:
+        run_end = at_top.find(0, i)
+        if run_end == -1:
+            run_end = end
+        # Cut the run where the loop depth changes from one block to the next.
+        b = bisect_right(starts, i) - 1
+        first = i
+        depth = blocks[b].loop_depth
+        while blocks[b].end < run_end:
+            b += 1
+            if blocks[b].loop_depth != depth:
+                stretches.append(Stretch(instructions[first].address, instructions[blocks[b].start - 1].address, depth))
+                first, depth = blocks[b].start, blocks[b].loop_depth
+        stretches.append(Stretch(instructions[first].address, instructions[run_end - 1].address, depth))
+        i = at_top.find(1, run_end)
     return Peak(CLASSES[k], top, tuple(stretches))
 
 

@@ -66,20 +66,16 @@ def classify(
 ) -> tuple[str, ...]:
     """Each instruction's class; ``scratch[i]`` True puts instruction i in "scratch"."""
     classes = classes_for(family)
-    memo: dict[str, str] = {}
-    out = []
-    for i, ins in enumerate(instructions):
-        if not ins.decoded:
-            out.append(UNDECODABLE)
-            continue
-        if scratch is not None and scratch[i]:
-            out.append("scratch")
-            continue
-        found = memo.get(ins.mnemonic)
-        if found is None:
-            found = next((name for name, rx in classes if rx.search(ins.mnemonic)), "other")
-            memo[ins.mnemonic] = found
-        out.append(found)
+    # Each distinct mnemonic classified once, then every instruction looked up.
+    memo = {
+        m: next((name for name, rx in classes if rx.search(m)), "other")
+        for m in {ins.mnemonic for ins in instructions if ins.decoded}
+    }
+    out = [memo[ins.mnemonic] if ins.decoded else UNDECODABLE for ins in instructions]
+    if scratch is not None:
+        for i in [i for i, s in enumerate(scratch) if s]:
+            if instructions[i].decoded:
+                out[i] = "scratch"
     return tuple(out)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..caches import cached
+from ..caches import cached, register
 from ..errors import AmdoccError
 from ..tabledata import Row, load_table
 
@@ -60,6 +60,7 @@ AGPR_MASK = ((1 << (2 * AGPRS)) - 1) << AGPR_BASE
 _LOW_HALVES = (_EVEN << VGPR_BASE) | ((_EVEN & ((1 << (2 * AGPRS)) - 1)) << AGPR_BASE)
 _AGPR_EVEN = (_EVEN & ((1 << (2 * AGPRS)) - 1)) << AGPR_BASE
 _VGPR_EVEN = _EVEN << VGPR_BASE
+VGPR_LOW_BITS, AGPR_LOW_BITS = _VGPR_EVEN, _AGPR_EVEN  # each register's low-half bit
 
 
 def count_sgprs(regs: int) -> int:
@@ -77,6 +78,14 @@ def count_agprs(regs: int) -> int:
     if not regs >> AGPR_BASE:
         return 0
     return ((regs | (regs >> 1)) & _AGPR_EVEN).bit_count()
+
+
+def count_classes(regs: int) -> tuple[int, int, int]:
+    """(VGPRs, AGPRs, SGPRs) in the set: :func:`count_vgprs`, :func:`count_agprs` and
+    :func:`count_sgprs` at once (liveness counts every distinct set it meets)."""
+    halves = regs | (regs >> 1)
+    agprs = (halves & _AGPR_EVEN).bit_count() if regs >> AGPR_BASE else 0
+    return (halves & _VGPR_EVEN).bit_count(), agprs, (regs & SGPR_MASK).bit_count()
 
 
 def vgpr_bits(first: int, count: int = 1) -> int:
@@ -122,8 +131,25 @@ class OperandError(AmdoccError, ValueError):
     caller turns it into an "unknown" access with the reason)."""
 
 
+# Operand texts repeat far more than instructions do (``v5``, ``s[4:7]``, ``off``): each one's
+# register set, parsed once. Only sets are remembered; a text that raises is parsed every time.
+_OPERANDS: dict[str, int] = {}
+_OPERANDS_BOUND = 1 << 16
+register("amdocc.isa.semantics._OPERANDS", _OPERANDS.clear)
+
+
 def operand_registers(text: str) -> int:
     """The register set one operand's text names (0 for a literal, ``off``, ``null``, ...)."""
+    regs = _OPERANDS.get(text)
+    if regs is None:
+        regs = _parse_operand(text)
+        if len(_OPERANDS) >= _OPERANDS_BOUND:
+            _OPERANDS.clear()
+        _OPERANDS[text] = regs
+    return regs
+
+
+def _parse_operand(text: str) -> int:
     regs = 0
     for m in _REGISTER.finditer(text):
         if m.group("cls"):

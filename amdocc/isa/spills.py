@@ -140,23 +140,26 @@ def find_spills(
 ) -> Spills:
     """Mark each instruction and reconcile the totals with the metadata (module docstring)."""
     resources = private_resources(instructions, private_segment_buffer)
-    marks: list[str | None] = []
-    counts: list[int] = []
-    for ins in instructions:
+    count = len(instructions)
+    marks: list[str | None] = [None] * count
+    counts: list[int] = [0] * count
+    # Most mnemonics are never a spill: each is looked at once per kernel.
+    kinds: dict[str, str | None] = {}
+    for i, ins in enumerate(instructions):
         m = ins.mnemonic
-        access = scratch_access(ins, resources) if m.startswith(("scratch_", "buffer_")) else None
-        if access is not None:
-            marks.append(VGPR_STORE if access == "store" else VGPR_RELOAD)
-            counts.append(dwords(ins.mnemonic))
-        elif m == "v_writelane_b32":
-            marks.append(SGPR_STORE)
-            counts.append(1)
-        elif m == "v_readlane_b32":
-            marks.append(SGPR_RELOAD)
-            counts.append(1)
+        kind = kinds.get(m, "")
+        if kind == "":
+            kind = kinds[m] = _kind(m)
+        if kind is None:
+            continue
+        if kind == "memory":
+            access = scratch_access(ins, resources)
+            if access is not None:
+                marks[i] = VGPR_STORE if access == "store" else VGPR_RELOAD
+                counts[i] = dwords(m)
         else:
-            marks.append(None)
-            counts.append(0)
+            marks[i] = kind
+            counts[i] = 1
     totals = dict.fromkeys((VGPR_STORE, VGPR_RELOAD, SGPR_STORE, SGPR_RELOAD), 0)
     for mark, n in zip(marks, counts, strict=True):
         if mark is not None:
@@ -166,6 +169,17 @@ def find_spills(
     return Spills(
         tuple(marks), tuple(counts), totals, {"vgpr": vgpr, "sgpr": sgpr}, {"vgpr": vgpr_why, "sgpr": sgpr_why}
     )
+
+
+def _kind(mnemonic: str) -> str | None:
+    """The kind "memory" for a scratch or buffer access, the SGPR mark of a lane write or read, else None."""
+    if mnemonic.startswith(("scratch_", "buffer_")):
+        return "memory"
+    if mnemonic == "v_writelane_b32":
+        return SGPR_STORE
+    if mnemonic == "v_readlane_b32":
+        return SGPR_RELOAD
+    return None
 
 
 def _classify_vgpr(stored: int, spill_count: int | None, private_size: int | None) -> tuple[str, str]:
