@@ -22,6 +22,7 @@ units' top DIEs, this module the line programs.
 
 from __future__ import annotations
 
+import bisect
 import io
 import os
 from array import array
@@ -83,17 +84,25 @@ class _Header:
     address_size: int
 
 
+# The state of the machine just after a row that ended a range: (address, offset of the next
+# opcode, op_index, file, line, and the range's start, file and line).
+_Checkpoint = tuple[int, int, int, int, int, int, int, int]
+CHECKPOINT_EVERY = 4096  # ranges; a kernel in a long sequence is read from the checkpoint before it
+
+
 class _Sequences:
     """The sequences of one unit that have at least one range: where their opcodes start, the
-    lowest and highest start of their ranges, and whether their row addresses never fall."""
+    lowest and highest start of their ranges, whether their row addresses never fall, and for
+    a long sequence that never falls a checkpoint every :data:`CHECKPOINT_EVERY` ranges."""
 
-    __slots__ = ("highest", "lowest", "monotonic", "offsets")
+    __slots__ = ("checkpoints", "highest", "lowest", "monotonic", "offsets")
 
     def __init__(self) -> None:
         self.offsets = array("Q")
         self.lowest = array("Q")
         self.highest = array("Q")
         self.monotonic = array("B")
+        self.checkpoints: dict[int, tuple[list[int], list[_Checkpoint]]] = {}
 
 
 class LineTable:
@@ -125,7 +134,12 @@ class LineTable:
                 highest = seqs.highest[s]
                 if seqs.lowest[s] >= hi or (highest < lo and highest != below_best):
                     continue
-                _guarded(self._data, header, offset, lo, hi, bool(seqs.monotonic[s]), out, None)
+                resume = None
+                if s in seqs.checkpoints:  # start at the last checkpoint below lo
+                    addresses, states = seqs.checkpoints[s]
+                    k = bisect.bisect_left(addresses, lo) - 1
+                    resume = states[k] if k >= 0 else None
+                _guarded(self._data, header, offset, lo, hi, bool(seqs.monotonic[s]), out, None, resume)
         out.sort(key=lambda r: (r[0], r[1]))
         return out
 
@@ -315,15 +329,23 @@ def _entries(
 def _scan(data: bytes, h: _Header) -> _Sequences:
     """Every sequence of one unit's program, run without keeping rows."""
     seqs = _Sequences()
-    _guarded(data, h, h.program_start, 0, 0, False, None, seqs)
+    _guarded(data, h, h.program_start, 0, 0, False, None, seqs, None)
     return seqs
 
 
 def _guarded(
-    data: bytes, h: _Header, i: int, lo: int, hi: int, rises: bool, out: LineRanges | None, seqs: _Sequences | None
+    data: bytes,
+    h: _Header,
+    i: int,
+    lo: int,
+    hi: int,
+    rises: bool,
+    out: LineRanges | None,
+    seqs: _Sequences | None,
+    resume: _Checkpoint | None,
 ) -> None:
     try:
-        _execute(data, h, i, lo, hi, rises, out, seqs)
+        _execute(data, h, i, lo, hi, rises, out, seqs, resume)
     except IndexError:
         raise DwarfLineError(f"the line program ending at .debug_line+{h.program_end:#x} runs past its end") from None
     except ZeroDivisionError:
@@ -331,15 +353,25 @@ def _guarded(
                              f".debug_line+{h.program_end:#x}") from None  # fmt: skip
 
 
-def _execute(
-    data: bytes, h: _Header, i: int, lo: int, hi: int, rises: bool, out: LineRanges | None, seqs: _Sequences | None
+def _execute(  # one loop over the opcodes, both jobs: it is what keeps the reader fast
+    data: bytes,
+    h: _Header,
+    i: int,
+    lo: int,
+    hi: int,
+    rises: bool,
+    out: LineRanges | None,
+    seqs: _Sequences | None,
+    resume: _Checkpoint | None,
 ) -> None:
     """Run the line program from ``i``.
 
     With ``seqs`` (the scan): to the program's end, noting in ``seqs`` every sequence that has a
     range. With ``out``: one sequence, appending to ``out`` its ranges that start in [lo, hi)
     and its last-starting range below lo; a sequence whose row addresses never fall (``rises``,
-    as the scan found) stops once a range starts at hi or above (none after it can start lower)."""
+    as the scan found) stops once a range starts at hi or above (none after it can start lower);
+    ``resume`` starts it at a checkpoint of the scan instead, the range that ended there being
+    the last one below lo so far."""
     opcode_base, min_len, max_ops, line_range = h.opcode_base, h.min_inst_length, h.max_ops, h.line_range
     simple = max_ops == 1 and line_range != 0
     advance = [0] * 256
@@ -359,6 +391,13 @@ def _execute(
     monotonic = True
     best: tuple[int, int, int, int] | None = None  # the last-starting range below lo
     start = i
+    ranges = 0  # since the last checkpoint
+    marks: list[int] = []
+    states: list[_Checkpoint] = []
+    if resume is not None:
+        address, i, op_index, file, line, range_start, range_file, range_line = resume
+        previous, previous_file, previous_line = address, file, line
+        best = (range_start, address, range_file, range_line)
     while i < end:
         op = data[i]
         i += 1
@@ -451,6 +490,11 @@ def _execute(
                         lowest = previous
                     if previous > highest:
                         highest = previous
+                    ranges += 1
+                    if ranges >= CHECKPOINT_EVERY and monotonic and op != 0:
+                        ranges = 0
+                        marks.append(address)
+                        states.append((address, i, op_index, file, line, previous, previous_file, previous_line))
             elif address < previous:
                 monotonic = False
         if op != 0:
@@ -459,21 +503,32 @@ def _execute(
         # DW_LNE_end_sequence
         if collect:
             break
-        _note(seqs, start, lowest, highest, monotonic)  # type: ignore[arg-type]
-        address = op_index = 0
+        _note(seqs, start, lowest, highest, monotonic, marks, states)  # type: ignore[arg-type]
+        address = op_index = ranges = 0
         file = line = 1
         previous = lowest = highest = -1
         monotonic = True
         start = i
+        marks, states = [], []
     if collect:
         if best is not None:
             out.append((best[0], best[1], _where(names, best[2], best[3])))  # type: ignore[union-attr]
     else:
-        _note(seqs, start, lowest, highest, monotonic)  # type: ignore[arg-type]  # a sequence left unended
+        _note(seqs, start, lowest, highest, monotonic, marks, states)  # type: ignore[arg-type]  # left unended
 
 
-def _note(seqs: _Sequences, start: int, lowest: int, highest: int, monotonic: bool) -> None:
+def _note(
+    seqs: _Sequences,
+    start: int,
+    lowest: int,
+    highest: int,
+    monotonic: bool,
+    marks: list[int],
+    states: list[_Checkpoint],
+) -> None:
     if 0 <= lowest < _ADDRESS_LIMIT:
+        if monotonic and states:
+            seqs.checkpoints[len(seqs.offsets)] = (marks, states)
         seqs.offsets.append(start)
         seqs.lowest.append(lowest)
         seqs.highest.append(min(highest, _ADDRESS_LIMIT - 1))
