@@ -14,12 +14,14 @@ import re
 import struct
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 import amdocc
-from amdocc.isa.analysis import analyse
 from amdocc.codeobject import dwarf_line
+from amdocc.isa.analysis import analyse
+from amdocc.isa.lines import lines_for
 from isa_oracle import ROOT, build, objdump_lines
 from test_isa_disassembly import _library
 
@@ -84,6 +86,43 @@ def test_each_instruction_has_the_line_objdump_prints(tmp_path, arch, flags):
     _agrees_with_objdump(path, arch)
 
 
+@pytest.mark.parametrize("every", [dwarf_line.CHECKPOINT_EVERY, 2])
+def test_any_window_of_addresses_has_the_lines_objdump_prints(tmp_path, monkeypatch, every):
+    """The table read for a window that starts anywhere (inside a row's range, mid-kernel), from
+    the sequence's start or from a checkpoint (every 2 ranges), gives objdump's lines there."""
+    monkeypatch.setattr(dwarf_line, "CHECKPOINT_EVERY", every)
+    path = build(tmp_path, "gfx942-windows", "gfx942", [], extra=["-g"])
+    theirs = objdump_lines(path, "gfx942")
+    zero = _line_zero_addresses(path)
+    table = dwarf_line.read_line_table(path.read_bytes())
+    assert table is not None
+    functions = _function_extents(path)
+    addresses = sorted(a for a in theirs if any(lo <= a < hi for lo, hi in functions))
+    checked = 0
+    for k in range(0, len(addresses), 3):
+        window = [a for a in addresses[k : k + 12] if a < addresses[k] + 48]
+        got = lines_for([_At(a) for a in window], table.ranges(window[0], window[-1] + 1))
+        for address, line in zip(window, got, strict=True):
+            if line is None:
+                assert any(a <= address < b for a, b in zero), hex(address)
+            else:
+                assert line == theirs[address], hex(address)
+            checked += 1
+    assert checked > 1000
+
+
+def _function_extents(path: Path) -> set[tuple[int, int]]:
+    """[start, end) of every function symbol, as ``llvm-readelf-22 -s`` lists them (objdump goes
+    on naming the last location over the padding after the last one)."""
+    out = subprocess.run(["llvm-readelf-22", "-s", str(path)], capture_output=True, text=True, check=True).stdout
+    found = re.findall(r"^\s*\d+: ([0-9a-f]+)\s+(\d+) FUNC ", out, re.MULTILINE)
+    return {(int(value, 16), int(value, 16) + int(size)) for value, size in found if int(size)}
+
+
+class _At(NamedTuple):
+    address: int
+
+
 def _dwarfdump_line(path: Path) -> str:
     done = subprocess.run(["llvm-dwarfdump-22", "--debug-line", str(path)], capture_output=True, text=True, check=True)
     return done.stdout
@@ -128,3 +167,75 @@ def test_no_debug_line_gives_null_lines(tmp_path):
     (co,) = amdocc.load(path)
     record = amdocc.app.isa_kernel(co.kernels[0], co.origin)
     assert {i["line"] for i in record["instructions"]} == {None}
+
+
+def _debug_line_at(image: bytes) -> tuple[int, int]:
+    """(file offset, size) of .debug_line, from the ELF64 section headers."""
+    (shoff,) = struct.unpack_from("<Q", image, 0x28)
+    entsize, count, names = struct.unpack_from("<HHH", image, 0x3A)
+    string_table = struct.unpack_from("<Q", image, shoff + names * entsize + 0x18)[0]
+    for k in range(count):
+        header = shoff + k * entsize
+        name_at = string_table + struct.unpack_from("<I", image, header)[0]
+        if image[name_at : image.index(b"\0", name_at)] == b".debug_line":
+            offset, size = struct.unpack_from("<QQ", image, header + 0x18)
+            return offset, size
+    raise AssertionError("no .debug_line")
+
+
+def _lines_of(image: bytes, path: Path) -> list[tuple[str | None, ...]]:
+    path.write_bytes(image)
+    co = amdocc.load(path)[0]
+    return [analyse(kernel, co.origin).lines for kernel in co.kernels]
+
+
+def _damaged(image: bytes, at: int, new: bytes) -> bytes:
+    return image[:at] + new + image[at + len(new) :]
+
+
+@pytest.fixture(scope="module")
+def dwarf4(tmp_path_factory) -> bytes:
+    """A -gdwarf-4 build: its one line program starts at .debug_line+0 (version 4, 32-bit)."""
+    _library()
+    return build(tmp_path_factory.mktemp("damage"), "gfx942-dwarf4", "gfx942", [], extra=["-gdwarf-4"]).read_bytes()
+
+
+def test_lying_lengths_and_a_zero_line_range_give_no_lines(tmp_path, dwarf4):
+    start, size = _debug_line_at(dwarf4)
+    assert struct.unpack_from("<IH", dwarf4, start)[1] == 4
+    # unit_length, version, header_length, minimum_instruction_length, maximum_operations, default_is_stmt, line_base
+    line_range_at = start + 4 + 2 + 4 + 1 + 1 + 1 + 1
+    cases = {
+        "unit length past the section": _damaged(dwarf4, start, struct.pack("<I", 0xFFFFFFF0)),
+        "64-bit escape, length past the section": _damaged(dwarf4, start, b"\xff\xff\xff\xff"),
+        "header length past the unit": _damaged(dwarf4, start + 6, struct.pack("<I", 0x7FFFFFFF)),
+        "line_range 0": _damaged(dwarf4, line_range_at, b"\0"),
+        "a LEB128 that never ends": _damaged(dwarf4, start + size - 600, b"\x02" + b"\x80" * 599),
+        "unit length shorter than its header": _damaged(dwarf4, start, struct.pack("<I", 20)),
+    }
+    for what, image in cases.items():
+        lines = _lines_of(image, tmp_path / "damaged.co")
+        assert {x for per_kernel in lines for x in per_kernel} == {None}, what
+    assert any(x for per_kernel in _lines_of(dwarf4, tmp_path / "intact.co") for x in per_kernel)
+
+
+def test_random_damage_to_the_line_table_never_raises(dwarf4):
+    """400 seeded mutants of .debug_line (1-8 bytes each, most in the header): a table or None,
+    each range a "file:line" or None."""
+    start, size = _debug_line_at(dwarf4)
+    rng = random.Random(27)
+    base = bytearray(dwarf4)
+    read = answered = 0
+    for _ in range(400):
+        image = bytearray(base)
+        for _ in range(rng.randint(1, 8)):
+            image[start + rng.randrange(min(size, 400) if rng.random() < 0.7 else size)] = rng.randrange(256)
+        table = dwarf_line.read_line_table(bytes(image))
+        if table is None:
+            continue
+        read += 1
+        for first in range(0x1000, 0x3000, 0x400):
+            for lo, hi, where in table.ranges(first, first + 0x400):
+                assert lo < hi and (where is None or ":" in where)
+                answered += 1
+    assert read > 0 and answered > 0
