@@ -239,3 +239,22 @@ def test_random_damage_to_the_line_table_never_raises(dwarf4):
                 assert lo < hi and (where is None or ":" in where)
                 answered += 1
     assert read > 0 and answered > 0
+
+
+def test_the_text_summary_reads_no_line_table_and_prints_what_the_records_say(tmp_path, capsys, monkeypatch):
+    from amdocc.cli.isa import SUMMARY_HEADERS, summary_row
+    from amdocc.cli.main import main
+    from amdocc.cli.render import table
+    from amdocc.isa import lines
+
+    _library()
+    path = build(tmp_path, "gfx942-summary", "gfx942", [], extra=["-g"])
+    records = amdocc.app.isa(path, summary=True)["kernels"]
+    assert any(s["lines"] for k in records for p in (k["summary"]["peak"] or {}).values() for s in p["at"])
+    read: list[bytes] = []
+    monkeypatch.setattr(lines, "read_line_table", read.append)
+    assert main(["isa", "--summary", str(path)]) == 0
+    assert read == []
+    assert capsys.readouterr().out == table([summary_row(k) for k in records], SUMMARY_HEADERS, indent="") + "\n"
+    assert main(["isa", "--summary", "--json", str(path)]) == 0
+    assert len(read) == 1  # the JSON summary has the peaks' lines

@@ -57,8 +57,11 @@ class KernelIsa:
     liveness: Liveness | None = None
 
 
-def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None = None) -> KernelIsa:
-    """Decode ``kernel`` and work out its control flow, spills and mix."""
+def analyse(
+    kernel: Kernel, origin: Origin | None = None, processor: str | None = None, lines: bool = True
+) -> KernelIsa:
+    """Decode ``kernel`` and work out its control flow, spills and mix; ``lines`` False leaves the
+    source lines out (``KernelIsa.lines`` empty, as for code without a line table)."""
     code = kernel_code(kernel, origin, processor)
     lib = library()
     where = origin or Origin(f"<code object of {kernel.name}>")
@@ -83,11 +86,11 @@ def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None 
     classes = classify(instructions, family, scratch)
     # The DWARF reader is asked only when amdocc's own ELF reader sees a line table (most code has none).
     sections = code_map(kernel.image, where).elf.sections
-    has_lines = any(s.name == ".debug_line" for s in sections)
-    lines = kernel_lines(instructions, kernel.image) if has_lines else ()
+    has_lines = lines and any(s.name == ".debug_line" for s in sections)
+    source = kernel_lines(instructions, kernel.image) if has_lines else ()
     liveness = kernel_liveness(kernel, code, instructions, flow)
     return KernelIsa(
-        kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), lines, liveness
+        kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), source, liveness
     )
 
 
