@@ -1,7 +1,7 @@
 """DWARF ``.debug_line`` line programs (versions 2-5), read one address range at a time.
 
-A code object's line table can hold millions of rows (a vllm paged-attention code object: 3.4
-million), while a caller wants the rows of one kernel. :class:`LineTable` walks every line
+A code object's line table can hold millions of rows (vllm 0.6.3's paged-attention code object
+for gfx1100: 1.8 million), while a caller wants the rows of one kernel. :class:`LineTable` walks every line
 program once when it is made, keeping no rows: per sequence (one per function with LLVM's
 function sections), where its opcodes start and the lowest and highest address a row range of it
 starts at. :meth:`LineTable.ranges` then runs only the sequences that can cover the addresses
@@ -29,6 +29,8 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import FormatError
+
 # (start, end, "file:line" or None) address ranges.
 LineRanges = list[tuple[int, int, str | None]]
 
@@ -54,8 +56,9 @@ _FORM_SDATA, _FORM_STRP, _FORM_UDATA, _FORM_SEC_OFFSET, _FORM_DATA16, _FORM_LINE
 _FIXED_FORMS = {_FORM_DATA1: 1, _FORM_DATA2: 2, _FORM_DATA4: 4, _FORM_DATA8: 8, _FORM_DATA16: 16, _FORM_FLAG: 1}
 
 
-class DwarfLineError(Exception):
-    """A line program that cannot be read (the message says where in ``.debug_line``)."""
+class DwarfLineError(FormatError):
+    """A line program that cannot be read (the message says where in ``.debug_line``); its one
+    caller, :func:`read_line_table`, turns it into no lines."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,6 @@ class _Header:
     program_end: int
     min_inst_length: int
     max_ops: int
-    default_is_stmt: int
     line_base: int
     line_range: int
     opcode_base: int
@@ -223,7 +225,7 @@ def _read_header(data: bytes, line_str: bytes, debug_str: bytes, ref: UnitRef) -
     if version >= 4:
         max_ops = data[i]
         i += 1
-    default_is_stmt, line_base, line_range, opcode_base = data[i], data[i + 1], data[i + 2], data[i + 3]
+    line_base, line_range, opcode_base = data[i + 1], data[i + 2], data[i + 3]  # data[i]: default_is_stmt
     line_base = line_base - 256 if line_base >= 128 else line_base
     i += 4
     if opcode_base == 0:
@@ -267,7 +269,7 @@ def _read_header(data: bytes, line_str: bytes, debug_str: bytes, ref: UnitRef) -
         if not os.path.isabs(folder) and comp_dir:
             folder = os.path.join(comp_dir, folder)
         names[index if version >= 5 else index + 1] = os.path.join(folder, name)  # an absolute name stays
-    return _Header(version, program_start, end, min_inst_length, max_ops, default_is_stmt, line_base, line_range,
+    return _Header(version, program_start, end, min_inst_length, max_ops, line_base, line_range,
                    opcode_base, standard_lengths, names, ref.address_size)  # fmt: skip
 
 
@@ -562,8 +564,8 @@ def read_line_table(image: bytes) -> LineTable | None:
             if stmt_list is None:
                 continue
             comp_dir = attributes.get("DW_AT_comp_dir")
-            units.append(UnitRef(int(stmt_list.value), _bytes(comp_dir.value) if comp_dir else None,
-                                 int(cu["address_size"])))  # fmt: skip
+            address_size = 4 if cu["address_size"] == 4 else 8  # the two pyelftools reads
+            units.append(UnitRef(int(stmt_list.value), _bytes(comp_dir.value) if comp_dir else None, address_size))
         return LineTable(
             _section(dwarf.debug_line_sec), _section(dwarf.debug_line_str_sec), _section(dwarf.debug_str_sec), units
         )
