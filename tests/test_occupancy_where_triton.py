@@ -20,7 +20,7 @@ from amdocc.cli.main import main
 from conftest import needs
 from isa_oracle import objdump_lines
 from oracle import llvm22
-from test_isa_lines import _line_zero_addresses
+from test_isa_lines import _agrees_with_objdump, _line_zero_addresses
 
 pytestmark = pytest.mark.llvm22
 needs("triton", "the Triton kernel is compiled with it (pip install 'amdocc[triton]')")
@@ -73,6 +73,11 @@ def test_the_places_lines_are_those_objdump_prints_for_its_ranges(matmul_with_li
     span = f"{min(numbers)}" if min(numbers) == max(numbers) else f"{min(numbers)}–{max(numbers)}"
     assert f"VGPRs are live at {first['first']:#x}" in out
     assert f"(test_triton.py:{span}, loop depth {first['loop_depth']})" in out
+
+
+def test_every_instruction_of_the_triton_kernel_has_the_line_objdump_prints(matmul_with_lines):
+    hsaco, _ = matmul_with_lines
+    assert _agrees_with_objdump(hsaco, "gfx942") > 100
 
 
 def test_vgprs_and_agprs_together_where_they_share_the_file(tmp_path, capsys):

@@ -27,12 +27,14 @@ class IsaOptions:
     """``target`` keeps code objects that run on that processor, ``kernel`` (a regex) the kernels
     that match; ``summary`` leaves the instruction list out (``"instructions": null``); ``json``
     makes each kernel's record compact JSON bytes in the worker (what the command line prints:
-    cheaper to send back from a worker process than the records)."""
+    cheaper to send back from a worker process than the records); ``lines`` False leaves source
+    lines out of the records (the text summary, which prints none, needs no line table read)."""
 
     target: str | None = None
     kernel: str | None = None
     summary: bool = False
     json: bool = False
+    lines: bool = True
 
 
 def warm_up() -> None:
@@ -44,14 +46,21 @@ def warm_up() -> None:
     table()
 
 
-def kernel_record(co: CodeObject, kernel: Kernel, summary_only: bool = False, for_json: bool = False) -> Record:
+def kernel_record(
+    co: CodeObject, kernel: Kernel, summary_only: bool = False, for_json: bool = False, lines: bool = True
+) -> Record:
     """One kernel of a code object as ``amdocc isa --json`` prints it (``for_json``: the record
-    is only written out as JSON, so its rows may share their equal parts)."""
-    return isa_kernel(kernel, co.origin, summary_only, for_json)
+    is only written out as JSON, so its rows may share their equal parts; ``lines`` False:
+    without source lines)."""
+    return isa_kernel(kernel, co.origin, summary_only, for_json, lines)
 
 
 def isa_kernel(
-    kernel: Kernel, origin: Origin | None = None, summary_only: bool = False, for_json: bool = False
+    kernel: Kernel,
+    origin: Origin | None = None,
+    summary_only: bool = False,
+    for_json: bool = False,
+    lines: bool = True,
 ) -> Record:
     """One :class:`~amdocc.codeobject.Kernel`'s record (as in :func:`isa`); ``origin`` (where its
     code object came from) names the file in the record and in errors."""
@@ -60,7 +69,7 @@ def isa_kernel(
     from ..isa.analysis import analyse, instruction_rows, summary
 
     where = origin or _Origin(f"<code object of {kernel.name}>")
-    isa = analyse(kernel, where)
+    isa = analyse(kernel, where, lines=lines)
     code = isa.code
     return {
         **report.origin_record(where),
@@ -103,7 +112,7 @@ def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
             if selection is not None and not selection.wants(kernel):
                 continue
             try:
-                record = kernel_record(x, kernel, options.summary, options.json)
+                record = kernel_record(x, kernel, options.summary, options.json, options.lines)
             except (LlvmUnavailable, TableError):  # not this kernel's fault: the whole run stops
                 raise
             except AmdoccError as exc:

@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         warm_up()
     out: dict[str, list[dict[str, Any]]] = {"kernels": [], "skipped": [], "errors": []}
     rows: list[list[str]] = []
-    options = IsaOptions(args.target, args.kernel, args.summary, json=args.json)
+    # The text summary prints no source line: its records are made without reading line tables.
+    options = IsaOptions(args.target, args.kernel, args.summary, json=args.json, lines=args.json or not args.summary)
     write = binary_stdout()
     if args.json:
         write(b'{"kernels":[')

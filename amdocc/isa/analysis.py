@@ -19,7 +19,7 @@ from .decode import decode_bytes
 from .extent import KernelCode, code_map, kernel_code
 from .flow import control_flow
 from .libllvm import library
-from .lines import cached_line_ranges, lines_for
+from .lines import kernel_lines
 from .liveness import Liveness, allocation_breaches, hardware_initialised
 from .liveness import analyse as analyse_liveness
 from .mix import classify, family_of, waited_counters
@@ -58,8 +58,11 @@ class KernelIsa:
     liveness: Liveness | None = None
 
 
-def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None = None) -> KernelIsa:
-    """Decode ``kernel`` and work out its control flow, spills and mix."""
+def analyse(
+    kernel: Kernel, origin: Origin | None = None, processor: str | None = None, lines: bool = True
+) -> KernelIsa:
+    """Decode ``kernel`` and work out its control flow, spills and mix; ``lines`` False leaves the
+    source lines out (``KernelIsa.lines`` empty, as for code without a line table)."""
     code = kernel_code(kernel, origin, processor)
     lib = library()
     where = origin or Origin(f"<code object of {kernel.name}>")
@@ -82,13 +85,13 @@ def analyse(kernel: Kernel, origin: Origin | None = None, processor: str | None 
     scratch = [mark in ("vgpr", "vgpr_reload") for mark in spills.marks]
     family = family_of(target.family if target and not processor else _family(processor))
     classes = classify(instructions, family, scratch)
-    # pyelftools is asked only when amdocc's own reader sees a line table (most code has none).
+    # The DWARF reader is asked only when amdocc's own ELF reader sees a line table (most code has none).
     sections = code_map(kernel.image, where).elf.sections
-    has_lines = any(s.name == ".debug_line" for s in sections)
-    lines = lines_for(instructions, cached_line_ranges(kernel.image)) if has_lines else ()
+    has_lines = lines and any(s.name == ".debug_line" for s in sections)
+    source = kernel_lines(instructions, kernel.image) if has_lines else ()
     liveness = kernel_liveness(kernel, code, instructions, flow)
     return KernelIsa(
-        kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), lines, liveness
+        kernel, code, instructions, flow, block, loop_depth, spills, classes, dict(lib.description), source, liveness
     )
 
 
