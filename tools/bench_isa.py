@@ -134,10 +134,12 @@ def main() -> int:
     serial, parallel = best["objdump, one process"], best[f"objdump, {args.jobs} jobs"]
     print(f"ratio objdump/amdocc, one process (decode): {serial / best['amdocc decode in-process']:.2f}")
     print(f"ratio objdump/amdocc, one process (isa --json --jobs 1): {serial / best['amdocc isa --json --jobs 1']:.2f}")
-    print(
-        f"ratio objdump/amdocc, {args.jobs} jobs (isa --json): "
-        f"{parallel / best[f'amdocc isa --json --jobs {args.jobs}']:.2f}"
-    )
+    amdocc_jobs = best[f"amdocc isa --json --jobs {args.jobs}"]
+    # llvm-objdump has no --jobs: what a user runs is one objdump over the files, and the split
+    # into groups side by side is the stricter comparison, printed too.
+    print(f"ratio objdump one process / amdocc isa --json --jobs {args.jobs}: {serial / amdocc_jobs:.2f}")
+    side_by_side = f"objdump, {args.jobs} groups side by side"
+    print(f"ratio {side_by_side} / amdocc isa --json --jobs {args.jobs}: {parallel / amdocc_jobs:.2f}")
     return 0
 
 
