@@ -7,6 +7,7 @@ contract's objects (docs/isa.md).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -225,3 +226,60 @@ def instruction_rows(isa: KernelIsa, shared: bool = False) -> list[dict[str, Any
             isa.instructions, isa.block, depths, lines, isa.spills.marks, isa.classes, live, strict=True
         )
     ]
+
+
+def instruction_rows_json(isa: KernelIsa) -> str | None:
+    """The ``instructions`` list as compact JSON text, the same characters that
+    ``instruction_rows`` turned into compact JSON gives, written straight from the columns
+    without a dict per row. None when a text or a source line is not plain printable ASCII
+    (nothing escaped): the JSON encoders differ on such strings, so the caller turns the rows
+    into JSON itself."""
+    count = len(isa.instructions)
+    if not count:
+        return "[]"
+    texts = _plain_strings([ins.text for ins in isa.instructions])
+    lines = _plain_strings([x or "" for x in isa.lines]) if isa.lines else None
+    if texts is None or (isa.lines and lines is None):
+        return None
+    known = isa.flow.unknown is None
+    # Block, reachability and loop depth are the block's: one string per block.
+    where = [
+        f'"block":{b},"reachable":{_json_bool(block.reachable) if known else "null"},'
+        f'"loop_depth":{block.loop_depth if known else "null"},'
+        for b, block in enumerate(isa.flow.blocks)
+    ]
+    line_texts = (
+        [f'"{t}"' if x is not None else "null" for x, t in zip(isa.lines, lines, strict=True)]
+        if lines is not None
+        else ["null"] * count
+    )
+    spill_class = {
+        (mark, cls): f'"spill":{"null" if mark is None else json.dumps(mark)},"class":{json.dumps(cls)},'
+        for mark, cls in set(zip(isa.spills.marks, isa.classes, strict=True))
+    }
+    live: Sequence[str] = ["null"] * count
+    if isa.liveness is not None and isa.liveness.unknown is None and isa.liveness.live:
+        as_text = {c: f'{{"vgpr":{c[0]},"agpr":{c[1]},"sgpr":{c[2]}}}' for c in set(isa.liveness.live)}
+        live = [as_text[c] for c in isa.liveness.live]
+    rows = [
+        f'{{"address":{ins.address},"size":{ins.size},"text":"{text}","decoded":{"true" if ins.decoded else "false"},'
+        f'{where[b]}"line":{line},{spill_class[mark, cls]}"live":{counts}}}'
+        for ins, text, b, line, mark, cls, counts in zip(
+            isa.instructions, texts, isa.block, line_texts, isa.spills.marks, isa.classes, live, strict=True
+        )
+    ]
+    return "[" + ",".join(rows) + "]"
+
+
+def _json_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _plain_strings(values: list[str]) -> list[str] | None:
+    """``values`` as they stand between the quotes of a JSON string, or None unless every one is
+    printable ASCII with nothing to escape (no quote, backslash or control character)."""
+    text = json.dumps(values, separators=(",", ":"))  # ensure_ascii: anything else shows a backslash
+    if "\\" in text or "\x7f" in text:
+        return None
+    parts = text[2:-2].split('","')  # no quote inside a string: the separators are exact
+    return parts if len(parts) == len(values) else None
