@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, repeat
+from operator import attrgetter
 from typing import Any
 
 from ..codeobject.model import Kernel
@@ -237,38 +238,52 @@ def instruction_rows_json(isa: KernelIsa) -> str | None:
     count = len(isa.instructions)
     if not count:
         return "[]"
-    texts = _plain_strings([ins.text for ins in isa.instructions])
+    instructions = isa.instructions
+    texts = _plain_strings(list(map(_TEXT, instructions)))
     lines = _plain_strings([x or "" for x in isa.lines]) if isa.lines else None
     if texts is None or (isa.lines and lines is None):
         return None
     known = isa.flow.unknown is None
-    # Block, reachability and loop depth are the block's: one string per block.
+    # Each row is one f-string of pieces looked up per column, each piece with the
+    # punctuation around it: block, reachability and loop depth are the block's, one string
+    # per block; spill and class one per distinct pair; the live counts one per distinct count.
     where = [
         f'"block":{b},"reachable":{_json_bool(block.reachable) if known else "null"},'
-        f'"loop_depth":{block.loop_depth if known else "null"},'
+        f'"loop_depth":{block.loop_depth if known else "null"},"line":'
         for b, block in enumerate(isa.flow.blocks)
     ]
     line_texts = (
         [f'"{t}"' if x is not None else "null" for x, t in zip(isa.lines, lines, strict=True)]
         if lines is not None
-        else ["null"] * count
+        else repeat("null", count)
     )
+    marks = isa.spills.marks
     spill_class = {
-        (mark, cls): f'"spill":{"null" if mark is None else json.dumps(mark)},"class":{json.dumps(cls)},'
-        for mark, cls in set(zip(isa.spills.marks, isa.classes, strict=True))
+        (mark, cls): f',"spill":{"null" if mark is None else json.dumps(mark)},"class":{json.dumps(cls)},"live":'
+        for mark, cls in set(zip(marks, isa.classes, strict=True))
     }
-    live: Sequence[str] = ["null"] * count
+    live: Iterable[str] = repeat("null},", count)
     if isa.liveness is not None and isa.liveness.unknown is None and isa.liveness.live:
-        as_text = {c: f'{{"vgpr":{c[0]},"agpr":{c[1]},"sgpr":{c[2]}}}' for c in set(isa.liveness.live)}
-        live = [as_text[c] for c in isa.liveness.live]
+        as_text = {c: f'{{"vgpr":{c[0]},"agpr":{c[1]},"sgpr":{c[2]}}}}},' for c in set(isa.liveness.live)}
+        live = map(as_text.__getitem__, isa.liveness.live)
+    decoded = _DECODED_TEXT
     rows = [
-        f'{{"address":{ins.address},"size":{ins.size},"text":"{text}","decoded":{"true" if ins.decoded else "false"},'
-        f'{where[b]}"line":{line},{spill_class[mark, cls]}"live":{counts}}}'
-        for ins, text, b, line, mark, cls, counts in zip(
-            isa.instructions, texts, isa.block, line_texts, isa.spills.marks, isa.classes, live, strict=True
+        f'{{"address":{ins.address},"size":{ins.size},"text":"{text}{decoded[ins.decoded]}{where[b]}{line}{sc}{counts}'
+        for ins, text, b, line, sc, counts in zip(
+            instructions,
+            texts,
+            isa.block,
+            line_texts,
+            map(spill_class.__getitem__, zip(marks, isa.classes, strict=True)),
+            live,
+            strict=True,
         )
     ]
-    return "[" + ",".join(rows) + "]"
+    return "[" + "".join(rows)[:-1] + "]"
+
+
+_TEXT = attrgetter("text")
+_DECODED_TEXT = {True: '","decoded":true,', False: '","decoded":false,'}
 
 
 def _json_bool(value: bool) -> str:
