@@ -28,6 +28,8 @@ from .mix import classify, family_of, waited_counters
 from .model import ControlFlow, Instruction
 from .spills import Spills, as_summary, find_spills
 
+_SCRATCH_MARKS = frozenset(("vgpr", "vgpr_reload"))  # the spill marks of scratch loads and stores
+
 
 @dataclass(frozen=True, slots=True)
 class KernelIsa:
@@ -72,7 +74,7 @@ def analyse(
     flow = control_flow(instructions)
     block = flow.block_of()
     depth_of_block = [b.loop_depth for b in flow.blocks]
-    loop_depth = tuple(depth_of_block[b] for b in block)
+    loop_depth = tuple(map(depth_of_block.__getitem__, block))
     descriptor = kernel.descriptor
     private_buffer = bool(descriptor and descriptor.fields.get("user_sgpr_private_segment_buffer"))
     sgpr_spills, vgpr_spills = kernel.resources.spills
@@ -84,7 +86,7 @@ def analyse(
         private_segment_fixed_size=kernel.resources.scratch,
     )
     target = kernel.target
-    scratch = [mark in ("vgpr", "vgpr_reload") for mark in spills.marks]
+    scratch = list(map(_SCRATCH_MARKS.__contains__, spills.marks))
     family = family_of(target.family if target and not processor else _family(processor))
     classes = classify(instructions, family, scratch)
     # The DWARF reader is asked only when amdocc's own ELF reader sees a line table (most code has none).
@@ -139,11 +141,16 @@ def summary(isa: KernelIsa) -> dict[str, Any]:
     """The JSON contract's ``summary`` object. Figures built on the control-flow graph (loops,
     depths, "in_loops") are null when the graph is not known."""
     known = isa.flow.unknown is None
-    waits = [i for i, c in zip(isa.instructions, isa.classes, strict=True) if c == "waitcnt"]
-    wait_depths = [d for d, c in zip(isa.loop_depth, isa.classes, strict=True) if c == "waitcnt"]
+    if not len(isa.instructions) == len(isa.classes) == len(isa.loop_depth):
+        raise ValueError(f"{len(isa.instructions)} instructions, {len(isa.classes)} classes")
+    is_wait = list(map("waitcnt".__eq__, isa.classes))
+    waits = list(compress(isa.instructions, is_wait))
+    wait_depths = list(compress(isa.loop_depth, is_wait))
     counters: Counter[str] = Counter()
-    for w in waits:
-        counters.update(waited_counters(w))
+    one_of = dict(zip(map(_TEXT, waits), waits, strict=True))  # the counters are read once per distinct text
+    for text, n in Counter(map(_TEXT, waits)).items():
+        for counter in waited_counters(one_of[text]):
+            counters[counter] += n
     loops = isa.flow.loops
     return {
         "instructions": len(isa.instructions),
@@ -153,7 +160,7 @@ def summary(isa: KernelIsa) -> dict[str, Any]:
         "loops": len(loops) if known else None,
         "max_loop_depth": max((b.loop_depth for b in isa.flow.blocks if b.reachable), default=0) if known else None,
         "unknown": isa.flow.unknown,
-        "undecodable": sum(not i.decoded for i in isa.instructions),
+        "undecodable": len(isa.instructions) - sum(map(_DECODED, isa.instructions)),
         "spills": as_summary(isa.spills, isa.spills.in_loops(isa.loop_depth) if known else None),
         "mix": _count(isa.classes, isa.loop_depth, known),
         "waitcnt": {
@@ -282,7 +289,7 @@ def instruction_rows_json(isa: KernelIsa) -> str | None:
     return "[" + "".join(rows)[:-1] + "]"
 
 
-_TEXT = attrgetter("text")
+_TEXT, _DECODED = attrgetter("text"), attrgetter("decoded")
 _DECODED_TEXT = {True: '","decoded":true,', False: '","decoded":false,'}
 
 
