@@ -55,22 +55,47 @@ def kernel_record(
     return isa_kernel(kernel, co.origin, summary_only, for_json, lines)
 
 
+def kernel_json(co: CodeObject, kernel: Kernel, summary_only: bool = False, lines: bool = True) -> bytes:
+    """:func:`kernel_record` as the compact JSON ``amdocc isa --json`` prints, the instruction
+    rows written straight as JSON text (no dict per row) and set into the record's text."""
+    from .. import report
+
+    rows: list[str | None] = []
+    record = isa_kernel(kernel, co.origin, summary_only, True, lines, rows_json=rows)
+    text = report.compact_json(record, plain=True)
+    if summary_only or rows[0] is None:
+        return text
+    # No JSON string holds an unescaped quote, so this is the record's own key, its value [].
+    empty = b'"instructions":[],'
+    at = text.index(empty) + len(empty) - 3
+    return text[:at] + rows[0].encode("ascii") + text[at + 2 :]
+
+
 def isa_kernel(
     kernel: Kernel,
     origin: Origin | None = None,
     summary_only: bool = False,
     for_json: bool = False,
     lines: bool = True,
+    rows_json: list[str | None] | None = None,
 ) -> Record:
     """One :class:`~amdocc.codeobject.Kernel`'s record (as in :func:`isa`); ``origin`` (where its
-    code object came from) names the file in the record and in errors."""
+    code object came from) names the file in the record and in errors. ``rows_json``: a list
+    that gets the instruction rows as JSON text (None when they must go through the encoder),
+    the record's ``instructions`` then empty when they are there."""
     from .. import report
     from ..errors import Origin as _Origin
-    from ..isa.analysis import analyse, instruction_rows, summary
+    from ..isa.analysis import analyse, instruction_rows, instruction_rows_json, summary
 
     where = origin or _Origin(f"<code object of {kernel.name}>")
     isa = analyse(kernel, where, lines=lines)
     code = isa.code
+    rows: list[dict[str, object]] | None = None
+    if not summary_only:
+        text = instruction_rows_json(isa) if rows_json is not None else None
+        if rows_json is not None:
+            rows_json.append(text)
+        rows = [] if text is not None else instruction_rows(isa, shared=for_json)
     return {
         **report.origin_record(where),
         "target": str(kernel.target_id),
@@ -86,7 +111,7 @@ def isa_kernel(
             "inferred": code.inferred,
             "notes": list(code.notes),
         },
-        "instructions": None if summary_only else instruction_rows(isa, shared=for_json),
+        "instructions": rows,
         "summary": summary(isa),
     }
 
@@ -94,7 +119,6 @@ def isa_kernel(
 def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
     """Yield ("kernel", record), ("skipped", record), ("error", record) and, when filtering,
     ("seen", what the filters passed over) for one file."""
-    from .. import report
     from ..errors import AmdoccError, TableError
     from ..isa.libllvm import LlvmUnavailable
     from .reading import kernel_error, read
@@ -112,13 +136,17 @@ def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
             if selection is not None and not selection.wants(kernel):
                 continue
             try:
-                record = kernel_record(x, kernel, options.summary, options.json, options.lines)
+                record: Record | bytes = (
+                    kernel_json(x, kernel, options.summary, options.lines)
+                    if options.json
+                    else kernel_record(x, kernel, options.summary, False, options.lines)
+                )
             except (LlvmUnavailable, TableError):  # not this kernel's fault: the whole run stops
                 raise
             except AmdoccError as exc:
                 yield "error", kernel_error(x, kernel, exc)
                 continue
-            yield "kernel", report.compact_json(record, plain=True) if options.json else record
+            yield "kernel", record
     if selection is not None:
         yield "seen", selection.summary()
 

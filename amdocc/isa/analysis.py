@@ -7,10 +7,12 @@ contract's objects (docs/isa.md).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, repeat
+from operator import attrgetter
 from typing import Any
 
 from ..codeobject.model import Kernel
@@ -25,6 +27,8 @@ from .liveness import analyse as analyse_liveness
 from .mix import classify, family_of, waited_counters
 from .model import ControlFlow, Instruction
 from .spills import Spills, as_summary, find_spills
+
+_SCRATCH_MARKS = frozenset(("vgpr", "vgpr_reload"))  # the spill marks of scratch loads and stores
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,7 @@ def analyse(
     flow = control_flow(instructions)
     block = flow.block_of()
     depth_of_block = [b.loop_depth for b in flow.blocks]
-    loop_depth = tuple(depth_of_block[b] for b in block)
+    loop_depth = tuple(map(depth_of_block.__getitem__, block))
     descriptor = kernel.descriptor
     private_buffer = bool(descriptor and descriptor.fields.get("user_sgpr_private_segment_buffer"))
     sgpr_spills, vgpr_spills = kernel.resources.spills
@@ -82,7 +86,7 @@ def analyse(
         private_segment_fixed_size=kernel.resources.scratch,
     )
     target = kernel.target
-    scratch = [mark in ("vgpr", "vgpr_reload") for mark in spills.marks]
+    scratch = list(map(_SCRATCH_MARKS.__contains__, spills.marks))
     family = family_of(target.family if target and not processor else _family(processor))
     classes = classify(instructions, family, scratch)
     # The DWARF reader is asked only when amdocc's own ELF reader sees a line table (most code has none).
@@ -137,11 +141,16 @@ def summary(isa: KernelIsa) -> dict[str, Any]:
     """The JSON contract's ``summary`` object. Figures built on the control-flow graph (loops,
     depths, "in_loops") are null when the graph is not known."""
     known = isa.flow.unknown is None
-    waits = [i for i, c in zip(isa.instructions, isa.classes, strict=True) if c == "waitcnt"]
-    wait_depths = [d for d, c in zip(isa.loop_depth, isa.classes, strict=True) if c == "waitcnt"]
+    if not len(isa.instructions) == len(isa.classes) == len(isa.loop_depth):
+        raise ValueError(f"{len(isa.instructions)} instructions, {len(isa.classes)} classes")
+    is_wait = list(map("waitcnt".__eq__, isa.classes))
+    waits = list(compress(isa.instructions, is_wait))
+    wait_depths = list(compress(isa.loop_depth, is_wait))
     counters: Counter[str] = Counter()
-    for w in waits:
-        counters.update(waited_counters(w))
+    one_of = dict(zip(map(_TEXT, waits), waits, strict=True))  # the counters are read once per distinct text
+    for text, n in Counter(map(_TEXT, waits)).items():
+        for counter in waited_counters(one_of[text]):
+            counters[counter] += n
     loops = isa.flow.loops
     return {
         "instructions": len(isa.instructions),
@@ -151,7 +160,7 @@ def summary(isa: KernelIsa) -> dict[str, Any]:
         "loops": len(loops) if known else None,
         "max_loop_depth": max((b.loop_depth for b in isa.flow.blocks if b.reachable), default=0) if known else None,
         "unknown": isa.flow.unknown,
-        "undecodable": sum(not i.decoded for i in isa.instructions),
+        "undecodable": len(isa.instructions) - sum(map(_DECODED, isa.instructions)),
         "spills": as_summary(isa.spills, isa.spills.in_loops(isa.loop_depth) if known else None),
         "mix": _count(isa.classes, isa.loop_depth, known),
         "waitcnt": {
@@ -225,3 +234,74 @@ def instruction_rows(isa: KernelIsa, shared: bool = False) -> list[dict[str, Any
             isa.instructions, isa.block, depths, lines, isa.spills.marks, isa.classes, live, strict=True
         )
     ]
+
+
+def instruction_rows_json(isa: KernelIsa) -> str | None:
+    """The ``instructions`` list as compact JSON text, the same characters that
+    ``instruction_rows`` turned into compact JSON gives, written straight from the columns
+    without a dict per row. None when a text or a source line is not plain printable ASCII
+    (nothing escaped): the JSON encoders differ on such strings, so the caller turns the rows
+    into JSON itself."""
+    count = len(isa.instructions)
+    if not count:
+        return "[]"
+    instructions = isa.instructions
+    texts = _plain_strings(list(map(_TEXT, instructions)))
+    lines = _plain_strings([x or "" for x in isa.lines]) if isa.lines else None
+    if texts is None or (isa.lines and lines is None):
+        return None
+    known = isa.flow.unknown is None
+    # Each row is one f-string of pieces looked up per column, each piece with the
+    # punctuation around it: block, reachability and loop depth are the block's, one string
+    # per block; spill and class one per distinct pair; the live counts one per distinct count.
+    where = [
+        f'"block":{b},"reachable":{_json_bool(block.reachable) if known else "null"},'
+        f'"loop_depth":{block.loop_depth if known else "null"},"line":'
+        for b, block in enumerate(isa.flow.blocks)
+    ]
+    line_texts = (
+        [f'"{t}"' if x is not None else "null" for x, t in zip(isa.lines, lines, strict=True)]
+        if lines is not None
+        else repeat("null", count)
+    )
+    marks = isa.spills.marks
+    spill_class = {
+        (mark, cls): f',"spill":{"null" if mark is None else json.dumps(mark)},"class":{json.dumps(cls)},"live":'
+        for mark, cls in set(zip(marks, isa.classes, strict=True))
+    }
+    live: Iterable[str] = repeat("null},", count)
+    if isa.liveness is not None and isa.liveness.unknown is None and isa.liveness.live:
+        as_text = {c: f'{{"vgpr":{c[0]},"agpr":{c[1]},"sgpr":{c[2]}}}}},' for c in set(isa.liveness.live)}
+        live = map(as_text.__getitem__, isa.liveness.live)
+    decoded = _DECODED_TEXT
+    rows = [
+        f'{{"address":{ins.address},"size":{ins.size},"text":"{text}{decoded[ins.decoded]}{where[b]}{line}{sc}{counts}'
+        for ins, text, b, line, sc, counts in zip(
+            instructions,
+            texts,
+            isa.block,
+            line_texts,
+            map(spill_class.__getitem__, zip(marks, isa.classes, strict=True)),
+            live,
+            strict=True,
+        )
+    ]
+    return "[" + "".join(rows)[:-1] + "]"
+
+
+_TEXT, _DECODED = attrgetter("text"), attrgetter("decoded")
+_DECODED_TEXT = {True: '","decoded":true,', False: '","decoded":false,'}
+
+
+def _json_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _plain_strings(values: list[str]) -> list[str] | None:
+    """``values`` as they stand between the quotes of a JSON string, or None unless every one is
+    printable ASCII with nothing to escape (no quote, backslash or control character)."""
+    text = json.dumps(values, separators=(",", ":"))  # ensure_ascii: anything else shows a backslash
+    if "\\" in text or "\x7f" in text:
+        return None
+    parts = text[2:-2].split('","')  # no quote inside a string: the separators are exact
+    return parts if len(parts) == len(values) else None
