@@ -29,7 +29,7 @@ from ..elf import EM_AMDGPU, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
 from .ar import ArArchive, is_ar
 from .archive import PEEK, Archive, Member, Refused, _MappedFile, is_zip
-from .bundle import BUNDLE_MAGIC, BundleEntry, decompress_ccob, is_amdgpu_triple, parse_bundle
+from .bundle import BUNDLE_MAGIC, BundleEntry, decompress_ccob, is_amdgpu_triple, offload_kind, parse_bundle
 from .kpack import KPACK_MAGIC, kpack_entries, parse_ref
 from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, NotWalked, Skipped, Source
 from .offload_binary import parse_offload_binary
@@ -438,7 +438,7 @@ def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits
     entries, extent = parse_bundle(buf, pos, end, here, limits)
     for entry_id, offset, size in entries:
         at = pos + offset
-        if entry_id.partition("-")[0] == "host":
+        if offload_kind(entry_id) == "host":
             yield Skipped(here.within_at(entry_id, at), "host entry", entry_id)
         elif not is_amdgpu_triple(entry_id):
             yield Skipped(here.within_at(entry_id, at), "not an AMDGPU entry", entry_id)
