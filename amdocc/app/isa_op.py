@@ -46,13 +46,10 @@ def warm_up() -> None:
     table()
 
 
-def kernel_record(
-    co: CodeObject, kernel: Kernel, summary_only: bool = False, for_json: bool = False, lines: bool = True
-) -> Record:
-    """One kernel of a code object as ``amdocc isa --json`` prints it (``for_json``: the record
-    is only written out as JSON, so its rows may share their equal parts; ``lines`` False:
-    without source lines)."""
-    return isa_kernel(kernel, co.origin, summary_only, for_json, lines)
+def kernel_record(co: CodeObject, kernel: Kernel, summary_only: bool = False, lines: bool = True) -> Record:
+    """One kernel of a code object as ``amdocc isa --json`` prints it (``lines`` False: without
+    source lines)."""
+    return isa_kernel(kernel, co.origin, summary_only, lines)
 
 
 def kernel_json(co: CodeObject, kernel: Kernel, summary_only: bool = False, lines: bool = True) -> bytes:
@@ -61,7 +58,7 @@ def kernel_json(co: CodeObject, kernel: Kernel, summary_only: bool = False, line
     from .. import report
 
     rows: list[str | None] = []
-    record = isa_kernel(kernel, co.origin, summary_only, True, lines, rows_json=rows)
+    record = isa_kernel(kernel, co.origin, summary_only, lines, rows_json=rows)
     text = report.compact_json(record, plain=True)
     if summary_only or rows[0] is None:
         return text
@@ -75,7 +72,6 @@ def isa_kernel(
     kernel: Kernel,
     origin: Origin | None = None,
     summary_only: bool = False,
-    for_json: bool = False,
     lines: bool = True,
     rows_json: list[str | None] | None = None,
 ) -> Record:
@@ -95,7 +91,7 @@ def isa_kernel(
         text = instruction_rows_json(isa) if rows_json is not None else None
         if rows_json is not None:
             rows_json.append(text)
-        rows = [] if text is not None else instruction_rows(isa, shared=for_json)
+        rows = [] if text is not None else instruction_rows(isa)
     return {
         **report.origin_record(where),
         "target": str(kernel.target_id),
@@ -139,7 +135,7 @@ def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
                 record: Record | bytes = (
                     kernel_json(x, kernel, options.summary, options.lines)
                     if options.json
-                    else kernel_record(x, kernel, options.summary, False, options.lines)
+                    else kernel_record(x, kernel, options.summary, options.lines)
                 )
             except (LlvmUnavailable, TableError):  # not this kernel's fault: the whole run stops
                 raise

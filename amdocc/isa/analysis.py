@@ -200,10 +200,9 @@ def live_summary(isa: KernelIsa) -> dict[str, Any]:
     }
 
 
-def instruction_rows(isa: KernelIsa, shared: bool = False) -> list[dict[str, Any]]:
-    """The JSON contract's ``instructions`` list. ``shared``: rows with the same live counts
-    share one ``live`` dict (for records turned straight into JSON; a caller given the records
-    gets a dict of its own in every row)."""
+def instruction_rows(isa: KernelIsa) -> list[dict[str, Any]]:
+    """The JSON contract's ``instructions`` list (``amdocc isa --json`` writes the same rows as
+    text with :func:`instruction_rows_json`)."""
     known = isa.flow.unknown is None
     count = len(isa.instructions)
     reachable = [b.reachable if known else None for b in isa.flow.blocks]
@@ -211,11 +210,7 @@ def instruction_rows(isa: KernelIsa, shared: bool = False) -> list[dict[str, Any
     lines: Sequence[str | None] = isa.lines if isa.lines else [None] * count
     live: Sequence[dict[str, int] | None] = [None] * count
     if isa.liveness is not None and isa.liveness.unknown is None and isa.liveness.live:
-        if shared:
-            as_dict = {c: c._asdict() for c in set(isa.liveness.live)}  # one per distinct count: a kernel has few
-            live = [as_dict[c] for c in isa.liveness.live]
-        else:
-            live = [{"vgpr": v, "agpr": a, "sgpr": s} for v, a, s in isa.liveness.live]
+        live = [{"vgpr": v, "agpr": a, "sgpr": s} for v, a, s in isa.liveness.live]
     return [
         {
             "address": ins.address,
