@@ -11,19 +11,20 @@ memory stays bounded per worker. In one process everything is streamed entry by 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
-import itertools
 import os
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
-from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from ..errors import AmdoccWarning
+from ..errors import AmdoccError, AmdoccWarning
 
 if TYPE_CHECKING:
-    from multiprocessing.pool import AsyncResult
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
     from typing import TypeAlias
 
     from ..containers import NotWalked
@@ -227,23 +228,13 @@ def run(
                 done += 1
                 progress.step(done, total)
             return
-        import multiprocessing
-
         most = max(1, min(64, len(files) // (jobs * 8)))
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with tempfile.TemporaryDirectory(prefix="amdocc-parts-") as spill, ctx.Pool(jobs) as pool:
+        with tempfile.TemporaryDirectory(prefix="amdocc-parts-") as spill, _Workers(jobs) as workers:
             # A thread plans the work (cutting a wheel writes its large members out) while the
             # workers read; at most IN_FLIGHT batches per worker are queued or held as results,
             # so memory does not grow when output is written slower than it is produced.
             work = _prefetch(batches(tasks_for(files, spill), most), IN_FLIGHT * jobs)
-            pending: collections.deque[AsyncResult[Results]] = collections.deque()
-            for batch in itertools.islice(work, IN_FLIGHT * jobs):
-                pending.append(pool.apply_async(_call, ((worker, batch, options, spill),)))
-            while pending:
-                results, spilled = pending.popleft().get()
-                following = next(work, None)
-                if following is not None:
-                    pending.append(pool.apply_async(_call, ((worker, following, options, spill),)))
+            for results, spilled in workers.ordered(((worker, b, options, spill) for b in work), IN_FLIGHT * jobs):
                 with _Unspill(spilled) as unspill:
                     for task, role, items in results:
                         if role == "local":
@@ -275,6 +266,170 @@ def _prefetch(work: Iterable[list[Task]], size: int) -> Iterator[list[Task]]:
     threading.Thread(target=produce, daemon=True).start()
     while (batch := box.get()) is not None:
         yield batch
+
+
+# Batches sent to one worker and not yet answered: the one it reads and one waiting in its pipe,
+# so it starts the next as soon as it has answered, without waiting for the main process.
+AHEAD = 2
+
+
+class WorkerDied(AmdoccError):
+    """A worker process ended without answering (killed by a signal, out of memory): the run
+    cannot be complete. Names the first file of the batch it was reading."""
+
+
+class _Workers:
+    """``jobs`` forked worker processes, each answering batches over its own pipe, and the main
+    process handing them out and taking the answers back in order.
+
+    Not multiprocessing's Pool: its worker-maintenance thread also wakes whenever an answer is
+    waiting in the result pipe, so while answers came back to back (inspect over AITER's 2,501
+    files) it polled the workers in a loop and took about a tenth of the run's CPU from the
+    workers on a two-CPU machine; and a Pool whose worker is killed waits forever, where here
+    the run stops with :class:`WorkerDied`. One thread sends the batches (a send may block
+    until the worker reads, which it does only after its answer has been taken), so the main
+    process never waits on a worker that waits on it.
+    """
+
+    def __init__(self, jobs: int):
+        import multiprocessing
+        import queue
+        import threading
+
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        self.conns: list[Connection] = []
+        self.processes: list[BaseProcess] = []
+        try:
+            for _ in range(jobs):
+                here, there = ctx.Pipe()
+                process = ctx.Process(target=_serve, args=(there,), daemon=True, name="amdocc-worker")
+                process.start()
+                there.close()
+                self.conns.append(here)
+                self.processes.append(process)
+        except BaseException:
+            self._terminate()
+            self._join()
+            raise
+        self.outbox: queue.SimpleQueue[tuple[Connection, Any] | None] = queue.SimpleQueue()
+        self.sender = threading.Thread(target=self._send_all, daemon=True, name="amdocc-sender")
+        self.sender.start()
+
+    def _send_all(self) -> None:
+        while (message := self.outbox.get()) is not None:
+            conn, batch = message
+            # A worker that is gone is found by the main process when it reads the answer.
+            with contextlib.suppress(OSError, ValueError):
+                conn.send(batch)
+
+    def ordered(self, batches: Iterable[Any], most: int) -> Iterator[Any]:
+        """Each batch's answer (``_call``'s), in the order of ``batches``; at most ``most``
+        batches sent or answered and not yet taken by the caller."""
+        from multiprocessing.connection import wait
+
+        work = iter(batches)
+        sent: dict[Connection, collections.deque[tuple[int, Any]]] = {c: collections.deque() for c in self.conns}
+        answers: dict[int, Any] = {}
+        taken = submitted = 0
+        exhausted = False
+        while True:
+            # Hand out batches while there is room: fewest waiting first, so both keep busy.
+            while not exhausted and submitted - taken < most:
+                conn = min(self.conns, key=lambda c: len(sent[c]))
+                if len(sent[conn]) >= AHEAD:
+                    break
+                batch = next(work, None)
+                if batch is None:
+                    exhausted = True
+                    break
+                sent[conn].append((submitted, batch))
+                self.outbox.put((conn, batch))
+                submitted += 1
+            if taken in answers:
+                yield answers.pop(taken)
+                taken += 1
+                continue
+            if taken == submitted:
+                return
+            for ready in wait([c for c in self.conns if sent[c]]):
+                conn = cast("Connection", ready)
+                index, batch = sent[conn].popleft()
+                try:
+                    ok, value, trace = conn.recv()
+                except (EOFError, OSError):
+                    raise self._died(conn, batch) from None
+                if not ok:
+                    raise value from RemoteTraceback(trace)
+                answers[index] = value
+
+    def _died(self, conn: Connection, batch: Any) -> WorkerDied:
+        process = self.processes[self.conns.index(conn)]
+        process.join(1)
+        code = process.exitcode
+        if code is not None and code < 0:
+            import signal
+
+            how = f"was killed by {signal.Signals(-code).name}"
+        else:
+            how = f"ended with status {code}" if code is not None else "closed its pipe"
+        _, tasks, _, _ = batch
+        first = tasks[0][0][0] if tasks else "?"
+        return WorkerDied(f"a worker process {how} while reading {first} (and the files after it in its batch)")
+
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
+            for conn in self.conns:
+                self.outbox.put((conn, None))  # each worker's end, after its last batch
+        else:  # an error, Ctrl-C or a caller that stopped reading: the rest is not wanted
+            self._terminate()
+        self.outbox.put(None)
+        self.sender.join()
+        self._join()
+
+    def _terminate(self) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+
+    def _join(self) -> None:
+        for conn, process in zip(self.conns, self.processes, strict=True):
+            process.join()
+            conn.close()
+
+
+class RemoteTraceback(Exception):
+    """The traceback of an exception a worker raised, as the cause of the one raised here."""
+
+    def __str__(self) -> str:
+        return "\n" + str(self.args[0])
+
+
+def _serve(conn: Connection) -> None:
+    """A worker: batches in, answers out, until told to stop or its pipe closes. Ctrl-C is the
+    main process's to handle (it stops the workers)."""
+    import signal
+    import traceback
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            batch = conn.recv()
+        except (EOFError, OSError):
+            return
+        if batch is None:
+            return
+        answer: tuple[bool, Any, str | None]
+        try:
+            answer = (True, _call(batch), None)
+        except BaseException as exc:  # raised again in the main process, as Pool did
+            answer = (False, exc, traceback.format_exc())
+        try:
+            conn.send(answer)
+        except Exception as exc:  # an exception that cannot be pickled: its text
+            conn.send((False, RuntimeError(f"{type(answer[1]).__name__}: {answer[1]}"), answer[2] or repr(exc)))
 
 
 SPILL_ITEM = 64 << 10  # output this large goes back through a file, not the result pipe
