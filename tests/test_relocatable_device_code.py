@@ -165,3 +165,38 @@ def test_a_host_library_without_device_code_is_still_no_code_object(tmp_path):
     # it alone was given the wrong file (exit 2, as before).
     run = _amdocc("check", str(FIXTURES / "objects" / "host_plain.so"))
     assert run.returncode == 2 and "no code object found" in run.stderr
+
+
+@pytest.mark.parametrize("driver", ["--offload-new-driver", "--no-offload-new-driver"])
+@pytest.mark.parametrize(
+    "command", [["occupancy", "--block", "256"], ["best-block"], ["isa", "--summary"], ["isa"], ["isa", "--json"]]
+)
+def test_questions_about_kernels_of_rdc_alone_say_why_there_is_none(tmp_path, driver, command):
+    # occupancy, best-block and isa answer about kernels: with only relocatable device code there
+    # is none to answer about, which is an error (exit 2) worded as what it is, not "no code
+    # object found" (isa said nothing at all and passed).
+    obj = build_rdc(tmp_path, "k.o", driver)
+    entries = _device_entries(obj, driver)
+    assert entries == len(ARCHS)
+    run = _amdocc(*command, str(obj))
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines()[-1] == (
+        f"amdocc: no kernel in the PATHs: only relocatable device code ({entries} entries), nothing to "
+        "evaluate before the device link; give amdocc the linked library or executable"
+    )
+
+
+def test_isa_of_a_host_library_alone_says_no_code_object_was_found():
+    run = _amdocc("isa", "--summary", str(FIXTURES / "objects" / "host_plain.so"))
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [
+        f"amdocc: skipped {FIXTURES / 'objects' / 'host_plain.so'}: host ELF (machine 62) without device code",
+        "amdocc: no code object found in the PATHs",
+    ]
+
+
+def test_python_isa_and_occupancy_of_rdc_alone_raise_the_same_words(tmp_path):
+    obj = build_rdc(tmp_path, "k.o", "--offload-new-driver")
+    for call in (amdocc.app.isa, amdocc.app.occupancy):
+        with pytest.raises(amdocc.UsageError, match=r"only relocatable device code \(2 entries\)"):
+            call(obj)

@@ -113,23 +113,24 @@ def isa_kernel(
 
 
 def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
-    """Yield ("kernel", record), ("skipped", record), ("error", record) and, when filtering,
-    ("seen", what the filters passed over) for one file."""
+    """Yield ("kernel", record), ("skipped", record), ("error", record) and, last, ("seen", what
+    the filters passed over, and the code objects and relocatable device code met) for one file."""
     from ..errors import AmdoccError, TableError
     from ..isa.libllvm import LlvmUnavailable
     from .reading import kernel_error, read
     from .selection import Selection
 
-    filtered = options.target or options.kernel
-    selection = Selection(options.target, None, options.kernel, what_if=None) if filtered else None
+    selection = Selection(options.target, None, options.kernel, what_if=None)
     for kind, x in read(item):
         if kind != "code_object":
+            if kind == "skipped":
+                selection.passed_over(x)
             yield kind, x
             continue
-        if selection is not None and not selection.runs_here(x):
+        if not selection.runs_here(x):
             continue
         for kernel in x.kernels:
-            if selection is not None and not selection.wants(kernel):
+            if not selection.wants(kernel):
                 continue
             try:
                 record: Record | bytes = (
@@ -143,8 +144,7 @@ def isa_file(item: FileItem, options: IsaOptions) -> Iterator[Event]:
                 yield "error", kernel_error(x, kernel, exc)
                 continue
             yield "kernel", record
-    if selection is not None:
-        yield "seen", selection.summary()
+    yield "seen", selection.summary()
 
 
 def isa(
@@ -158,22 +158,22 @@ def isa(
     """Every kernel in ``paths`` as ``amdocc isa --json`` prints it: ``{"kernels": [...],
     "skipped": [...], "errors": [...]}``. ``target`` keeps the code objects that can run on that
     processor, ``kernel`` (a regex) the kernels whose name matches; ``summary`` leaves out each
-    kernel's instruction list. A filter that matches nothing raises UsageError naming what is
-    there; no libLLVM with the AMDGPU disassembler raises LlvmUnavailable (exit status 3)."""
+    kernel's instruction list. No kernel to show (a filter that matches nothing, no code object,
+    only relocatable device code) raises UsageError naming what is there; no libLLVM with the
+    AMDGPU disassembler raises LlvmUnavailable (exit status 3)."""
     from ..errors import UsageError
     from . import parallel
     from .selection import Selection
 
-    selection = Selection(target, None, kernel, what_if=None) if target or kernel else None
+    selection = Selection(target, None, kernel, what_if=None)
     files = parallel.expand(path_list(paths))
     out: dict[str, list[Record]] = {"kernels": [], "skipped": [], "errors": []}
     options = IsaOptions(target, kernel, summary)
     for kind, value in parallel.run(files, isa_file, options, parallel.jobs_for(jobs, files)):
         if kind == "seen":
-            assert selection is not None, "only a filtering worker reports what it passed over"
             selection.merge(value)
         else:
             out[{"kernel": "kernels", "skipped": "skipped", "error": "errors"}[kind]].append(value)
-    if selection is not None and not out["kernels"] and not out["errors"]:
+    if not out["kernels"] and not out["errors"]:
         raise UsageError(selection.nothing_selected())
     return out

@@ -31,6 +31,8 @@ def selected_kernels(paths: list[str], selection: Selection, failures: list[str]
         for kind, value in read(item):
             if kind == "error":
                 failures.append(value["error"])
+            elif kind == "skipped":
+                selection.passed_over(value)
             elif kind == "code_object":
                 chosen.extend((value, k) for k in selection.kernels_of(value))
     return chosen
@@ -131,6 +133,8 @@ def occupancy_file(item: FileItem, spec: OccupancyOptions) -> Iterator[Event]:
     where = selection.evaluation()
     for kind, co in read(item):
         if kind != "code_object":
+            if kind == "skipped":
+                selection.passed_over(co)
             yield kind, co
             continue
         rows: list[str | dict[str, Any]] = []

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..containers.scan import RELOCATABLE_DEVICE_CODE
 from ..demangle import base_name, display
 from ..errors import UsageError, name_params
 
@@ -67,6 +68,11 @@ class Selection:
                 return False
         self.placed += 1
         return True
+
+    def passed_over(self, record: dict[str, Any]) -> None:
+        """Note a skipped entry: relocatable device code is what an empty result then names."""
+        if record["reason"] == RELOCATABLE_DEVICE_CODE:
+            self.relocatable += 1
 
     def matches(self, name: str, symbol: str = "") -> bool:
         """Whether --kernel matches the stored name, the symbol or the demangled name (or there
@@ -217,13 +223,12 @@ def selected_in(item: FileItem, selection: Selection) -> Iterator[Event]:
     each code object kept, then ("kernel", (co, kernel)) for each of its kernels kept;
     ("skipped", record) and ("error", record) for what is passed over or unreadable; and last
     ("seen", what the selection passed over), for a worker process to send back."""
-    from ..containers.scan import RELOCATABLE_DEVICE_CODE
     from .reading import read
 
     for kind, value in read(item):
         if kind != "code_object":
-            if kind == "skipped" and value["reason"] == RELOCATABLE_DEVICE_CODE:
-                selection.relocatable += 1
+            if kind == "skipped":
+                selection.passed_over(value)
             yield kind, value
         elif selection.runs_here(value):
             yield kind, value

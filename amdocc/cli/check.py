@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExitCode
-from .render import table
+from .render import skipped_lines, table
 
 if TYPE_CHECKING:
     from ..app.check_op import CheckSetup
@@ -278,13 +278,3 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
     return "\n".join(lines)
 
 
-def skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
-    """Whole files passed over, one line each (with why); entries inside files, counted by why."""
-    lines = [f"skipped {r['path']}: {r['reason']}" for r in skipped if not r["origin"]]
-    inside: dict[str, int] = {}
-    for r in skipped:
-        if r["origin"]:
-            inside[r["reason"]] = inside.get(r["reason"], 0) + 1
-    if inside:
-        lines.append("skipped entries: " + "; ".join(f"{n} {why}" for why, n in inside.items()))
-    return lines

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ExitCode
 from .output import binary_stdout
-from .render import error, fmt, table
+from .render import error, fmt, skipped_lines, table
 
 DESCRIPTION = """Disassemble every kernel in each PATH with LLVM's own AMDGPU disassembler (a libLLVM
 found at run time: AMDOCC_LIBLLVM, ROCm's, Debian's libllvm22, or rocm-bindings-compiler's) and
@@ -42,9 +42,10 @@ def run(args: argparse.Namespace) -> int:
     from ..app.isa_op import IsaOptions, isa_file, warm_up
     from ..app.selection import Selection
     from ..isa.libllvm import library
+    from .args import as_flag
 
     library()  # no libLLVM: exit 3 before reading anything
-    selection = Selection(args.target, None, args.kernel, what_if=None) if args.target or args.kernel else None
+    selection = Selection(args.target, None, args.kernel, what_if=None)
     files = parallel.expand(args.paths)
     jobs = parallel.jobs_for(args.jobs, files)
     if jobs > 1:
@@ -59,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
         write(b'{"kernels":[')
     for kind, value in parallel.run(files, isa_file, options, jobs):
         if kind == "seen":
-            assert selection is not None, "only a filtering worker reports what it passed over"
             selection.merge(value)
             continue
         if kind == "error":
@@ -81,8 +81,11 @@ def run(args: argparse.Namespace) -> int:
         write(b"\n]," + rest[1:] + b"\n")
     elif args.summary and rows:
         print(table(rows, SUMMARY_HEADERS, indent=""))
-    if selection is not None and not out["kernels"] and not out["errors"]:
-        error(selection.nothing_selected())
+    if not args.json:
+        for line in skipped_lines(out["skipped"]):
+            error(line)
+    if not out["kernels"] and not out["errors"]:
+        error(selection.nothing_selected(spell=as_flag))
         return ExitCode.USAGE_ERROR
     return ExitCode.USAGE_ERROR if out["errors"] else ExitCode.OK
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Any
 
 
 def table(rows: list[list[str]], headers: list[str], indent: str = "  ") -> str:
@@ -69,3 +70,15 @@ def verdict(failing: int, failed: list[str], fail_on: list[str]) -> str:
 
 # Headers of the compare table: amdocc.app.compare.cells, after the columns naming the kernel.
 HEADERS = ["VGPR", "SGPR", "LDS", "scratch", "spills", "workgroups (hip)", "worse"]
+
+
+def skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
+    """Whole files passed over, one line each (with why); entries inside files, counted by why."""
+    lines = [f"skipped {r['path']}: {r['reason']}" for r in skipped if not r["origin"]]
+    inside: dict[str, int] = {}
+    for r in skipped:
+        if r["origin"]:
+            inside[r["reason"]] = inside.get(r["reason"], 0) + 1
+    if inside:
+        lines.append("skipped entries: " + "; ".join(f"{n} {why}" for why, n in inside.items()))
+    return lines
