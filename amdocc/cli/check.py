@@ -276,5 +276,3 @@ def render(result: dict[str, Any], mangled: bool = False) -> str:
         + (f"; {s['errors']} unreadable" if s["errors"] else "")
     )
     return "\n".join(lines)
-
-
