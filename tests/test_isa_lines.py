@@ -86,6 +86,17 @@ def test_each_instruction_has_the_line_objdump_prints(tmp_path, arch, flags):
     _agrees_with_objdump(path, arch)
 
 
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+def test_the_stored_line_table_fixtures_have_the_lines_objdump_prints(arch):
+    # tests/data/fixtures/objects/lines_<arch>.co (tools/fixtures/objects.py), the fuzz
+    # campaign's seeds for the ISA path's source lines: their lines are objdump's. Built from a
+    # relative source name in a relative compilation directory (-fdebug-compilation-dir=., as
+    # reproducible builds do), DWARF 5 and 4: "./isa_kernels.hip", not "././isa_kernels.hip".
+    _library()
+    path = ROOT / "tests" / "data" / "fixtures" / "objects" / f"lines_{arch}.co"
+    assert _agrees_with_objdump(path, arch) > 100
+
+
 @pytest.mark.parametrize("every", [dwarf_line.CHECKPOINT_EVERY, 2])
 def test_any_window_of_addresses_has_the_lines_objdump_prints(tmp_path, monkeypatch, every):
     """The table read for a window that starts anywhere (inside a row's range, mid-kernel), from

@@ -266,7 +266,9 @@ def _read_header(data: bytes, line_str: bytes, debug_str: bytes, ref: UnitRef) -
     names: dict[int, str] = {}
     for index, (name, folder_index) in enumerate(entries):
         folder = folders[folder_index] if folder_index < len(folders) else ""
-        if not os.path.isabs(folder) and comp_dir:
+        # Directory 0 is the compilation directory itself: a relative one (clang's
+        # -fdebug-compilation-dir=.) is not joined to itself, as llvm-objdump prints "./a.hip".
+        if folder_index and not os.path.isabs(folder) and comp_dir:
             folder = os.path.join(comp_dir, folder)
         names[index if version >= 5 else index + 1] = os.path.join(folder, name)  # an absolute name stays
     return _Header(version, program_start, end, min_inst_length, max_ops, line_base, line_range,
