@@ -17,7 +17,6 @@ manual resource numbers beside a PATH, file filters without a PATH.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -305,6 +304,8 @@ def byte_sizes(minimum: int = 0) -> ListOf:
 
 def did_you_mean(text: str, valid: Iterable[str]) -> str:
     """ " (did you mean 'x'?)" for the valid name nearest ``text``, or nothing when none is near."""
+    import difflib  # only when a value is refused: a run whose values are good never needs it
+
     close = difflib.get_close_matches(text, list(valid), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

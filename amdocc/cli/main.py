@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import gc
 import importlib
 import re
@@ -122,6 +121,8 @@ def _with_suggestion(message: str) -> str:
     m = _INVALID_CHOICE.search(message)
     if not m:
         return message
+    import difflib  # only when a suggestion is looked for: a run that parses never needs it
+
     names = re.findall(r"'([^']*)'", m.group("choices"))
     close = difflib.get_close_matches(m.group("given"), names, n=1, cutoff=0.6)
     if not close:
@@ -133,6 +134,8 @@ def _with_suggestion(message: str) -> str:
 def unrecognized(parser: argparse.ArgumentParser, extra: list[str]) -> str:
     """ "unrecognized arguments: ...", each misspelled option with the nearest one it has
     (Python 3.11's argparse suggests none): "--blok (did you mean --block?)"."""
+    import difflib  # only when a suggestion is looked for: a run that parses never needs it
+
     options = [o for action in parser._actions for o in action.option_strings]
     shown = []
     for arg in extra:
