@@ -11,7 +11,6 @@ docs/cli-contract.md shows the same table, and tests/test_cli_contract.py walks 
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -370,6 +369,8 @@ def unknown(environ: Mapping[str, str]) -> list[str]:
     out = []
     for name in sorted(environ):
         if name.startswith("AMDOCC_") and name not in VARIABLES and environ[name]:
+            import difflib  # only for a variable amdocc does not read: most runs set none
+
             close = difflib.get_close_matches(name, VARIABLES, n=1, cutoff=0.8)
             hint = f" (did you mean {close[0]}?)" if close else ""
             out.append(f"{name} is not a variable amdocc reads{hint}; it is ignored")

@@ -499,6 +499,9 @@ def test_the_occupancy_floor_is_bounded_by_the_most_waves_any_processor_has(caps
     for value in ("100", f"{most + 0.5}", f"{most + 1}"):
         assert main(["check", "--min-occupancy", value, GFX942]) == 2
         assert f"at most {most} (the most wave slots any processor has)" in capsys.readouterr().err
+    for value in ("0", "-1"):  # above 0 (docs/cli-contract.md): a floor of no waves is no floor
+        assert main(["check", "--min-occupancy", value, GFX942]) == 2
+        assert "is out of range: expected a number of waves per SIMD above 0" in capsys.readouterr().err
     assert main(["check", "--min-occupancy", str(most), "--model", "llvm", GFX942]) == 1  # parsed, then failed
     assert "occupancy" in capsys.readouterr().out
 

@@ -100,6 +100,47 @@ def test_only_the_chosen_commands_module_is_imported():
     assert "amdocc.cli.inspect" in loaded and "amdocc.cli.census" not in loaded and "amdocc.cli.check" not in loaded
 
 
+# The container readers: a plain code object needs none of them, so a run on one imports none.
+CONTAINER_READERS = ("ar", "archive", "bundle", "kpack", "offload_binary", "pe", "regions", "tar")
+
+
+def _modules_loaded_by_inspect(*argv: str) -> tuple[list[str], str]:
+    """The amdocc.containers modules a run of ``amdocc inspect ARGV`` loads, and its output."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from amdocc.cli.main import main; status = main(['inspect', *sys.argv[1:]]); "
+        "print(sorted(m for m in sys.modules if m.startswith('amdocc.containers.')), file=sys.stderr); "
+        "sys.exit(status)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    loaded = out.stderr.strip().splitlines()[-1]
+    return [m for m in CONTAINER_READERS if f"'amdocc.containers.{m}'" in loaded], out.stdout
+
+
+@pytest.mark.parametrize("options", [["--json"], ["--json-lines"], []], ids=["json", "json-lines", "table"])
+def test_inspecting_a_plain_code_object_imports_no_container_reader(options):
+    plain = str(FIXTURES / "elf" / "gfx942_cov4.hsaco")
+    readers, out = _modules_loaded_by_inspect(*options, plain)
+    assert readers == []
+    assert "gfx942" in out  # the file was read
+
+
+def test_a_directory_of_plain_code_objects_read_by_a_pool_imports_no_container_reader(tmp_path):
+    # warm_up imports the readers every worker runs before the pool forks: none of them either.
+    for name in ("a.co", "b.co"):
+        (tmp_path / name).write_bytes((FIXTURES / "elf" / "gfx942_cov4.hsaco").read_bytes())
+    readers, out = _modules_loaded_by_inspect("--json", "--jobs", "2", str(tmp_path))
+    assert readers == []
+    assert out.count('"processor":"gfx942"') == 2
+
+
+def test_a_bundle_imports_its_reader_when_met():
+    readers, _ = _modules_loaded_by_inspect("--json", str(amdocc.samples_path()))
+    assert "bundle" in readers and "archive" not in readers and "tar" not in readers
+
+
 def test_output_spilled_through_files_is_printed_as_one_process_prints_it(capsys, monkeypatch, tmp_path):
     from amdocc.app import parallel
 

@@ -11,7 +11,6 @@ are plain dicts: worker processes send theirs back to be merged.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -204,6 +203,7 @@ class Selection:
         for name in sorted(self.names):
             by_base.setdefault(base_name(name), []).append(name)
         pattern = self.pattern.lower()
+        import difflib  # only when a --kernel pattern matched nothing: a selection never needs it
 
         def likeness(base: str) -> float:
             # A pattern is often the start of a name typed with a slip ("saxpi" for saxpy_lds):

@@ -17,11 +17,9 @@ manual resource numbers beside a PATH, file filters without a PATH.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import AmdoccError
@@ -42,6 +40,8 @@ class ArgType:
     ``sample`` is a value the type accepts and ``refused`` values it must refuse; a type whose
     examples depend on its settings computes them in example() and invalid_examples() instead."""
 
+    # The types are plain classes, not dataclasses: making a dataclass compiles its generated
+    # methods at import, and 16 of them cost every run more than parsing (docs/performance.md).
     metavar = "VALUE"
     sample: str
     refused: tuple[str, ...] = ("",)
@@ -64,13 +64,11 @@ class ArgType:
 # -- numbers ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Integer(ArgType):
     """A whole number in [minimum, maximum] (decimal, or 0x hex)."""
 
-    minimum: int | None = None
-    maximum: int | None = None
-    what: str = "an integer"
+    def __init__(self, minimum: int | None = None, maximum: int | None = None, what: str = "an integer") -> None:
+        self.minimum, self.maximum, self.what = minimum, maximum, what
 
     def __call__(self, text: str) -> int:
         value = _parse_int(text, self.what, self.describe())
@@ -110,12 +108,11 @@ def _parse_int(text: str, what: str, expected: str) -> int:
     return value
 
 
-@dataclass(frozen=True)
 class ByteSize(Integer):
     """A byte count: an integer, optionally with a K/KiB, M/MiB or G/GiB suffix (powers of 1024)."""
 
-    minimum: int | None = 0
-    what: str = "a byte count"
+    def __init__(self, minimum: int | None = 0, maximum: int | None = None, what: str = "a byte count") -> None:
+        super().__init__(minimum, maximum, what)
 
     def __call__(self, text: str) -> int:
         value = parse_bytes(text)
@@ -134,13 +131,11 @@ class ByteSize(Integer):
         return [*super().invalid_examples(), "1e3", "64 parsecs"]
 
 
-@dataclass(frozen=True)
 class Number(ArgType):
     """A finite real number >= minimum (> minimum when ``exclusive``)."""
 
-    minimum: float | None = None
-    exclusive: bool = False
-    what: str = "a number"
+    def __init__(self, minimum: float | None = None, exclusive: bool = False, what: str = "a number") -> None:
+        self.minimum, self.exclusive, self.what = minimum, exclusive, what
 
     def __call__(self, text: str) -> float:
         try:
@@ -178,11 +173,11 @@ class Number(ArgType):
         return out
 
 
-@dataclass(frozen=True)
 class ListOf(ArgType):
     """Comma-separated values of one type, at least one."""
 
-    item: ArgType
+    def __init__(self, item: ArgType) -> None:
+        self.item = item
 
     def __call__(self, text: str) -> list[object]:
         parts = [p.strip() for p in text.split(",")]
@@ -204,37 +199,35 @@ class ListOf(ArgType):
         return ["", ",", "1,,2"] + [f"{self.item.example()},{bad}" for bad in self.item.invalid_examples() if bad]
 
 
-@dataclass(frozen=True)
 class WorkgroupSize(Integer):
     """A workgroup size in threads: 1 to the largest workgroup any AMDGPU processor launches
     (targets.MAX_WORKGROUP_SIZE, 1024: LLVM's flat-workgroup-size cap, HIP's maxThreadsPerBlock).
     A size above one kernel's own maximum is still taken: the models then say what HIP and LLVM
     answer for it."""
 
-    minimum: int | None = 1
-    maximum: int | None = None
-    what: str = "a workgroup size in threads"
-
-    def __post_init__(self) -> None:
-        if self.maximum is None:
+    def __init__(
+        self, minimum: int | None = 1, maximum: int | None = None, what: str = "a workgroup size in threads"
+    ) -> None:
+        if maximum is None:
             from ..targets import MAX_WORKGROUP_SIZE
 
-            object.__setattr__(self, "maximum", MAX_WORKGROUP_SIZE)
+            maximum = MAX_WORKGROUP_SIZE
+        super().__init__(minimum, maximum, what)
 
     def describe(self) -> str:
         return super().describe() + " (no AMDGPU processor launches a larger workgroup)"
 
 
-@dataclass(frozen=True)
 class WaveFloor(Number):
     """An occupancy floor in waves per SIMD: above 0 and at most the most wave slots any
     processor of tables/targets.toml has (max_waves_per_simd, LLVM's getMaxWavesPerEU: 20 on
     gfx10-gfx11), read when a value is checked. A floor above the processor's own slots can
     never be met; check_config refuses that per model and processor."""
 
-    minimum: float | None = 0
-    exclusive: bool = True
-    what: str = "a number of waves per SIMD"
+    def __init__(
+        self, minimum: float | None = 0, exclusive: bool = True, what: str = "a number of waves per SIMD"
+    ) -> None:
+        super().__init__(minimum, exclusive, what)
 
     def __call__(self, text: str) -> float:
         value = super().__call__(text)
@@ -250,14 +243,16 @@ class WaveFloor(Number):
         return [*super().invalid_examples(), str(most_waves_per_simd() + 1), "100"]
 
 
-@dataclass(frozen=True)
 class LdsSize(ByteSize):
     """LDS bytes per workgroup (static or dynamic): 0 to the most one workgroup may use on any
     processor of tables/targets.toml (lds_per_workgroup, or lds_per_workgroup_wgp in WGP mode),
     read when a value is checked. Within that, a size above one processor's own limit is taken:
     the models then say the workgroup does not launch there."""
 
-    what: str = "LDS bytes per workgroup"
+    def __init__(
+        self, minimum: int | None = 0, maximum: int | None = None, what: str = "LDS bytes per workgroup"
+    ) -> None:
+        super().__init__(minimum, maximum, what)
 
     def __call__(self, text: str) -> int:
         value = super().__call__(text)
@@ -309,19 +304,24 @@ def byte_sizes(minimum: int = 0) -> ListOf:
 
 def did_you_mean(text: str, valid: Iterable[str]) -> str:
     """ " (did you mean 'x'?)" for the valid name nearest ``text``, or nothing when none is near."""
+    import difflib  # only when a value is refused: a run whose values are good never needs it
+
     close = difflib.get_close_matches(text, list(valid), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-@dataclass(frozen=True)
 class OneOf(ArgType):
     """One name from a set read at check time (a table's rows), or a fixed tuple. ``synonyms``
     maps spellings users write to the name they mean (``--findings info``: all, info and above)."""
 
-    values: Callable[[], Iterable[str]] | tuple[str, ...]
-    what: str = "value"
-    convert: Callable[[str], object] = str
-    synonyms: tuple[tuple[str, str], ...] = ()
+    def __init__(
+        self,
+        values: Callable[[], Iterable[str]] | tuple[str, ...],
+        what: str = "value",
+        convert: Callable[[str], object] = str,
+        synonyms: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        self.values, self.what, self.convert, self.synonyms = values, what, convert, synonyms
 
     def valid(self) -> list[str]:
         return [str(v) for v in (self.values() if callable(self.values) else self.values)]
@@ -344,7 +344,6 @@ class OneOf(ArgType):
         return ["", "bogus"]
 
 
-@dataclass(frozen=True)
 class ProfileName(OneOf):
     """A HIP profile's name, or a patch release of its release line (rocm-6.4.1 -> rocm-6.4)."""
 
@@ -359,17 +358,20 @@ class ProfileName(OneOf):
         return default_profile_name()
 
 
-@dataclass(frozen=True)
 class Kinds(ArgType):
     """A comma list of names from a set (a fixed tuple, or read at check time like
     :class:`OneOf`), returned in the set's order without repeats. "all" stands for every name,
     a group's name for its members, and "none" (alone, when ``none`` allows an empty choice)
     for no name."""
 
-    kinds: Callable[[], Iterable[str]] | tuple[str, ...]
-    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    none: bool = True
-    what: str = "kind"
+    def __init__(
+        self,
+        kinds: Callable[[], Iterable[str]] | tuple[str, ...],
+        groups: tuple[tuple[str, tuple[str, ...]], ...] = (),
+        none: bool = True,
+        what: str = "kind",
+    ) -> None:
+        self.kinds, self.groups, self.none, self.what = kinds, groups, none, what
 
     def names(self) -> tuple[str, ...]:
         return tuple(self.kinds() if callable(self.kinds) else self.kinds)
@@ -401,7 +403,6 @@ class Kinds(ArgType):
 _FEATURES = {"sramecc": "sramecc", "sram-ecc": "sramecc", "xnack": "xnack"}
 
 
-@dataclass(frozen=True)
 class Processor(ArgType):
     """A processor or target id from tables/targets.toml, features allowed:
     ``gfx942``, ``gfx942:sramecc+:xnack-``, ``amdgcn-amd-amdhsa--gfx90a:xnack+``."""
@@ -427,7 +428,6 @@ class Processor(ArgType):
         return text.strip()
 
 
-@dataclass(frozen=True)
 class Device(ArgType):
     """A product from tables/devices.toml (MI300X, MI355X, RX7900XTX, ...)."""
 
@@ -450,7 +450,6 @@ class Device(ArgType):
 # -- text ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Pattern(ArgType):
     """A Python regular expression (matched with search), not empty."""
 
@@ -467,14 +466,14 @@ class Pattern(ArgType):
         return text
 
 
-@dataclass(frozen=True)
 class Checked(ArgType):
     """A value a library function checks: ``check(text)`` raises a UsageError whose message
     argparse then prints after the option's name (a version, a plot file, ...)."""
 
-    check: Callable[[str], object]
-    sample: str  # a value ``check`` accepts
-    refused: tuple[str, ...] = ("",)  # values it refuses
+    def __init__(self, check: Callable[[str], object], sample: str, refused: tuple[str, ...] = ("",)) -> None:
+        self.check = check
+        self.sample = sample  # a value ``check`` accepts
+        self.refused = refused  # values it refuses
 
     def __call__(self, text: str) -> str:
         try:
@@ -484,14 +483,15 @@ class Checked(ArgType):
         return text
 
 
-@dataclass(frozen=True)
 class ExistingPath(ArgType):
     """A file or directory that exists; "-" (standard input) when ``stdin`` allows it."""
 
     sample = "."
     refused = ("", "/nonexistent/amdocc-test-path")
-    stdin: bool = True
-    directory: bool | None = None  # True: must be a directory; False: must not be one
+
+    def __init__(self, stdin: bool = True, directory: bool | None = None) -> None:
+        self.stdin = stdin
+        self.directory = directory  # True: must be a directory; False: must not be one
 
     def __call__(self, text: str) -> str:
         if not text:
@@ -507,13 +507,12 @@ class ExistingPath(ArgType):
         return text
 
 
-@dataclass(frozen=True)
 class OutputFile(ArgType):
     """A file to write: its directory must exist, and its suffix be one of ``suffixes`` (if any);
     "-" is standard output where ``stdout`` allows it."""
 
-    suffixes: tuple[str, ...] = ()
-    stdout: bool = False
+    def __init__(self, suffixes: tuple[str, ...] = (), stdout: bool = False) -> None:
+        self.suffixes, self.stdout = suffixes, stdout
 
     def __call__(self, text: str) -> str:
         if not text:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import gc
 import importlib
 import re
@@ -122,6 +121,8 @@ def _with_suggestion(message: str) -> str:
     m = _INVALID_CHOICE.search(message)
     if not m:
         return message
+    import difflib  # only when a suggestion is looked for: a run that parses never needs it
+
     names = re.findall(r"'([^']*)'", m.group("choices"))
     close = difflib.get_close_matches(m.group("given"), names, n=1, cutoff=0.6)
     if not close:
@@ -133,6 +134,8 @@ def _with_suggestion(message: str) -> str:
 def unrecognized(parser: argparse.ArgumentParser, extra: list[str]) -> str:
     """ "unrecognized arguments: ...", each misspelled option with the nearest one it has
     (Python 3.11's argparse suggests none): "--blok (did you mean --block?)"."""
+    import difflib  # only when a suggestion is looked for: a run that parses never needs it
+
     options = [o for action in parser._actions for o in action.option_strings]
     shown = []
     for arg in extra:
@@ -149,8 +152,9 @@ def _shown(action: argparse.Action) -> str:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; with ``only``, the arguments of that command alone are
-    declared (the others keep their names and help), so a run imports only its own module."""
+    """The parser of every command; with ``only``, the top level and that command's parser
+    alone, so a run builds one parser and imports one command's module (main uses it only
+    where the two parse alike: see :func:`_command_named`)."""
     from .. import __version__
 
     parser = Parser(
@@ -162,17 +166,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"amdocc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (module, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         cmd = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
-        if only is None or name == only:
-            importlib.import_module(module).add_arguments(cmd)
+        importlib.import_module(module).add_arguments(cmd)
         cmd.set_defaults(_module=module, _parser=cmd)
     return parser
 
 
 def _command_named(argv: list[str]) -> str | None:
-    """The command the arguments name (the first that is not an option), or None."""
-    first = next((arg for arg in argv if not arg.startswith("-")), None)
-    return first if first in COMMANDS else None
+    """The command when the arguments start with one's full name, else None. Only then does the
+    top level see nothing but that command and what follows it, which its parser takes, so the
+    other commands' parsers cannot change a word printed. Anything else (no command, an
+    unknown or abbreviated one, an option before it such as -h, --version or --) needs them
+    all: the top level's help lists every command and its errors name every choice."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 def main(argv: list[str] | None = None) -> int:

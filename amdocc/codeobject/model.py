@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import operator
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -273,6 +272,8 @@ class CodeObject:
                 + (f", ... ({len(found)} in all)" if len(found) > 8 else "")
                 + "; give the whole signature or the mangled name"
             )
+        import difflib  # only when a name matches nothing: reading never needs it
+
         spelled = {s: k for k in self.kernels for s in k.names()}
         near = difflib.get_close_matches(name, spelled, n=12, cutoff=0.5)
         # The nearest spelling of each kernel, in the form the caller used (mangled or not).

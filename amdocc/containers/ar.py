@@ -29,18 +29,15 @@ from collections.abc import Callable, Collection, Iterator
 from ..binary import Buffer
 from ..errors import FormatError, LimitError, Origin
 from .archive import PEEK, Member, Refused, hold_chunks
+from .magic import AR_MAGIC as AR_MAGIC
+from .magic import THIN_MAGIC as THIN_MAGIC
+from .magic import is_ar as is_ar
 from .model import Limits
 
-AR_MAGIC = b"!<arch>\n"
-THIN_MAGIC = b"!<thin>\n"
 HEADER_SIZE = 60
 _TERMINATOR = b"`\n"
 _SYMBOL_TABLES = {"/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED", "__.SYMDEF_64", "__.SYMDEF_64 SORTED"}
 _COPY_CHUNK = 1 << 20
-
-
-def is_ar(head: bytes) -> bool:
-    return head.startswith((AR_MAGIC, THIN_MAGIC))
 
 
 class ArArchive:

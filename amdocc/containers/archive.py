@@ -27,16 +27,16 @@ from typing import IO, TYPE_CHECKING
 
 from ..binary import overlaps
 from ..errors import FormatError, LimitError, Origin
+from .magic import PEEK as PEEK
+from .magic import ZIP_MAGICS as ZIP_MAGICS
+from .magic import is_zip as is_zip
 from .model import Limits
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header, or an empty archive
 READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 _LOCAL_HEADER = 30
-# How much of a member is peeked at to tell what it is (a tar header's magic sits at 257).
-PEEK = 512
 _COPY_CHUNK = 1 << 20
 _ZIP_ERRORS = (
     zipfile.BadZipFile,
@@ -49,10 +49,6 @@ _ZIP_ERRORS = (
     NotImplementedError,
     RuntimeError,
 )
-
-
-def is_zip(head: bytes) -> bool:
-    return head.startswith(ZIP_MAGICS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,9 @@ from typing import Any, NamedTuple
 from ..binary import Buffer, Layout, first_overlap, out_of_range
 from ..errors import FormatError, LimitError, Origin
 from ..targets import find_triple
+from .magic import BUNDLE_MAGIC as BUNDLE_MAGIC
+from .magic import CCOB_MAGIC as CCOB_MAGIC
 from .model import Limits
-
-BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
-CCOB_MAGIC = b"CCOB"
 
 BUNDLE_HEADER = Layout("BundleHeader", [("magic", "24s"), ("count", "Q")])
 ENTRY_HEADER = Layout("BundleEntry", [("offset", "Q"), ("size", "Q"), ("id_length", "Q")])

@@ -27,9 +27,9 @@ from ..binary import Buffer, Layout, need_bytes
 from ..errors import FormatError, LimitError, Origin
 from ..msgpack_value import unpack
 from .bundle import decompress_bounded
+from .magic import KPACK_MAGIC as KPACK_MAGIC
 from .model import Limits
 
-KPACK_MAGIC = b"KPAK"
 KPACK_VERSION = 1
 REF_SECTIONS = (".rocm_kpack_ref", ".kpackrf")  # ELF, PE
 HEADER = Layout("KpackHeader", [("magic", "4s"), ("version", "I"), ("toc_offset", "Q")])

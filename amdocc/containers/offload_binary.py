@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from ..binary import Buffer, Layout, StringBudget, cstring
 from ..errors import FormatError, LimitError, Origin
+from .magic import OFFLOAD_MAGIC as OFFLOAD_MAGIC
 from .model import Limits
 
-OFFLOAD_MAGIC = b"\x10\xff\x10\xad"
 HEADER = Layout(
     "OffloadHeader", [("magic", "4s"), ("version", "I"), ("size", "Q"), ("entry_offset", "Q"), ("entry_size", "Q")]
 )

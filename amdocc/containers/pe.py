@@ -11,6 +11,9 @@ from typing import NamedTuple
 
 from ..binary import Buffer, Layout
 from ..errors import FormatError, Origin
+from .magic import COFF_MACHINES
+from .magic import is_pe as is_pe
+from .magic import looks_like_coff_object as looks_like_coff_object
 
 DOS_LFANEW = Layout("DosLfanew", [("e_lfanew", "I")])  # at offset 0x3c of the MZ stub
 COFF_HEADER = Layout(
@@ -40,8 +43,6 @@ SECTION = Layout(
         ("characteristics", "I"),
     ],
 )
-# Machines a COFF object (no DOS stub) may declare; used to recognise bare objects.
-COFF_MACHINES = {0x8664: "x86-64", 0xAA64: "arm64", 0x14C: "i386"}
 SYMBOL_SIZE = 18
 
 
@@ -51,20 +52,6 @@ class CoffSection(NamedTuple):
     name: str
     start: int
     end: int
-
-
-def is_pe(buf: Buffer) -> bool:
-    head: bytes = buf[:2]
-    return head == b"MZ"
-
-
-def looks_like_coff_object(buf: Buffer) -> bool:
-    if len(buf) < COFF_HEADER.size:
-        return False
-    machine = int.from_bytes(buf[0:2], "little")
-    count = int.from_bytes(buf[2:4], "little")
-    optional = int.from_bytes(buf[16:18], "little")
-    return machine in COFF_MACHINES and 0 < count < 4096 and optional == 0
 
 
 def coff_sections(buf: Buffer, origin: Origin) -> tuple[str, list[CoffSection]]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import zipfile
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -25,11 +24,11 @@ from typing import IO
 from ..binary import Buffer
 from ..elf import EM_AMDGPU, ElfFile, is_elf
 from ..errors import AmdoccError, LimitError, Origin
-from .archive import Archive, is_zip
-from .bundle import ccob_extent, parse_bundle
+from .magic import is_zip
 from .model import DEFAULT_LIMITS, Item, Limits
-from .offload_binary import parse_offload_binary
-from .regions import BUNDLE, CCOB, FATBIN, Region, containers, host_elf_regions, host_sections, next_container
+
+# The readers are imported when a large file is cut, not with the rest: every run loads this
+# module (the process pool plans its tasks with it), most never cut a file (scan.py says why).
 
 PIECE_BYTES = 8 << 20  # containers are grouped into pieces of about this much work
 SPILL_BYTES = 32 << 20  # a wheel member this large is written out and cut like a library
@@ -75,6 +74,8 @@ def plan(path: str, limits: Limits = DEFAULT_LIMITS, spill_dir: str | None = Non
 
 
 def _plan_library(path: str, origin: Origin, limits: Limits) -> list[Part] | None:
+    from .regions import FATBIN, Region, host_elf_regions, host_sections
+
     with open(path, "rb") as fh:
         buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     try:
@@ -105,6 +106,9 @@ def _containers(buf: Buffer, lo: int, hi: int, origin: Origin, limits: Limits) -
     """(start, end, bytes once decompressed) of each container in ``buf[lo:hi]``, by the walk
     the serial scan makes there; the last runs to ``hi`` when an extent cannot be known from a
     header. A region the scan would fail in is not cut (AmdoccError)."""
+    from .bundle import ccob_extent, parse_bundle
+    from .offload_binary import parse_offload_binary
+    from .regions import BUNDLE, CCOB, containers, next_container
 
     failed: list[AmdoccError | None] = [None]
 
@@ -153,6 +157,10 @@ def _group(path: str, origin: Origin, spans: Iterable[tuple[int, int, int]]) -> 
 
 
 def _plan_archive(fh: IO[bytes], path: str, limits: Limits, spill_dir: str) -> list[Part] | None:
+    import zipfile
+
+    from .archive import Archive
+
     archive = Archive(fh, Origin(path), limits)
     if archive.overlapping or sum(i.file_size for i in archive.infos) > archive.budget:
         return None

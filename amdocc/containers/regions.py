@@ -26,16 +26,15 @@ from typing import TypeVar
 from ..binary import Buffer, overlaps
 from ..elf import EM_AMDGPU, SHT_LLVM_OFFLOADING, SHT_NOBITS, SHT_PROGBITS, ElfFile, Section
 from ..errors import AmdoccError, FormatError, LimitError, Origin
-from .bundle import BUNDLE_MAGIC, CCOB_MAGIC
 from .kpack import REF_SECTIONS
+from .magic import BUNDLE_MAGIC, CCOB_MAGIC, OFFLOAD_MAGIC
+from .magic import CONTAINER_MAGICS as CONTAINER_MAGICS
 from .model import NOT_A_WHOLE_IMAGE, Failed, Item, Limits, Skipped
-from .offload_binary import OFFLOAD_MAGIC
 from .pe import coff_sections
 
 # Host sections that carry device code, by name, type and prefix.
 FATBIN_SECTIONS = (".hip_fatbin", ".hip_fat", ".llvm.offloading")
 BUNDLE_SECTION_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
-CONTAINER_MAGICS = (BUNDLE_MAGIC, CCOB_MAGIC, OFFLOAD_MAGIC)
 # A mapped file's pages count toward the process's resident size once read. Past this many
 # bytes of a region, pages already scanned are handed back, so a multi-GB file keeps RSS flat.
 RELEASE_EVERY = 64 << 20

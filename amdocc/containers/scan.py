@@ -22,32 +22,34 @@ import sys
 import zlib
 from collections.abc import Collection, Generator, Iterator
 from dataclasses import replace
-from typing import IO, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO, TypeAlias
 
 from ..binary import Buffer
 from ..elf import EM_AMDGPU, ElfFile, is_elf
 from ..errors import AmdoccError, FormatError, LimitError, Origin
-from .ar import ArArchive, is_ar
-from .archive import PEEK, Archive, Member, Refused, _MappedFile, is_zip
-from .bundle import BUNDLE_MAGIC, BundleEntry, decompress_ccob, is_amdgpu_triple, offload_kind, parse_bundle
-from .kpack import KPACK_MAGIC, kpack_entries, parse_ref
-from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, NotWalked, Skipped, Source
-from .offload_binary import parse_offload_binary
-from .pe import is_pe, looks_like_coff_object
-from .regions import (
-    BUNDLE,
-    BUNDLE_ENTRY,
-    CCOB,
+from .magic import (
+    BLOCK,
+    BUNDLE_MAGIC,
     CONTAINER_MAGICS,
-    KPACK_REF,
-    RAW_IMAGE,
-    Region,
-    bundle_entry_id,
-    containers,
-    host_elf_regions,
-    pe_regions,
+    KPACK_MAGIC,
+    PEEK,
+    is_ar,
+    is_gzip,
+    is_pe,
+    is_tar,
+    is_zip,
+    looks_like_coff_object,
 )
-from .tar import BLOCK, NotATar, TarArchive, is_gzip, is_tar
+from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, NotWalked, Skipped, Source
+
+# Each reader (archive, ar, tar, bundle, offload_binary, kpack, pe, regions) is imported where
+# its magic is met, not here: a plain code object, the usual file, needs none of them, and a
+# run's start-up is on the critical path of every short one (docs/performance.md, issue 30).
+if TYPE_CHECKING:
+    from .ar import ArArchive
+    from .archive import Archive, Member
+    from .regions import Region
+    from .tar import TarArchive
 
 # LLVM bitcode: the raw magic 'BC' C0 DE, and the wrapper header's magic 0x0B17C0DE (LE).
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
@@ -288,7 +290,7 @@ def _scan_top(buf: Buffer, origin: Origin, limits: Limits) -> Iterator[Item]:
 # -- archives -------------------------------------------------------------------------------
 
 
-AnyArchive = Archive | ArArchive | TarArchive
+AnyArchive: TypeAlias = "Archive | ArArchive | TarArchive"
 THIN_ARCHIVE = (
     "thin ar archive that is not a file of its own: it names object files kept beside it and holds "
     "none of their bytes (give amdocc the archive's path, or those files)"
@@ -307,12 +309,23 @@ def _open_archive(
     zip or tar archive an open file at its start (ar archives are read from a buffer)."""
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
         if is_ar(head):
+            from .ar import ArArchive
+
             # A file named on its own (no hops) has a directory, where a thin archive's members are.
             whole_file = not origin.hops and origin.path not in ("-", "<bytes>") and os.path.isfile(origin.path)
             return ArArchive(source, origin, limits, budget, os.path.dirname(origin.path) if whole_file else None)
-        source = io.BytesIO(source) if not isinstance(source, mmap.mmap) else _MappedFile(source)
+        if isinstance(source, mmap.mmap):
+            from .archive import _MappedFile
+
+            source = _MappedFile(source)
+        else:
+            source = io.BytesIO(source)
     if is_zip(head):
+        from .archive import Archive
+
         return Archive(source, origin, limits, budget)
+    from .tar import TarArchive
+
     return TarArchive(source, origin, limits, budget, compressed=is_gzip(head))
 
 
@@ -323,6 +336,10 @@ def _scan_archive(
     object; an archive member is opened in turn, sharing the archive's expansion budget and one
     more level of depth. ``names`` limits the scan to those members (a part of a wheel read by
     one worker)."""
+    from .ar import ArArchive  # each loaded already, by the archive's opening or its caller
+    from .archive import Refused
+    from .tar import NotATar, TarArchive
+
     found = failed = 0
     try:
         if isinstance(archive, ArArchive) and archive.thin and archive.directory is None:
@@ -408,6 +425,8 @@ def _scan_blob(
 def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
     """Containers back to back (a .hip_fatbin section), with zero padding between them."""
 
+    from .regions import BUNDLE, CCOB, containers
+
     def read(kind: str, pos: int) -> Scanned:
         if kind == BUNDLE:
             return _scan_bundle(buf, pos, end, origin, limits, depth)
@@ -425,6 +444,8 @@ def scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limit
 
 def scan_members(path: str, names: Collection[str], limits: Limits) -> Iterator[Item]:
     """The items of some members of the archive at ``path`` (a part of a cut-up wheel)."""
+    from .archive import Archive
+
     with open(path, "rb") as fh:
         yield from _scan_archive(Archive(fh, Origin(path), limits), limits, 0, frozenset(names))
 
@@ -434,6 +455,8 @@ Scanned = Generator[Item, None, int]
 
 
 def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
+    from .bundle import is_amdgpu_triple, offload_kind, parse_bundle
+
     here = origin.within(f"bundle@{origin.mark(pos)}")
     entries, extent = parse_bundle(buf, pos, end, here, limits)
     for entry_id, offset, size in entries:
@@ -451,6 +474,8 @@ def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits
 
 
 def _scan_ccob(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
+    from .bundle import decompress_ccob
+
     ccob = decompress_ccob(buf, pos, end, origin.within(f"CCOB@{origin.mark(pos)}"), limits)
     inner = origin.decompressed(f"{ccob.label}@{origin.mark(pos)}")
     if not ccob.payload.startswith(BUNDLE_MAGIC):
@@ -464,6 +489,9 @@ def _scan_ccob(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, 
 
 
 def _scan_offload(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
+    from .bundle import is_amdgpu_triple
+    from .offload_binary import parse_offload_binary
+
     here = origin.within(f"OffloadBinary@{origin.mark(pos)}")
     image = parse_offload_binary(buf, pos, end, here, limits)
     inner = here.within(image.label)
@@ -484,6 +512,8 @@ def _scan_offload(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limit
 
 
 def _scan_kpack(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
+    from .kpack import kpack_entries
+
     here = origin.within(f"kpack@{origin.mark(start)}")
     for entry in kpack_entries(buf, start, end, here, limits):
         if isinstance(entry, AmdoccError):
@@ -515,11 +545,16 @@ def _scan_host_elf(buf: Buffer, start: int, origin: Origin, limits: Limits, dept
     if start != 0:
         yield Skipped(origin.at(start), "embedded non-AMDGPU ELF")
         return
+    from .regions import host_elf_regions
+
     yield from _scan_regions(buf, host_elf_regions(buf, ElfFile(buf, origin), origin, limits), limits, depth)
 
 
 def _scan_regions(buf: Buffer, regions: Iterator[Region | Item], limits: Limits, depth: int) -> Iterator[Item]:
     """Read each region of a host binary (regions.py says where they are and what they hold)."""
+    from .bundle import BundleEntry
+    from .regions import BUNDLE_ENTRY, KPACK_REF, RAW_IMAGE, Region, bundle_entry_id
+
     for region in regions:
         if not isinstance(region, Region):
             yield region
@@ -545,6 +580,8 @@ def _scan_regions(buf: Buffer, regions: Iterator[Region | Item], limits: Limits,
 
 def _kpack_skip(buf: Buffer, lo: int, hi: int, here: Origin) -> Item:
     """The host binary's device code lives in a kpack archive: say which, or why not."""
+    from .kpack import parse_ref
+
     try:
         return Skipped(here.at(lo), parse_ref(bytes(buf[lo:hi]), here.at(lo)).reason)
     except AmdoccError as exc:
@@ -555,4 +592,6 @@ def _scan_coff(buf: Buffer, start: int, origin: Origin, limits: Limits, depth: i
     if start != 0:
         yield Skipped(origin.at(start), "embedded PE/COFF image")
         return
+    from .regions import pe_regions
+
     yield from _scan_regions(buf, pe_regions(buf, origin), limits, depth)

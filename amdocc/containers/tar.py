@@ -25,10 +25,13 @@ from typing import IO
 
 from ..errors import FormatError, LimitError, Origin
 from .archive import PEEK, Member, Refused, _MappedFile, hold_chunks
+from .magic import BLOCK as BLOCK
+from .magic import GZIP_MAGIC as GZIP_MAGIC
+from .magic import is_gzip as is_gzip
+from .magic import is_tar as is_tar
+from .magic import tar_checksum_matches
 from .model import Limits
 
-BLOCK = 512
-GZIP_MAGIC = b"\x1f\x8b"
 _ZERO_BLOCK = bytes(BLOCK)
 # Types whose data is not a file's bytes (links, devices, directories, FIFOs; GNU sparse files,
 # volume labels, multi-volume continuations, dump directories): read past. Regular and contiguous
@@ -39,15 +42,6 @@ _META_TYPES = (b"L", b"K", b"x", b"g")  # GNU long name/link, pax per-file and g
 _META_LIMIT = 1 << 20  # a long name or pax header larger than this is not a name
 _CHUNK = 1 << 20
 _GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error, OSError)
-
-
-def is_gzip(head: bytes) -> bool:
-    return head.startswith(GZIP_MAGIC)
-
-
-def is_tar(head: bytes) -> bool:
-    """A ustar (POSIX, GNU or pax) header block with a right checksum."""
-    return len(head) >= BLOCK and head[257:262] == b"ustar" and _checksum_matches(head[:BLOCK])
 
 
 class NotATar(FormatError):
@@ -118,7 +112,7 @@ class TarArchive:
                 raise FormatError(
                     f"tar archive ends inside a header ({len(block)} of {BLOCK} bytes)", self.where, header_at
                 )
-            if not _checksum_matches(block):
+            if not tar_checksum_matches(block):
                 raise FormatError(
                     "no valid tar header here (its checksum does not match): the archive is damaged, "
                     "or the member before it declares a size it does not have",
@@ -254,20 +248,6 @@ class TarArchive:
 
 def _padding(size: int) -> int:
     return -size % BLOCK
-
-
-def _checksum_matches(block: bytes) -> bool:
-    """The header checksum: the sum of the block's bytes with the checksum field read as spaces,
-    unsigned (POSIX) or signed (some old writers)."""
-    field = block[148:156].split(b"\0", 1)[0].strip(b" ")
-    try:
-        stored = int(field, 8)
-    except ValueError:
-        return False
-    rest = block[:148] + b" " * 8 + block[156:]
-    unsigned = sum(rest)
-    signed = unsigned - 256 * sum(1 for b in rest if b & 0x80)
-    return stored in (unsigned, signed)
 
 
 def _number(field: bytes, origin: Origin, at: int, what: str) -> int:
