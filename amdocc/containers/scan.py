@@ -14,6 +14,7 @@ payload) and receives that buffer's :class:`Origin`, whose hops say where in it 
 
 from __future__ import annotations
 
+import importlib
 import io
 import mmap
 import os
@@ -45,11 +46,29 @@ from .model import DEFAULT_LIMITS, Blob, Failed, Item, Limits, NotWalked, Skippe
 # Each reader (archive, ar, tar, bundle, offload_binary, kpack, pe, regions) is imported where
 # its magic is met, not here: a plain code object, the usual file, needs none of them, and a
 # run's start-up is on the critical path of every short one (docs/performance.md, issue 30).
+# The archive readers are imported in the functions that open an archive (once per archive);
+# the readers met once per container (a library may hold 70,000 bundles) are module names bound
+# on first use, since an import statement costs ~11 K instructions each time it runs.
 if TYPE_CHECKING:
+    from . import bundle, kpack, offload_binary, regions
     from .ar import ArArchive
     from .archive import Archive, Member
-    from .regions import Region
     from .tar import TarArchive
+else:
+
+    class _OnFirstUse:
+        """Stands for a reader module until an attribute is asked for: then imports it and puts
+        the module itself in this module's namespace, so later uses are plain look-ups."""
+
+        def __init__(self, name: str):
+            self.name = name
+
+        def __getattr__(self, attribute: str) -> object:
+            module = importlib.import_module(f"{__package__}.{self.name}")
+            globals()[self.name] = module
+            return getattr(module, attribute)
+
+    bundle, kpack, offload_binary, regions = map(_OnFirstUse, ("bundle", "kpack", "offload_binary", "regions"))
 
 # LLVM bitcode: the raw magic 'BC' C0 DE, and the wrapper header's magic 0x0B17C0DE (LE).
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
@@ -425,16 +444,14 @@ def _scan_blob(
 def _scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
     """Containers back to back (a .hip_fatbin section), with zero padding between them."""
 
-    from .regions import BUNDLE, CCOB, containers
-
     def read(kind: str, pos: int) -> Scanned:
-        if kind == BUNDLE:
+        if kind == regions.BUNDLE:
             return _scan_bundle(buf, pos, end, origin, limits, depth)
-        if kind == CCOB:
+        if kind == regions.CCOB:
             return _scan_ccob(buf, pos, end, origin, limits, depth)
         return _scan_offload(buf, pos, end, origin, limits, depth)
 
-    return containers(buf, start, end, origin, limits, read)
+    return regions.containers(buf, start, end, origin, limits, read)
 
 
 def scan_region(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits) -> Iterator[Item]:
@@ -455,15 +472,13 @@ Scanned = Generator[Item, None, int]
 
 
 def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
-    from .bundle import is_amdgpu_triple, offload_kind, parse_bundle
-
     here = origin.within(f"bundle@{origin.mark(pos)}")
-    entries, extent = parse_bundle(buf, pos, end, here, limits)
+    entries, extent = bundle.parse_bundle(buf, pos, end, here, limits)
     for entry_id, offset, size in entries:
         at = pos + offset
-        if offload_kind(entry_id) == "host":
+        if bundle.offload_kind(entry_id) == "host":
             yield Skipped(here.within_at(entry_id, at), "host entry", entry_id)
-        elif not is_amdgpu_triple(entry_id):
+        elif not bundle.is_amdgpu_triple(entry_id):
             yield Skipped(here.within_at(entry_id, at), "not an AMDGPU entry", entry_id)
         elif size == 0:
             yield Skipped(here.within_at(entry_id, at), "empty entry", entry_id)
@@ -474,9 +489,7 @@ def _scan_bundle(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits
 
 
 def _scan_ccob(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
-    from .bundle import decompress_ccob
-
-    ccob = decompress_ccob(buf, pos, end, origin.within(f"CCOB@{origin.mark(pos)}"), limits)
+    ccob = bundle.decompress_ccob(buf, pos, end, origin.within(f"CCOB@{origin.mark(pos)}"), limits)
     inner = origin.decompressed(f"{ccob.label}@{origin.mark(pos)}")
     if not ccob.payload.startswith(BUNDLE_MAGIC):
         yield Failed(inner, FormatError("compressed bundle does not hold an offload bundle", inner, 0))
@@ -489,13 +502,10 @@ def _scan_ccob(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, 
 
 
 def _scan_offload(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limits, depth: int) -> Scanned:
-    from .bundle import is_amdgpu_triple
-    from .offload_binary import parse_offload_binary
-
     here = origin.within(f"OffloadBinary@{origin.mark(pos)}")
-    image = parse_offload_binary(buf, pos, end, here, limits)
+    image = offload_binary.parse_offload_binary(buf, pos, end, here, limits)
     inner = here.within(image.label)
-    if not is_amdgpu_triple(image.strings.get("triple", "")):
+    if not bundle.is_amdgpu_triple(image.strings.get("triple", "")):
         yield Skipped(
             inner.at(image.start), f"image for {image.strings.get('triple', 'an unknown triple')}", image.label
         )
@@ -512,10 +522,8 @@ def _scan_offload(buf: Buffer, pos: int, end: int, origin: Origin, limits: Limit
 
 
 def _scan_kpack(buf: Buffer, start: int, end: int, origin: Origin, limits: Limits, depth: int) -> Iterator[Item]:
-    from .kpack import kpack_entries
-
     here = origin.within(f"kpack@{origin.mark(start)}")
-    for entry in kpack_entries(buf, start, end, here, limits):
+    for entry in kpack.kpack_entries(buf, start, end, here, limits):
         if isinstance(entry, AmdoccError):
             yield Failed(here, entry)
             continue
@@ -545,29 +553,24 @@ def _scan_host_elf(buf: Buffer, start: int, origin: Origin, limits: Limits, dept
     if start != 0:
         yield Skipped(origin.at(start), "embedded non-AMDGPU ELF")
         return
-    from .regions import host_elf_regions
-
-    yield from _scan_regions(buf, host_elf_regions(buf, ElfFile(buf, origin), origin, limits), limits, depth)
+    yield from _scan_regions(buf, regions.host_elf_regions(buf, ElfFile(buf, origin), origin, limits), limits, depth)
 
 
-def _scan_regions(buf: Buffer, regions: Iterator[Region | Item], limits: Limits, depth: int) -> Iterator[Item]:
+def _scan_regions(buf: Buffer, found: Iterator[regions.Region | Item], limits: Limits, depth: int) -> Iterator[Item]:
     """Read each region of a host binary (regions.py says where they are and what they hold)."""
-    from .bundle import BundleEntry
-    from .regions import BUNDLE_ENTRY, KPACK_REF, RAW_IMAGE, Region, bundle_entry_id
-
-    for region in regions:
-        if not isinstance(region, Region):
+    for region in found:
+        if not isinstance(region, regions.Region):
             yield region
             continue
         lo, hi, here = region.start, region.end, region.origin
-        if region.kind == KPACK_REF:
+        if region.kind == regions.KPACK_REF:
             yield _kpack_skip(buf, lo, hi, here)
-        elif region.kind == RAW_IMAGE:
+        elif region.kind == regions.RAW_IMAGE:
             # regions.raw_images checked the AMDGPU ELF header and that its tables fit.
             yield Blob(bytes(buf[lo:hi]), here.at(lo), found_in_data=True)
-        elif region.kind == BUNDLE_ENTRY:
+        elif region.kind == regions.BUNDLE_ENTRY:
             # An RDC object's sections: one per entry, the host's (one byte) beside the device's.
-            entry = BundleEntry(bundle_entry_id(region), 0, hi - lo)
+            entry = bundle.BundleEntry(regions.bundle_entry_id(region), 0, hi - lo)
             if entry.kind == "host":
                 yield Skipped(here.at(lo), "host entry", entry.entry_id)
             elif not entry.is_amdgpu:
@@ -580,10 +583,8 @@ def _scan_regions(buf: Buffer, regions: Iterator[Region | Item], limits: Limits,
 
 def _kpack_skip(buf: Buffer, lo: int, hi: int, here: Origin) -> Item:
     """The host binary's device code lives in a kpack archive: say which, or why not."""
-    from .kpack import parse_ref
-
     try:
-        return Skipped(here.at(lo), parse_ref(bytes(buf[lo:hi]), here.at(lo)).reason)
+        return Skipped(here.at(lo), kpack.parse_ref(bytes(buf[lo:hi]), here.at(lo)).reason)
     except AmdoccError as exc:
         return Failed(here.at(lo), exc)
 
@@ -592,6 +593,4 @@ def _scan_coff(buf: Buffer, start: int, origin: Origin, limits: Limits, depth: i
     if start != 0:
         yield Skipped(origin.at(start), "embedded PE/COFF image")
         return
-    from .regions import pe_regions
-
-    yield from _scan_regions(buf, pe_regions(buf, origin), limits, depth)
+    yield from _scan_regions(buf, regions.pe_regions(buf, origin), limits, depth)
