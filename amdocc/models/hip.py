@@ -114,9 +114,10 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
             **fields,
             refusal=(
                 "unsupported-processor",
-                f"the {p.release_name} runtime does not run "
-                f"{t.name} (not among the processors of its device.cpp ISA table; "
-                f"{p.source})",
+                # The profile's name, not its whole source: the warning is printed once per
+                # processor, and the profile's listing (hip_profiles.toml) gives the source.
+                f"the {p.release_name} runtime does not run {t.name} (not among the processors of "
+                f"its device.cpp ISA table: HIP profile {p.name})",
             ),
         )
     vmax, gran = file
