@@ -388,6 +388,9 @@ def _model_columns(
             occ = occupancy(kernel, block_size=block, dynamic_lds=dynamic_lds, **where)
         except ModelUnavailable as exc:
             unmodelled[exc.model] = exc.message
+        if occ is not None and occ.no_answer:  # its runtime does not run the processor: blank, not 0
+            unmodelled[occ.model] = occ.warnings[-1]
+            occ = None
     blocks = None if occ is None or occ.error else occ.blocks_per_cu
     unit = None if occ is None else occ.unit
     columns = {

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 # Limiter names, in the order ties are broken: a hard cap that binds is the limiter even when a
 # resource allows exactly as much, because shedding that resource would not gain a workgroup.
+# Errors that mean the model was not asked (hip: its runtime does not run the processor, or the
+# profile lacks a value), not that it answered no workgroup (see Occupancy.no_answer).
+NO_ANSWER_ERRORS = frozenset({"unsupported-processor", "unknown-runtime-values"})
+
 LIMITERS = ("block_size", "waves", "barriers", "workgroup_slots", "lds", "vgpr", "agpr", "sgpr")
 
 
@@ -60,6 +64,14 @@ class Occupancy(NamedTuple):
     built_for: str | None = None
     what_if: bool = False
     query: Query | None = None  # how it was asked (for amdocc.next_step()); must stay the last field
+
+    @property
+    def no_answer(self) -> bool:
+        """True when the model gives no answer at all, as opposed to an answer of failure: the
+        runtime a HIP profile reproduces does not run the processor, or the profile lacks a
+        value (``error`` says which, and the last warning why). A gate leaves such a model
+        out of its verdict; an error such as hipErrorUnknown is the runtime's answer, and counts."""
+        return self.error in NO_ANSWER_ERRORS
 
     @property
     def unit(self) -> str:

@@ -466,7 +466,10 @@ def _model_outcomes_uncached(
             except ModelUnavailable as exc:
                 out.append(NotEvaluated("occupancy", exc.message, exc.model))
             else:
-                out.append(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
+                if occ.no_answer:
+                    out.append(NotEvaluated("occupancy", occ.warnings[-1], occ.model))
+                else:
+                    out.append(occupancy_rule(occ, settings.min_occupancy, floor_block, floor_source))
     if "launch" in rules:
         if family:
             out.append(NotEvaluated("launch", family))
@@ -482,6 +485,8 @@ def _model_outcomes_uncached(
             for m, answer in asked.items():  # a model that lacks a fact is left out, with why; the others judge
                 if isinstance(answer, ModelUnavailable):
                     out.append(NotEvaluated("launch", answer.message, answer.model))
+                elif answer.no_answer:  # its runtime does not run the processor: not asked, not "0"
+                    out.append(NotEvaluated("launch", answer.warnings[-1], m))
                 else:
                     answers[m] = answer
             if answers:
