@@ -308,3 +308,36 @@ def test_a_processor_whose_encoding_llvm_cannot_decode_is_refused_not_a_crash(gf
         said = "disassembler does not decode" in run.stderr
         assert (run.returncode, said) == ((2, True) if refused else (0, False)), (name, run.stderr[-300:])
         assert "Traceback" not in run.stderr and "LLVM ERROR" not in run.stderr
+
+
+CUT_SHORT = """
+import sys
+from amdocc.isa.decode import decode_bytes
+for ins in decode_bytes(bytes.fromhex(sys.argv[1]), 0, "gfx942"):
+    print(hex(ins.address), ins.size, ins.decoded, ins.text)
+"""
+
+
+def test_an_instruction_cut_short_inside_its_literal_is_undecodable_never_a_crash():
+    # v_and_b32 with a literal (0xff in src0) whose 4 literal bytes are cut off, as at the end of
+    # a kernel whose symbol size lies: LLVM 22's disassembler crashes on it (llvm-mc-22
+    # --disassemble of the same four bytes dies of SIGSEGV), so amdocc never lets LLVM see a
+    # cut-short instruction. In a subprocess: a regression would kill the test run otherwise.
+    _library()
+    import subprocess
+    import sys
+
+    with_literal = subprocess.run(
+        ["llvm-mc-22", "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942"],
+        input="0xff 0x3e 0x0c 0x26 0x00 0x00 0x80 0x3f",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    run = subprocess.run(
+        [sys.executable, "-c", CUT_SHORT, "ff3e0c260000803f" + "ff3e0c26"], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    whole, cut = run.stdout.splitlines()
+    assert whole.split(" ", 3)[1:3] == ["8", "True"] and whole.split(" ", 3)[3].strip() == with_literal
+    assert cut.split(" ", 3)[:3] == ["0x8", "4", "False"]  # flagged undecodable, one word on

@@ -400,11 +400,9 @@ class _Workers:
             conn.close()
 
 
-class RemoteTraceback(Exception):
-    """The traceback of an exception a worker raised, as the cause of the one raised here."""
-
-    def __str__(self) -> str:
-        return "\n" + str(self.args[0])
+class RemoteTraceback(AmdoccError):
+    """The traceback of an exception a worker raised, as the cause of the one raised here
+    (its text is the worker's traceback)."""
 
 
 def _serve(conn: Connection) -> None:

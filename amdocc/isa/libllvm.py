@@ -91,27 +91,6 @@ class Library:
                 self._contexts[key] = handle
             return handle
 
-    def decode(self, processor: str, features: str, code: bytes, address: int) -> list[tuple[int, str]]:
-        """``[(size, text), ...]`` for consecutive instructions of ``code`` starting at ``address``;
-        size 0 where LLVM could not decode the bytes there (the caller steps one word on)."""
-        handle = self.context(processor, features)
-        buffer = (ctypes.c_ubyte * len(code)).from_buffer_copy(code)
-        base = ctypes.addressof(buffer)
-        out = ctypes.create_string_buffer(TEXT_BUFFER)
-        step = self.lib.LLVMDisasmInstruction
-        decoded: list[tuple[int, str]] = []
-        offset, end = 0, len(code)
-        with self._lock:  # one LLVM disassembler context is not safe to share between threads
-            while offset < end:
-                size = step(handle, base + offset, end - offset, address + offset, out, TEXT_BUFFER)
-                if size:
-                    decoded.append((size, out.value.decode("utf-8", "replace")))
-                    offset += size
-                else:
-                    decoded.append((0, ""))
-                    offset += 4
-        return decoded
-
     def window_decoder(self, processor: str, features: str) -> Callable[[bytes, int], tuple[int, str]]:
         """A function giving ``(size, text)`` of the one instruction at the start of a window
         (at most :data:`WINDOW` bytes, at a virtual address); size 0 where LLVM could not decode it."""
@@ -121,9 +100,17 @@ class Library:
         lock = self._lock
 
         def decode(window: bytes, address: int) -> tuple[int, str]:
+            # LLVM 22 crashes (a dangling Twine in its error path) on an instruction whose literal
+            # runs past the bytes it is given: llvm-mc-22 --disassemble of "0xff 0x3e 0x0c 0x26"
+            # (v_and_b32 with a literal, at the end of a cut-short kernel) dies the same way.
+            # So LLVM always sees a whole window, zeros after the code; an instruction that
+            # needs bytes beyond the code is undecodable there, as LLVM cannot be asked.
+            padded = window if len(window) == WINDOW else window + bytes(WINDOW - len(window))
             with lock:
-                size = step(handle, window, len(window), address, out, TEXT_BUFFER)
-                return (size, out.value.decode("utf-8", "replace")) if size else (0, "")
+                size = step(handle, padded, WINDOW, address, out, TEXT_BUFFER)
+                if not size or size > len(window):
+                    return 0, ""
+                return size, out.value.decode("utf-8", "replace")
 
         return decode
 
