@@ -236,3 +236,14 @@ def test_a_slow_input_is_a_failure_only_if_a_fresh_process_is_slow_too():
     _confirm_slow(slow, hang_timeout=60.0, as_limit_mib=4096)
     assert [f["index"] for f in slow.failures] == [0]
     assert "in a fresh process" in slow.failures[0]["message"]
+
+
+def test_a_child_that_dies_is_signed_as_the_campaign_signs_a_dead_worker(monkeypatch):
+    # The minimizer re-runs a "died" input in a fresh child and compares signatures: the child's
+    # must read as the campaign's ("died: worker exited with status -11"), or a crash that does
+    # reproduce is reported "NOT reproduced in a fresh process" (as a SIGSEGV in LLVM 22 was).
+    import fuzz.campaign as campaign
+
+    monkeypatch.setattr(campaign, "run_one", lambda data, mode: os.kill(os.getpid(), signal.SIGSEGV))
+    signature, _elapsed, _rss = campaign.check_in_child(b"", timeout=60.0)
+    assert signature == f"died: worker exited with status {-signal.SIGSEGV}"

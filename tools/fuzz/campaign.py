@@ -367,8 +367,9 @@ def check_in_child(
     if parent.poll(timeout):
         try:
             result = parent.recv()
-        except EOFError:
-            result = ("died", timeout, 0.0)
+        except EOFError:  # signed as the campaign signs a worker that died (lost), so it matches
+            proc.join(5)
+            result = (f"died: worker exited with status {proc.exitcode}", timeout, 0.0)
     else:
         result = ("hang", timeout, 0.0)
     if proc.is_alive():
