@@ -236,15 +236,12 @@ class _Condition:
             return False
         if self.max_major is not None and major > self.max_major:
             return False
-        if self.with_any and not any(_has(modifiers, m) for m in self.with_any):
+        # Set operations in C: asked for every rule a new instruction text's mnemonic matches.
+        if self.with_any and modifiers.isdisjoint(self.with_any):
             return False
-        if any(_has(modifiers, m) for m in self.without_any):
+        if not modifiers.isdisjoint(self.without_any):
             return False
-        return not (self.unless_all and all(_has(modifiers, m) for m in self.unless_all))
-
-
-def _has(modifiers: frozenset[str], wanted: str) -> bool:
-    return wanted in modifiers
+        return not (self.unless_all and modifiers.issuperset(self.unless_all))
 
 
 @dataclass(frozen=True, slots=True)
