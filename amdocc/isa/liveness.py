@@ -20,10 +20,13 @@ in reachable code gives ``unknown`` with the reason, and no figure.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from operator import attrgetter, itemgetter, or_
 from typing import NamedTuple, overload
 
+from ..caches import register
 from .model import ControlFlow, Instruction
 from .semantics import (
     AGPR_BASE,
@@ -37,7 +40,6 @@ from .semantics import (
     Access,
     Semantics,
     count_agprs,
-    count_classes,
     count_sgprs,
     count_vgprs,
     sgpr_bits,
@@ -134,6 +136,55 @@ def _accesses(instructions: Sequence[Instruction], semantics: Semantics) -> tupl
     return distinct, which
 
 
+# One instruction's access in a kernel's packed layout: (defs, uses, du, dnu), with the two masks
+# of its transfer function live_in = (live_out | du) ^ dnu, du = defs | uses and dnu = defs less
+# uses: two big-int operations an instruction, not three. A plain tuple: the loops unpack it, and
+# a named tuple is unpacked through an iterator.
+_Transfer = tuple[int, int, int, int]
+
+
+def _transfer(access: Access, layout: _Layout) -> _Transfer:
+    defs, uses = layout.pack(access.defs), layout.pack(access.uses)
+    return defs, uses, defs | uses, (defs | uses) ^ uses
+
+
+# Each text's _Transfer, per Semantics and packed layout (kernels of one build share most texts
+# and layouts): a kernel's are then looked up in one pass over its texts.
+_TRANSFERS: dict[tuple[Semantics, int], dict[str, _Transfer]] = {}
+_TRANSFERS_BOUND = 1 << 16  # texts remembered over all the tables
+register("amdocc.isa.liveness._TRANSFERS", _TRANSFERS.clear)
+
+
+def _transfers(
+    instructions: Sequence[Instruction], semantics: Semantics, seed: int
+) -> tuple[list[_Transfer], _Layout] | str:
+    """Each instruction's transfer and the kernel's layout, or why its registers are not known
+    (the first unknown access in reachable code is found by the caller)."""
+    texts = list(map(_TEXT, instructions))
+    if not all(map(_DECODED, instructions)):
+        return "undecodable"
+    first = dict(zip(texts, instructions, strict=True))  # one instruction per distinct text
+    distinct = semantics.text_accesses(first)
+    if any(map(_UNKNOWN, distinct)):
+        return "unknown"
+    layout = _Layout.for_sets(map(or_, map(_DEFS, distinct), map(_USES, distinct)), seed)
+    table = _TRANSFERS.setdefault((semantics, layout.top), {})
+    if None in map(table.get, first):
+        if sum(map(len, _TRANSFERS.values())) + len(first) > _TRANSFERS_BOUND:
+            _TRANSFERS.clear()
+            table = _TRANSFERS[(semantics, layout.top)] = {}
+        for text, access in zip(first, distinct, strict=True):
+            if text not in table:
+                table[text] = _transfer(access, layout)
+    return list(map(table.__getitem__, texts)), layout
+
+
+# Fields by position: itemgetter reads a named tuple's field several times faster than attrgetter.
+_TEXT, _DECODED = itemgetter(Instruction._fields.index("text")), itemgetter(Instruction._fields.index("decoded"))
+_TRANSFER_DEFS, _TRANSFER_USES = itemgetter(0), itemgetter(1)
+_UNKNOWN = attrgetter("unknown")
+
+
 def analyse(
     instructions: Sequence[Instruction],
     flow: ControlFlow,
@@ -144,8 +195,11 @@ def analyse(
     first instruction (:func:`hardware_initialised`); without it the refined figure equals the plain one."""
     if flow.unknown:
         return Liveness(f"control flow unknown: {flow.unknown}")
-    distinct, which = _accesses(instructions, semantics)
-    if any(a.unknown for a in distinct):  # the first unknown access in reachable code
+    fast = _transfers(instructions, semantics, initialised or 0)
+    if isinstance(fast, tuple):
+        transfers, layout = fast
+    else:  # an undecodable word or an unknown access somewhere: is one in reachable code?
+        distinct, which = _accesses(instructions, semantics)
         for block in flow.blocks:
             if not block.reachable:
                 continue
@@ -153,36 +207,24 @@ def analyse(
                 a = distinct[which[i]]
                 if a.unknown:
                     return Liveness(f"{a.unknown} ({instructions[i].text!r} at {instructions[i].address:#x})")
-    layout = _Layout.for_sets([a.defs | a.uses for a in distinct], initialised or 0)
-    pack = layout.pack
-    distinct_defs = [pack(a.defs) for a in distinct]
-    distinct_uses = [pack(a.uses) for a in distinct]
-    defs = [distinct_defs[k] for k in which]
-    uses = [distinct_uses[k] for k in which]
+        layout = _Layout.for_sets([a.defs | a.uses for a in distinct], initialised or 0)
+        transfers = list(map([_transfer(a, layout) for a in distinct].__getitem__, which))
     if initialised is not None:
-        initialised = pack(initialised)
-    counted = layout.counts
+        initialised = layout.pack(initialised)
 
     blocks = flow.blocks
     n_blocks = len(blocks)
-    # Each block as one transfer function: live_in = (live_out & ~kill) | gen. ``(x | d) ^ d`` is
-    # ``x & ~d`` without a negative int (slower for Python's big ints).
+    # Each block as one transfer function: live_in = (live_out & ~kill) | gen. ``(x | k) ^ k`` is
+    # ``x & ~k`` without a negative int (slower for Python's big ints).
     gen = [0] * n_blocks
     kill = [0] * n_blocks
-    used = [0] * n_blocks  # every register the block reads
     preds: list[list[int]] = [[] for _ in range(n_blocks)]
     for b in blocks:
-        g = k = every = 0
-        for i in range(b.end - 1, b.start - 1, -1):
-            d = defs[i]
-            if d:
-                g = (g | d) ^ d
-                k |= d
-            u = uses[i]
-            if u:
-                g |= u
-                every |= u
-        gen[b.index], kill[b.index], used[b.index] = g, k, every
+        g = 0
+        for _, _, du, dnu in reversed(transfers[b.start : b.end]):
+            g = (g | du) ^ dnu
+        gen[b.index] = g
+        kill[b.index] = reduce(or_, map(_TRANSFER_DEFS, transfers[b.start : b.end]), 0)
         for s in b.successors:
             preds[s].append(b.index)
 
@@ -206,76 +248,75 @@ def analyse(
                     queued[p] = True
                     pending.append(p)
 
-    maydef_in = _may_be_defined(flow, kill, preds, initialised)
-
-    # Per instruction, going back through each block; the count is of live_in | live_out, which
+    # Per instruction, going back through each block; the figure is of live_in | live_out, which
     # is live_out | uses (live_in is live_out less defs, plus uses), counted once per distinct set.
+    # An instruction keeps the index of its Counts among the kernel's distinct ones.
     count = len(instructions)
     live_in = [0] * count
     live_out = [0] * count
-    live_counts: list[Counts] = [_NONE] * count
-    memo: dict[int, Counts] = {}
-    get = memo.get
+    figures = [0] * count
+    counts: list[Counts] = []
+    figure_of: dict[int, int] = {}
+    get = figure_of.get
+    figure = layout.counter(counts)
     for b in blocks:
         live = block_out[b.index]
-        for i in range(b.end - 1, b.start - 1, -1):
+        i = b.end
+        for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
+            i -= 1
             live_out[i] = live
-            u = uses[i]
-            both = live | u if u else live
-            found = get(both)
-            if found is None:
-                found = memo[both] = counted(both)
-            live_counts[i] = found
-            d = defs[i]
-            if d:
-                live = (live | d) ^ d
-            if u:
-                live |= u
-            live_in[i] = live
+            both = live | uses
+            f = get(both)
+            if f is None:
+                f = figure_of[both] = figure(both)
+            figures[i] = f
+            live = (live | du) ^ dnu
+        # An instruction's live_in is the live_out of the one before it; the block's first has the block's.
+        live_in[b.start + 1 : b.end] = live_out[b.start : b.end - 1]
+        if b.start < b.end:
+            live_in[b.start] = live
+
+    max_live = _maximum(counts)  # before the refined pass adds its own
+    peaks = _peaks(max_live, counts, figures, instructions, flow)
 
     # The refined figure: forward through each block, what may have been written by then.
-    refined_counts: list[Counts] = live_counts
+    refined = figures
     if initialised is not None:
-        refined_counts = [_NONE] * count
+        maydef_in = _may_be_defined(flow, kill, preds, initialised)
+        refined = figures.copy()
         for b in blocks:
             defined = maydef_in[b.index]
             # Every register live in a block is live at its exit or read in it: when all of those
             # may be written before the block, nothing is left out of any of its counts.
-            every = block_out[b.index] | used[b.index]
+            every = reduce(or_, map(_TRANSFER_USES, transfers[b.start : b.end]), block_out[b.index])
             if not (every | defined) ^ defined:
-                refined_counts[b.start : b.end] = live_counts[b.start : b.end]
                 continue
             for i in range(b.start, b.end):
-                d = defs[i]
-                after = defined | d if d else defined
-                out = live_out[i]
-                refined = (live_in[i] & defined) | (out & after)
-                u = uses[i]
-                if refined == (out | u if u else out):  # nothing left out: the plain count
-                    refined_counts[i] = live_counts[i]
-                else:
-                    found = get(refined)
-                    if found is None:
-                        found = memo[refined] = counted(refined)
-                    refined_counts[i] = found
+                defs, uses, _, _ = transfers[i]
+                after = defined | defs
+                kept = (live_in[i] & defined) | (live_out[i] & after)
+                if kept != live_out[i] | uses:  # something left out: count what is kept
+                    f = get(kept)
+                    if f is None:
+                        f = figure_of[kept] = figure(kept)
+                    refined[i] = f
                 defined = after
 
-    max_live = _maximum(live_counts)
-    peaks = tuple(_peak(k, max_live[k], live_counts, instructions, flow) for k in range(len(CLASSES)))
+    live_counts = tuple(map(counts.__getitem__, figures))
     return Liveness(
         None,
         layout.unpacked(live_in),
         layout.unpacked(live_out),
-        tuple(live_counts),
-        tuple(refined_counts),
-        tuple(layout.unpack(x) for x in block_in),
+        live_counts,
+        live_counts if refined is figures else tuple(map(counts.__getitem__, refined)),
+        tuple(map(layout.unpack, block_in)),
         max_live,
-        _maximum(refined_counts),
+        max_live if refined is figures else _maximum(map(counts.__getitem__, set(refined))),
         peaks,
     )
 
 
-_new_counts = tuple.__new__
+_DEFS, _USES = attrgetter("defs"), attrgetter("uses")
 
 
 class _Layout:
@@ -292,10 +333,8 @@ class _Layout:
         self.agpr_even = (AGPR_LOW_BITS >> AGPR_BASE) << top
 
     @classmethod
-    def for_sets(cls, sets: Sequence[int], seed: int) -> _Layout:
-        touched = seed
-        for x in sets:
-            touched |= x
+    def for_sets(cls, sets: Iterable[int], seed: int) -> _Layout:
+        touched = reduce(or_, sets, seed)
         if not touched >> AGPR_BASE:
             return _IDENTITY  # no AGPRs: nothing to move
         vgprs = (touched & VGPR_MASK) >> VGPR_BASE
@@ -304,24 +343,42 @@ class _Layout:
     def pack(self, regs: int) -> int:
         return (regs & self.low) | ((regs >> AGPR_BASE) << self.top)
 
+    def packed(self, sets: Iterable[int]) -> list[int]:
+        low, top = self.low, self.top
+        return [(x & low) | ((x >> AGPR_BASE) << top) for x in sets]
+
     def unpack(self, regs: int) -> int:
         return (regs & self.low) | ((regs >> self.top) << AGPR_BASE)
 
     def unpacked(self, sets: list[int]) -> Sequence[int]:
         return tuple(sets) if self is _IDENTITY else Unpacked(tuple(sets), self)
 
-    def counts(self, regs: int) -> Counts:
-        """Counts of a packed set, as count_classes counts the unpacked one."""
-        if self is _IDENTITY:
-            return _new_counts(Counts, count_classes(regs))
-        halves = regs | (regs >> 1)
-        agprs = (halves & self.agpr_even).bit_count() if regs >> self.top else 0
-        return _new_counts(Counts, ((halves & self.vgpr_even).bit_count(), agprs, (regs & SGPR_MASK).bit_count()))
+    def counter(self, counts: list[Counts]) -> Callable[[int], int]:
+        """A function giving a packed set's figure: the index in ``counts`` of its Counts (as
+        count_classes counts the unpacked set), appended when first met. Instructions keep the
+        index: a small int is hashed as itself, and no tuple is made per distinct set."""
+        vgpr_even, agpr_even, top = self.vgpr_even, self.agpr_even, self.top
+        index: dict[tuple[int, int, int], int] = {}
+
+        def figure(regs: int) -> int:
+            halves = regs | (regs >> 1)
+            agprs = (halves & agpr_even).bit_count() if regs >> top else 0
+            key = ((halves & vgpr_even).bit_count(), agprs, (regs & SGPR_MASK).bit_count())
+            found = index.get(key)
+            if found is None:
+                found = index[key] = len(counts)
+                counts.append(Counts._make(key))
+            return found
+
+        return figure
 
 
 class _Identity(_Layout):
     def pack(self, regs: int) -> int:
         return regs
+
+    def packed(self, sets: Iterable[int]) -> list[int]:
+        return list(sets)
 
     def unpack(self, regs: int) -> int:
         return regs
@@ -422,23 +479,42 @@ def may_be_defined_before(
 _NONE = Counts(0, 0, 0)
 
 
-def _maximum(counts: Sequence[Counts]) -> Counts:
-    if not counts:
-        return _NONE
+def _maximum(counts: Iterable[Counts]) -> Counts:
     distinct = set(counts)
-    return Counts(*(max(c[k] for c in distinct) for k in range(3)))
+    if not distinct:
+        return _NONE
+    return Counts(*(max(c[k] for c in distinct) for k in range(len(CLASSES))))
 
 
-def _peak(k: int, top: int, counts: Sequence[Counts], instructions: Sequence[Instruction], flow: ControlFlow) -> Peak:
-    """The stretches of consecutive instructions (in one loop depth) where class ``k`` is at ``top``.
-    A stretch goes on across a block boundary when the next block has the same depth."""
+def _peaks(
+    top: Counts,
+    counts: Sequence[Counts],
+    figures: Sequence[int],
+    instructions: Sequence[Instruction],
+    flow: ControlFlow,
+) -> tuple[Peak, ...]:
+    """Per class, the stretches where it is at its maximum ``top``. One byte per instruction
+    says which classes are at their maximum (bit k for class k), decided once per distinct count
+    (``figures``: each instruction's index in ``counts``)."""
+    flag_of = [(c[0] == top[0]) | (c[1] == top[1]) << 1 | (c[2] == top[2]) << 2 for c in counts]
+    flags = bytes(map(flag_of.__getitem__, figures))
+    return tuple(_peak(k, top[k], flags.translate(_CLASS_AT_TOP[k]), instructions, flow) for k in range(len(CLASSES)))
+
+
+# For class k, a bytes.translate table turning an instruction's flags into 1 when bit k is set.
+_CLASS_AT_TOP = tuple(bytes((flags >> k) & 1 for flags in range(256)) for k in range(len(CLASSES)))
+
+
+def _peak(k: int, top: int, at_top: bytes, instructions: Sequence[Instruction], flow: ControlFlow) -> Peak:
+    """The stretches of consecutive instructions (in one loop depth) where class ``k`` is at ``top``
+    (``at_top``: one byte an instruction, 1 there). A stretch goes on across a block boundary
+    when the next block has the same depth."""
     stretches: list[Stretch] = []
     if top == 0:
         return Peak(CLASSES[k], 0, ())
-    at_top = bytes([c[k] == top for c in counts])  # one byte per instruction: runs found by find()
     blocks = flow.blocks
     starts = [b.start for b in blocks]
-    end = len(counts)
+    end = len(at_top)
     i = at_top.find(1)
     while i != -1:
         run_end = at_top.find(0, i)

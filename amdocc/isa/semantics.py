@@ -14,11 +14,13 @@ literals, modifiers) and applies the roles. It knows nothing about control flow.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..caches import cached, register
 from ..errors import AmdoccError
 from ..tabledata import Row, load_table
+from .model import Instruction
 
 TABLE = "isa_semantics.toml"
 
@@ -234,15 +236,12 @@ class _Condition:
             return False
         if self.max_major is not None and major > self.max_major:
             return False
-        if self.with_any and not any(_has(modifiers, m) for m in self.with_any):
+        # Set operations in C: asked for every rule a new instruction text's mnemonic matches.
+        if self.with_any and modifiers.isdisjoint(self.with_any):
             return False
-        if any(_has(modifiers, m) for m in self.without_any):
+        if not modifiers.isdisjoint(self.without_any):
             return False
-        return not (self.unless_all and all(_has(modifiers, m) for m in self.unless_all))
-
-
-def _has(modifiers: frozenset[str], wanted: str) -> bool:
-    return wanted in modifiers
+        return not (self.unless_all and modifiers.issuperset(self.unless_all))
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,6 +372,7 @@ class Semantics:
         self._table = rules or table()
         self._by_mnemonic: dict[str, tuple[list[Rule], list[Rule], list[Rule]]] = {}
         self._cache: dict[tuple[str, str], Access] = {}
+        self._by_text: dict[str, Access] = {}
         lo_only = wave_size == 32
         self._implicit_bits = {
             "vcc": (1 if lo_only else 3) << SPECIAL_BIT["vcc"],
@@ -397,6 +397,24 @@ class Semantics:
                 self._cache.clear()
             self._cache[key] = found
         return found
+
+    def text_accesses(self, by_text: Mapping[str, Instruction]) -> list[Access]:
+        """:meth:`access` of each decoded instruction of ``by_text`` (one per distinct text),
+        remembered by its text (its mnemonic and operands are the text's words): liveness asks
+        for every distinct text of every kernel, and most were asked before."""
+        known = self._by_text
+        found = list(map(known.get, by_text))
+        if None not in found:
+            return found  # type: ignore[return-value]
+        out = []
+        for access, (text, instruction) in zip(found, by_text.items(), strict=True):
+            if access is None:
+                access = self.access(instruction.mnemonic, instruction.operands)
+                if len(known) >= _CACHE_BOUND:
+                    known.clear()
+                known[text] = access
+            out.append(access)
+        return out
 
     def _candidates(self, mnemonic: str) -> tuple[list[Rule], list[Rule], list[Rule]]:
         found = self._by_mnemonic.get(mnemonic)
