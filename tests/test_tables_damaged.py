@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -370,6 +371,17 @@ def test_a_damaged_observation_names_its_file_row_and_column(kind, index, column
 # -- as a user meets it: the TOML text of an installed copy edited, python -m amdocc run ------------
 
 
+def _amdocc_in(package_copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m amdocc ARGS`` run from the copy of the package (its tables edited by the test)."""
+    return subprocess.run(
+        [sys.executable, "-m", "amdocc", *args],
+        env=dict(os.environ, PYTHONPATH=str(package_copy)),
+        capture_output=True,
+        text=True,
+        cwd=package_copy,
+    )
+
+
 @pytest.fixture(scope="module")
 def package_copy(tmp_path_factory):
     """A copy of the package whose own tables/ (tabledata.tables_dir looks there first) can be edited."""
@@ -409,13 +421,7 @@ def test_an_edited_table_file_is_one_line_and_exit_2_from_python_m_amdocc(packag
     assert line in text
     path.write_text(text.replace(line, edited, 1))
     try:
-        run = subprocess.run(
-            [sys.executable, "-m", "amdocc", *COMMANDS[table]],
-            env=dict(os.environ, PYTHONPATH=str(package_copy)),
-            capture_output=True,
-            text=True,
-            cwd=package_copy,
-        )
+        run = _amdocc_in(package_copy, *COMMANDS[table])
     finally:
         path.write_text(text)
     assert run.returncode == 2 and run.stdout == "", run
@@ -446,13 +452,7 @@ def test_a_damaged_isa_table_stops_every_command_that_reads_machine_code(package
         shutil.copy(code, tmp_path / name)
     paths = [str(tmp_path / "a.hsaco"), str(tmp_path / "b.hsaco")] if command[0] == "diff" else [str(tmp_path)]
     try:
-        run = subprocess.run(
-            [sys.executable, "-m", "amdocc", *command, *paths],
-            env=dict(os.environ, PYTHONPATH=str(package_copy)),
-            capture_output=True,
-            text=True,
-            cwd=package_copy,
-        )
+        run = _amdocc_in(package_copy, *command, *paths)
     finally:
         path.write_text(text)
     assert run.returncode == 2, run
