@@ -262,10 +262,17 @@ def test_the_text_summary_reads_no_line_table_and_prints_what_the_records_say(tm
     path = build(tmp_path, "gfx942-summary", "gfx942", [], extra=["-g"])
     records = amdocc.app.isa(path, summary=True)["kernels"]
     assert any(s["lines"] for k in records for p in (k["summary"]["peak"] or {}).values() for s in p["at"])
-    read: list[bytes] = []
-    monkeypatch.setattr(lines, "read_line_table", read.append)
+    # isa reads in a worker process: the spy counts its calls in a file, which both processes see.
+    calls = tmp_path / "line-table-reads"
+    calls.write_text("")
+
+    def read(image: bytes) -> None:
+        with calls.open("a") as out:
+            out.write("read\n")
+
+    monkeypatch.setattr(lines, "read_line_table", read)
     assert main(["isa", "--summary", str(path)]) == 0
-    assert read == []
+    assert calls.read_text() == ""
     assert capsys.readouterr().out == table([summary_row(k) for k in records], SUMMARY_HEADERS, indent="") + "\n"
     assert main(["isa", "--summary", "--json", str(path)]) == 0
-    assert len(read) == 1  # the JSON summary has the peaks' lines
+    assert calls.read_text() == "read\n"  # the JSON summary has the peaks' lines

@@ -169,7 +169,7 @@ def isa(
     files = parallel.expand(path_list(paths))
     out: dict[str, list[Record]] = {"kernels": [], "skipped": [], "errors": []}
     options = IsaOptions(target, kernel, summary)
-    for kind, value in parallel.run(files, isa_file, options, parallel.jobs_for(jobs, files)):
+    for kind, value in parallel.run(files, isa_file, options, parallel.jobs_for(jobs, files), isolated=True):
         if kind == "seen":
             selection.merge(value)
         else:

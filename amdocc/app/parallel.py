@@ -213,21 +213,25 @@ def run(
     worker: Callable[[FileItem, Options], Iterable[Event]],
     options: Options,
     jobs: int,
+    isolated: bool = False,
 ) -> Iterator[Event]:
     """Everything the generator ``worker((path, in_directory), options)`` yields for each file,
     in file order (``path`` may be a part of a large input, which ``amdocc.iter_load`` reads
     like a file). On one process it streams; on ``jobs`` processes each batch's items come back
-    as one list, while the main process writes what came before."""
+    as one list, while the main process writes what came before. ``isolated`` reads in a worker
+    process even for one job: for a worker that calls native code which may crash on some
+    bytes (LLVM's disassembler), so that such a file is an error entry, not the end of the run."""
     make = PROGRESS.get()
     progress: Progress = make() if make is not None else _Silent()
     total, done = len(files), 0
     try:
-        if jobs <= 1:
+        if jobs <= 1 and not isolated:
             for item in files:
                 yield from worker(item, options)
                 done += 1
                 progress.step(done, total)
             return
+        jobs = max(jobs, 1)
         most = max(1, min(64, len(files) // (jobs * 8)))
         with tempfile.TemporaryDirectory(prefix="amdocc-parts-") as spill, _Workers(jobs) as workers:
             # A thread plans the work (cutting a wheel writes its large members out) while the
@@ -274,8 +278,9 @@ AHEAD = 2
 
 
 class WorkerDied(AmdoccError):
-    """A worker process ended without answering (killed by a signal, out of memory): the run
-    cannot be complete. Names the first file of the batch it was reading."""
+    """A worker process ended without answering (a native library crashed on the bytes of a
+    file, the out-of-memory killer): what it held is read again file by file in fresh
+    processes, and a file whose process dies too is an error entry of this kind."""
 
 
 class _Workers:
@@ -285,10 +290,13 @@ class _Workers:
     Not multiprocessing's Pool: its worker-maintenance thread also wakes whenever an answer is
     waiting in the result pipe, so while answers came back to back (inspect over AITER's 2,501
     files) it polled the workers in a loop and took about a tenth of the run's CPU from the
-    workers on a two-CPU machine; and a Pool whose worker is killed waits forever, where here
-    the run stops with :class:`WorkerDied`. One thread sends the batches (a send may block
-    until the worker reads, which it does only after its answer has been taken), so the main
-    process never waits on a worker that waits on it.
+    workers on a two-CPU machine; and a Pool whose worker is killed waits forever. Here a dead
+    worker is replaced, the batches it held are read again file by file, each in a process of
+    its own, and a file that kills its process too becomes an error entry (LLVM 22's
+    disassembler crashes on some bytes no compiler emits, docs/isa.md): the run goes on. One
+    thread sends the batches (a send may block until the worker reads, which it does only
+    after its answer has been taken), so the main process never waits on a worker that waits
+    on it.
     """
 
     def __init__(self, jobs: int):
@@ -296,16 +304,16 @@ class _Workers:
         import queue
         import threading
 
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        self.ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         self.conns: list[Connection] = []
         self.processes: list[BaseProcess] = []
+        # Dead workers' pipes, closed at the end: the sender thread may still be writing a batch
+        # to one, and a descriptor closed now could be reused by a new worker's pipe.
+        self.dead: list[Connection] = []
         try:
             for _ in range(jobs):
-                here, there = ctx.Pipe()
-                process = ctx.Process(target=_serve, args=(there,), daemon=True, name="amdocc-worker")
-                process.start()
-                there.close()
-                self.conns.append(here)
+                conn, process = self._start()
+                self.conns.append(conn)
                 self.processes.append(process)
         except BaseException:
             self._terminate()
@@ -315,6 +323,13 @@ class _Workers:
         self.sender = threading.Thread(target=self._send_all, daemon=True, name="amdocc-sender")
         self.sender.start()
 
+    def _start(self) -> tuple[Connection, BaseProcess]:
+        here, there = self.ctx.Pipe()
+        process = self.ctx.Process(target=_serve, args=(there,), daemon=True, name="amdocc-worker")
+        process.start()
+        there.close()
+        return here, process
+
     def _send_all(self) -> None:
         while (message := self.outbox.get()) is not None:
             conn, batch = message
@@ -323,13 +338,14 @@ class _Workers:
                 conn.send(batch)
 
     def ordered(self, batches: Iterable[Any], most: int) -> Iterator[Any]:
-        """Each batch's answer (``_call``'s), in the order of ``batches``; at most ``most``
-        batches sent or answered and not yet taken by the caller."""
+        """Each batch's answer (``_call``'s), in the order of ``batches`` (a batch whose worker
+        died: one answer per file, read again alone); at most ``most`` batches sent or answered
+        and not yet taken by the caller."""
         from multiprocessing.connection import wait
 
         work = iter(batches)
         sent: dict[Connection, collections.deque[tuple[int, Any]]] = {c: collections.deque() for c in self.conns}
-        answers: dict[int, Any] = {}
+        answers: dict[int, list[Any]] = {}
         taken = submitted = 0
         exhausted = False
         while True:
@@ -346,7 +362,7 @@ class _Workers:
                 self.outbox.put((conn, batch))
                 submitted += 1
             if taken in answers:
-                yield answers.pop(taken)
+                yield from answers.pop(taken)
                 taken += 1
                 continue
             if taken == submitted:
@@ -357,13 +373,20 @@ class _Workers:
                 try:
                     ok, value, trace = conn.recv()
                 except (EOFError, OSError):
-                    raise self._died(conn, batch) from None
+                    held = [(index, batch), *sent.pop(conn)]  # the one it read, and any behind it
+                    replacement, how = self._replace(conn)
+                    sent[replacement] = collections.deque()
+                    for i, b in held:
+                        answers[i] = self._file_by_file(b, how, read_when_it_died=i == index)
+                    continue
                 if not ok:
                     raise value from RemoteTraceback(trace)
-                answers[index] = value
+                answers[index] = [value]
 
-    def _died(self, conn: Connection, batch: Any) -> WorkerDied:
-        process = self.processes[self.conns.index(conn)]
+    def _replace(self, conn: Connection) -> tuple[Connection, str]:
+        """Start a worker in a dead one's place: (its pipe, how the dead one ended)."""
+        i = self.conns.index(conn)
+        process = self.processes[i]
         process.join(1)
         code = process.exitcode
         if code is not None and code < 0:
@@ -372,9 +395,30 @@ class _Workers:
             how = f"was killed by {signal.Signals(-code).name}"
         else:
             how = f"ended with status {code}" if code is not None else "closed its pipe"
-        _, tasks, _, _ = batch
-        first = tasks[0][0][0] if tasks else "?"
-        return WorkerDied(f"a worker process {how} while reading {first} (and the files after it in its batch)")
+        self.dead.append(conn)
+        self.conns[i], self.processes[i] = self._start()
+        return self.conns[i], how
+
+    def _file_by_file(self, batch: Any, how: str, read_when_it_died: bool) -> list[Any]:
+        """A dead worker's batch read again, each file in a process of its own: their answers,
+        and an error entry for a file whose process dies too, or for the only file of the batch
+        the worker was reading when it died (a batch still waiting in its pipe is read again)."""
+        worker, tasks, options, spill = batch
+        if read_when_it_died and len(tasks) == 1:
+            from .. import report
+            from .reading import item_path
+
+            item, role = tasks[0]
+            died = WorkerDied(
+                f"the process reading it {how}: a native library crashed on its bytes (LLVM 22's "
+                "disassembler does on some no compiler emits), or memory ran out"
+            )
+            return [([(item, role, [("error", report.error_record(died, item_path(item)))])], None)]
+        out: list[Any] = []
+        for task in tasks:
+            with _Workers(1) as alone:
+                out.extend(alone.ordered([(worker, [task], options, spill)], 1))
+        return out
 
     def __enter__(self) -> _Workers:
         return self
@@ -397,6 +441,8 @@ class _Workers:
     def _join(self) -> None:
         for conn, process in zip(self.conns, self.processes, strict=True):
             process.join()
+            conn.close()
+        for conn in self.dead:
             conn.close()
 
 

@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     write = binary_stdout()
     if args.json:
         write(b'{"kernels":[')
-    for kind, value in parallel.run(files, isa_file, options, jobs):
+    # In worker processes even for one job: LLVM 22 crashes on some bytes (docs/isa.md), and a
+    # file that kills its worker is then one error entry while the rest is read.
+    for kind, value in parallel.run(files, isa_file, options, jobs, isolated=True):
         if kind == "seen":
             selection.merge(value)
             continue
