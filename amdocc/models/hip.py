@@ -28,7 +28,7 @@ from .hip_profiles import (
     profile_for_runtime,
     profiles,
 )
-from .record import Occupancy, build, smallest
+from .record import UNKNOWN_RUNTIME_VALUES, UNSUPPORTED_PROCESSOR, Occupancy, build, smallest
 from .usage import KernelUsage
 
 __all__ = [
@@ -107,13 +107,13 @@ def _budget(u: KernelUsage, p: HipProfile, lds_bytes: int | None) -> _Budget:
         sgpr_cost=None,
     )
     if p.unknown:
-        return _Budget(**fields, refusal=("unknown-runtime-values", f"HIP profile {p.name}: {p.unknown}"))
+        return _Budget(**fields, refusal=(UNKNOWN_RUNTIME_VALUES, f"HIP profile {p.name}: {p.unknown}"))
     file = p.vgpr_file(t)
     if file is None:
         return _Budget(
             **fields,
             refusal=(
-                "unsupported-processor",
+                UNSUPPORTED_PROCESSOR,
                 # The profile's name, not its whole source: the warning is printed once per
                 # processor, and the profile's listing (hip_profiles.toml) gives the source.
                 f"the {p.release_name} runtime does not run {t.name} (not among the processors of "

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 # resource allows exactly as much, because shedding that resource would not gain a workgroup.
 # Errors that mean the model was not asked (hip: its runtime does not run the processor, or the
 # profile lacks a value), not that it answered no workgroup (see Occupancy.no_answer).
-NO_ANSWER_ERRORS = frozenset({"unsupported-processor", "unknown-runtime-values"})
+UNSUPPORTED_PROCESSOR, UNKNOWN_RUNTIME_VALUES = "unsupported-processor", "unknown-runtime-values"
+NO_ANSWER_ERRORS = frozenset({UNSUPPORTED_PROCESSOR, UNKNOWN_RUNTIME_VALUES})
 
 LIMITERS = ("block_size", "waves", "barriers", "workgroup_slots", "lds", "vgpr", "agpr", "sgpr")
 
