@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgpack
+
 from ..binary import Layout
+from ..caches import Memo
 from ..elf import Note
 from ..errors import FormatError, Origin
-from ..msgpack_value import unpack
+from ..msgpack_value import MSGPACK_ERRORS, unpack
 from . import yaml_subset
 
 NT_AMDGPU_METADATA = 32
@@ -31,11 +34,71 @@ V2_ISA = Layout(
 
 def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict[Any, Any], list[str]]:
     """The metadata map of an NT_AMDGPU_METADATA note, and any problems met while decoding it."""
-    value, extra = unpack(note.desc, origin, note.desc_offset, "AMDGPU metadata note", strict_map_key=False)
+    walked = _walk_metadata(note.desc)
+    if walked is None:  # not the usual shape, or malformed: decoded whole, errors and all
+        walked = unpack(note.desc, origin, note.desc_offset, "AMDGPU metadata note", strict_map_key=False)
+    value, extra = walked
     problems = [f"{extra} bytes after the metadata map were ignored"] if extra else []
     if not isinstance(value, dict):
         raise FormatError(f"AMDGPU metadata note holds a {type(value).__name__}, not a map", origin, note.desc_offset)
     return value, problems
+
+
+# A kernel's argument list is most of its metadata (94% of the bytes over amd-aiter's 2,501
+# kernels) and libraries repeat a few signatures (33 distinct lists there): each list is decoded
+# once per run by its bytes, and every code object gets its own copy of the decoded maps.
+_ARGS: Memo[bytes, list[dict[Any, Any]] | None] = Memo("amdocc.codeobject.notes._ARGS", 256)
+_ARGS_BYTES = 1 << 16  # a longer list is decoded where it stands, not remembered
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _walk_metadata(data: bytes) -> tuple[dict[Any, Any], int] | None:
+    """What ``msgpack.unpackb`` gives for a metadata map with ``amdhsa.kernels`` (and how many
+    bytes follow it), each kernel's ``.args`` taken from :data:`_ARGS`; None for anything else
+    (not a map at the top, a kernel that is not a map, malformed bytes), left to the whole decode."""
+    try:
+        reader = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data), 1))
+        reader.feed(data)
+        top: dict[Any, Any] = {}
+        for _ in range(reader.read_map_header()):
+            key = reader.unpack()
+            if key != "amdhsa.kernels":
+                top[key] = reader.unpack()
+                continue
+            kernels = []
+            for _ in range(reader.read_array_header()):
+                kernel: dict[Any, Any] = {}
+                for _ in range(reader.read_map_header()):
+                    name = reader.unpack()
+                    if name != ".args":
+                        kernel[name] = reader.unpack()
+                        continue
+                    start = reader.tell()
+                    reader.skip()
+                    kernel[name] = _arguments(data[start : reader.tell()])
+                kernels.append(kernel)
+            top[key] = kernels
+        return top, len(data) - reader.tell()
+    except MSGPACK_ERRORS:
+        return None
+
+
+def _arguments(encoded: bytes) -> Any:
+    """One ``.args`` value decoded, a fresh list of fresh maps however often it is met (a list
+    of maps of plain values is remembered; anything else is decoded each time)."""
+    known = _ARGS.get(encoded)
+    if known is None:
+        value = msgpack.unpackb(encoded, raw=False, strict_map_key=False)
+        plain = (
+            len(encoded) <= _ARGS_BYTES
+            and type(value) is list
+            and all(type(a) is dict and _SCALARS.issuperset(map(type, a.values())) for a in value)
+        )
+        if not plain:
+            return value
+        _ARGS.put(encoded, value)
+        known = value
+    return list(map(dict, known))
 
 
 # MessagePack's float 32 and float 64 markers: a value of either kind starts with one of them.
