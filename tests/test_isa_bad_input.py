@@ -18,6 +18,7 @@ from amdocc.isa import kernel_code
 from conftest import skip_unless_required
 from isa_oracle import build
 from test_isa_disassembly import _library
+from test_occupancy_where import hot_loop  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.llvm22
 SAXPY, NESTED = "_Z14isa_saxpy_loopfPKfPfii", "_Z10isa_nestedPKfPfiii"
@@ -348,10 +349,9 @@ def test_an_instruction_cut_short_inside_its_literal_is_undecodable_never_a_cras
 CRASHING_WINDOW = bytes.fromhex("3e2e6de9c40b72ffad3ffa8556ab3e615064437a34bf20d500aad8bb90c13551")
 
 
-def test_a_kernel_whose_bytes_crash_llvm_is_an_error_entry_and_the_other_files_are_read(gfx942, tmp_path):
-    _library()
+def _llvm_crashes_on_the_window() -> bool:
+    """Whether llvm-mc-22 --disassemble dies on CRASHING_WINDOW (the oracle that LLVM does)."""
     import subprocess
-    import sys
 
     llvm_mc = subprocess.run(
         ["llvm-mc-22", "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942"],
@@ -359,13 +359,31 @@ def test_a_kernel_whose_bytes_crash_llvm_is_an_error_entry_and_the_other_files_a
         capture_output=True,
         text=True,
     )
-    co = amdocc.load(gfx942)[0]
-    kernels = len(co.kernels)
-    start = kernel_code(co.kernels[0], co.origin).file_offset
-    data = bytearray(gfx942.read_bytes())
+    return llvm_mc.returncode < 0 or llvm_mc.returncode > 128
+
+
+def _crashing_pair(source, directory, kernel: str | None = None, suffix: str = ".hsaco"):
+    """``directory`` holding good{suffix} (``source`` as built) and bad{suffix} (the same with
+    ``kernel``'s first bytes, or the first kernel's, replaced by CRASHING_WINDOW)."""
+    co = amdocc.load(source)[0]
+    chosen = next(k for k in co.kernels if kernel in (None, k.name))
+    start = kernel_code(chosen, co.origin).file_offset
+    data = bytearray(source.read_bytes())
     data[start : start + len(CRASHING_WINDOW)] = CRASHING_WINDOW
-    (tmp_path / "bad.hsaco").write_bytes(data)
-    (tmp_path / "good.hsaco").write_bytes(gfx942.read_bytes())
+    directory.mkdir(exist_ok=True)
+    (directory / f"bad{suffix}").write_bytes(data)
+    (directory / f"good{suffix}").write_bytes(source.read_bytes())
+    return directory / f"good{suffix}", directory / f"bad{suffix}"
+
+
+def test_a_kernel_whose_bytes_crash_llvm_is_an_error_entry_and_the_other_files_are_read(gfx942, tmp_path):
+    _library()
+    import subprocess
+    import sys
+
+    crashes = _llvm_crashes_on_the_window()
+    kernels = len(amdocc.load(gfx942)[0].kernels)
+    _crashing_pair(gfx942, tmp_path)
     for jobs in ("1", "2"):
         run = subprocess.run(
             [sys.executable, "-m", "amdocc", "isa", "--json", "--jobs", jobs, str(tmp_path)],
@@ -375,9 +393,55 @@ def test_a_kernel_whose_bytes_crash_llvm_is_an_error_entry_and_the_other_files_a
         listed = json.loads(run.stdout)
         good = [k for k in listed["kernels"] if k["path"].endswith("good.hsaco")]
         assert len(good) == kernels, run.stderr
-        if llvm_mc.returncode < 0 or llvm_mc.returncode > 128:  # LLVM crashes on it: one error entry
+        if crashes:  # LLVM crashes on it: one error entry
             assert run.returncode == 2
             (error,) = listed["errors"]
             assert error["path"].endswith("bad.hsaco") and "was killed by SIGSEGV" in error["error"]
         else:  # an LLVM that decodes it: the file reads like any other
             assert run.returncode == 0 and len(listed["kernels"]) == 2 * kernels
+
+
+# Every other command that disassembles, in one process (--jobs 1): the spilling kernel is the one
+# patched, as a diff and the spills-in-loops rule disassemble the kernels that spill.
+DISASSEMBLING = {
+    "census --isa": ["census", "--isa", "--jobs", "1", "{dir}"],
+    "check, spills in loops": ["check", "--rules", "defaults,spills-in-loops", "--jobs", "1", "{dir}"],
+    "check, a max_live budget": ["check", "--budget", "max_live_vgpr<=512", "--jobs", "1", "{dir}"],
+    "diff": ["diff", "--jobs", "1", "{good}", "{bad}"],
+    "diff --isa": ["diff", "--isa", "--jobs", "1", "{good}", "{bad}"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(DISASSEMBLING))
+def test_every_command_that_disassembles_survives_bytes_that_crash_llvm_in_one_process(command, gfx942, tmp_path):
+    _library()
+    import subprocess
+    import sys
+
+    good, bad = _crashing_pair(gfx942, tmp_path / "t", "_Z9isa_spillPKfPfi")
+    args = [a.format(dir=good.parent, good=good, bad=bad) for a in DISASSEMBLING[command]]
+    run = subprocess.run([sys.executable, "-m", "amdocc", *args], capture_output=True, text=True)
+    assert run.returncode >= 0, f"killed by signal {-run.returncode}"
+    assert "Traceback" not in run.stderr
+    said = f"{bad}: the process reading it was killed by SIGSEGV" in run.stderr
+    assert (run.returncode, said) == (2, True) if _llvm_crashes_on_the_window() else run.returncode in (0, 1)
+
+
+def test_occupancy_where_survives_bytes_that_crash_llvm_in_one_process(hot_loop, tmp_path):
+    _library()
+    import subprocess
+    import sys
+
+    good, bad = _crashing_pair(hot_loop[0], tmp_path / "t", suffix=".so")
+    run = subprocess.run(
+        [sys.executable, "-m", "amdocc", "occupancy", "--json", "--where", "--jobs", "1", str(good.parent)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode >= 0, f"killed by signal {-run.returncode}"
+    listed = json.loads(run.stdout)
+    (result,) = [r for r in listed["results"] if r["path"].endswith("good.so")]
+    assert result["next_step_where"] is not None  # the good file's place was found
+    if _llvm_crashes_on_the_window():
+        (error,) = listed["errors"]
+        assert run.returncode == 2 and error["path"].endswith("bad.so") and "killed by SIGSEGV" in error["error"]

@@ -99,7 +99,7 @@ def census_rows(
     events = (
         parallel.run(files, summarised_file, (spec, summary.top), jobs)
         if jobs > 1 and not sinks
-        else parallel.run(files, census_file, spec, jobs)
+        else parallel.run(files, census_file, spec, jobs, isolated=o.isa is not None)
     )
     for kind, value in events:
         if kind == "row":

@@ -67,7 +67,8 @@ def run_check(
     # Each file's kernels are gathered where they are read; what comes back is its violations,
     # numbered within the file, and counts (a wheel's 80,000 verdicts do not cross processes).
     jobs = parallel.jobs_for(jobs, files)
-    for kind, value in parallel.run(files, gathered_file, (spec, with_checked), jobs):
+    isolated = settings.reads_machine_code  # LLVM's disassembler, which may crash on some bytes
+    for kind, value in parallel.run(files, gathered_file, (spec, with_checked), jobs, isolated=isolated):
         if kind == "gathered":
             part = value
             kernels += part.kernels

@@ -161,7 +161,9 @@ def _snapshot(
     number = Numbering()
     out: dict[KernelId, Seen] = {}
     files = parallel.expand([path])
-    for kind, value in parallel.run(files, diff_file, spec, parallel.jobs_for(jobs, files)):
+    # Isolated: a diff disassembles the kernels that spill (all with live registers asked), and
+    # LLVM's disassembler may crash on some bytes (docs/isa.md).
+    for kind, value in parallel.run(files, diff_file, spec, parallel.jobs_for(jobs, files), isolated=True):
         if kind == "kernel":
             out[number(value.location, value.target, value.name)] = value
         elif kind == "seen":

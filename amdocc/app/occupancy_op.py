@@ -278,7 +278,8 @@ def occupancy(
     files = parallel.expand(path_list(paths))
     spec = OccupancyOptions(target, device, kernel, what_if, block, dynamic_lds, model, model_options, mode, where)
     out: dict[str, list[Record]] = {"results": [], "skipped": [], "errors": [], "not_evaluated": []}
-    for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(jobs, len(files))):
+    jobs = parallel.jobs_for(jobs, len(files))
+    for kind, value in parallel.run(files, occupancy_file, spec, jobs, isolated=where):
         if kind == "seen":
             selection.merge(value)
         elif kind in ("error", "skipped", "not_evaluated"):

@@ -144,7 +144,8 @@ def _run_files(args: argparse.Namespace, options: dict[str, Any]) -> int:
     shown = 0
     if args.json:
         sys.stdout.write('{"results": [')
-    for kind, value in parallel.run(files, occupancy_file, spec, parallel.jobs_for(args.jobs, len(files))):
+    jobs = parallel.jobs_for(args.jobs, len(files))
+    for kind, value in parallel.run(files, occupancy_file, spec, jobs, isolated=bool(args.where)):
         if kind == "seen":
             selection.merge(value)
         elif kind == "error":

@@ -46,6 +46,7 @@ class Field:
     kind: str  # "number", "bytes" (a number that also takes a K/KiB, M/MiB or G/GiB suffix) or "bool"
     models: str  # "none": no index; "required": [model] needed; "optional": [model] or all models
     help: str
+    machine_code: bool = False  # read from the kernel's disassembly (amdocc.isa, LLVM's disassembler)
 
 
 FIELDS: dict[str, Field] = {
@@ -70,6 +71,7 @@ FIELDS: dict[str, Field] = {
         "spill traffic inside loops, from the kernel's disassembly (amdocc isa; needs a libLLVM): VGPR "
         "spill and reload dwords plus SGPR lane spills and reloads, where the metadata does not call them "
         "a private array or the program's own lane operations",
+        machine_code=True,
     ),
     **{
         f"max_live_{kind}": Field(
@@ -77,6 +79,7 @@ FIELDS: dict[str, Field] = {
             "none",
             f"the most {kind.upper()}s live at once in the kernel's machine code (amdocc isa's max_live, "
             "RGA's live-in or live-out convention; needs a libLLVM)",
+            machine_code=True,
         )
         for kind in ("vgpr", "agpr", "sgpr")
     },
@@ -328,6 +331,11 @@ def rules_of(budgets: tuple[str, ...]) -> tuple[str, ...]:
             for c in g.comparisons:
                 seen[c.rule] = None
     return tuple(seen)
+
+
+def read_machine_code(budgets: tuple[str, ...]) -> bool:
+    """Whether any comparison of the budgets reads a field from the kernels' machine code."""
+    return any(FIELDS[c.field].machine_code for b in budgets for g in parse(b) for c in g.comparisons)
 
 
 def worse(rule: str, value: object, accepted: object) -> bool:

@@ -28,6 +28,7 @@ from ..models import MODELS, occupancies, occupancy, usage_of
 from ..models.applicable import ModelUnavailable, needs_member, refusal
 from ..models.compat import device_id
 from ..models.dispatch import answer_key
+from .budgets import read_machine_code
 from .budgets import worse as budget_worse
 
 if TYPE_CHECKING:
@@ -81,6 +82,11 @@ class Settings:
             raise UsageError(f"unknown rule {', '.join(unknown)} (rules: {', '.join(RULES)})")
         if "occupancy" in self.rules and self.min_occupancy is None:
             raise UsageError("the occupancy rule needs a floor (min-occupancy, in waves per SIMD)")
+
+    @property
+    def reads_machine_code(self) -> bool:
+        """Whether judging a kernel disassembles it (a rule or a budget field from amdocc.isa)."""
+        return "spills-in-loops" in self.rules or read_machine_code(self.budgets)
 
     def as_dict(self) -> dict[str, Any]:
         # budgets only when given, so that the settings of a run without them read as before
