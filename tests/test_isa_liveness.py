@@ -94,6 +94,50 @@ def test_the_refined_figure_drops_a_tuple_half_nothing_wrote():
     assert seeded.max_refined == L.Counts(1, 0, 0)
 
 
+def test_the_refined_figure_keeps_a_half_some_path_wrote_and_drops_it_in_unreachable_code():
+    code = program(
+        "v_mov_b32_e32 v3, 1",  # 0: block 0
+        "s_cbranch_scc0 1",  # 1: around block 1
+        "v_mov_b32_e32 v2, 0",  # 2: block 1 writes v2 on one path
+        "scratch_store_dwordx2 off, v[2:3], s33",  # 3: block 2, the join: v2 may be written
+        "s_endpgm",  # 4
+        "v_mov_b32_e32 v5, 0",  # 5: block 3, which nothing reaches
+        "scratch_store_dwordx2 off, v[4:5], s33",  # 6: v4 written on no path
+        "s_endpgm",  # 7
+    )
+    flow = ControlFlow(
+        (
+            Block(0, 0, 2, (2, 1), True, 0),
+            Block(1, 2, 3, (2,), True, 0),
+            Block(2, 3, 5, (), True, 0),
+            Block(3, 5, 8, (), False, 0),
+        )
+    )
+    seeded = L.analyse(code, flow, SEM, initialised=S.vgpr_bits(0))
+    assert [c.vgpr for c in seeded.live] == [2, 2, 2, 2, 0, 2, 2, 0]
+    assert [c.vgpr for c in seeded.refined] == [1, 1, 2, 2, 0, 1, 1, 0]
+
+
+def test_the_refined_figure_keeps_a_half_written_later_around_a_loop():
+    code = program(
+        "v_mov_b32_e32 v3, 1",  # 0: entry
+        "scratch_store_dwordx2 off, v[2:3], s33",  # 1: loop: v2 unwritten on the first trip only
+        "v_mov_b32_e32 v2, 0",  # 2
+        "s_cbranch_scc1 65533",  # 3: back to 1
+        "s_endpgm",  # 4
+    )
+    flow = ControlFlow(
+        (
+            Block(0, 0, 1, (1,), True, 0),
+            Block(1, 1, 4, (1, 2), True, 1),
+            Block(2, 4, 5, (), True, 0),
+        )
+    )
+    seeded = L.analyse(code, flow, SEM, initialised=S.vgpr_bits(0))
+    assert [c.vgpr for c in seeded.live] == [2, 2, 2, 2, 0]
+    assert [c.vgpr for c in seeded.refined] == [1, 2, 2, 2, 0]
+
+
 def test_what_the_hardware_initialises_follows_the_descriptor():
     fields = {
         "user_sgpr_count": 6,

@@ -280,27 +280,15 @@ def analyse(
     peaks = _peaks(max_live, counts, figures, instructions, flow)
 
     # The refined figure: forward through each block, what may have been written by then.
+    def figure_at(regs: int) -> int:
+        f = get(regs)
+        if f is None:
+            f = figure_of[regs] = figure(regs)
+        return f
+
     refined = figures
     if initialised is not None:
-        maydef_in = _may_be_defined(flow, kill, preds, initialised)
-        refined = figures.copy()
-        for b in blocks:
-            defined = maydef_in[b.index]
-            # Every register live in a block is live at its exit or read in it: when all of those
-            # may be written before the block, nothing is left out of any of its counts.
-            every = reduce(or_, map(_TRANSFER_USES, transfers[b.start : b.end]), block_out[b.index])
-            if not (every | defined) ^ defined:
-                continue
-            for i in range(b.start, b.end):
-                defs, uses, _, _ = transfers[i]
-                after = defined | defs
-                kept = (live_in[i] & defined) | (live_out[i] & after)
-                if kept != live_out[i] | uses:  # something left out: count what is kept
-                    f = get(kept)
-                    if f is None:
-                        f = figure_of[kept] = figure(kept)
-                    refined[i] = f
-                defined = after
+        refined = _refined(figures, transfers, live_in, live_out, block_in, preds, flow, initialised, figure_at)
 
     live_counts = tuple(map(counts.__getitem__, figures))
     return Liveness(
@@ -422,6 +410,66 @@ class Unpacked(Sequence[int]):
 
     def __repr__(self) -> str:
         return repr(tuple(self))
+
+
+def _refined(
+    figures: list[int],
+    transfers: list[_Transfer],
+    live_in: list[int],
+    live_out: list[int],
+    block_in: list[int],
+    preds: list[list[int]],
+    flow: ControlFlow,
+    initialised: int,
+    count: Callable[[int], int],
+) -> list[int]:
+    """Each instruction's figure of the registers live there that may have been written by then
+    (``figures`` where all of them may; ``initialised`` packed). A register live in reachable code
+    that no path from the entry writes is live back to the entry: only the registers live at the
+    entry that the hardware does not initialise can be left out there, so the forward pass runs
+    on those alone (small ints), and not at all when there are none. Unreachable blocks, which no
+    path from the entry reaches, are asked about every register."""
+    blocks = flow.blocks
+    if not blocks:
+        return figures
+    seed = initialised | SPECIAL_MASK  # exec, m0, ... are never the question
+    undefined = (block_in[0] | seed) ^ seed
+    unreachable = [b for b in blocks if not b.reachable]
+    if not undefined and not unreachable:
+        return figures
+    refined = figures.copy()
+    if undefined:
+        may_define = undefined.__and__
+        kill = [reduce(or_, map(may_define, map(_TRANSFER_DEFS, transfers[b.start : b.end])), 0) for b in blocks]
+        maydef_in = _may_be_defined(flow, kill, preds, initialised & undefined)
+        for b in blocks:
+            defined = maydef_in[b.index]
+            if not b.reachable or not (undefined | defined) ^ defined:
+                continue  # every undefined register may be written before the block
+            for i in range(b.start, b.end):
+                before = live_in[i] & undefined
+                after_ = live_out[i] & undefined
+                after = defined | (transfers[i][0] & undefined)
+                left = (before | after_) ^ ((before & defined) | (after_ & after))
+                if left:  # live there but written on no path yet: count what is kept
+                    refined[i] = count((live_in[i] | live_out[i]) ^ left)
+                defined = after
+    if unreachable:
+        # Only unreachable blocks reach an unreachable block: their kills decide what it may have.
+        kill = [0] * len(blocks)
+        for b in unreachable:
+            kill[b.index] = reduce(or_, map(_TRANSFER_DEFS, transfers[b.start : b.end]), 0)
+        maydef_in = _may_be_defined(flow, kill, preds, initialised)
+        for b in unreachable:
+            defined = maydef_in[b.index]
+            for i in range(b.start, b.end):
+                defs, uses, _, _ = transfers[i]
+                after = defined | defs
+                kept = (live_in[i] & defined) | (live_out[i] & after)
+                if kept != live_out[i] | uses:  # something left out: count what is kept
+                    refined[i] = count(kept)
+                defined = after
+    return refined
 
 
 def _may_be_defined(flow: ControlFlow, kill: list[int], preds: list[list[int]], seed: int | None) -> list[int]:
