@@ -68,6 +68,31 @@ def test_a_value_used_around_a_loop_stays_live_through_it():
     assert vgpr.count == 3 and vgpr.stretches == (L.Stretch(0, 0, 0), L.Stretch(4, 12, 1))
 
 
+def test_a_value_used_around_a_loop_of_three_blocks_stays_live_in_all_of_them():
+    code = program(
+        "v_mov_b32_e32 v1, 0",  # 0: entry
+        "v_add_f32_e32 v1, v1, v0",  # 1: loop header: reads v0 and v1 on every trip
+        "s_add_u32 s3, s3, 1",  # 2: loop body
+        "s_sub_u32 s2, s2, 1",  # 3: loop latch
+        "s_cbranch_scc1 65532",  # 4: back to 1
+        "global_store_dword v3, v1, s[0:1]",  # 5: exit
+        "s_endpgm",  # 6
+    )
+    flow = ControlFlow(
+        (
+            Block(0, 0, 1, (1,), True, 0),
+            Block(1, 1, 2, (2,), True, 1),
+            Block(2, 2, 3, (3,), True, 1),
+            Block(3, 3, 5, (1, 4), True, 1),
+            Block(4, 5, 7, (), True, 0),
+        )
+    )
+    live = L.analyse(code, flow, SEM)
+    for block in (1, 2, 3):
+        assert {"v0", "v1", "v3", "s2", "s3"} <= set(S.register_names(live.block_live_in[block]))
+    assert [c.vgpr for c in live.live] == [3, 3, 3, 3, 3, 2, 0]
+
+
 def test_a_tied_accumulator_keeps_its_destination_live_before_it():
     code = program("v_fmac_f32_e32 v1, v2, v3", "global_store_dword v0, v1, s[0:1]", "s_endpgm")
     live = L.analyse(code, straight(code), SEM)

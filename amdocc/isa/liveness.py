@@ -27,7 +27,7 @@ from operator import attrgetter, itemgetter, or_
 from typing import NamedTuple, overload
 
 from ..caches import register
-from .model import ControlFlow, Instruction
+from .model import Block, ControlFlow, Instruction
 from .semantics import (
     AGPR_BASE,
     AGPR_LOW_BITS,
@@ -214,43 +214,17 @@ def analyse(
 
     blocks = flow.blocks
     n_blocks = len(blocks)
-    # Each block as one transfer function: live_in = (live_out & ~kill) | gen. ``(x | k) ^ k`` is
-    # ``x & ~k`` without a negative int (slower for Python's big ints).
-    gen = [0] * n_blocks
-    kill = [0] * n_blocks
     preds: list[list[int]] = [[] for _ in range(n_blocks)]
     for b in blocks:
-        g = 0
-        for _, _, du, dnu in reversed(transfers[b.start : b.end]):
-            g = (g | du) ^ dnu
-        gen[b.index] = g
-        kill[b.index] = reduce(or_, map(_TRANSFER_DEFS, transfers[b.start : b.end]), 0)
         for s in b.successors:
             preds[s].append(b.index)
 
-    block_in = [0] * n_blocks
-    block_out = [0] * n_blocks
-    pending = list(range(n_blocks))
-    queued = [True] * n_blocks
-    while pending:
-        bi = pending.pop()
-        queued[bi] = False
-        out = 0
-        for s in blocks[bi].successors:
-            out |= block_in[s]
-        block_out[bi] = out
-        k = kill[bi]
-        new_in = ((out | k) ^ k) | gen[bi]
-        if new_in != block_in[bi]:
-            block_in[bi] = new_in
-            for p in preds[bi]:
-                if not queued[p]:
-                    queued[p] = True
-                    pending.append(p)
-
     # Per instruction, going back through each block; the figure is of live_in | live_out, which
     # is live_out | uses (live_in is live_out less defs, plus uses), counted once per distinct set.
-    # An instruction keeps the index of its Counts among the kernel's distinct ones.
+    # An instruction keeps the index of its Counts among the kernel's distinct ones. The blocks
+    # go by strongly connected components, each after the components it reaches: a block in no
+    # cycle then has its live-out from its successors' live-ins, and its walk gives its own; only
+    # the blocks of a cycle are first solved together as transfer functions (_solve_cycle).
     count = len(instructions)
     live_in = [0] * count
     live_out = [0] * count
@@ -259,22 +233,30 @@ def analyse(
     figure_of: dict[int, int] = {}
     get = figure_of.get
     figure = layout.counter(counts)
-    for b in blocks:
-        live = block_out[b.index]
-        i = b.end
-        for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
-            i -= 1
-            live_out[i] = live
-            both = live | uses
-            f = get(both)
-            if f is None:
-                f = figure_of[both] = figure(both)
-            figures[i] = f
-            live = (live | du) ^ dnu
-        # An instruction's live_in is the live_out of the one before it; the block's first has the block's.
-        live_in[b.start + 1 : b.end] = live_out[b.start : b.end - 1]
-        if b.start < b.end:
-            live_in[b.start] = live
+    block_in = [0] * n_blocks
+    for component in _components([b.successors for b in blocks]):
+        if len(component) > 1 or component[0] in blocks[component[0]].successors:
+            _solve_cycle(component, blocks, transfers, preds, block_in)
+        for bi in component:
+            b = blocks[bi]
+            live = 0
+            for s in b.successors:
+                live |= block_in[s]
+            i = b.end
+            for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
+                i -= 1
+                live_out[i] = live
+                both = live | uses
+                f = get(both)
+                if f is None:
+                    f = figure_of[both] = figure(both)
+                figures[i] = f
+                live = (live | du) ^ dnu
+            # An instruction's live_in is the live_out of the one before it; the block's first has the block's.
+            live_in[b.start + 1 : b.end] = live_out[b.start : b.end - 1]
+            if b.start < b.end:
+                live_in[b.start] = live
+            block_in[bi] = live
 
     max_live = _maximum(counts)  # before the refined pass adds its own
     peaks = _peaks(max_live, counts, figures, instructions, flow)
@@ -305,6 +287,91 @@ def analyse(
 
 
 _DEFS, _USES = attrgetter("defs"), attrgetter("uses")
+
+
+def _components(successors: Sequence[Sequence[int]]) -> list[list[int]]:
+    """The strongly connected components of a graph, each listed after every component it
+    reaches (Tarjan's algorithm, without recursion)."""
+    n = len(successors)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [(root, 0)]
+        while work:
+            v, i = work[-1]
+            if i < len(successors[v]):
+                work[-1] = (v, i + 1)
+                w = successors[v][i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, 0))
+                elif on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+                continue
+            work.pop()
+            if work and low[v] < low[work[-1][0]]:
+                low[work[-1][0]] = low[v]
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    component.append(w)
+                    if w == v:
+                        break
+                out.append(component)
+    return out
+
+
+def _solve_cycle(
+    component: list[int],
+    blocks: Sequence[Block],
+    transfers: list[_Transfer],
+    preds: list[list[int]],
+    block_in: list[int],
+) -> None:
+    """The live-in of each block of one cyclic component (``block_in`` already holds those of
+    the blocks it reaches outside it): each block as one transfer function,
+    live_in = (live_out & ~kill) | gen, iterated to the least fixpoint. ``(x | k) ^ k`` is
+    ``x & ~k`` without a negative int (slower for Python's big ints)."""
+    gen: dict[int, int] = {}
+    kill: dict[int, int] = {}
+    for bi in component:
+        b = blocks[bi]
+        g = 0
+        for _, _, du, dnu in reversed(transfers[b.start : b.end]):
+            g = (g | du) ^ dnu
+        gen[bi] = g
+        kill[bi] = reduce(or_, map(_TRANSFER_DEFS, transfers[b.start : b.end]), 0)
+    pending = list(component)
+    queued = dict.fromkeys(component, True)
+    while pending:
+        bi = pending.pop()
+        queued[bi] = False
+        out = 0
+        for s in blocks[bi].successors:
+            out |= block_in[s]
+        k = kill[bi]
+        new_in = ((out | k) ^ k) | gen[bi]
+        if new_in != block_in[bi]:
+            block_in[bi] = new_in
+            for p in preds[bi]:
+                if queued.get(p) is False:  # in the component and not queued
+                    queued[p] = True
+                    pending.append(p)
 
 
 class _Layout:
