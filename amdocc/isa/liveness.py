@@ -259,9 +259,7 @@ def analyse(
     index_get = index.get
     figure = layout.counter(counts, index)
     # With whole registers only, a set's figure is its bits by class, each register two: counted
-    # where the set is not the one counted just before (often it is: an instruction that only
-    # reads live registers or writes none), with no dict of sets (hashing a set costs as much as
-    # counting it).
+    # at every instruction, with no dict of sets (hashing a set costs as much as counting it).
     top = layout.top
     block_in = [0] * n_blocks
     for component in _components([b.successors for b in blocks]):
@@ -273,21 +271,18 @@ def analyse(
             for s in b.successors:
                 live |= block_in[s]
             i = b.end
-            last, f = -1, 0  # the set counted last, and its figure
             if whole:
                 for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
                     i -= 1
                     live_out[i] = live
                     both = live | uses
-                    if both != last:
-                        last = both
-                        sgprs = (both & SGPR_MASK).bit_count()
-                        agpr_halves = (both >> top).bit_count()
-                        vgpr_halves = both.bit_count() - sgprs - (both & SPECIAL_MASK).bit_count() - agpr_halves
-                        key = (vgpr_halves << 21) | (agpr_halves << 10) | sgprs  # _key of the halves / 2
-                        f = index_get(key, -1)
-                        if f < 0:
-                            f = _figure(key, counts, index)
+                    sgprs = (both & SGPR_MASK).bit_count()
+                    agpr_halves = (both >> top).bit_count()
+                    vgpr_halves = both.bit_count() - sgprs - (both & SPECIAL_MASK).bit_count() - agpr_halves
+                    key = (vgpr_halves << 21) | (agpr_halves << 10) | sgprs  # _key of the halves / 2
+                    f = index_get(key)
+                    if f is None:
+                        f = _figure(key, counts, index)
                     figures[i] = f
                     live = (live | du) ^ dnu
             else:
@@ -295,11 +290,9 @@ def analyse(
                     i -= 1
                     live_out[i] = live
                     both = live | uses
-                    if both != last:
-                        last = both
-                        f = get(both, -1)
-                        if f < 0:
-                            f = figure_of[both] = figure(both)
+                    f = get(both)
+                    if f is None:
+                        f = figure_of[both] = figure(both)
                     figures[i] = f
                     live = (live | du) ^ dnu
             # An instruction's live_in is the live_out of the one before it; the block's first has the block's.
