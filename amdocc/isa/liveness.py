@@ -48,7 +48,6 @@ from .semantics import (
 )
 
 CLASSES = ("vgpr", "agpr", "sgpr")  # the order of Counts' fields
-_LOW_HALVES = VGPR_LOW_BITS | AGPR_LOW_BITS
 
 
 class Counts(NamedTuple):
@@ -151,33 +150,16 @@ def _transfer(access: Access, layout: _Layout) -> _Transfer:
 
 # Each text's _Transfer, per Semantics and packed layout (kernels of one build share most texts
 # and layouts): a kernel's are then looked up in one pass over its texts.
-# With each table, its texts that write or read one 16-bit half of a register without the other.
 _TRANSFERS: dict[tuple[Semantics, int], dict[str, _Transfer]] = {}
-_HALF_TEXTS: dict[tuple[Semantics, int], set[str]] = {}
 _TRANSFERS_BOUND = 1 << 16  # texts remembered over all the tables
-
-
-def _forget_transfers() -> None:
-    _TRANSFERS.clear()
-    _HALF_TEXTS.clear()
-
-
-register("amdocc.isa.liveness._TRANSFERS", _forget_transfers)
-
-
-def _names_a_half(access: Access) -> bool:
-    """Whether the access writes or reads a VGPR's or AGPR's 16-bit half without the other: its
-    sets, and so the kernel's live sets, are then not whole registers."""
-    defs, uses = access.defs, access.uses
-    return bool(((defs ^ (defs >> 1)) | (uses ^ (uses >> 1))) & _LOW_HALVES)
+register("amdocc.isa.liveness._TRANSFERS", _TRANSFERS.clear)
 
 
 def _transfers(
     instructions: Sequence[Instruction], semantics: Semantics, seed: int
-) -> tuple[list[_Transfer], _Layout, bool] | str:
-    """Each instruction's transfer, the kernel's layout and whether every set names whole
-    registers (no 16-bit half alone), or why its registers are not known (the first unknown
-    access in reachable code is found by the caller)."""
+) -> tuple[list[_Transfer], _Layout] | str:
+    """Each instruction's transfer and the kernel's layout, or why its registers are not known
+    (the first unknown access in reachable code is found by the caller)."""
     texts = list(map(_TEXT, instructions))
     if not all(map(_DECODED, instructions)):
         return "undecodable"
@@ -187,18 +169,14 @@ def _transfers(
         return "unknown"
     layout = _Layout.for_sets(map(or_, map(_DEFS, distinct), map(_USES, distinct)), seed)
     table = _TRANSFERS.setdefault((semantics, layout.top), {})
-    halves = _HALF_TEXTS.setdefault((semantics, layout.top), set())
     if None in map(table.get, first):
         if sum(map(len, _TRANSFERS.values())) + len(first) > _TRANSFERS_BOUND:
-            _forget_transfers()
+            _TRANSFERS.clear()
             table = _TRANSFERS[(semantics, layout.top)] = {}
-            halves = _HALF_TEXTS[(semantics, layout.top)] = set()
         for text, access in zip(first, distinct, strict=True):
             if text not in table:
                 table[text] = _transfer(access, layout)
-                if _names_a_half(access):
-                    halves.add(text)
-    return list(map(table.__getitem__, texts)), layout, halves.isdisjoint(first)
+    return list(map(table.__getitem__, texts)), layout
 
 
 # Fields by position: itemgetter reads a named tuple's field several times faster than attrgetter.
@@ -219,7 +197,7 @@ def analyse(
         return Liveness(f"control flow unknown: {flow.unknown}")
     fast = _transfers(instructions, semantics, initialised or 0)
     if isinstance(fast, tuple):
-        transfers, layout, whole = fast
+        transfers, layout = fast
     else:  # an undecodable word or an unknown access somewhere: is one in reachable code?
         distinct, which = _accesses(instructions, semantics)
         for block in flow.blocks:
@@ -231,7 +209,6 @@ def analyse(
                     return Liveness(f"{a.unknown} ({instructions[i].text!r} at {instructions[i].address:#x})")
         layout = _Layout.for_sets([a.defs | a.uses for a in distinct], initialised or 0)
         transfers = list(map([_transfer(a, layout) for a in distinct].__getitem__, which))
-        whole = not any(map(_names_a_half, distinct))
     if initialised is not None:
         initialised = layout.pack(initialised)
 
@@ -255,12 +232,7 @@ def analyse(
     counts: list[Counts] = []
     figure_of: dict[int, int] = {}
     get = figure_of.get
-    index: dict[int, int] = {}  # each Counts' _key -> its index in counts
-    index_get = index.get
-    figure = layout.counter(counts, index)
-    # With whole registers only, a set's figure is its bits by class, each register two: counted
-    # at every instruction, with no dict of sets (hashing a set costs as much as counting it).
-    top = layout.top
+    figure = layout.counter(counts)
     block_in = [0] * n_blocks
     for component in _components([b.successors for b in blocks]):
         if len(component) > 1 or component[0] in blocks[component[0]].successors:
@@ -271,30 +243,15 @@ def analyse(
             for s in b.successors:
                 live |= block_in[s]
             i = b.end
-            if whole:
-                for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
-                    i -= 1
-                    live_out[i] = live
-                    both = live | uses
-                    sgprs = (both & SGPR_MASK).bit_count()
-                    agpr_halves = (both >> top).bit_count()
-                    vgpr_halves = both.bit_count() - sgprs - (both & SPECIAL_MASK).bit_count() - agpr_halves
-                    key = (vgpr_halves << 21) | (agpr_halves << 10) | sgprs  # _key of the halves / 2
-                    f = index_get(key)
-                    if f is None:
-                        f = _figure(key, counts, index)
-                    figures[i] = f
-                    live = (live | du) ^ dnu
-            else:
-                for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
-                    i -= 1
-                    live_out[i] = live
-                    both = live | uses
-                    f = get(both)
-                    if f is None:
-                        f = figure_of[both] = figure(both)
-                    figures[i] = f
-                    live = (live | du) ^ dnu
+            for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
+                i -= 1
+                live_out[i] = live
+                both = live | uses
+                f = get(both)
+                if f is None:
+                    f = figure_of[both] = figure(both)
+                figures[i] = f
+                live = (live | du) ^ dnu
             # An instruction's live_in is the live_out of the one before it; the block's first has the block's.
             live_in[b.start + 1 : b.end] = live_out[b.start : b.end - 1]
             if b.start < b.end:
@@ -451,32 +408,24 @@ class _Layout:
     def unpacked(self, sets: list[int]) -> Sequence[int]:
         return tuple(sets) if self is _IDENTITY else Unpacked(tuple(sets), self)
 
-    def counter(self, counts: list[Counts], index: dict[int, int]) -> Callable[[int], int]:
+    def counter(self, counts: list[Counts]) -> Callable[[int], int]:
         """A function giving a packed set's figure: the index in ``counts`` of its Counts (as
         count_classes counts the unpacked set), appended when first met. Instructions keep the
-        index: a small int is hashed as itself. ``index`` maps each Counts' key (:func:`_key`)
-        to its index."""
+        index: a small int is hashed as itself, and no tuple is made per distinct set."""
         vgpr_even, agpr_even, top = self.vgpr_even, self.agpr_even, self.top
+        index: dict[tuple[int, int, int], int] = {}
 
         def figure(regs: int) -> int:
             halves = regs | (regs >> 1)
             agprs = (halves & agpr_even).bit_count() if regs >> top else 0
-            return _figure(_key((halves & vgpr_even).bit_count(), agprs, (regs & SGPR_MASK).bit_count()), counts, index)
+            key = ((halves & vgpr_even).bit_count(), agprs, (regs & SGPR_MASK).bit_count())
+            found = index.get(key)
+            if found is None:
+                found = index[key] = len(counts)
+                counts.append(Counts._make(key))
+            return found
 
         return figure
-
-
-def _key(vgprs: int, agprs: int, sgprs: int) -> int:
-    """One int for a Counts (each class below 2,048): a dict key hashed as itself, no tuple made."""
-    return (vgprs << 22) | (agprs << 11) | sgprs
-
-
-def _figure(key: int, counts: list[Counts], index: dict[int, int]) -> int:
-    found = index.get(key)
-    if found is None:
-        found = index[key] = len(counts)
-        counts.append(Counts(key >> 22, (key >> 11) & 2047, key & 2047))
-    return found
 
 
 class _Identity(_Layout):
