@@ -107,6 +107,19 @@ def test_a_true16_half_write_keeps_the_other_half_and_the_register_counted():
     assert live.live[0].vgpr == 1
 
 
+def test_registers_of_which_only_one_half_is_live_count_one_each():
+    sem = S.Semantics(11, 32)
+    code = program(
+        "v_mov_b16_e32 v1.h, 0",  # v1.h born
+        "v_add_f16_e32 v2.l, v1.h, v1.h",  # v2.l born, v1.h read again below
+        "v_add_f16_e32 v3.l, v2.l, v1.h",  # both die; v3.l is never read
+        "s_endpgm",
+    )
+    live = L.analyse(code, straight(code), sem)
+    assert [c.vgpr for c in live.live] == [1, 2, 2, 0]
+    assert live.max_live == L.Counts(2, 0, 0)
+
+
 def test_the_refined_figure_drops_a_tuple_half_nothing_wrote():
     # Spill code storing a pair of which only v3 was written: v2 looks live from the entry.
     code = program("v_mov_b32_e32 v3, 1", "scratch_store_dwordx2 off, v[2:3], s33", "s_endpgm")
