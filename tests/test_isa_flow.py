@@ -165,3 +165,15 @@ def test_control_running_off_the_end_is_unknown(tmp_path):
     assert control_flow(disassemble(code, processor="gfx942")).unknown == (
         "control runs off the end of the kernel after 0x0"
     )
+
+
+def test_an_undecodable_word_makes_the_graph_unknown_only_where_control_reaches_it(tmp_path):
+    _library()
+    # llvm-objdump-22 shows both words as ".long 0xffffffff": the first is run, the second follows
+    # the program's end and nothing branches to it.
+    code = _assemble(tmp_path, "  s_nop 0\n  .long 0xffffffff\n  s_endpgm\n  .long 0xffffffff\n")
+    flow = control_flow(disassemble(code, processor="gfx942"))
+    assert flow.unknown == "an undecodable word at 0x4"
+    code = _assemble(tmp_path, "  s_nop 0\n  s_endpgm\n  .long 0xffffffff\n")
+    flow = control_flow(disassemble(code, processor="gfx942"))
+    assert flow.unknown is None and [b.reachable for b in flow.blocks] == [True, False]

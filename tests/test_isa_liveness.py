@@ -68,6 +68,31 @@ def test_a_value_used_around_a_loop_stays_live_through_it():
     assert vgpr.count == 3 and vgpr.stretches == (L.Stretch(0, 0, 0), L.Stretch(4, 12, 1))
 
 
+def test_a_value_used_around_a_loop_of_three_blocks_stays_live_in_all_of_them():
+    code = program(
+        "v_mov_b32_e32 v1, 0",  # 0: entry
+        "v_add_f32_e32 v1, v1, v0",  # 1: loop header: reads v0 and v1 on every trip
+        "s_add_u32 s3, s3, 1",  # 2: loop body
+        "s_sub_u32 s2, s2, 1",  # 3: loop latch
+        "s_cbranch_scc1 65532",  # 4: back to 1
+        "global_store_dword v3, v1, s[0:1]",  # 5: exit
+        "s_endpgm",  # 6
+    )
+    flow = ControlFlow(
+        (
+            Block(0, 0, 1, (1,), True, 0),
+            Block(1, 1, 2, (2,), True, 1),
+            Block(2, 2, 3, (3,), True, 1),
+            Block(3, 3, 5, (1, 4), True, 1),
+            Block(4, 5, 7, (), True, 0),
+        )
+    )
+    live = L.analyse(code, flow, SEM)
+    for block in (1, 2, 3):
+        assert {"v0", "v1", "v3", "s2", "s3"} <= set(S.register_names(live.block_live_in[block]))
+    assert [c.vgpr for c in live.live] == [3, 3, 3, 3, 3, 2, 0]
+
+
 def test_a_tied_accumulator_keeps_its_destination_live_before_it():
     code = program("v_fmac_f32_e32 v1, v2, v3", "global_store_dword v0, v1, s[0:1]", "s_endpgm")
     live = L.analyse(code, straight(code), SEM)
@@ -82,6 +107,19 @@ def test_a_true16_half_write_keeps_the_other_half_and_the_register_counted():
     assert live.live[0].vgpr == 1
 
 
+def test_registers_of_which_only_one_half_is_live_count_one_each():
+    sem = S.Semantics(11, 32)
+    code = program(
+        "v_mov_b16_e32 v1.h, 0",  # v1.h born
+        "v_add_f16_e32 v2.l, v1.h, v1.h",  # v2.l born, v1.h read again below
+        "v_add_f16_e32 v3.l, v2.l, v1.h",  # both die; v3.l is never read
+        "s_endpgm",
+    )
+    live = L.analyse(code, straight(code), sem)
+    assert [c.vgpr for c in live.live] == [1, 2, 2, 0]
+    assert live.max_live == L.Counts(2, 0, 0)
+
+
 def test_the_refined_figure_drops_a_tuple_half_nothing_wrote():
     # Spill code storing a pair of which only v3 was written: v2 looks live from the entry.
     code = program("v_mov_b32_e32 v3, 1", "scratch_store_dwordx2 off, v[2:3], s33", "s_endpgm")
@@ -92,6 +130,50 @@ def test_the_refined_figure_drops_a_tuple_half_nothing_wrote():
     assert seeded.refined[1].vgpr == 1  # v2 was never written
     assert plain.refined == plain.live  # without a seed nothing is dropped
     assert seeded.max_refined == L.Counts(1, 0, 0)
+
+
+def test_the_refined_figure_keeps_a_half_some_path_wrote_and_drops_it_in_unreachable_code():
+    code = program(
+        "v_mov_b32_e32 v3, 1",  # 0: block 0
+        "s_cbranch_scc0 1",  # 1: around block 1
+        "v_mov_b32_e32 v2, 0",  # 2: block 1 writes v2 on one path
+        "scratch_store_dwordx2 off, v[2:3], s33",  # 3: block 2, the join: v2 may be written
+        "s_endpgm",  # 4
+        "v_mov_b32_e32 v5, 0",  # 5: block 3, which nothing reaches
+        "scratch_store_dwordx2 off, v[4:5], s33",  # 6: v4 written on no path
+        "s_endpgm",  # 7
+    )
+    flow = ControlFlow(
+        (
+            Block(0, 0, 2, (2, 1), True, 0),
+            Block(1, 2, 3, (2,), True, 0),
+            Block(2, 3, 5, (), True, 0),
+            Block(3, 5, 8, (), False, 0),
+        )
+    )
+    seeded = L.analyse(code, flow, SEM, initialised=S.vgpr_bits(0))
+    assert [c.vgpr for c in seeded.live] == [2, 2, 2, 2, 0, 2, 2, 0]
+    assert [c.vgpr for c in seeded.refined] == [1, 1, 2, 2, 0, 1, 1, 0]
+
+
+def test_the_refined_figure_keeps_a_half_written_later_around_a_loop():
+    code = program(
+        "v_mov_b32_e32 v3, 1",  # 0: entry
+        "scratch_store_dwordx2 off, v[2:3], s33",  # 1: loop: v2 unwritten on the first trip only
+        "v_mov_b32_e32 v2, 0",  # 2
+        "s_cbranch_scc1 65533",  # 3: back to 1
+        "s_endpgm",  # 4
+    )
+    flow = ControlFlow(
+        (
+            Block(0, 0, 1, (1,), True, 0),
+            Block(1, 1, 4, (1, 2), True, 1),
+            Block(2, 4, 5, (), True, 0),
+        )
+    )
+    seeded = L.analyse(code, flow, SEM, initialised=S.vgpr_bits(0))
+    assert [c.vgpr for c in seeded.live] == [2, 2, 2, 2, 0]
+    assert [c.vgpr for c in seeded.refined] == [1, 2, 2, 2, 0]
 
 
 def test_what_the_hardware_initialises_follows_the_descriptor():

@@ -151,6 +151,22 @@ def test_vopd_halves_are_read_as_two_instructions():
     assert "vcc_lo" in u
 
 
+def test_one_semantics_answers_each_text_of_a_mnemonic_by_its_own_modifiers_and_operand_count():
+    # The table's decision is remembered per mnemonic, modifiers and operand count, and texts that
+    # differ in any of them must not share it: GLC/SC0 makes an atomic return the pre-op value,
+    # and gfx1250's VOPD3 names its mask as a fourth operand instead of reading VCC.
+    for first, second in ((0, 1), (1, 0)):
+        sem = S.Semantics(9, 64)
+        texts = ("v0, v1, s[0:1] sc0", "v0, v1, s[0:1]")
+        answers = {k: sem.access("global_atomic_add", texts[k]) for k in (first, second)}
+        assert set(S.register_names(answers[0].defs)) == {"v0"} and answers[1].defs == 0
+        sem = S.Semantics(12, 32)
+        texts = ("v0, v1, v2 :: v_dual_mov_b32 v3, v4", "v0, v1, v2, s0 :: v_dual_mov_b32 v3, v4")
+        answers = {k: sem.access("v_dual_cndmask_b32", texts[k]) for k in (first, second)}
+        assert "vcc_lo" in S.register_names(answers[0].uses)
+        assert "vcc_lo" not in S.register_names(answers[1].uses) and "s0" in S.register_names(answers[1].uses)
+
+
 def test_true16_halves_write_their_half_and_keep_the_register_counted():
     mnemonic, operands = "v_add_f16_e32", "v1.l, v2.l, v3.h"
     a = S.Semantics(11, 32).access(mnemonic, operands)

@@ -17,8 +17,10 @@ no figure built on the graph may be reported then.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import compress
+from operator import itemgetter
 
 from .model import Block, ControlFlow, Instruction, Loop
 
@@ -45,19 +47,37 @@ def branch_target(instruction: Instruction) -> int:
     return instruction.address + 4 + 4 * offset
 
 
+# What an instruction does to control flow, by mnemonic (decided once per distinct mnemonic).
+_STRAIGHT, _DIRECT, _INDIRECT, _ENDS = 0, 1, 2, 3
+
+
+def _flow_kind(mnemonic: str) -> int:
+    if is_direct_branch(mnemonic):
+        return _DIRECT
+    if mnemonic in INDIRECT:
+        return _INDIRECT
+    return _ENDS if mnemonic in ENDS_PROGRAM else _STRAIGHT
+
+
+_ADDRESS, _MNEMONIC, _DECODED = (itemgetter(Instruction._fields.index(f)) for f in ("address", "mnemonic", "decoded"))
+
+
 def control_flow(instructions: Sequence[Instruction]) -> ControlFlow:
     """The control-flow graph of one kernel's instructions (in address order, entry first)."""
     if not instructions:
         return ControlFlow((), None)
-    addresses = [ins.address for ins in instructions]  # ascending: a branch target is found by bisection
+    addresses = list(map(_ADDRESS, instructions))  # ascending: a branch target is found by bisection
     problems: list[tuple[int, str]] = []  # (instruction index, reason): reported only if reachable
     leaders = {0}
     targets: dict[int, int] = {}  # branch instruction index -> target instruction index
-    for i, ins in enumerate(instructions):
+    mnemonics = list(map(_MNEMONIC, instructions))
+    kind_of = {m: _flow_kind(m) for m in set(mnemonics)}
+    kinds = bytes(map(kind_of.__getitem__, mnemonics))
+    for i in compress(range(len(kinds)), kinds):  # the instructions that branch or end the program
+        ins = instructions[i]
         m = ins.mnemonic
-        if not m.startswith("s_") and ins.decoded:  # every flow instruction is scalar
-            continue
-        if is_direct_branch(m):
+        kind = kinds[i]
+        if kind == _DIRECT:
             target = branch_target(ins)
             at = bisect_left(addresses, target)
             if at == len(addresses) or addresses[at] != target:
@@ -68,33 +88,32 @@ def control_flow(instructions: Sequence[Instruction]) -> ControlFlow:
                 targets[i] = at
                 leaders.add(at)
             leaders.add(i + 1)
-        elif m in INDIRECT:
+        elif kind == _INDIRECT:
             problems.append((i, f"{m} at {ins.address:#x}: an indirect jump or call, its target is not in the code"))
             leaders.add(i + 1)
-        elif m in ENDS_PROGRAM:
+        else:
             leaders.add(i + 1)
-        elif not ins.decoded:
-            problems.append((i, f"an undecodable word at {ins.address:#x}"))
+    if not all(map(_DECODED, instructions)):
+        for i, ins in enumerate(instructions):
+            if not ins.decoded:
+                problems.append((i, f"an undecodable word at {ins.address:#x}"))
     starts = sorted(x for x in leaders if x < len(instructions))
-    block_of_instruction = [0] * len(instructions)
+    block_at = {s: b for b, s in enumerate(starts)}  # every branch target and block end is a leader
     spans = list(zip(starts, [*starts[1:], len(instructions)], strict=True))
-    for b, (s, e) in enumerate(spans):
-        for i in range(s, e):
-            block_of_instruction[i] = b
     successors: list[tuple[int, ...]] = []
     for _, e in spans:
         last = instructions[e - 1]
         out: list[int] = []
         if e - 1 in targets:
-            out.append(block_of_instruction[targets[e - 1]])
+            out.append(block_at[targets[e - 1]])
         falls = last.mnemonic not in UNCONDITIONAL and last.mnemonic not in ENDS_PROGRAM
         if falls and last.mnemonic not in INDIRECT and e < len(instructions):
-            out.append(block_of_instruction[e])
+            out.append(block_at[e])
         elif falls and e == len(instructions) and last.mnemonic not in INDIRECT:
             problems.append((e - 1, f"control runs off the end of the kernel after {last.address:#x}"))
         successors.append(tuple(dict.fromkeys(out)))
     reachable = _reachable(successors)
-    reasons = [why for i, why in sorted(problems) if reachable[block_of_instruction[i]]]
+    reasons = [why for i, why in sorted(problems) if reachable[bisect_right(starts, i) - 1]]
     idom = _dominators(successors, reachable)
     loops = _natural_loops(successors, reachable, idom)
     depth = [0] * len(spans)

@@ -27,7 +27,7 @@ from operator import attrgetter, itemgetter, or_
 from typing import NamedTuple, overload
 
 from ..caches import register
-from .model import ControlFlow, Instruction
+from .model import Block, ControlFlow, Instruction
 from .semantics import (
     AGPR_BASE,
     AGPR_LOW_BITS,
@@ -214,43 +214,17 @@ def analyse(
 
     blocks = flow.blocks
     n_blocks = len(blocks)
-    # Each block as one transfer function: live_in = (live_out & ~kill) | gen. ``(x | k) ^ k`` is
-    # ``x & ~k`` without a negative int (slower for Python's big ints).
-    gen = [0] * n_blocks
-    kill = [0] * n_blocks
     preds: list[list[int]] = [[] for _ in range(n_blocks)]
     for b in blocks:
-        g = 0
-        for _, _, du, dnu in reversed(transfers[b.start : b.end]):
-            g = (g | du) ^ dnu
-        gen[b.index] = g
-        kill[b.index] = reduce(or_, map(_TRANSFER_DEFS, transfers[b.start : b.end]), 0)
         for s in b.successors:
             preds[s].append(b.index)
 
-    block_in = [0] * n_blocks
-    block_out = [0] * n_blocks
-    pending = list(range(n_blocks))
-    queued = [True] * n_blocks
-    while pending:
-        bi = pending.pop()
-        queued[bi] = False
-        out = 0
-        for s in blocks[bi].successors:
-            out |= block_in[s]
-        block_out[bi] = out
-        k = kill[bi]
-        new_in = ((out | k) ^ k) | gen[bi]
-        if new_in != block_in[bi]:
-            block_in[bi] = new_in
-            for p in preds[bi]:
-                if not queued[p]:
-                    queued[p] = True
-                    pending.append(p)
-
     # Per instruction, going back through each block; the figure is of live_in | live_out, which
     # is live_out | uses (live_in is live_out less defs, plus uses), counted once per distinct set.
-    # An instruction keeps the index of its Counts among the kernel's distinct ones.
+    # An instruction keeps the index of its Counts among the kernel's distinct ones. The blocks
+    # go by strongly connected components, each after the components it reaches: a block in no
+    # cycle then has its live-out from its successors' live-ins, and its walk gives its own; only
+    # the blocks of a cycle are first solved together as transfer functions (_solve_cycle).
     count = len(instructions)
     live_in = [0] * count
     live_out = [0] * count
@@ -259,48 +233,44 @@ def analyse(
     figure_of: dict[int, int] = {}
     get = figure_of.get
     figure = layout.counter(counts)
-    for b in blocks:
-        live = block_out[b.index]
-        i = b.end
-        for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
-            i -= 1
-            live_out[i] = live
-            both = live | uses
-            f = get(both)
-            if f is None:
-                f = figure_of[both] = figure(both)
-            figures[i] = f
-            live = (live | du) ^ dnu
-        # An instruction's live_in is the live_out of the one before it; the block's first has the block's.
-        live_in[b.start + 1 : b.end] = live_out[b.start : b.end - 1]
-        if b.start < b.end:
-            live_in[b.start] = live
+    block_in = [0] * n_blocks
+    for component in _components([b.successors for b in blocks]):
+        if len(component) > 1 or component[0] in blocks[component[0]].successors:
+            _solve_cycle(component, blocks, transfers, preds, block_in)
+        for bi in component:
+            b = blocks[bi]
+            live = 0
+            for s in b.successors:
+                live |= block_in[s]
+            i = b.end
+            for _, uses, du, dnu in reversed(transfers[b.start : b.end]):
+                i -= 1
+                live_out[i] = live
+                both = live | uses
+                f = get(both)
+                if f is None:
+                    f = figure_of[both] = figure(both)
+                figures[i] = f
+                live = (live | du) ^ dnu
+            # An instruction's live_in is the live_out of the one before it; the block's first has the block's.
+            live_in[b.start + 1 : b.end] = live_out[b.start : b.end - 1]
+            if b.start < b.end:
+                live_in[b.start] = live
+            block_in[bi] = live
 
     max_live = _maximum(counts)  # before the refined pass adds its own
     peaks = _peaks(max_live, counts, figures, instructions, flow)
 
     # The refined figure: forward through each block, what may have been written by then.
+    def figure_at(regs: int) -> int:
+        f = get(regs)
+        if f is None:
+            f = figure_of[regs] = figure(regs)
+        return f
+
     refined = figures
     if initialised is not None:
-        maydef_in = _may_be_defined(flow, kill, preds, initialised)
-        refined = figures.copy()
-        for b in blocks:
-            defined = maydef_in[b.index]
-            # Every register live in a block is live at its exit or read in it: when all of those
-            # may be written before the block, nothing is left out of any of its counts.
-            every = reduce(or_, map(_TRANSFER_USES, transfers[b.start : b.end]), block_out[b.index])
-            if not (every | defined) ^ defined:
-                continue
-            for i in range(b.start, b.end):
-                defs, uses, _, _ = transfers[i]
-                after = defined | defs
-                kept = (live_in[i] & defined) | (live_out[i] & after)
-                if kept != live_out[i] | uses:  # something left out: count what is kept
-                    f = get(kept)
-                    if f is None:
-                        f = figure_of[kept] = figure(kept)
-                    refined[i] = f
-                defined = after
+        refined = _refined(figures, transfers, live_in, live_out, block_in, preds, flow, initialised, figure_at)
 
     live_counts = tuple(map(counts.__getitem__, figures))
     return Liveness(
@@ -317,6 +287,91 @@ def analyse(
 
 
 _DEFS, _USES = attrgetter("defs"), attrgetter("uses")
+
+
+def _components(successors: Sequence[Sequence[int]]) -> list[list[int]]:
+    """The strongly connected components of a graph, each listed after every component it
+    reaches (Tarjan's algorithm, without recursion)."""
+    n = len(successors)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [(root, 0)]
+        while work:
+            v, i = work[-1]
+            if i < len(successors[v]):
+                work[-1] = (v, i + 1)
+                w = successors[v][i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, 0))
+                elif on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+                continue
+            work.pop()
+            if work and low[v] < low[work[-1][0]]:
+                low[work[-1][0]] = low[v]
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    component.append(w)
+                    if w == v:
+                        break
+                out.append(component)
+    return out
+
+
+def _solve_cycle(
+    component: list[int],
+    blocks: Sequence[Block],
+    transfers: list[_Transfer],
+    preds: list[list[int]],
+    block_in: list[int],
+) -> None:
+    """The live-in of each block of one cyclic component (``block_in`` already holds those of
+    the blocks it reaches outside it): each block as one transfer function,
+    live_in = (live_out & ~kill) | gen, iterated to the least fixpoint. ``(x | k) ^ k`` is
+    ``x & ~k`` without a negative int (slower for Python's big ints)."""
+    gen: dict[int, int] = {}
+    kill: dict[int, int] = {}
+    for bi in component:
+        b = blocks[bi]
+        g = 0
+        for _, _, du, dnu in reversed(transfers[b.start : b.end]):
+            g = (g | du) ^ dnu
+        gen[bi] = g
+        kill[bi] = reduce(or_, map(_TRANSFER_DEFS, transfers[b.start : b.end]), 0)
+    pending = list(component)
+    queued = dict.fromkeys(component, True)
+    while pending:
+        bi = pending.pop()
+        queued[bi] = False
+        out = 0
+        for s in blocks[bi].successors:
+            out |= block_in[s]
+        k = kill[bi]
+        new_in = ((out | k) ^ k) | gen[bi]
+        if new_in != block_in[bi]:
+            block_in[bi] = new_in
+            for p in preds[bi]:
+                if queued.get(p) is False:  # in the component and not queued
+                    queued[p] = True
+                    pending.append(p)
 
 
 class _Layout:
@@ -422,6 +477,66 @@ class Unpacked(Sequence[int]):
 
     def __repr__(self) -> str:
         return repr(tuple(self))
+
+
+def _refined(
+    figures: list[int],
+    transfers: list[_Transfer],
+    live_in: list[int],
+    live_out: list[int],
+    block_in: list[int],
+    preds: list[list[int]],
+    flow: ControlFlow,
+    initialised: int,
+    count: Callable[[int], int],
+) -> list[int]:
+    """Each instruction's figure of the registers live there that may have been written by then
+    (``figures`` where all of them may; ``initialised`` packed). A register live in reachable code
+    that no path from the entry writes is live back to the entry: only the registers live at the
+    entry that the hardware does not initialise can be left out there, so the forward pass runs
+    on those alone (small ints), and not at all when there are none. Unreachable blocks, which no
+    path from the entry reaches, are asked about every register."""
+    blocks = flow.blocks
+    if not blocks:
+        return figures
+    seed = initialised | SPECIAL_MASK  # exec, m0, ... are never the question
+    undefined = (block_in[0] | seed) ^ seed
+    unreachable = [b for b in blocks if not b.reachable]
+    if not undefined and not unreachable:
+        return figures
+    refined = figures.copy()
+    if undefined:
+        may_define = undefined.__and__
+        kill = [reduce(or_, map(may_define, map(_TRANSFER_DEFS, transfers[b.start : b.end])), 0) for b in blocks]
+        maydef_in = _may_be_defined(flow, kill, preds, initialised & undefined)
+        for b in blocks:
+            defined = maydef_in[b.index]
+            if not b.reachable or not (undefined | defined) ^ defined:
+                continue  # every undefined register may be written before the block
+            for i in range(b.start, b.end):
+                before = live_in[i] & undefined
+                after_ = live_out[i] & undefined
+                after = defined | (transfers[i][0] & undefined)
+                left = (before | after_) ^ ((before & defined) | (after_ & after))
+                if left:  # live there but written on no path yet: count what is kept
+                    refined[i] = count((live_in[i] | live_out[i]) ^ left)
+                defined = after
+    if unreachable:
+        # Only unreachable blocks reach an unreachable block: their kills decide what it may have.
+        kill = [0] * len(blocks)
+        for b in unreachable:
+            kill[b.index] = reduce(or_, map(_TRANSFER_DEFS, transfers[b.start : b.end]), 0)
+        maydef_in = _may_be_defined(flow, kill, preds, initialised)
+        for b in unreachable:
+            defined = maydef_in[b.index]
+            for i in range(b.start, b.end):
+                defs, uses, _, _ = transfers[i]
+                after = defined | defs
+                kept = (live_in[i] & defined) | (live_out[i] & after)
+                if kept != live_out[i] | uses:  # something left out: count what is kept
+                    refined[i] = count(kept)
+                defined = after
+    return refined
 
 
 def _may_be_defined(flow: ControlFlow, kill: list[int], preds: list[list[int]], seed: int | None) -> list[int]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..caches import cached, register
 from ..errors import AmdoccError
@@ -373,6 +374,7 @@ class Semantics:
         self._by_mnemonic: dict[str, tuple[list[Rule], list[Rule], list[Rule]]] = {}
         self._cache: dict[tuple[str, str], Access] = {}
         self._by_text: dict[str, Access] = {}
+        self._plans: dict[tuple[str | int, ...], _Plan] = {}
         lo_only = wave_size == 32
         self._implicit_bits = {
             "vcc": (1 if lo_only else 3) << SPECIAL_BIT["vcc"],
@@ -426,14 +428,15 @@ class Semantics:
             self._by_mnemonic[mnemonic] = found  # type: ignore[assignment]
         return found  # type: ignore[return-value]
 
-    def _single(self, mnemonic: str, operands: str) -> Access:
+    def _plan(self, mnemonic: str, modifier_list: list[str], operands: int) -> _Plan:
+        """What the table says for one mnemonic with these modifiers and this many operands:
+        decided once, as texts that differ only in their registers share it."""
         rules, adjusts, implicits = self._candidates(mnemonic)
-        items, modifier_list = split_operands(operands)
         modifiers = frozenset(modifier_list)
         rule = next((r for r in rules if r.condition.holds(self.isa_major, modifiers)), None)
         names = [rule.name if rule else "default"]
         if rule is not None and rule.unknown:
-            return Access(0, 0, rule.name, rule.unknown)
+            return _Plan(names[0], (), "", 0, 0, "", Access(0, 0, rule.name, rule.unknown))
         roles = list(rule.roles if rule else _DEFAULT)
         rest = rule.rest if rule else "use"
         for adjust in adjusts:
@@ -441,12 +444,32 @@ class Semantics:
                 if roles[0] == "def":
                     roles[0] = adjust.first
                 names.append(adjust.name)
+        implicit_defs = implicit_uses = 0
+        for implicit in implicits:
+            if implicit.condition.holds(self.isa_major, modifiers, operands):
+                for reg in implicit.defs:
+                    implicit_defs |= self._implicit_bits[reg]
+                for reg in implicit.uses:
+                    implicit_uses |= self._implicit_bits[reg]
+        return _Plan(names[0], tuple(roles), rest, implicit_defs, implicit_uses, "+".join(names), None)
+
+    def _single(self, mnemonic: str, operands: str) -> Access:
+        items, modifier_list = split_operands(operands)
+        key: tuple[str | int, ...] = (mnemonic, len(items), *modifier_list)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= _CACHE_BOUND:
+                self._plans.clear()
+            plan = self._plans[key] = self._plan(mnemonic, modifier_list, len(items))
+        if plan.unknown is not None:
+            return plan.unknown
+        roles, rest = plan.roles, plan.rest
         defs = uses = 0
         for i, item in enumerate(items):
             try:
                 regs = operand_registers(item)
             except OperandError as exc:
-                return Access(0, 0, names[0], str(exc))
+                return Access(0, 0, plan.first, str(exc))
             if not regs:
                 continue
             role = roles[i] if i < len(roles) else rest
@@ -458,13 +481,19 @@ class Semantics:
                 defs |= regs
             if role in ("use", "both"):
                 uses |= regs
-        for implicit in implicits:
-            if implicit.condition.holds(self.isa_major, modifiers, len(items)):
-                for reg in implicit.defs:
-                    defs |= self._implicit_bits[reg]
-                for reg in implicit.uses:
-                    uses |= self._implicit_bits[reg]
-        return Access(defs, uses, "+".join(names))
+        return Access(defs | plan.implicit_defs, uses | plan.implicit_uses, plan.rule)
+
+
+class _Plan(NamedTuple):
+    """The table's answer for one mnemonic, modifiers and operand count (:meth:`Semantics._plan`)."""
+
+    first: str  # the deciding rule's name ("default" when none): an operand error's rule
+    roles: tuple[str, ...]
+    rest: str
+    implicit_defs: int
+    implicit_uses: int
+    rule: str  # the names of the entries that decided it
+    unknown: Access | None  # the whole answer when the rule says the registers are unknown
 
 
 @cached(maxsize=64)
