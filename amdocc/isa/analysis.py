@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import attrgetter, itemgetter, not_
+from operator import itemgetter, not_
 from typing import Any
 
 from ..caches import register
@@ -134,7 +134,7 @@ def _count(classes: Sequence[str], depths: Sequence[int], known: bool) -> dict[s
     total = Counter(classes)
     if len(classes) != len(depths):
         raise ValueError(f"{len(classes)} classes for {len(depths)} loop depths")
-    inside = Counter(compress(classes, map(bool, depths)))  # depth > 0: in a loop
+    inside = Counter(compress(classes, depths))  # depth > 0 (a depth is never negative): in a loop
     return {c: {"all": n, "in_loops": inside.get(c, 0) if known else None} for c, n in sorted(total.items())}
 
 
@@ -290,8 +290,8 @@ def instruction_rows_json(isa: KernelIsa) -> str | None:
     return "".join(pieces)
 
 
-_TEXT, _DECODED = attrgetter("text"), attrgetter("decoded")
-_ADDRESS, _SIZE = itemgetter(0), itemgetter(1)  # Instruction's fields, read faster than by name
+# Instruction's fields, read faster than by name
+_ADDRESS, _SIZE, _TEXT, _DECODED = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(5)
 _NEXT_ROW = ',{"address":'
 _NEXT_ROW_AFTER_NULL = "null}" + _NEXT_ROW
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import compress
+from operator import itemgetter, not_
 
 from ..caches import cached
 from ..tabledata import Row, load_table
@@ -66,19 +68,22 @@ def classify(
 ) -> tuple[str, ...]:
     """Each instruction's class; ``scratch[i]`` True puts instruction i in "scratch"."""
     classes = classes_for(family)
-    # Each distinct mnemonic classified once, then every instruction looked up.
-    memo = {
-        m: next((name for name, rx in classes if rx.search(m)), "other")
-        for m in {ins.mnemonic for ins in instructions if ins.decoded}
-    }
-    out = [memo[ins.mnemonic] if ins.decoded else UNDECODABLE for ins in instructions]
+    # Each distinct mnemonic classified once, then every instruction looked up, at C level.
+    mnemonics = list(map(_MNEMONIC, instructions))
+    memo = {m: next((name for name, rx in classes if rx.search(m)), "other") for m in set(mnemonics)}
+    out = list(map(memo.__getitem__, mnemonics))
+    decoded = list(map(_DECODED, instructions))
+    if not all(decoded):
+        for i in compress(range(len(out)), map(not_, decoded)):
+            out[i] = UNDECODABLE
     if scratch is not None:
-        for i in [i for i, s in enumerate(scratch) if s]:
-            if instructions[i].decoded:
+        for i in compress(range(len(scratch)), scratch):
+            if decoded[i]:
                 out[i] = "scratch"
     return tuple(out)
 
 
+_MNEMONIC, _DECODED = itemgetter(3), itemgetter(5)  # Instruction's fields, read faster than by name
 _COUNTER = re.compile(r"\b(vmcnt|expcnt|lgkmcnt|vscnt|vm_vsrc|va_vdst|sa_sdst|depctr\w*)\(")
 _SPLIT = re.compile(r"^s_wait_(\w+)$|^s_waitcnt_(\w+)$")
 
