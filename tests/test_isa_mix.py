@@ -60,3 +60,22 @@ def test_family_keys_and_waited_counters(tmp_path):
     assert [waited_counters(i) for i in disassemble(code, processor="gfx942")] == [("vmcnt", "lgkmcnt"), ("lgkmcnt",)]
     code = _assemble(tmp_path, "  s_wait_loadcnt 0x0\n  s_wait_loadcnt_dscnt 0x0\n", "gfx1201")
     assert [waited_counters(i) for i in disassemble(code, processor="gfx1201")] == [("loadcnt",), ("loadcnt", "dscnt")]
+
+
+def test_a_scratch_mark_makes_a_buffer_access_scratch_and_an_undecodable_word_stays_undecodable(tmp_path):
+    # A buffer store that spills.py found through the private segment's resource is "scratch"
+    # whatever its mnemonic says; a word LLVM cannot decode (0xffffffff, objdump's ".long") is
+    # "undecodable", even where a scratch mark is given for it.
+    _library()
+    program = [
+        ("buffer_store_dword v1, off, s[0:3], 0", "scratch"),
+        ("buffer_store_dword v1, off, s[8:11], 0", "vmem_store"),
+        ("v_add_f32_e32 v8, v1, v2", "valu"),
+    ]
+    code = _assemble(tmp_path, "".join(f"  {text}\n" for text, _ in program), "gfx942")
+    instructions = disassemble(code + (0xFFFFFFFF).to_bytes(4, "little") + code, processor="gfx942")
+    assert [i.decoded for i in instructions] == [True] * 3 + [False] + [True] * 3
+    scratch = [True, False, False, True, False, False, False]
+    expected = [*(c for _, c in program), "undecodable", "vmem_store", "vmem_store", "valu"]
+    assert list(classify(instructions, "CDNA3", scratch)) == expected
+    assert list(classify(instructions, "CDNA3")) == ["vmem_store", "vmem_store", "valu", "undecodable", *expected[4:]]

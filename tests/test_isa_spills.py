@@ -110,3 +110,14 @@ def test_sgpr_classification_follows_the_issues_rules(written, spill_count, expe
     from amdocc.isa.spills import _classify_sgpr
 
     assert _classify_sgpr(written, spill_count)[0] == expected
+
+
+def test_in_loops_counts_the_dwords_of_marked_instructions_at_depth_one_or_more_only():
+    # Worked by hand: a 4-dword store and a 1-dword reload inside loops, a 2-dword store and a
+    # lane write outside any loop; unmarked instructions count nothing wherever they are.
+    from amdocc.isa.spills import Spills
+
+    spills = Spills(("vgpr", None, "vgpr_reload", "vgpr", "sgpr", None), (4, 0, 1, 2, 1, 0))
+    assert spills.in_loops((1, 2, 2, 0, 0, 3)) == {"vgpr": 4, "vgpr_reload": 1, "sgpr": 0, "sgpr_reload": 0}
+    with pytest.raises(ValueError):
+        spills.in_loops((1, 2))

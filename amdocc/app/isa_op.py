@@ -65,7 +65,7 @@ def kernel_json(co: CodeObject, kernel: Kernel, summary_only: bool = False, line
     # No JSON string holds an unescaped quote, so this is the record's own key, its value [].
     empty = b'"instructions":[],'
     at = text.index(empty) + len(empty) - 3
-    return text[:at] + rows[0].encode("ascii") + text[at + 2 :]
+    return b"".join((text[:at], rows[0].encode("ascii"), text[at + 2 :]))  # the rows copied once more, not twice
 
 
 def isa_kernel(

@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         elif kind == "skipped":
             out["skipped"].append(value)
         elif args.json:
-            write((b"\n" if not out["kernels"] else b",\n") + value)
+            write(b"\n" if not out["kernels"] else b",\n")  # apart: a kernel's JSON is not copied to join them
+            write(value)
             out["kernels"].append({})
         elif args.summary:
             rows.append(summary_row(value))

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import attrgetter
+from operator import itemgetter, not_
 from typing import Any
 
+from ..caches import register
 from ..codeobject.model import Kernel
 from ..errors import Origin
 from .decode import decode_bytes
@@ -133,7 +134,7 @@ def _count(classes: Sequence[str], depths: Sequence[int], known: bool) -> dict[s
     total = Counter(classes)
     if len(classes) != len(depths):
         raise ValueError(f"{len(classes)} classes for {len(depths)} loop depths")
-    inside = Counter(compress(classes, map(bool, depths)))  # depth > 0: in a loop
+    inside = Counter(compress(classes, depths))  # depth > 0 (a depth is never negative): in a loop
     return {c: {"all": n, "in_loops": inside.get(c, 0) if known else None} for c, n in sorted(total.items())}
 
 
@@ -237,66 +238,117 @@ def instruction_rows_json(isa: KernelIsa) -> str | None:
     without a dict per row. None when a text or a source line is not plain printable ASCII
     (nothing escaped): the JSON encoders differ on such strings, so the caller turns the rows
     into JSON itself."""
-    count = len(isa.instructions)
+    instructions = isa.instructions
+    count = len(instructions)
     if not count:
         return "[]"
-    instructions = isa.instructions
-    texts = _plain_strings(list(map(_TEXT, instructions)))
-    lines = _plain_strings([x or "" for x in isa.lines]) if isa.lines else None
-    if texts is None or (isa.lines and lines is None):
+    lines = isa.lines
+    # The instructions' columns, transposed once: cheaper than an itemgetter map per column, for
+    # an iterator per instruction held while it runs (about 50 bytes each).
+    addresses, sizes, texts, _, _, decoded, _ = zip(*instructions, strict=True)
+    if not _known_plain(texts) or (lines and not _plain(filter(None, lines))):
         return None
+    marks, classes, blocks = isa.spills.marks, isa.classes, isa.block
+    if not len(marks) == len(classes) == len(blocks) == count or (lines and len(lines) != count):
+        raise ValueError(f"{count} instructions, {len(marks)} spill marks, {len(classes)} classes")
     known = isa.flow.unknown is None
-    # Each row is one f-string of pieces looked up per column, each piece with the
-    # punctuation around it: block, reachability and loop depth are the block's, one string
-    # per block; spill and class one per distinct pair; the live counts one per distinct count.
+    # The rows are one "".join of pieces, k a row, laid out column by column with slice
+    # assignments (no Python loop, no tuple per row): the address; the size with the keys
+    # around it; the text; decoded and the block's fields up to "line":; the line (only when
+    # there are lines); spill and class; the live counts, ending with the next row's key.
+    # A piece that repeats is one string, looked up: one per size, block, class, live count.
     where = [
-        f'"block":{b},"reachable":{_json_bool(block.reachable) if known else "null"},'
-        f'"loop_depth":{block.loop_depth if known else "null"},"line":'
+        f',"block":{b},"reachable":{_json_bool(block.reachable) if known else "null"},'
+        f'"loop_depth":{block.loop_depth if known else "null"},"line":{"" if lines else "null"}'
         for b, block in enumerate(isa.flow.blocks)
     ]
-    line_texts = (
-        [f'"{t}"' if x is not None else "null" for x, t in zip(isa.lines, lines, strict=True)]
-        if lines is not None
-        else repeat("null", count)
-    )
-    marks = isa.spills.marks
-    spill_class = {
-        (mark, cls): f',"spill":{"null" if mark is None else json.dumps(mark)},"class":{json.dumps(cls)},"live":'
-        for mark, cls in set(zip(marks, isa.classes, strict=True))
-    }
-    live: Iterable[str] = repeat("null},", count)
-    if isa.liveness is not None and isa.liveness.unknown is None and isa.liveness.live:
-        as_text = {c: f'{{"vgpr":{c[0]},"agpr":{c[1]},"sgpr":{c[2]}}}}},' for c in set(isa.liveness.live)}
-        live = map(as_text.__getitem__, isa.liveness.live)
-    decoded = _DECODED_TEXT
-    rows = [
-        f'{{"address":{ins.address},"size":{ins.size},"text":"{text}{decoded[ins.decoded]}{where[b]}{line}{sc}{counts}'
-        for ins, text, b, line, sc, counts in zip(
-            instructions,
-            texts,
-            isa.block,
-            line_texts,
-            map(spill_class.__getitem__, zip(marks, isa.classes, strict=True)),
-            live,
-            strict=True,
-        )
-    ]
-    return "[" + "".join(rows)[:-1] + "]"
+    k = 7 if lines else 6
+    pieces = [""] * (k * count)
+    pieces[0::k] = map(str, addresses)
+    pieces[1::k] = map(_SIZE_PIECE.__getitem__, sizes)
+    pieces[2::k] = texts
+    decoded_where = ['","decoded":true' + w for w in where]
+    pieces[3::k] = map(decoded_where.__getitem__, blocks)
+    if not all(decoded):
+        for i in compress(range(count), map(not_, decoded)):
+            pieces[i * k + 3] = '","decoded":false' + where[blocks[i]]
+    if lines:
+        quoted = {x: "null" if x is None else f'"{x}"' for x in set(lines)}
+        pieces[4::k] = map(quoted.__getitem__, lines)
+    pieces[k - 2 :: k] = map(_CLASS_PIECE.__getitem__, classes)
+    if any(marks):
+        for i in compress(range(count), marks):
+            pieces[i * k + k - 2] = f',"spill":{json.dumps(marks[i])},"class":{json.dumps(classes[i])},"live":'
+    live = isa.liveness
+    if live is not None and live.unknown is None and live.live:
+        if len(live.live) != count:
+            raise ValueError(f"{count} instructions, {len(live.live)} live counts")
+        if len(_LIVE_PIECE) > _PIECES_BOUND:
+            _LIVE_PIECE.clear()
+        pieces[k - 1 :: k] = map(_LIVE_PIECE.__getitem__, live.live)
+    else:
+        pieces[k - 1 :: k] = repeat(_NEXT_ROW_AFTER_NULL, count)
+    pieces[-1] = pieces[-1][: -len(_NEXT_ROW)] + "]"
+    pieces.insert(0, "[" + _NEXT_ROW[1:])
+    return "".join(pieces)
 
 
-_TEXT, _DECODED = attrgetter("text"), attrgetter("decoded")
-_DECODED_TEXT = {True: '","decoded":true,', False: '","decoded":false,'}
+# Instruction's fields, read faster than by name
+_TEXT, _DECODED = itemgetter(2), itemgetter(5)
+_NEXT_ROW = ',{"address":'
+_NEXT_ROW_AFTER_NULL = "null}" + _NEXT_ROW
 
 
 def _json_bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _plain_strings(values: list[str]) -> list[str] | None:
-    """``values`` as they stand between the quotes of a JSON string, or None unless every one is
-    printable ASCII with nothing to escape (no quote, backslash or control character)."""
-    text = json.dumps(values, separators=(",", ":"))  # ensure_ascii: anything else shows a backslash
-    if "\\" in text or "\x7f" in text:
-        return None
-    parts = text[2:-2].split('","')  # no quote inside a string: the separators are exact
-    return parts if len(parts) == len(values) else None
+class _Pieces(dict[Any, str]):
+    """Row pieces made on first use from a key (a class name, a live count), kept for the process."""
+
+    def __init__(self, name: str, make: Callable[[Any], str]) -> None:
+        super().__init__()
+        self.make = make
+        register(name, self.clear)
+
+    def __missing__(self, key: Any) -> str:
+        value = self[key] = self.make(key)
+        return value
+
+
+_PIECES_BOUND = 1 << 16  # live-count pieces kept before starting afresh (classes are a table's few)
+_SIZE_PIECE = _Pieces("amdocc.isa.analysis._SIZE_PIECE", lambda size: f',"size":{size},"text":"')
+_CLASS_PIECE = _Pieces("amdocc.isa.analysis._CLASS_PIECE", lambda c: f',"spill":null,"class":{json.dumps(c)},"live":')
+_LIVE_PIECE = _Pieces(
+    "amdocc.isa.analysis._LIVE_PIECE", lambda c: f'{{"vgpr":{c[0]},"agpr":{c[1]},"sgpr":{c[2]}}}}}{_NEXT_ROW}'
+)
+
+# Texts already found plain (a kernel's texts are mostly those of kernels read before): each
+# text is checked once, and a kernel's texts are then one set look-up each.
+_PLAIN_TEXTS: set[str] = set()
+register("amdocc.isa.analysis._PLAIN_TEXTS", _PLAIN_TEXTS.clear)
+
+
+def _known_plain(texts: Sequence[str]) -> bool:
+    """Whether every text is plain (:func:`_plain`), remembering those that are."""
+    if _PLAIN_TEXTS.issuperset(texts):
+        return True
+    new = set(texts).difference(_PLAIN_TEXTS)
+    if not _plain(new):
+        return False
+    if len(_PLAIN_TEXTS) + len(new) > _PIECES_BOUND:
+        _PLAIN_TEXTS.clear()
+    _PLAIN_TEXTS.update(new)
+    return True
+
+
+_PLAIN_BYTES = bytes(range(0x20, 0x7F))  # printable ASCII: DEL and control characters are not
+
+
+def _plain(values: Iterable[str]) -> bool:
+    """Whether every one of ``values`` stands as it is between the quotes of a JSON string:
+    printable ASCII with nothing to escape (no quote, backslash, control character or DEL)."""
+    joined = "".join(values)
+    if not joined.isascii() or '"' in joined or "\\" in joined:
+        return False
+    return not joined.encode("ascii").translate(None, _PLAIN_BYTES)

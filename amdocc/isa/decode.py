@@ -112,23 +112,26 @@ def decode_bytes(
     if sum(map(len, _DECODED.values())) >= _DECODED_BOUND:
         _DECODED.clear()
     seen = _DECODED.setdefault(key, {})
+    # A step is the size, also for an undecodable word: there it is WORD, or the 1-3 bytes
+    # left at the end, after which the loop ends either way.
     out: list[Instruction] = []
     append = out.append
+    get = seen.get
     new = _new_instruction
     llvm = None
     at = 0
     end = len(code)
     while at < end:
-        window = code[at : at + WINDOW]
-        fields = seen.get(window)
+        fields = get(code[at : at + WINDOW])
         if fields is None:
+            window = code[at : at + WINDOW]
             llvm = llvm or lib.window_decoder(processor, features)
             fields = _fields(llvm(window, address + at), window, address + at)
             if len(seen) >= _DECODED_BOUND:
                 seen.clear()
             seen[window] = fields
-        append(new(Instruction, (address + at, *fields)))
-        at += fields[0] if fields[4] else WORD
+        append(new(Instruction, (address + at,) + fields))  # noqa: RUF005 - no list made on the way
+        at += fields[0]
     return tuple(out)
 
 

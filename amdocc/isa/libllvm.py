@@ -94,8 +94,13 @@ class Library:
     def window_decoder(self, processor: str, features: str) -> Callable[[bytes, int], tuple[int, str]]:
         """A function giving ``(size, text)`` of the one instruction at the start of a window
         (at most :data:`WINDOW` bytes, at a virtual address); size 0 where LLVM could not decode it."""
-        handle = self.context(processor, features)
+        # The arguments that never change are made ctypes values once: ctypes then passes them
+        # as they are instead of converting a Python int on every call (most of a call's cost
+        # outside LLVM).
+        handle = ctypes.c_void_p(self.context(processor, features))
+        window_size = ctypes.c_uint64(WINDOW)
         out = ctypes.create_string_buffer(TEXT_BUFFER)
+        out_size = ctypes.c_size_t(TEXT_BUFFER)
         step = self.lib.LLVMDisasmInstruction
         lock = self._lock
 
@@ -107,7 +112,7 @@ class Library:
             # needs bytes beyond the code is undecodable there, as LLVM cannot be asked.
             padded = window if len(window) == WINDOW else window + bytes(WINDOW - len(window))
             with lock:
-                size = step(handle, padded, WINDOW, address, out, TEXT_BUFFER)
+                size = step(handle, padded, window_size, address, out, out_size)
                 if not size or size > len(window):
                     return 0, ""
                 return size, out.value.decode("utf-8", "replace")

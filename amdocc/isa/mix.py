@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import compress
+from operator import itemgetter, not_
 
 from ..caches import cached
 from ..tabledata import Row, load_table
@@ -65,18 +67,41 @@ def classify(
     instructions: Sequence[Instruction], family: str | None, scratch: Sequence[bool] | None = None
 ) -> tuple[str, ...]:
     """Each instruction's class; ``scratch[i]`` True puts instruction i in "scratch"."""
-    classes = classes_for(family)
-    # Each distinct mnemonic classified once, then every instruction looked up.
-    memo = {
-        m: next((name for name, rx in classes if rx.search(m)), "other")
-        for m in {ins.mnemonic for ins in instructions if ins.decoded}
-    }
-    out = [memo[ins.mnemonic] if ins.decoded else UNDECODABLE for ins in instructions]
+    # Each distinct mnemonic classified once per process, then every instruction looked up, at C level.
+    memo = _classes_of_mnemonics(family)
+    if len(memo) > _MNEMONICS_BOUND:
+        memo.clear()
+    out = list(map(memo.__getitem__, map(_MNEMONIC, instructions)))
+    decoded = list(map(_DECODED, instructions))
+    if not all(decoded):
+        for i in compress(range(len(out)), map(not_, decoded)):
+            out[i] = UNDECODABLE
     if scratch is not None:
-        for i in [i for i, s in enumerate(scratch) if s]:
-            if instructions[i].decoded:
+        for i in compress(range(len(scratch)), scratch):
+            if decoded[i]:
                 out[i] = "scratch"
     return tuple(out)
+
+
+_MNEMONIC, _DECODED = itemgetter(3), itemgetter(5)  # Instruction's fields, read faster than by name
+_MNEMONICS_BOUND = 1 << 14  # mnemonics remembered per family (LLVM's AMDGPU has a few thousand)
+
+
+class _ClassOfMnemonic(dict[str, str]):
+    """Mnemonic -> class for one family, each classified on first sight."""
+
+    def __init__(self, classes: tuple[tuple[str, re.Pattern[str]], ...]) -> None:
+        super().__init__()
+        self.classes = classes
+
+    def __missing__(self, mnemonic: str) -> str:
+        found = self[mnemonic] = next((name for name, rx in self.classes if rx.search(mnemonic)), "other")
+        return found
+
+
+@cached(maxsize=64)
+def _classes_of_mnemonics(family: str | None) -> _ClassOfMnemonic:
+    return _ClassOfMnemonic(classes_for(family))
 
 
 _COUNTER = re.compile(r"\b(vmcnt|expcnt|lgkmcnt|vscnt|vm_vsrc|va_vdst|sa_sdst|depctr\w*)\(")

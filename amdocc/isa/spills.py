@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter
 from typing import Any
 
 from .model import Instruction
@@ -34,6 +36,8 @@ VGPR_STORE, VGPR_RELOAD, SGPR_STORE, SGPR_RELOAD = "vgpr", "vgpr_reload", "sgpr"
 _WIDTH = re.compile(r"_(dwordx(\d)|dword|b(32|64|96|128)|byte|ubyte|sbyte|short|ushort|sshort|[iu]?8|[iu]?16|b8|b16)")
 _SREG = re.compile(r"^s\[(\d+):(\d+)\]$|^s(\d+)$")
 PRIVATE_BUFFER = (0, 3)  # the private segment buffer's user SGPRs, s[0:3], when the descriptor asks
+_COPIES = frozenset(("s_mov_b64", "s_mov_b32"))  # the plain copies followed from the private buffer
+_MNEMONIC = itemgetter(3)  # Instruction.mnemonic, read faster than by name
 
 
 def dwords(mnemonic: str) -> int:
@@ -68,9 +72,7 @@ def private_resources(instructions: Sequence[Instruction], private_segment_buffe
     # Where each SGPR's value came from, as the index of the private-buffer dword it copies.
     holds: dict[int, int] = {n: n for n in range(PRIVATE_BUFFER[0], PRIVATE_BUFFER[1] + 1)}
     quads = {PRIVATE_BUFFER}
-    for ins in instructions:
-        if ins.mnemonic not in ("s_mov_b64", "s_mov_b32"):
-            continue
+    for ins in compress(instructions, map(_COPIES.__contains__, map(_MNEMONIC, instructions))):
         dst_text, _, src_text = ins.operands.partition(",")
         dst, src = _sgprs(dst_text), _sgprs(src_text)
         if dst is None:
@@ -123,10 +125,15 @@ class Spills:
 
     def in_loops(self, loop_depths: Sequence[int]) -> dict[str, int]:
         """The totals over instructions inside a loop (depth > 0)."""
+        if len(loop_depths) != len(self.marks):
+            raise ValueError(f"{len(self.marks)} spill marks for {len(loop_depths)} loop depths")
         out = dict.fromkeys((VGPR_STORE, VGPR_RELOAD, SGPR_STORE, SGPR_RELOAD), 0)
-        for mark, n, depth in zip(self.marks, self.dwords, loop_depths, strict=True):
-            if mark is not None and depth > 0:
-                out[mark] += n
+        # Only marked instructions count, and few are: they are found at C level (a mark is a
+        # non-empty string, an unmarked instruction None).
+        for i in compress(range(len(self.marks)), self.marks):
+            mark = self.marks[i]
+            if mark is not None and loop_depths[i] > 0:
+                out[mark] += self.dwords[i]
         return out
 
 
@@ -143,27 +150,25 @@ def find_spills(
     count = len(instructions)
     marks: list[str | None] = [None] * count
     counts: list[int] = [0] * count
-    # Most mnemonics are never a spill: each is looked at once per kernel.
-    kinds: dict[str, str | None] = {}
-    for i, ins in enumerate(instructions):
-        m = ins.mnemonic
-        kind = kinds.get(m, "")
-        if kind == "":
-            kind = kinds[m] = _kind(m)
-        if kind is None:
+    totals = dict.fromkeys((VGPR_STORE, VGPR_RELOAD, SGPR_STORE, SGPR_RELOAD), 0)
+    # Most mnemonics are never a spill: each distinct one is looked at once, and only the
+    # instructions whose mnemonic may be one are visited (found at C level).
+    mnemonics = list(map(_MNEMONIC, instructions))
+    kinds = {m: _kind(m) for m in set(mnemonics)}
+    for i in compress(range(count), map(kinds.__getitem__, mnemonics)):
+        kind = kinds[mnemonics[i]]
+        if kind is None:  # not reached: compress passed only kinds that are strings
             continue
         if kind == "memory":
-            access = scratch_access(ins, resources)
-            if access is not None:
-                marks[i] = VGPR_STORE if access == "store" else VGPR_RELOAD
-                counts[i] = dwords(m)
+            access = scratch_access(instructions[i], resources)
+            if access is None:
+                continue
+            mark = marks[i] = VGPR_STORE if access == "store" else VGPR_RELOAD
+            n = counts[i] = dwords(mnemonics[i])
         else:
-            marks[i] = kind
-            counts[i] = 1
-    totals = dict.fromkeys((VGPR_STORE, VGPR_RELOAD, SGPR_STORE, SGPR_RELOAD), 0)
-    for mark, n in zip(marks, counts, strict=True):
-        if mark is not None:
-            totals[mark] += n
+            mark = marks[i] = kind
+            n = counts[i] = 1
+        totals[mark] += n
     vgpr, vgpr_why = _classify_vgpr(totals[VGPR_STORE], vgpr_spill_count, private_segment_fixed_size)
     sgpr, sgpr_why = _classify_sgpr(totals[SGPR_STORE], sgpr_spill_count)
     return Spills(
