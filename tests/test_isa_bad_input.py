@@ -427,12 +427,12 @@ def test_every_command_that_disassembles_survives_bytes_that_crash_llvm_in_one_p
     assert (run.returncode, said) == (2, True) if _llvm_crashes_on_the_window() else run.returncode in (0, 1)
 
 
-def test_occupancy_where_survives_bytes_that_crash_llvm_in_one_process(hot_loop, tmp_path):
+def test_occupancy_where_survives_bytes_that_crash_llvm_in_one_process(hot_loop, tmp_path):  # noqa: F811
     _library()
     import subprocess
     import sys
 
-    good, bad = _crashing_pair(hot_loop[0], tmp_path / "t", suffix=".so")
+    good, _ = _crashing_pair(hot_loop[0], tmp_path / "t", suffix=".so")
     run = subprocess.run(
         [sys.executable, "-m", "amdocc", "occupancy", "--json", "--where", "--jobs", "1", str(good.parent)],
         capture_output=True,
