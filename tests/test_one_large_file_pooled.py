@@ -24,9 +24,9 @@ def test_one_large_library_is_read_by_the_pool_and_prints_the_serial_output(caps
     chosen: list[int] = []
     real_run = parallel.run
 
-    def run(files, work, options, jobs):
+    def run(files, work, options, jobs, isolated=False):
         chosen.append(jobs)
-        return real_run(files, work, options, jobs)
+        return real_run(files, work, options, jobs, isolated=isolated)
 
     monkeypatch.setattr(parallel, "run", run)
     outputs = []
