@@ -56,6 +56,7 @@ def _whole(data: bytes):
 ARGS = [{".name": "a", ".offset": 0, ".size": 8, ".value_kind": "global_buffer", ".address_space": "global"}]
 SHAPES = {
     "usual": {"amdhsa.version": [1, 2], "amdhsa.kernels": [{".name": "k", ".args": ARGS, ".sgpr_count": 9}]},
+    "empty values": {"amdhsa.printf": [], "amdhsa.kernels": [{".name": "", ".args": ARGS, ".language": None}]},
     "a nested value in an argument": {"amdhsa.kernels": [{".args": [{".name": "a", ".x": [1, {"y": 2}]}]}]},
     "arguments not a list": {"amdhsa.kernels": [{".args": {".name": "a"}}]},
     "a kernel that is not a map": {"amdhsa.kernels": [[1, 2], {".args": ARGS}]},

@@ -7,6 +7,7 @@ MessagePack map. CO v2 spread it over several "AMD" notes: the code-object versi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -47,7 +48,7 @@ def decode_msgpack_metadata(note: Note, origin: Origin) -> tuple[dict[Any, Any],
 # A kernel's argument list is most of its metadata (94% of the bytes over amd-aiter's 2,501
 # kernels) and libraries repeat a few signatures (33 distinct lists there): each list is decoded
 # once per run by its bytes, and every code object gets its own copy of the decoded maps.
-_ARGS: Memo[bytes, list[dict[Any, Any]] | None] = Memo("amdocc.codeobject.notes._ARGS", 256)
+_ARGS: Memo[bytes, list[dict[Any, Any]]] = Memo("amdocc.codeobject.notes._ARGS", 256)
 _ARGS_BYTES = 1 << 16  # a longer list is decoded where it stands, not remembered
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 
@@ -59,28 +60,27 @@ def _walk_metadata(data: bytes) -> tuple[dict[Any, Any], int] | None:
     try:
         reader = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data), 1))
         reader.feed(data)
-        top: dict[Any, Any] = {}
-        for _ in range(reader.read_map_header()):
-            key = reader.unpack()
-            if key != "amdhsa.kernels":
-                top[key] = reader.unpack()
-                continue
-            kernels = []
-            for _ in range(reader.read_array_header()):
-                kernel: dict[Any, Any] = {}
-                for _ in range(reader.read_map_header()):
-                    name = reader.unpack()
-                    if name != ".args":
-                        kernel[name] = reader.unpack()
-                        continue
-                    start = reader.tell()
-                    reader.skip()
-                    kernel[name] = _arguments(data[start : reader.tell()])
-                kernels.append(kernel)
-            top[key] = kernels
-        return top, len(data) - reader.tell()
+
+        def arguments() -> Any:
+            start = reader.tell()
+            reader.skip()
+            return _arguments(data[start : reader.tell()])
+
+        def kernels() -> list[dict[Any, Any]]:
+            return [_map(reader, ".args", arguments) for _ in range(reader.read_array_header())]
+
+        return _map(reader, "amdhsa.kernels", kernels), len(data) - reader.tell()
     except MSGPACK_ERRORS:
         return None
+
+
+def _map(reader: msgpack.Unpacker, key: str, read: Callable[[], Any]) -> dict[Any, Any]:
+    """The map ``reader`` is at, ``key``'s value read by ``read`` and every other by msgpack."""
+    out: dict[Any, Any] = {}
+    for _ in range(reader.read_map_header()):
+        name = reader.unpack()
+        out[name] = read() if name == key else reader.unpack()
+    return out
 
 
 def _arguments(encoded: bytes) -> Any:
