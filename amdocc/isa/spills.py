@@ -154,11 +154,9 @@ def find_spills(
     # Most mnemonics are never a spill: each distinct one is looked at once, and only the
     # instructions whose mnemonic may be one are visited (found at C level).
     mnemonics = list(map(_MNEMONIC, instructions))
-    kinds = {m: _kind(m) for m in set(mnemonics)}
-    for i in compress(range(count), map(kinds.__getitem__, mnemonics)):
+    kinds = {m: kind for m in set(mnemonics) if (kind := _kind(m)) is not None}
+    for i in compress(range(count), map(kinds.__contains__, mnemonics)):
         kind = kinds[mnemonics[i]]
-        if kind is None:  # not reached: compress passed only kinds that are strings
-            continue
         if kind == "memory":
             access = scratch_access(instructions[i], resources)
             if access is None:
