@@ -133,3 +133,76 @@ def test_remembered_windows_give_objdumps_text_elsewhere_and_after_the_cache_is_
                 wrong = [hex(i.address) for i in got if listing.text.get(i.address - start + code.address) != i.text]
                 assert wrong == [], (bound, kernel.name, start, wrong[:5])
         assert sum(map(len, decode._DECODED.values())) <= bound
+
+
+def _mc(args: list[str], text: str) -> str:
+    import subprocess
+
+    cmd = ["llvm-mc-22", "-triple=amdgcn-amd-amdhsa", *args]
+    return subprocess.run(cmd, input=text, check=True, capture_output=True, text=True).stdout
+
+
+def _encoding(processor: str, assembly: str) -> bytes:
+    """The bytes llvm-mc-22 encodes ``assembly`` (one instruction per line) to."""
+    import re
+
+    out = _mc([f"-mcpu={processor}", "-show-encoding"], assembly)
+    found = re.findall(r"encoding: \[([^\]]*)\]", out)
+    return b"".join(bytes(int(b, 16) for b in f.split(",")) for f in found)
+
+
+def test_an_instruction_is_remembered_by_every_byte_llvm_reads_of_it():
+    # gfx950's MFMA with scales is one 16-byte VOP3PX instruction whose first 8 bytes alone
+    # decode as v_mfma_ld_scale_b32: LLVM reads 16 bytes before it knows which it is
+    # (tables/isa_decoding.toml [read_at_most]). Each must decode as llvm-mc-22 decodes it after
+    # the other has been remembered: the 8 bytes alone before the whole instruction, and after.
+    _library()
+    from amdocc import caches
+
+    scale = _encoding("gfx950", "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[20:23], v24, v25\n")
+    nops = _encoding("gfx950", "s_nop 0\ns_nop 1\n")
+    assert len(scale) == 16 and len(nops) == 8
+    code = scale[:8] + nops + scale + scale[:8] + nops
+    theirs = [
+        line.strip()
+        for line in _mc(["-mcpu=gfx950", "--disassemble"], ", ".join(f"0x{b:02x}" for b in code)).splitlines()
+        if line.strip() and not line.lstrip().startswith(".")
+    ]
+    caches.clear("amdocc.isa.decode._DECODED")
+    got = disassemble(code, processor="gfx950", address=0x1000)
+    assert [i.text for i in got] == theirs
+    assert [i.size for i in got] == [8, 4, 4, 16, 8, 4, 4] and all(i.decoded for i in got)
+
+
+def test_a_table_that_says_llvm_reads_fewer_bytes_than_it_decodes_is_an_error(built, monkeypatch):
+    # An instruction longer than the bytes the table says LLVM reads shows the table is wrong
+    # for this library: one error naming the table, not texts remembered by too few bytes.
+    from amdocc import caches
+    from amdocc.errors import TableError
+    from amdocc.isa import decode
+
+    path, arch, _ = built["gfx942"]
+    (co,) = amdocc.load(path)
+    code = kernel_code(co.kernels[0], co.origin)
+    assert any(i.size == 8 for i in disassemble(code.code, processor=arch, features=code.features))
+    caches.clear("amdocc.isa.decode._DECODED")
+    monkeypatch.setattr(decode, "read_at_most", lambda lib, processor: 4)
+    with pytest.raises(TableError, match=r"isa_decoding.toml \[read_at_most\] .* at most 4 bytes for gfx942"):
+        disassemble(code.code, processor=arch, features=code.features)
+
+
+def test_a_library_of_another_llvm_release_is_remembered_by_whole_windows(monkeypatch):
+    # What LLVM reads was read from the source of the releases llvm_majors names; for any other
+    # release the whole window is the key, which is exact whatever that release reads.
+    from dataclasses import replace
+
+    from amdocc.isa import decode
+    from amdocc.isa.libllvm import WINDOW
+
+    lib = _library()
+    table = decode._read_at_most_table()
+    (first, last), per_processor = table
+    assert per_processor["gfx942"] < WINDOW
+    for version in (f"{first - 1}.0.0", f"{last + 1}.0.0git", None):
+        assert decode.read_at_most(replace(lib, version=version), "gfx942") == WINDOW
+    assert decode.read_at_most(replace(lib, version=f"{last}.1.0"), "gfx1100") == WINDOW

@@ -154,6 +154,10 @@ REQUIRED: list[tuple[str, tuple[str, ...], str, Any, Any]] = [
     ("prefill_gate.toml", ("eligible",), "source", *TEXT),
     # isa_decoding.toml: the oldest ISA major the disassembler decodes
     ("isa_decoding.toml", ("disassembler",), "first_isa_major", *WHOLE),
+    # ... and the bytes LLVM reads of an instruction at most: [first, last] LLVM majors, bytes 4-32
+    ("isa_decoding.toml", ("read_at_most",), "llvm_majors", "x", [22, 20]),
+    ("isa_decoding.toml", ("read_at_most",), "bytes", "x", None),
+    ("isa_decoding.toml", ("read_at_most", "bytes"), "gfx942", "x", 33),
     # isa_mix.toml: the class order, a class's pattern (a regular expression), a family's own
     ("isa_mix.toml", (), "order", "waitcnt", None),
     ("isa_mix.toml", ("common",), "lds", 7, "^ds_("),
@@ -175,6 +179,7 @@ ENTRIES = {
     ("prefill_gate.toml", ("aiter", "block_size"), "hd128"),
     ("prefill_gate.toml", ("aiter", "subfolder_by_cu", "gfx942"), "304"),
     ("isa_mix.toml", ("family", "RDNA4"), "waitcnt"),  # a family replaces only the classes it names
+    ("isa_decoding.toml", ("read_at_most", "bytes"), "gfx942"),  # not listed: the whole window
 }
 
 DAMAGES = [
@@ -235,8 +240,8 @@ def test_every_required_column_is_damaged_three_ways_where_it_has_a_range():
     # The count the test above runs: every column left out (but the entries by name) and given
     # the wrong type; a range or set of values broken where the column has one (true/false and
     # the mode flag have none).
-    assert len(REQUIRED) == 88 and len(ENTRIES) == 7
-    assert len(DAMAGES) == 88 * 3 - 7 - sum(out is None for *_, out in REQUIRED) == 247
+    assert len(REQUIRED) == 91 and len(ENTRIES) == 8
+    assert len(DAMAGES) == 91 * 3 - 8 - sum(out is None for *_, out in REQUIRED) == 254
     assert {table for table, *_ in REQUIRED} == set(COMMANDS)
 
 

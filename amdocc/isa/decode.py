@@ -11,7 +11,7 @@ from typing import Any
 
 from ..caches import register
 from ..codeobject.model import Kernel
-from ..errors import AmdoccError, ExitCode, Origin, UsageError
+from ..errors import AmdoccError, ExitCode, Origin, TableError, UsageError
 from .extent import KernelCode, kernel_code
 from .libllvm import WINDOW, Library, library
 from .model import Instruction
@@ -46,7 +46,7 @@ def require_decodable(lib: Library, processor: str, origin: Origin | None = None
             origin,
             offset,
         )
-    major = int(lib.version.split(".")[0]) if lib.version and lib.version.split(".")[0].isdigit() else None
+    major = _major(lib)
     if until is not None and major is not None and major > until:
         raise ProcessorNotDecodable(
             f"{processor} was last known to LLVM {until}, and {lib.path} is LLVM {lib.version}: it cannot "
@@ -72,6 +72,40 @@ def _first_decodable_isa_major() -> int:
     return first
 
 
+def read_at_most(lib: Library, processor: str) -> int:
+    """The bytes of a window LLVM's answer for ``processor`` depends on: tables/isa_decoding.toml's
+    ``read_at_most`` where it holds for this library's LLVM release, else the whole window."""
+    known = _READ_AT_MOST.get(None)
+    if known is None:
+        known = _READ_AT_MOST[None] = _read_at_most_table()
+    (first, last), per_processor = known
+    major = _major(lib)
+    if major is None or not first <= major <= last:
+        return WINDOW
+    return per_processor.get(processor, WINDOW)
+
+
+def _read_at_most_table() -> tuple[tuple[int, int], dict[str, int]]:
+    from ..tabledata import Row, load_table
+
+    row = Row("isa_decoding.toml", "read_at_most", load_table("isa_decoding.toml").get("read_at_most"))
+    majors = row.wholes("llvm_majors", 1)
+    if len(majors) != 2 or majors[0] > majors[1]:
+        raise row.error(f"{list(majors)} is not [first, last] LLVM majors", "llvm_majors")
+    table = row.sub("bytes")
+    return (majors[0], majors[1]), {name: table.whole(name, WORD, WINDOW) for name in table.columns()}
+
+
+def _major(lib: Library) -> int | None:
+    head = (lib.version or "").split(".")[0]
+    return int(head) if head.isdigit() else None
+
+
+# The parsed read_at_most table (one entry, under None), read once a process.
+_READ_AT_MOST: dict[None, tuple[tuple[int, int], dict[str, int]]] = {}
+register("amdocc.isa.decode._READ_AT_MOST", _READ_AT_MOST.clear)
+
+
 def undecodable(address: int, chunk: bytes) -> Instruction:
     """A word (or the last 1-3 bytes) LLVM could not decode, spelled as llvm-objdump spells it."""
     if len(chunk) == WORD:
@@ -81,10 +115,11 @@ def undecodable(address: int, chunk: bytes) -> Instruction:
     return Instruction(address, len(chunk), text, "", "", False, chunk)
 
 
-# Per (library, processor, features): the instruction decoded from each window of bytes, as
-# Instruction fields after the address. Kernels repeat their instructions (and a library's kernels
-# one another's): over the amd-aiter corpus 13 of 14 instructions start with a 32-byte window seen
-# before (with this bound as without one), and a hit costs a dict look-up instead of a call into LLVM.
+# Per (library, processor, features): the instruction decoded from each window of bytes (its first
+# read_at_most bytes), as Instruction fields after the address. Kernels repeat their instructions
+# (and a library's kernels one another's): over the amd-aiter corpus 13 of 14 instructions start
+# with a 32-byte window seen before, and 29 of 30 with 8 bytes seen before; a hit costs a dict
+# look-up instead of a call into LLVM.
 _DECODED: dict[tuple[str, str | None, str, str], dict[bytes, tuple[int, str, str, str, bool, bytes]]] = {}
 _DECODED_BOUND = 1 << 16  # windows remembered (all processors together) before starting afresh
 register("amdocc.isa.decode._DECODED", _DECODED.clear)
@@ -103,11 +138,12 @@ def decode_bytes(
     """Decode ``code`` (starting at virtual ``address``) for ``processor`` with LLVM ``features``;
     ``origin`` and ``offset`` locate the code for an error (ProcessorNotDecodable).
 
-    LLVM is offered :data:`~amdocc.isa.libllvm.WINDOW` bytes per instruction, so its answer
-    depends on those bytes only (AMDGPU's text names no address: branch targets are printed as
-    the encoded offset), and is remembered by them."""
+    LLVM is offered :data:`~amdocc.isa.libllvm.WINDOW` bytes per instruction, and reads at most
+    :func:`read_at_most` of them, so its answer depends on those bytes only (AMDGPU's text names
+    no address: branch targets are printed as the encoded offset), and is remembered by them."""
     lib = lib or library()
     require_decodable(lib, processor, origin, offset)
+    reads = read_at_most(lib, processor)
     key = (lib.path, lib.version, processor, features)
     if sum(map(len, _DECODED.values())) >= _DECODED_BOUND:
         _DECODED.clear()
@@ -122,14 +158,19 @@ def decode_bytes(
     at = 0
     end = len(code)
     while at < end:
-        fields = get(code[at : at + WINDOW])
+        fields = get(code[at : at + reads])
         if fields is None:
             window = code[at : at + WINDOW]
             llvm = llvm or lib.window_decoder(processor, features)
             fields = _fields(llvm(window, address + at), window, address + at)
+            if fields[0] > reads:  # LLVM read more than the table says it can: the table is wrong
+                raise TableError(
+                    f"isa_decoding.toml [read_at_most] says LLVM reads at most {reads} bytes for {processor}, "
+                    f"but {lib.path} (LLVM {lib.version}) decoded a {fields[0]}-byte instruction at {address + at:#x}"
+                )
             if len(seen) >= _DECODED_BOUND:
                 seen.clear()
-            seen[window] = fields
+            seen[window[:reads]] = fields
         append(new(Instruction, (address + at,) + fields))  # noqa: RUF005 - no list made on the way
         at += fields[0]
     return tuple(out)
