@@ -112,7 +112,7 @@ def test_disassembler_is_reported_with_its_version():
 
 
 def test_remembered_windows_give_objdumps_text_elsewhere_and_after_the_cache_is_emptied(built, monkeypatch):
-    # Decoding remembers each 32-byte window's instruction (amdocc/isa/decode.py). The same
+    # Decoding remembers each instruction by the bytes LLVM reads (amdocc/isa/decode.py). The same
     # bytes at another address, and decoding with a cache so small it is emptied over and over,
     # must still give llvm-objdump-22's text for the bytes at every address.
     from amdocc import caches

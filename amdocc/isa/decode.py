@@ -117,9 +117,9 @@ def undecodable(address: int, chunk: bytes) -> Instruction:
 
 # Per (library, processor, features): the instruction decoded from each window of bytes (its first
 # read_at_most bytes), as Instruction fields after the address. Kernels repeat their instructions
-# (and a library's kernels one another's): over the amd-aiter corpus 13 of 14 instructions start
-# with a 32-byte window seen before, and 29 of 30 with 8 bytes seen before; a hit costs a dict
-# look-up instead of a call into LLVM.
+# (and a library's kernels one another's): of 300 amd-aiter gfx942 files' 1,287,883 instructions,
+# 117,520 start with a 32-byte window not seen before, 39,368 with 8 bytes not seen before; a
+# hit costs a dict look-up instead of a call into LLVM.
 _DECODED: dict[tuple[str, str | None, str, str], dict[bytes, tuple[int, str, str, str, bool, bytes]]] = {}
 _DECODED_BOUND = 1 << 16  # windows remembered (all processors together) before starting afresh
 register("amdocc.isa.decode._DECODED", _DECODED.clear)
