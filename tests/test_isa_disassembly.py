@@ -206,3 +206,32 @@ def test_a_library_of_another_llvm_release_is_remembered_by_whole_windows(monkey
     for version in (f"{first - 1}.0.0", f"{last + 1}.0.0git", None):
         assert decode.read_at_most(replace(lib, version=version), "gfx942") == WINDOW
     assert decode.read_at_most(replace(lib, version=f"{last}.1.0"), "gfx1100") == WINDOW
+
+
+def test_an_instruction_met_again_before_other_bytes_is_not_asked_of_llvm_again(monkeypatch):
+    # gfx942's LLVM reads at most 8 bytes of an instruction (tables/isa_decoding.toml), so an
+    # 8-byte VOP3 met again is answered from memory whatever follows it: four instructions,
+    # three distinct first-8-byte runs, three calls into LLVM (whole windows would need four).
+    from amdocc import caches
+    from amdocc.isa.libllvm import Library
+
+    _library()
+    vop3, nop0, nop1 = (_encoding("gfx942", f"{t}\n") for t in ("v_add_f32_e64 v0, v1, v2", "s_nop 0", "s_nop 1"))
+    assert (len(vop3), len(nop0), len(nop1)) == (8, 4, 4)
+    asked: list[bytes] = []
+    real = Library.window_decoder
+
+    def counting(self, processor, features):
+        decode = real(self, processor, features)
+
+        def ask(window, address):
+            asked.append(window)
+            return decode(window, address)
+
+        return ask
+
+    monkeypatch.setattr(Library, "window_decoder", counting)
+    caches.clear("amdocc.isa.decode._DECODED")
+    got = disassemble(vop3 + nop0 + vop3 + nop1, processor="gfx942")
+    assert [i.text for i in got] == ["v_add_f32_e64 v0, v1, v2", "s_nop 0", "v_add_f32_e64 v0, v1, v2", "s_nop 1"]
+    assert len(asked) == 3
