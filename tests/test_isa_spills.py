@@ -121,3 +121,74 @@ def test_in_loops_counts_the_dwords_of_marked_instructions_at_depth_one_or_more_
     assert spills.in_loops((1, 2, 2, 0, 0, 3)) == {"vgpr": 4, "vgpr_reload": 1, "sgpr": 0, "sgpr_reload": 0}
     with pytest.raises(ValueError):
         spills.in_loops((1, 2))
+
+
+# Lane reads and writes the program makes itself (a broadcast, a lane set), beside SGPRs that
+# spill to VGPR lanes under a 24-SGPR budget. llc-22's assembly names each VGPR it spills SGPRs
+# to ("; implicit-def: $vgprN : SGPR spill to VGPR lane"): the oracle for which lane
+# instructions are spills, and llvm-readelf-22's .sgpr_spill_count for how many SGPRs spilled.
+LANES = """
+#include "hip_defs.h"
+__global__ void lanes_program(const int* x, int* y, int n) {
+  int t = TID_X(), v = x[t], acc = 0;
+  for (int r = 0; r < n; ++r) {
+    acc += __builtin_amdgcn_readlane(v + r, 5) + __builtin_amdgcn_readlane(v * r, 17);
+    asm volatile("v_writelane_b32 %0, %1, 9" : "+v"(v) : "s"(__builtin_amdgcn_readfirstlane(acc)));
+  }
+  y[t] = acc + v;
+}
+__global__ __attribute__((amdgpu_num_sgpr(24))) void lanes_spilled(const int* __restrict__ c, int* y, int n) {
+  int u[24];
+#pragma unroll
+  for (int i = 0; i < 24; ++i) u[i] = c[i];
+  int t = TID_X(), acc = 0;
+  for (int r = 0; r < n; ++r) {
+#pragma unroll
+    for (int i = 0; i < 24; ++i) acc += (t ^ r) * u[i] + u[(i + 5) % 24];
+    acc += __builtin_amdgcn_readlane(acc, 17);
+  }
+  y[t] = acc;
+}
+"""
+
+
+def _lane_oracle(asm: str, function: str) -> tuple[int, int, int, int]:
+    """(spill lane writes, spill lane reads, other lane writes, other lane reads) in llc's
+    assembly of ``function``, by the VGPRs it says it spills SGPRs to."""
+    import re
+
+    body = asm.split(f"{function}:", 1)[1].split(".Lfunc_end", 1)[0]
+    spill_vgprs = {f"v{n}" for n in re.findall(r"\$vgpr(\d+) : SGPR spill to VGPR lane", body)}
+    counts = [0, 0, 0, 0]
+    for m in re.finditer(r"^\s+v_(writelane|readlane)_b32 ([^,]+), ([^,]+),", body, re.M):
+        vgpr = m.group(2) if m.group(1) == "writelane" else m.group(3)
+        counts[(0 if vgpr.strip() in spill_vgprs else 2) + (m.group(1) == "readlane")] += 1
+    return counts[0], counts[1], counts[2], counts[3]
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+def test_only_lane_reads_and_writes_of_a_spill_vgpr_are_sgpr_spills(tmp_path, arch):
+    import subprocess
+
+    from isa_oracle import HIP_FLAGS, SOURCE, llc
+
+    _library()
+    src, ir = tmp_path / "lanes.hip", tmp_path / "lanes.ll"
+    src.write_text(LANES)
+    cmd = ["clang-22", *HIP_FLAGS, f"--offload-arch={arch}", "-S", "-emit-llvm", f"-I{SOURCE.parent}"]
+    subprocess.run([*cmd, str(src), "-o", str(ir)], check=True, capture_output=True)
+    hsaco, asm = llc(ir, arch, tmp_path)
+    notes = readelf_notes(hsaco)
+    (co,) = amdocc.load(hsaco)
+    seen = {}
+    for kernel in co.kernels:
+        isa = analyse(kernel, co.origin)
+        spill_writes, spill_reads, own_writes, own_reads = _lane_oracle(asm, kernel.name)
+        marks = [isa.spills.marks[i] for i, ins in enumerate(isa.instructions) if "lane_b32" in ins.mnemonic]
+        assert len(marks) == spill_writes + spill_reads + own_writes + own_reads, kernel.name
+        assert (marks.count("sgpr"), marks.count("sgpr_reload")) == (spill_writes, spill_reads), kernel.name
+        assert isa.spills.totals["sgpr"] == notes[kernel.name]["sgpr_spill_count"]
+        seen[kernel.name] = (spill_writes, spill_reads, own_writes, own_reads)
+    # The program's own lane instructions are there to be left unmarked, and the spills to be marked.
+    assert seen["_Z13lanes_programPKiPii"][:2] == (0, 0) and min(seen["_Z13lanes_programPKiPii"][2:]) > 0
+    assert min(seen["_Z13lanes_spilledPKiPii"][:2]) > 0 and seen["_Z13lanes_spilledPKiPii"][3] > 0

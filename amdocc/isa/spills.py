@@ -9,7 +9,11 @@ What is a scratch access:
 - ``flat_*`` may reach the private segment through a generic address: not knowable from the
   code, so never counted here (LLVM does not spill through flat instructions).
 
-SGPRs spill into VGPR lanes: ``v_writelane_b32`` stores one SGPR, ``v_readlane_b32`` reloads it.
+SGPRs spill into VGPR lanes: ``v_writelane_b32`` stores one SGPR, ``v_readlane_b32`` reloads it,
+on a spill VGPR: one that lane writes fill and lane reads empty (or, where lanes themselves go to
+memory, one that a scratch access stores or loads). A lane read of any other VGPR reads a value
+the program computed (a broadcast or a reduction's last step), and a lane write to a VGPR no lane
+read or scratch store empties builds a vector: neither is a spill, and neither is marked.
 
 The text cannot tell a spill from a private array; the metadata can, in totals:
 - VGPR: the dwords the scratch stores write equal ``.vgpr_spill_count`` → "spill"; the count is
@@ -35,6 +39,7 @@ from .model import Instruction
 VGPR_STORE, VGPR_RELOAD, SGPR_STORE, SGPR_RELOAD = "vgpr", "vgpr_reload", "sgpr", "sgpr_reload"
 _WIDTH = re.compile(r"_(dwordx(\d)|dword|b(32|64|96|128)|byte|ubyte|sbyte|short|ushort|sshort|[iu]?8|[iu]?16|b8|b16)")
 _SREG = re.compile(r"^s\[(\d+):(\d+)\]$|^s(\d+)$")
+_VREG = re.compile(r"^v\[(\d+):(\d+)\]$|^v(\d+)$")
 PRIVATE_BUFFER = (0, 3)  # the private segment buffer's user SGPRs, s[0:3], when the descriptor asks
 _COPIES = frozenset(("s_mov_b64", "s_mov_b32"))  # the plain copies followed from the private buffer
 _MNEMONIC = itemgetter(3)  # Instruction.mnemonic, read faster than by name
@@ -155,6 +160,9 @@ def find_spills(
     # instructions whose mnemonic may be one are visited (found at C level).
     mnemonics = list(map(_MNEMONIC, instructions))
     kinds = {m: kind for m in set(mnemonics) if (kind := _kind(m)) is not None}
+    lanes: list[tuple[int, str, str]] = []  # (index, mark, its VGPR) of each lane write and read
+    # VGPRs by what touches them: lane writes and reads, scratch stores and loads.
+    touched: dict[str, set[str]] = {SGPR_STORE: set(), SGPR_RELOAD: set(), VGPR_STORE: set(), VGPR_RELOAD: set()}
     for i in compress(range(count), map(kinds.__contains__, mnemonics)):
         kind = kinds[mnemonics[i]]
         if kind == "memory":
@@ -163,10 +171,23 @@ def find_spills(
                 continue
             mark = marks[i] = VGPR_STORE if access == "store" else VGPR_RELOAD
             n = counts[i] = dwords(mnemonics[i])
-        else:
-            mark = marks[i] = kind
-            n = counts[i] = 1
-        totals[mark] += n
+            totals[mark] += n
+            touched[mark].update(_data_vgprs(instructions[i]))
+            continue
+        vgpr = _lane_vgpr(instructions[i], kind)
+        lanes.append((i, kind, vgpr))
+        touched[kind].add(vgpr)
+    # A lane write spills to a VGPR that is read back by lane or stored to scratch; a lane read
+    # reloads from a VGPR that lane writes filled or a scratch load brought back.
+    spill_vgprs = {
+        SGPR_STORE: touched[SGPR_STORE] & (touched[SGPR_RELOAD] | touched[VGPR_STORE]),
+        SGPR_RELOAD: touched[SGPR_RELOAD] & (touched[SGPR_STORE] | touched[VGPR_RELOAD]),
+    }
+    for i, mark, vgpr in lanes:
+        if vgpr in spill_vgprs[mark]:
+            marks[i] = mark
+            counts[i] = 1
+            totals[mark] += 1
     vgpr, vgpr_why = _classify_vgpr(totals[VGPR_STORE], vgpr_spill_count, private_segment_fixed_size)
     sgpr, sgpr_why = _classify_sgpr(totals[SGPR_STORE], sgpr_spill_count)
     return Spills(
@@ -183,6 +204,25 @@ def _kind(mnemonic: str) -> str | None:
     if mnemonic == "v_readlane_b32":
         return SGPR_RELOAD
     return None
+
+
+def _lane_vgpr(ins: Instruction, kind: str) -> str:
+    """The VGPR a lane write fills (its first operand) or a lane read reads (its second)."""
+    operands = ins.operands.split(",")
+    which = 0 if kind == SGPR_STORE else 1
+    return operands[which].strip() if len(operands) > which else ""
+
+
+def _data_vgprs(ins: Instruction) -> set[str]:
+    """The VGPRs a scratch access stores from or loads into, one name each (``v[4:5]``: v4, v5)."""
+    out: set[str] = set()
+    for operand in ins.operands.split(","):
+        m = _VREG.match(operand.strip())
+        if m:
+            first = int(m.group(1) or m.group(3))
+            last = int(m.group(2) or first)
+            out.update(f"v{n}" for n in range(first, last + 1))
+    return out
 
 
 def _classify_vgpr(stored: int, spill_count: int | None, private_size: int | None) -> tuple[str, str]:
