@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..caches import register
+from ..caches import cached, register
 from ..codeobject.model import Kernel
 from ..errors import AmdoccError, ExitCode, Origin, TableError, UsageError
 from .extent import KernelCode, kernel_code
@@ -75,16 +75,14 @@ def _first_decodable_isa_major() -> int:
 def read_at_most(lib: Library, processor: str) -> int:
     """The bytes of a window LLVM's answer for ``processor`` depends on: tables/isa_decoding.toml's
     ``read_at_most`` where it holds for this library's LLVM release, else the whole window."""
-    known = _READ_AT_MOST.get(None)
-    if known is None:
-        known = _READ_AT_MOST[None] = _read_at_most_table()
-    (first, last), per_processor = known
+    (first, last), per_processor = _read_at_most_table()
     major = _major(lib)
     if major is None or not first <= major <= last:
         return WINDOW
     return per_processor.get(processor, WINDOW)
 
 
+@cached(maxsize=1)
 def _read_at_most_table() -> tuple[tuple[int, int], dict[str, int]]:
     from ..tabledata import Row, load_table
 
@@ -99,11 +97,6 @@ def _read_at_most_table() -> tuple[tuple[int, int], dict[str, int]]:
 def _major(lib: Library) -> int | None:
     head = (lib.version or "").split(".")[0]
     return int(head) if head.isdigit() else None
-
-
-# The parsed read_at_most table (one entry, under None), read once a process.
-_READ_AT_MOST: dict[None, tuple[tuple[int, int], dict[str, int]]] = {}
-register("amdocc.isa.decode._READ_AT_MOST", _READ_AT_MOST.clear)
 
 
 def undecodable(address: int, chunk: bytes) -> Instruction:
