@@ -60,6 +60,27 @@ def test_a_private_array_is_not_called_a_spill(built, name):
     assert s["spills"]["classification"]["vgpr"] == "private"
 
 
+def test_the_listing_says_a_private_arrays_scratch_traffic_is_no_spill(built, capsys):
+    # The text listing's header names what the marked scratch instructions are; for a kernel
+    # whose metadata has no spills and a private segment, that is a private array.
+    import re
+    import subprocess
+
+    from amdocc.cli.main import main
+
+    path = built["gfx942"]
+    note = readelf_notes(path)["_Z11isa_privatePKiPfi"]
+    assert note["vgpr_spill_count"] == 0 and note["private_segment_fixed_size"] > 0
+    assert main(["isa", "--kernel", "isa_private", str(path)]) == 0
+    out = capsys.readouterr().out
+    (header,) = [line for line in out.splitlines() if line.startswith("  scratch:")]
+    dump = subprocess.run(["llvm-objdump-22", "-d", "--mcpu=gfx942", str(path)], capture_output=True, text=True)
+    body = dump.stdout.split("<_Z11isa_privatePKiPfi>:", 1)[1].split("\n\n", 1)[0]
+    stores = len(re.findall(r"^\s+scratch_store_dword ", body, re.M))
+    assert stores > 0 and header.startswith(f"  scratch: {stores} dwords stored /"), header
+    assert "private array" in header and "spill," not in header.replace(".vgpr_spill_count", ""), header
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_spill_and_reload_instructions_are_the_ones_llc_comments(compiled, name):  # noqa: F811
     hsaco, asm = compiled[name]

@@ -167,10 +167,19 @@ def render_listing(k: dict[str, Any]) -> str:
     if s["unknown"]:
         lines.append(f"  control flow unknown: {s['unknown']} (no loop depths)")
     sp = s["spills"]
+    cls, why = sp["classification"], sp["reasons"]
+    inside = sp["in_loops"]
+    # Each line says what the marked instructions are (the classification and its reason):
+    # scratch traffic of a private array is not a spill, and the header does not call it one.
     lines.append(
-        f"  spills: vgpr {sp['vgpr']} dwords stored / {sp['vgpr_reload']} reloaded ({sp['classification']['vgpr']}), "
-        f"sgpr {sp['sgpr']} / {sp['sgpr_reload']} ({sp['classification']['sgpr']})"
-        + (f"; in loops: vgpr {sp['in_loops']['vgpr']}, sgpr {sp['in_loops']['sgpr']}" if sp["in_loops"] else "")
+        f"  scratch: {sp['vgpr']} dwords stored / {sp['vgpr_reload']} loaded"
+        + (f" ({inside['vgpr']} / {inside['vgpr_reload']} in loops)" if inside else "")
+        + f": {cls['vgpr']}, {why['vgpr']}"
+    )
+    lines.append(
+        f"  SGPR lanes: {sp['sgpr']} written / {sp['sgpr_reload']} read"
+        + (f" ({inside['sgpr']} / {inside['sgpr_reload']} in loops)" if inside else "")
+        + f": {cls['sgpr']}, {why['sgpr']}"
     )
     lines.append(_live_header(s))
     block = None
