@@ -155,6 +155,18 @@ def asm_loop_depths(asm: str) -> dict[str, list[tuple[str, int, str | None]]]:
     return out
 
 
+def llc_from_source(
+    out_dir: Path, name: str, text: str, arch: str = "gfx942", defines: tuple[str, ...] = ()
+) -> tuple[Path, str]:
+    """HIP ``text`` built by clang-22 to IR (with the fixtures' header) and by llc-22 to a code
+    object and its assembly (:func:`llc`)."""
+    src, ir = out_dir / f"{name}.hip", out_dir / f"{name}.ll"
+    src.write_text(text)
+    cmd = ["clang-22", *HIP_FLAGS, f"--offload-arch={arch}", "-S", "-emit-llvm", *defines, f"-I{SOURCE.parent}"]
+    subprocess.run([*cmd, str(src), "-o", str(ir)], check=True, capture_output=True)
+    return llc(ir, arch, out_dir)
+
+
 def llc(ir: Path, mcpu: str, out_dir: Path) -> tuple[Path, str]:
     """llc-22 on the same IR: the linked code object (ld.lld-22) and the verbose assembly."""
     base = ["llc-22", "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-O3", str(ir)]

@@ -189,16 +189,10 @@ def _lane_oracle(asm: str, function: str) -> tuple[int, int, int, int]:
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
 def test_only_lane_reads_and_writes_of_a_spill_vgpr_are_sgpr_spills(tmp_path, arch):
-    import subprocess
-
-    from isa_oracle import HIP_FLAGS, SOURCE, llc
+    from isa_oracle import llc_from_source
 
     _library()
-    src, ir = tmp_path / "lanes.hip", tmp_path / "lanes.ll"
-    src.write_text(LANES)
-    cmd = ["clang-22", *HIP_FLAGS, f"--offload-arch={arch}", "-S", "-emit-llvm", f"-I{SOURCE.parent}"]
-    subprocess.run([*cmd, str(src), "-o", str(ir)], check=True, capture_output=True)
-    hsaco, asm = llc(ir, arch, tmp_path)
+    hsaco, asm = llc_from_source(tmp_path, "lanes", LANES, arch)
     notes = readelf_notes(hsaco)
     (co,) = amdocc.load(hsaco)
     seen = {}

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from amdocc.cli.main import main
-from isa_oracle import BUILDS, HIP_FLAGS, SOURCE, asm_loop_depths, build, build_ir, llc, readelf_notes
+from isa_oracle import BUILDS, SOURCE, asm_loop_depths, build, build_ir, llc, llc_from_source, readelf_notes
 from test_isa_disassembly import _library
 
 pytestmark = pytest.mark.llvm22
@@ -88,12 +88,8 @@ MOVED_NAME = "_Z9isa_movedPKfPfi"
 
 
 def _compile(tmp_path: Path, name: str, text: str, defines: tuple[str, ...] = ()) -> tuple[Path, str]:
-    """``text`` built by clang-22 to IR and by llc-22 to a code object and its assembly."""
-    src, ir = tmp_path / f"{name}.hip", tmp_path / f"{name}.ll"
-    src.write_text(text)
-    cmd = ["clang-22", *HIP_FLAGS, "--offload-arch=gfx942", "-S", "-emit-llvm", *defines, f"-I{SOURCE.parent}"]
-    subprocess.run([*cmd, str(src), "-o", str(ir)], check=True, capture_output=True)
-    return llc(ir, "gfx942", tmp_path)
+    """``text`` built by clang-22 and llc-22 for gfx942: the code object and its assembly."""
+    return llc_from_source(tmp_path, name, text, "gfx942", defines)
 
 
 def in_loops(asm: str, function: str, sgpr_spills: int) -> tuple[int, int]:
